@@ -1,0 +1,2 @@
+//! oxsort-engine (placeholder until its issue builds it).
+#![deny(missing_docs)]

@@ -1,0 +1,2 @@
+//! oxsort-format (placeholder until its issue builds it).
+#![deny(missing_docs)]

@@ -1,0 +1,2 @@
+//! oxsort-gensort (placeholder until its issue builds it).
+#![deny(missing_docs)]

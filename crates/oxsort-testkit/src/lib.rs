@@ -1,0 +1,2 @@
+//! oxsort-testkit (placeholder until its issue builds it).
+#![deny(missing_docs)]

@@ -1,0 +1,250 @@
+//! [`TempDir`], [`AtomicOutput`], and directory checks.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::cleanup::{self, Kind};
+use crate::error::IoError;
+use crate::file::{DirectFile, IoOptions};
+use crate::tuning::UNIQUE_NAME_ATTEMPTS;
+
+/// A private temporary directory `.oxsort-<pid>-<random>` (mode 0700) for sort runs.
+///
+/// Files are created inside with `O_EXCL` and mode 0600. The directory and its contents are
+/// removed on drop, and also on SIGINT/SIGTERM once
+/// [`cleanup::install_signal_handlers`](crate::cleanup::install_signal_handlers) ran.
+#[derive(Debug)]
+pub struct TempDir {
+    path: PathBuf,
+    id: u64,
+}
+
+impl TempDir {
+    /// Creates a fresh private directory under `parent`.
+    pub fn new(parent: &Path) -> Result<Self, IoError> {
+        let pid = std::process::id();
+        let mut last = None;
+        for _ in 0..UNIQUE_NAME_ATTEMPTS {
+            let path = parent.join(format!(".oxsort-{pid}-{:016x}", random_u64()));
+            let mut reg = cleanup::lock();
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => {
+                    let id = reg.register(path.clone(), Kind::Dir);
+                    drop(reg);
+                    let dir = TempDir { path, id };
+                    // The umask can only remove bits, but make the mode exact anyway.
+                    std::fs::set_permissions(&dir.path, std::fs::Permissions::from_mode(0o700))
+                        .map_err(|e| IoError::other("setting permissions of", &dir.path, e))?;
+                    return Ok(dir);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(IoError::open(path, e)),
+            }
+        }
+        Err(IoError::open(parent, last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into())))
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates the new file `name` (a plain name, no `/`) inside, `O_EXCL`, mode 0600.
+    pub fn create_file(&self, name: &str, opts: &IoOptions) -> Result<DirectFile, IoError> {
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return Err(IoError::open(
+                self.path.join(name),
+                io::Error::new(io::ErrorKind::InvalidInput, "not a plain file name"),
+            ));
+        }
+        DirectFile::create_private(&self.path.join(name), opts)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        cleanup::remove(&self.path, Kind::Dir);
+        cleanup::unregister(self.id);
+    }
+}
+
+/// An output file written under a temporary name and renamed over the final name only by
+/// [`commit`](Self::commit), so readers never see a half-written output and a failed sort leaves
+/// the previous file intact.
+///
+/// The temporary is `.<name>.oxsort-<pid>.tmp` in the final file's directory (same filesystem,
+/// so the rename is atomic), created with `O_EXCL`. Dropping without commit removes it, as does
+/// SIGINT/SIGTERM. Writing to the input's own path is safe: the input is replaced only at the end.
+///
+/// When the final path exists and is not a regular file (`/dev/null`, a FIFO, a terminal), it is
+/// written in place instead: there is nothing to rename over.
+///
+/// ```
+/// # use oxsort_io::{AtomicOutput, IoOptions};
+/// let dir = tempfile::tempdir().unwrap();
+/// let out = AtomicOutput::create(&dir.path().join("sorted"), &IoOptions::default()).unwrap();
+/// out.file().write_at(b"hello", 0).unwrap();
+/// assert!(!dir.path().join("sorted").exists());
+/// out.commit().unwrap();
+/// assert_eq!(std::fs::read(dir.path().join("sorted")).unwrap(), b"hello");
+/// ```
+#[derive(Debug)]
+pub struct AtomicOutput {
+    file: Arc<DirectFile>,
+    final_path: PathBuf,
+    /// The temporary path and its registry id; `None` when writing in place.
+    temp: Option<(PathBuf, u64)>,
+}
+
+impl AtomicOutput {
+    /// Creates the temporary file for `final_path`.
+    pub fn create(final_path: &Path, opts: &IoOptions) -> Result<Self, IoError> {
+        if let Ok(m) = std::fs::metadata(final_path) {
+            let ft = m.file_type();
+            if ft.is_char_device() || ft.is_fifo() || ft.is_socket() || ft.is_block_device() {
+                let file = Arc::new(DirectFile::create(final_path, opts)?);
+                return Ok(AtomicOutput { file, final_path: final_path.to_path_buf(), temp: None });
+            }
+        }
+        let name = final_path.file_name().ok_or_else(|| {
+            IoError::open(
+                final_path,
+                io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name"),
+            )
+        })?;
+        let dir = match final_path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let pid = std::process::id();
+        let mut last = None;
+        for attempt in 0..UNIQUE_NAME_ATTEMPTS {
+            let mut tmp_name = std::ffi::OsString::from(".");
+            tmp_name.push(name);
+            if attempt == 0 {
+                tmp_name.push(format!(".oxsort-{pid}.tmp"));
+            } else {
+                // A stale temporary of an earlier process with the same pid: pick another.
+                tmp_name.push(format!(".oxsort-{pid}-{:08x}.tmp", random_u64() as u32));
+            }
+            let tmp = dir.join(tmp_name);
+            let mut reg = cleanup::lock();
+            match DirectFile::create_exclusive(&tmp, opts) {
+                Ok(f) => {
+                    let id = reg.register(tmp.clone(), Kind::File);
+                    return Ok(AtomicOutput {
+                        file: Arc::new(f),
+                        final_path: final_path.to_path_buf(),
+                        temp: Some((tmp, id)),
+                    });
+                }
+                Err(IoError::Open { source, .. })
+                    if source.kind() == io::ErrorKind::AlreadyExists =>
+                {
+                    last = Some(source)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(IoError::open(dir, last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into())))
+    }
+
+    /// The file to write the output into.
+    pub fn file(&self) -> &Arc<DirectFile> {
+        &self.file
+    }
+
+    /// The path the output gets on commit.
+    pub fn final_path(&self) -> &Path {
+        &self.final_path
+    }
+
+    /// Flushes the output to disk, renames it over the final path, and syncs the directory.
+    pub fn commit(mut self) -> Result<(), IoError> {
+        self.file.sync()?;
+        let Some((tmp, id)) = self.temp.take() else { return Ok(()) };
+        let renamed = std::fs::rename(&tmp, &self.final_path);
+        if let Err(e) = renamed {
+            self.temp = Some((tmp, id)); // Drop removes it.
+            return Err(IoError::other("renaming the output to", &self.final_path, e));
+        }
+        cleanup::unregister(id);
+        if let Some(dir) = self.final_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            // Make the rename itself durable; failure here (e.g. a directory that cannot be
+            // opened for reading) does not undo a completed rename, so it is not an error.
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AtomicOutput {
+    fn drop(&mut self) {
+        if let Some((tmp, id)) = self.temp.take() {
+            cleanup::remove(&tmp, Kind::File);
+            cleanup::unregister(id);
+        }
+    }
+}
+
+/// Bytes available to unprivileged users on the filesystem holding `path`
+/// (`statvfs`: `f_bavail * f_frsize`).
+pub fn free_space(path: &Path) -> Result<u64, IoError> {
+    let c = c_path(path, "inspecting free space of")?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a valid NUL-terminated string and `st` points to writable memory of the
+    // right type; statvfs initializes it on success (checked before assume_init).
+    let r = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if r != 0 {
+        return Err(IoError::other("inspecting free space of", path, io::Error::last_os_error()));
+    }
+    // SAFETY: statvfs returned 0, so it filled `st`.
+    let st = unsafe { st.assume_init() };
+    #[allow(clippy::unnecessary_cast)] // the field types differ between targets
+    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Checks that `dir` exists, is a directory, and that this process may create files in it.
+pub fn check_dir_writable(dir: &Path) -> Result<(), IoError> {
+    const OP: &str = "checking the directory";
+    let m = std::fs::metadata(dir).map_err(|e| IoError::other(OP, dir, e))?;
+    if !m.is_dir() {
+        return Err(IoError::other(OP, dir, io::Error::from_raw_os_error(libc::ENOTDIR)));
+    }
+    let c = c_path(dir, OP)?;
+    // SAFETY: `c` is a valid NUL-terminated path string.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(IoError::other(OP, dir, io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+fn c_path(path: &Path, op: &'static str) -> Result<CString, IoError> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        IoError::other(op, path, io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))
+    })
+}
+
+/// A random 64-bit number for unique names (`getrandom`, mixed with the clock as a fallback).
+fn random_u64() -> u64 {
+    let mut v = 0u64;
+    // SAFETY: getrandom writes at most 8 bytes into `v`, which is 8 bytes of writable memory.
+    let n = unsafe { libc::getrandom((&mut v as *mut u64).cast(), 8, libc::GRND_NONBLOCK) };
+    if n != 8 {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        v ^= h.finish();
+    }
+    v
+}

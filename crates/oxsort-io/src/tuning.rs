@@ -1,0 +1,48 @@
+//! Tuning constants of oxsort-io, in one place.
+//!
+//! Each constant says what it controls and why it has its value. Invariants are checked by
+//! `const` assertions at the bottom of this file.
+
+/// Alignment (bytes) of buffers, file offsets and lengths used for `O_DIRECT` transfers.
+///
+/// Linux requires direct I/O to be aligned to the logical block size of the device (512 or
+/// 4096 bytes in practice). 4096 covers both and equals the page size on x86-64/aarch64 (4K
+/// pages), so an [`AlignedBuf`](crate::AlignedBuf) is also page aligned, which mmap and
+/// pre-faulting rely on.
+pub const DIRECT_ALIGN: usize = 4096;
+
+/// Page size assumed when pre-faulting a buffer: one write per page is enough to fault it in.
+pub const PAGE_SIZE: usize = 4096;
+
+/// Buffers at least this big are obtained with an anonymous `mmap` instead of the allocator.
+///
+/// `std::alloc::alloc_zeroed` with 4096-byte alignment goes through `posix_memalign` followed by
+/// an explicit `memset`, which touches every page at creation: a 10 GiB arena would cost seconds
+/// before the first read. `mmap` pages are zeroed by the kernel on first touch instead (and can be
+/// pre-faulted in parallel with [`AlignedBuf::prefault`](crate::AlignedBuf::prefault)). Below
+/// 1 MiB the memset is cheap and the allocator avoids a syscall per buffer.
+pub const MMAP_THRESHOLD: usize = 1 << 20;
+
+/// Largest number of worker threads the thread-pool backend starts per pipeline.
+///
+/// The thread backend uses one thread per in-flight transfer up to this cap. With 8–64 MiB
+/// transfers, 4 outstanding requests already saturate an NVMe device; more threads only add
+/// context switches on the 2-core machines oxsort targets.
+pub const MAX_POOL_THREADS: usize = 8;
+
+/// Largest queue depth accepted by a pipeline (requests in flight at once).
+///
+/// Bounds the io_uring submission queue size and the buffers a pipeline may hold; deeper queues
+/// than this gave no extra throughput in any measurement and risk memory blow-ups when a caller
+/// passes a huge depth by mistake.
+pub const MAX_DEPTH: usize = 256;
+
+/// Number of attempts made to create a uniquely named temp directory / output before giving up
+/// (each attempt draws a fresh random suffix; a collision is astronomically unlikely, repeated
+/// collisions mean something else is wrong, e.g. a directory full of stale names).
+pub const UNIQUE_NAME_ATTEMPTS: u32 = 64;
+
+const _: () = assert!(DIRECT_ALIGN.is_power_of_two());
+const _: () = assert!(MMAP_THRESHOLD % DIRECT_ALIGN == 0);
+const _: () = assert!(DIRECT_ALIGN % PAGE_SIZE == 0);
+const _: () = assert!(MAX_POOL_THREADS >= 1 && MAX_DEPTH >= MAX_POOL_THREADS);

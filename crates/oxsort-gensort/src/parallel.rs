@@ -1,0 +1,280 @@
+//! Whole-file generation and validation on all cores.
+//!
+//! Work is cut into tasks of [`TASK_RECORDS`] records; worker threads take the next task from a
+//! shared counter, so the file is produced (or read) roughly front to back while every thread
+//! stays busy. Each generation task writes its records at their offset with one large write;
+//! each validation task reads its range with one large read and produces a [`Summary`]; the
+//! summaries are merged in task order, which gives exactly the sequential result.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::fileio::{InFile, Output};
+use crate::tuning::{TASK_BYTES, TASK_RECORDS};
+use crate::{generate, Checksum, Error, Kind, Summary, Validator, RECORD_LEN};
+
+/// Progress callback: called with the number of records just finished (from any thread).
+pub type Progress<'a> = Option<&'a (dyn Fn(u64) + Sync)>;
+
+/// The number of worker threads for a request of `threads` (0 = one per CPU).
+pub fn effective_threads(threads: usize) -> usize {
+    if threads > 0 {
+        threads
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
+/// Runs `work(task_index)` for every task in `0..tasks` on `threads` threads; each thread owns
+/// one scratch value made by `scratch`. Stops early at the first error and returns it.
+fn run_tasks<S, R: Send>(
+    tasks: u64,
+    threads: usize,
+    scratch: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, u64) -> Result<R, Error> + Sync,
+) -> Result<Vec<(u64, R)>, Error> {
+    let threads = effective_threads(threads).min(tasks.max(1) as usize);
+    let next = AtomicU64::new(0);
+    let failed = AtomicBool::new(false);
+    let results = Mutex::new(Vec::with_capacity(tasks as usize));
+    let first_error = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut s = scratch();
+                let mut mine = Vec::new();
+                while !failed.load(Ordering::Relaxed) {
+                    let task = next.fetch_add(1, Ordering::Relaxed);
+                    if task >= tasks {
+                        break;
+                    }
+                    match work(&mut s, task) {
+                        Ok(r) => mine.push((task, r)),
+                        Err(e) => {
+                            failed.store(true, Ordering::Relaxed);
+                            first_error.lock().expect("no panics while locked").get_or_insert(e);
+                            break;
+                        }
+                    }
+                }
+                results.lock().expect("no panics while locked").extend(mine);
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().expect("no panics while locked") {
+        return Err(e);
+    }
+    let mut results = results.into_inner().expect("no panics while locked");
+    results.sort_unstable_by_key(|(t, _)| *t);
+    Ok(results)
+}
+
+fn task_range(task: u64, count: u64) -> (u64, usize) {
+    let first = task * TASK_RECORDS as u64;
+    (first, (count - first).min(TASK_RECORDS as u64) as usize)
+}
+
+/// Generates `count` records starting at record `start` into the file `path` (created or
+/// truncated, mode 0666 minus the umask) on `threads` threads (0 = one per CPU), and returns
+/// their checksum.
+///
+/// The exact name `/dev/null` writes nothing but still generates and checksums (gensort's
+/// behaviour). A path that is not a regular file (pipe, `/dev/stdout`, terminal) is written
+/// in order as a stream.
+pub fn generate_file(
+    path: &Path,
+    start: u128,
+    count: u64,
+    kind: Kind,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Checksum, Error> {
+    let out = Output::create(path)?;
+    let out = match out {
+        Output::Stream(mut f) => {
+            return generate_stream(start, count, kind, threads, progress, |b| f.write_next(b))
+        }
+        Output::Null => None,
+        Output::Positional(f) => Some(f),
+    };
+    let tasks = count.div_ceil(TASK_RECORDS as u64);
+    let sums = run_tasks(
+        tasks,
+        threads,
+        || vec![0u8; TASK_BYTES],
+        |buf, task| {
+            let (first, n) = task_range(task, count);
+            let b = &mut buf[..n * RECORD_LEN];
+            generate(kind, start.wrapping_add(first as u128), b);
+            let sum = Checksum::of(b);
+            if let Some(f) = &out {
+                f.write_at(b, first * RECORD_LEN as u64)?;
+            }
+            if let Some(p) = progress {
+                p(n as u64);
+            }
+            Ok(sum)
+        },
+    )?;
+    Ok(sums.into_iter().fold(Checksum::new(), |acc, (_, s)| acc + s))
+}
+
+/// Generates `count` records starting at `start` and writes them in order to `writer` (a pipe,
+/// socket, stdout…), generating on `threads` threads while writing. Returns the checksum.
+pub fn generate_to_writer(
+    writer: &mut dyn Write,
+    start: u128,
+    count: u64,
+    kind: Kind,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Checksum, Error> {
+    generate_stream(start, count, kind, threads, progress, |b| {
+        writer.write_all(b).map_err(|source| Error::Io { path: "-".into(), source })
+    })
+}
+
+/// Generation for sequential sinks: batches of one task per thread are generated in parallel
+/// while the previous batch is written.
+fn generate_stream(
+    start: u128,
+    count: u64,
+    kind: Kind,
+    threads: usize,
+    progress: Progress<'_>,
+    mut write: impl FnMut(&[u8]) -> Result<(), Error>,
+) -> Result<Checksum, Error> {
+    let tasks = count.div_ceil(TASK_RECORDS as u64);
+    let per_batch = effective_threads(threads) as u64;
+    let mut sum = Checksum::new();
+    let mut ready: Vec<Vec<u8>> = Vec::new();
+    let mut spare: Vec<Vec<u8>> = Vec::new();
+    let mut next_task = 0u64;
+    loop {
+        let batch_end = (next_task + per_batch).min(tasks);
+        let mut fresh: Vec<Vec<u8>> = (next_task..batch_end)
+            .map(|_| spare.pop().unwrap_or_else(|| vec![0u8; TASK_BYTES]))
+            .collect();
+        let mut write_result = Ok(());
+        let sums: Vec<Checksum> = std::thread::scope(|scope| {
+            let handles: Vec<_> = fresh
+                .iter_mut()
+                .zip(next_task..batch_end)
+                .map(|(buf, task)| {
+                    scope.spawn(move || {
+                        let (first, n) = task_range(task, count);
+                        buf.truncate(n * RECORD_LEN);
+                        generate(kind, start.wrapping_add(first as u128), buf);
+                        Checksum::of(buf)
+                    })
+                })
+                .collect();
+            for buf in &ready {
+                if write_result.is_ok() {
+                    write_result = write(buf);
+                    if let Some(p) = progress {
+                        p((buf.len() / RECORD_LEN) as u64);
+                    }
+                }
+            }
+            handles.into_iter().map(|h| h.join().expect("generation does not panic")).collect()
+        });
+        write_result?;
+        for s in sums {
+            sum += s;
+        }
+        for mut buf in ready.drain(..) {
+            buf.resize(TASK_BYTES, 0);
+            spare.push(buf);
+        }
+        if fresh.is_empty() {
+            break;
+        }
+        ready.append(&mut fresh);
+        next_task = batch_end;
+    }
+    Ok(sum)
+}
+
+/// Validates the records in file `path` on `threads` threads (0 = one per CPU), exactly as
+/// valsort does.
+///
+/// Errors: [`Error::Open`], [`Error::Empty`] for an empty file, [`Error::PartialRecord`] when
+/// the length is not a multiple of 100 (after validating the whole records before it).
+/// Pipes and devices are read sequentially.
+pub fn validate_file(
+    path: &Path,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Summary, Error> {
+    let mut input = InFile::open(path)?;
+    let Some(len) = input.len() else {
+        return validate_stream(&mut input, progress);
+    };
+    if len == 0 {
+        return Err(Error::Empty);
+    }
+    let count = len / RECORD_LEN as u64;
+    let tasks = count.div_ceil(TASK_RECORDS as u64);
+    let summaries = run_tasks(
+        tasks,
+        threads,
+        || vec![0u8; TASK_BYTES],
+        |buf, task| {
+            let (first, n) = task_range(task, count);
+            let b = &mut buf[..n * RECORD_LEN];
+            input.read_exact_at(b, first * RECORD_LEN as u64)?;
+            let mut v = Validator::new();
+            v.feed_records(b);
+            if let Some(p) = progress {
+                p(n as u64);
+            }
+            Ok(v.summary().clone())
+        },
+    )?;
+    let mut total = Summary::new();
+    for (_, s) in &summaries {
+        total.merge(s);
+    }
+    if len % RECORD_LEN as u64 != 0 {
+        return Err(Error::PartialRecord { first_unordered: total.first_unordered() });
+    }
+    Ok(total)
+}
+
+fn validate_stream(input: &mut InFile, progress: Progress<'_>) -> Result<Summary, Error> {
+    let mut buf = vec![0u8; TASK_BYTES];
+    let mut v = Validator::new();
+    loop {
+        let n = input.read_next(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        v.feed(&buf[..n]);
+        if let Some(p) = progress {
+            p((n / RECORD_LEN) as u64);
+        }
+    }
+    let summary = v.finish()?;
+    if summary.records == 0 {
+        return Err(Error::Empty);
+    }
+    Ok(summary)
+}
+
+/// Reads a file of concatenated 280-byte summaries and merges them in order (`valsort -s`).
+pub fn validate_summaries_file(path: &Path) -> Result<Summary, Error> {
+    let mut input = InFile::open(path)?;
+    let bytes = input.read_all()?;
+    Summary::merge_all(&bytes)
+}
+
+/// Writes `summary` to `path` (created or truncated) in valsort's 280-byte format.
+pub fn write_summary_file(path: &Path, summary: &Summary) -> Result<(), Error> {
+    match Output::create(path)? {
+        Output::Null => Ok(()),
+        Output::Positional(mut f) | Output::Stream(mut f) => f.write_next(&summary.to_bytes()),
+    }
+}

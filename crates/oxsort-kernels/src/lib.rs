@@ -1,2 +1,105 @@
-//! oxsort-kernels (placeholder until its issue builds it).
+//! oxsort-kernels: the in-memory sort kernels of oxsort. No I/O, no files.
+//!
+//! The engine turns every record into one [`Entry`]: a `u128` holding the record's first
+//! [`PREFIX_BYTES`] key bytes (big-endian, top 80 bits) above its index in input order (low
+//! [`INDEX_BITS`] bits). Sorting entries as plain integers orders records by key, and by input
+//! order among equal keys: a stable sort with single integer compares.
+//!
+//! | step | function |
+//! |------|----------|
+//! | build entries from a buffer of fixed-size records | [`extract_entries`] |
+//! | sort entries (MSD radix, one thread / `threads` threads) | [`sort_entries`], [`par_sort_entries`] |
+//! | general keys: prefix ties broken by a comparator | [`sort_entries_with_ties`] |
+//! | cut sorted runs into balanced key ranges | [`split_sorted`] |
+//! | k-way merge of sorted sources | [`LoserTree`], [`merge_entries`], [`par_merge_entries`] |
+//! | copy records into sorted order | [`gather`], [`par_gather`] |
+//!
+//! Every tuning constant lives in [`tuning`], with what was measured to choose it.
+//!
+//! # Example
+//!
+//! ```
+//! use oxsort_kernels::{extract_entries, gather, par_sort_entries, entry_index};
+//!
+//! // Three 12-byte records, key = bytes 2..12.
+//! let mut records = Vec::new();
+//! for key in [b"kkkkkkkkk3", b"aaaaaaaaa1", b"kkkkkkkkk3"] {
+//!     records.extend_from_slice(b"r:");
+//!     records.extend_from_slice(key);
+//! }
+//! let mut entries = Vec::new();
+//! extract_entries(&records, 12, 2, 0, &mut entries);
+//! par_sort_entries(&mut entries, 2);
+//! // Equal keys keep input order: record 0 before record 2.
+//! assert_eq!(entries.iter().map(|&e| entry_index(e)).collect::<Vec<_>>(), [1, 0, 2]);
+//!
+//! let mut out = vec![0u8; records.len()];
+//! gather(&entries, 12, |i| &records[i as usize * 12..][..12], &mut out);
+//! assert_eq!(&out[2..12], b"aaaaaaaaa1");
+//! ```
+//!
+//! # Threads
+//!
+//! The `par_*` functions take a thread count and run on a rayon pool of exactly that many
+//! threads: when called from inside a rayon pool of that size they run right there; otherwise
+//! they use a pool built on first use per thread count and kept for the process (so repeated
+//! calls pay no thread start-up).
 #![deny(missing_docs)]
+
+mod entry;
+mod gather;
+mod loser_tree;
+mod merge;
+mod pool;
+mod radix;
+mod ties;
+pub mod tuning;
+
+pub use entry::{
+    entry_index, entry_prefix, extract_entries, make_entry, Entry, INDEX_BITS, INDEX_MASK,
+    MAX_INDEX, PREFIX_BYTES,
+};
+pub use gather::{gather, par_gather};
+pub use loser_tree::LoserTree;
+pub use merge::{merge_entries, par_merge_entries, split_sorted};
+pub use ties::sort_entries_with_ties;
+
+/// Sorts entries ascending, in place, on the calling thread.
+///
+/// Entries are unique (distinct indexes), so this unstable sort orders records stably.
+/// Algorithm: MSD radix sort, 8-bit digits, out-of-place into a scratch buffer of `v.len()`
+/// entries (allocated here; see [`sort_entries_with_buffer`] to reuse one), with shared-prefix
+/// skipping and a small-sort cutoff; see the diagram in the `radix` module source. Runs in
+/// `O(n * d)` for `d` distinguishing bytes and never degrades on skew: a bucket holding most
+/// entries simply recurses on the next digit.
+pub fn sort_entries(v: &mut [Entry]) {
+    let mut buf = Vec::new();
+    radix::sort_with_buf(v, &mut buf);
+}
+
+/// [`sort_entries`] with a caller-provided scratch buffer, grown to `v.len()` if shorter.
+/// Keeping the buffer across calls saves its allocation and page faults.
+pub fn sort_entries_with_buffer(v: &mut [Entry], buf: &mut Vec<Entry>) {
+    radix::sort_with_buf(v, buf);
+}
+
+/// [`sort_entries`] on `threads` threads (`threads <= 1`: on the calling thread).
+///
+/// The first radix pass of a big slice histograms and scatters `threads` chunks at once; the
+/// buckets are then sorted as work-stealing tasks, and any bucket bigger than
+/// [`tuning::PAR_GRAIN`] is split again in parallel. So skewed keys (one bucket holding half the
+/// entries) keep both threads busy: the split follows the values, never one thread per byte.
+/// See the crate docs (*Threads*) for which pool runs the work.
+pub fn par_sort_entries(v: &mut [Entry], threads: usize) {
+    let mut buf = Vec::new();
+    par_sort_entries_with_buffer(v, &mut buf, threads);
+}
+
+/// [`par_sort_entries`] with a caller-provided scratch buffer, grown to `v.len()` if shorter.
+pub fn par_sort_entries_with_buffer(v: &mut [Entry], buf: &mut Vec<Entry>, threads: usize) {
+    if threads <= 1 || v.len() <= tuning::PAR_GRAIN {
+        radix::sort_with_buf(v, buf);
+        return;
+    }
+    pool::run(threads, || radix::par_sort_with_buf(v, buf, threads));
+}

@@ -1,0 +1,123 @@
+//! Kernel benchmarks: entry sorts against std and the radix-sort crates, gather, extraction.
+//!
+//! Run: `cargo bench -p oxsort-kernels --bench sort` (filter with e.g. `-- sort_1e7/random`).
+//! Sizes can be lowered with `OXSORT_BENCH_N` (entries) and `OXSORT_BENCH_RECORDS` (records of the
+//! gather / extract arena).
+#![allow(missing_docs)]
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use oxsort_kernels::{
+    extract_entries, gather, make_entry, par_gather, par_sort_entries, sort_entries, Entry,
+};
+use rdst::RadixSort as _;
+use std::time::Duration;
+use voracious_radix_sort::RadixSort as _;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+/// xorshift64*: deterministic, fast, good enough for benchmark keys.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn key(&mut self) -> [u8; 10] {
+        let mut k = [0u8; 10];
+        k[..8].copy_from_slice(&self.next().to_le_bytes());
+        k[8..].copy_from_slice(&self.next().to_le_bytes()[..2]);
+        k
+    }
+}
+
+/// Random 10-byte keys (gensort's default), indexes in input order.
+fn random_entries(n: usize) -> Vec<Entry> {
+    let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
+    (0..n as u64).map(|i| make_entry(&rng.key(), i)).collect()
+}
+
+/// gensort-like skew: half of the entries share one 6-byte prefix (and so one top byte).
+fn skewed_entries(n: usize) -> Vec<Entry> {
+    let mut rng = Rng(0x5EED_0F5C_E3E3);
+    (0..n as u64)
+        .map(|i| {
+            let mut k = rng.key();
+            if rng.next() & 1 == 0 {
+                k[..6].copy_from_slice(b"\x42SKEW!");
+            }
+            make_entry(&k, i)
+        })
+        .collect()
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool")
+}
+
+fn bench_sorts(c: &mut Criterion) {
+    let n = env_usize("OXSORT_BENCH_N", 10_000_000);
+    let pool2 = pool(2);
+    for (name, data) in [("random", random_entries(n)), ("skew", skewed_entries(n))] {
+        let mut g = c.benchmark_group(format!("sort_{n}"));
+        g.sample_size(10)
+            .measurement_time(Duration::from_secs(5))
+            .warm_up_time(Duration::from_secs(1));
+        g.throughput(Throughput::Elements(n as u64));
+        let mut run = |id: &str, f: &dyn Fn(&mut Vec<Entry>)| {
+            g.bench_function(BenchmarkId::new(id, name), |b| {
+                b.iter_batched_ref(|| data.clone(), |v| f(v), BatchSize::LargeInput)
+            });
+        };
+        run("oxsort_seq", &|v| sort_entries(v));
+        run("oxsort_par2", &|v| par_sort_entries(v, 2));
+        run("std_sort_unstable", &|v| v.sort_unstable());
+        run("voracious_seq", &|v| v.voracious_sort());
+        run("voracious_mt2", &|v| v.voracious_mt_sort(2));
+        run("rdst_seq", &|v| {
+            v.radix_sort_builder().with_parallel(false).with_single_threaded_tuner().sort()
+        });
+        run("rdst_par2", &|v| pool2.install(|| v.radix_sort_unstable()));
+        g.finish();
+    }
+}
+
+fn bench_records(c: &mut Criterion) {
+    const REC: usize = 100;
+    let n = env_usize("OXSORT_BENCH_RECORDS", 10_000_000);
+    let mut rng = Rng(0x0A11_0C8E_D00D);
+    let mut arena = vec![0u8; n * REC];
+    for rec in arena.chunks_exact_mut(REC) {
+        rec[..10].copy_from_slice(&rng.key());
+    }
+    let mut g = c.benchmark_group(format!("records_{n}x100"));
+    g.sample_size(10).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
+    g.throughput(Throughput::Elements(n as u64));
+    let mut entries = Vec::with_capacity(n);
+    g.bench_function("extract_entries", |b| {
+        b.iter(|| {
+            entries.clear();
+            extract_entries(&arena, REC, 0, 0, &mut entries);
+        })
+    });
+    // A random permutation: the gather of a sorted random input.
+    par_sort_entries(&mut entries, 2);
+    let mut out = vec![0u8; n * REC];
+    let locate = |i: u64| &arena[i as usize * REC..][..REC];
+    g.bench_function("gather_seq", |b| b.iter(|| gather(&entries, REC, locate, &mut out)));
+    g.bench_function("par_gather2", |b| b.iter(|| par_gather(&entries, REC, locate, &mut out, 2)));
+    g.bench_function("gather_naive", |b| {
+        b.iter(|| {
+            for (o, &e) in out.chunks_exact_mut(REC).zip(&entries) {
+                o.copy_from_slice(locate(oxsort_kernels::entry_index(e)));
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_sorts, bench_records);
+criterion_main!(benches);

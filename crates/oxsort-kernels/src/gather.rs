@@ -1,0 +1,108 @@
+//! Record gather: copy records into output order, with batched, prefetched lookups.
+
+use crate::entry::{entry_index, Entry};
+use crate::tuning::{GATHER_PREFETCH_DISTANCE, PAR_TASK_ENTRIES};
+use rayon::prelude::*;
+
+/// Cache-line size assumed by the prefetcher.
+const LINE: usize = 64;
+
+/// Hints the CPU to bring the cache lines of `rec` into cache.
+#[inline(always)]
+fn prefetch_record(rec: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = rec.as_ptr();
+        let mut off = 0;
+        while off < rec.len() {
+            // SAFETY: `p + off` is inside `rec` (off < rec.len()); a prefetch is only a hint
+            // that never faults and has no architectural effect, and SSE is baseline on x86_64.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(off).cast::<i8>()) };
+            off += LINE;
+        }
+        if let Some(last) = rec.len().checked_sub(1) {
+            // SAFETY: `last` is the final byte of `rec`; the record may straddle one more line.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(last).cast::<i8>()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = rec;
+}
+
+/// Copies the records into `out` in entry order: record `i` of `out` is
+/// `locate(entry_index(entries[i]))`.
+///
+/// Lookups are batched (OzSort's pointer set): while batch `b` is copied, the
+/// [`GATHER_PREFETCH_DISTANCE`] records of batch `b + 1` have already been located and
+/// prefetched, so the random reads overlap instead of waiting one by one.
+///
+/// # Panics
+/// If `out.len() != entries.len() * rec_size`, or `locate` returns a slice that is not
+/// `rec_size` bytes long.
+pub fn gather<'a, L: Fn(u64) -> &'a [u8]>(
+    entries: &[Entry],
+    rec_size: usize,
+    locate: L,
+    out: &mut [u8],
+) {
+    assert_eq!(
+        Some(out.len()),
+        entries.len().checked_mul(rec_size),
+        "gather output must hold exactly entries.len() * rec_size bytes"
+    );
+    if rec_size == 0 {
+        return;
+    }
+    let mut batches = entries.chunks(GATHER_PREFETCH_DISTANCE);
+    let mut cur: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
+    let mut next: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
+    let resolve = |batch: Option<&[Entry]>, into: &mut Vec<&'a [u8]>| {
+        into.clear();
+        for &e in batch.unwrap_or(&[]) {
+            let rec = locate(entry_index(e));
+            prefetch_record(rec);
+            into.push(rec);
+        }
+    };
+    resolve(batches.next(), &mut cur);
+    // Output chunks line up with the entry batches (the last one may be short in both).
+    for dst in out.chunks_mut(GATHER_PREFETCH_DISTANCE * rec_size) {
+        resolve(batches.next(), &mut next);
+        for (d, rec) in dst.chunks_exact_mut(rec_size).zip(&cur) {
+            d.copy_from_slice(rec);
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+}
+
+/// Parallel [`gather`]: the entries are cut into tasks of [`PAR_TASK_ENTRIES`], each gathering
+/// into its own piece of `out`, on a pool of `threads` threads (see
+/// [`crate::par_sort_entries`] for the pool used).
+///
+/// # Panics
+/// As [`gather`].
+pub fn par_gather<'a, L: Fn(u64) -> &'a [u8] + Sync>(
+    entries: &[Entry],
+    rec_size: usize,
+    locate: L,
+    out: &mut [u8],
+    threads: usize,
+) {
+    assert_eq!(
+        Some(out.len()),
+        entries.len().checked_mul(rec_size),
+        "gather output must hold exactly entries.len() * rec_size bytes"
+    );
+    if threads <= 1 || entries.len() <= PAR_TASK_ENTRIES || rec_size == 0 {
+        gather(entries, rec_size, locate, out);
+        return;
+    }
+    let locate = &locate;
+    crate::pool::run(threads, || {
+        entries
+            .par_chunks(PAR_TASK_ENTRIES)
+            .zip(out.par_chunks_mut(PAR_TASK_ENTRIES * rec_size))
+            .for_each(|(e, o)| gather(e, rec_size, locate, o));
+    });
+}

@@ -1,0 +1,309 @@
+//! MSD radix sort of entries, sequential and parallel.
+//!
+//! ```text
+//!  src (n entries)           one pass = histogram of the digit + scatter into tmp
+//!  +----------------------+
+//!  | 7a 03 c1 03 7a ff .. |  digit = 8 bits at `shift` (starts at the top byte)
+//!  +----------------------+
+//!            | scatter (stable, one write head per bucket)
+//!            v
+//!  tmp: [ 03 03 .. | 7a 7a .. | c1 .. | ff .. ]      256 buckets
+//!          |          |
+//!          |          +-- bucket > SMALL_SORT_CUTOFF: recurse on the next digit, tmp -> src
+//!          +------------- bucket <= SMALL_SORT_CUTOFF: small sort in place (+ copy back)
+//!
+//!  If every entry of a slice falls in one bucket (shared prefix), no scatter happens: one pass
+//!  ORs `x ^ first` over the slice and the digit jumps to the highest differing bit, so a 6-byte
+//!  shared prefix costs one extra read, not six passes. All-equal slices stop there.
+//! ```
+//!
+//! The data ping-pongs between the input slice and one scratch buffer of the same length; each
+//! recursion level flips which of the two must hold the sorted result (`dst_is_src`).
+//!
+//! The parallel sort does the histogram and scatter of a big slice in `threads` chunks at once
+//! (each chunk scatters into its own sub-range of every bucket), then sorts the buckets as
+//! work-stealing tasks; a bucket bigger than [`PAR_GRAIN`] is itself split in parallel, so one
+//! heavy bucket (skewed keys) never serialises the sort.
+
+use crate::entry::Entry;
+use crate::tuning::{
+    INSERTION_SORT_CUTOFF, PAR_GRAIN, RADIX_BITS, RADIX_BUCKETS, SMALL_SORT_CUTOFF,
+};
+use rayon::prelude::*;
+
+/// Shift of the first (most significant) digit.
+const TOP_SHIFT: u32 = 128 - RADIX_BITS;
+const DIGIT_MASK: u128 = (RADIX_BUCKETS - 1) as u128;
+
+type Hist = [usize; RADIX_BUCKETS];
+
+#[inline(always)]
+fn digit(x: Entry, shift: u32) -> usize {
+    ((x >> shift) & DIGIT_MASK) as usize
+}
+
+/// Sorts `v` on one thread, using (and growing) `buf` as scratch space.
+pub(crate) fn sort_with_buf(v: &mut [Entry], buf: &mut Vec<Entry>) {
+    if v.len() <= SMALL_SORT_CUTOFF {
+        small_sort(v);
+        return;
+    }
+    ensure_len(buf, v.len());
+    let tmp = &mut buf[..v.len()];
+    msd(v, tmp, true, TOP_SHIFT);
+}
+
+/// Sorts `v` on the current rayon pool (parallel), with scratch `buf`.
+pub(crate) fn par_sort_with_buf(v: &mut [Entry], buf: &mut Vec<Entry>, threads: usize) {
+    if v.len() <= PAR_GRAIN || threads <= 1 {
+        sort_with_buf(v, buf);
+        return;
+    }
+    ensure_len(buf, v.len());
+    let tmp = &mut buf[..v.len()];
+    par_msd(v, tmp, true, TOP_SHIFT, threads);
+}
+
+/// Makes `buf` at least `n` long. A fresh buffer comes from `vec![0; n]` (zeroed pages mapped
+/// lazily by the allocator) rather than `resize`, which would write every byte up front.
+fn ensure_len(buf: &mut Vec<Entry>, n: usize) {
+    if buf.len() < n {
+        *buf = Vec::new();
+        *buf = vec![0; n];
+    }
+}
+
+/// Small sort: insertion sort for tiny slices, std's pattern-defeating quicksort above.
+#[inline]
+pub(crate) fn small_sort(v: &mut [Entry]) {
+    if v.len() <= INSERTION_SORT_CUTOFF {
+        insertion_sort(v);
+    } else {
+        v.sort_unstable();
+    }
+}
+
+fn insertion_sort(v: &mut [Entry]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
+/// OR of `x ^ v[0]` over the slice: its highest set bit is the highest bit where entries differ.
+fn diff_bits(v: &[Entry]) -> u128 {
+    let first = v[0];
+    v.iter().fold(0, |acc, &x| acc | (x ^ first))
+}
+
+/// The digit shift whose digit covers the highest differing bit `diff` (non-zero).
+fn shift_for_diff(diff: u128) -> u32 {
+    (128 - diff.leading_zeros()).saturating_sub(RADIX_BITS)
+}
+
+fn histogram(v: &[Entry], shift: u32) -> Hist {
+    let mut h = [0usize; RADIX_BUCKETS];
+    for &x in v {
+        h[digit(x, shift)] += 1;
+    }
+    h
+}
+
+/// Exclusive prefix sums of `h` starting at `base`.
+fn bucket_starts(h: &Hist, base: usize) -> Hist {
+    let mut starts = [0usize; RADIX_BUCKETS];
+    let mut sum = base;
+    for (s, &c) in starts.iter_mut().zip(h) {
+        *s = sum;
+        sum += c;
+    }
+    starts
+}
+
+/// Scatters `src` by digit into `dst`, bucket `b` starting at `heads[b]`.
+///
+/// # Safety
+/// `dst` must be valid for writes of `dst_len` entries, and for every bucket `b`, the range
+/// `heads[b] .. heads[b] + (number of entries of src with digit b)` must lie within `0..dst_len`
+/// and not be written by anyone else during the call.
+#[inline]
+unsafe fn scatter(src: &[Entry], dst: *mut Entry, dst_len: usize, heads: &mut Hist, shift: u32) {
+    for &x in src {
+        let d = digit(x, shift);
+        let pos = heads[d];
+        debug_assert!(pos < dst_len);
+        // SAFETY: by the caller's contract, `pos` is inside the range reserved for bucket `d`,
+        // which lies within `dst[..dst_len]` and is ours alone; each position is written once
+        // because the head advances after every write.
+        unsafe { dst.add(pos).write(x) };
+        heads[d] = pos + 1;
+    }
+}
+
+/// Finds the first digit shift (starting at `shift`) at which `src` splits into at least two
+/// buckets, with its histogram; `None` if all entries are equal.
+fn split_digit(src: &[Entry], mut shift: u32) -> Option<(u32, Hist)> {
+    let n = src.len();
+    loop {
+        let h = histogram(src, shift);
+        if h[digit(src[0], shift)] != n {
+            return Some((shift, h));
+        }
+        // Everything shares this digit: jump straight to the highest bit where entries differ.
+        let diff = diff_bits(src);
+        if diff == 0 {
+            return None;
+        }
+        let next = shift_for_diff(diff);
+        debug_assert!(next < shift || shift == 0);
+        shift = next;
+    }
+}
+
+/// Sorts the entries of `src`; the result ends in `src` if `dst_is_src`, else in `tmp`.
+/// Both slices have the same length; `tmp`'s content on entry is ignored. Digits above `shift`
+/// (exclusive of the digit at `shift`) are equal across `src`.
+fn msd(src: &mut [Entry], tmp: &mut [Entry], dst_is_src: bool, shift: u32) {
+    debug_assert_eq!(src.len(), tmp.len());
+    let n = src.len();
+    if n <= SMALL_SORT_CUTOFF {
+        small_sort(src);
+        if !dst_is_src {
+            tmp.copy_from_slice(src);
+        }
+        return;
+    }
+    let Some((shift, h)) = split_digit(src, shift) else {
+        if !dst_is_src {
+            tmp.copy_from_slice(src);
+        }
+        return;
+    };
+    let mut heads = bucket_starts(&h, 0);
+    // SAFETY: `heads` are the exclusive prefix sums of the histogram of `src` at `shift`, so the
+    // bucket ranges partition `0..n` = `0..tmp.len()`, and `tmp` is exclusively borrowed.
+    unsafe { scatter(src, tmp.as_mut_ptr(), n, &mut heads, shift) };
+    if shift == 0 {
+        // The last digit: every bucket holds equal entries, already sorted.
+        if dst_is_src {
+            src.copy_from_slice(tmp);
+        }
+        return;
+    }
+    let next = shift.saturating_sub(RADIX_BITS);
+    let mut start = 0;
+    for &c in h.iter() {
+        if c != 0 {
+            let end = start + c;
+            msd(&mut tmp[start..end], &mut src[start..end], !dst_is_src, next);
+            start = end;
+        }
+    }
+}
+
+/// Raw pointer that may cross threads; writers keep to disjoint ranges (see uses).
+#[derive(Clone, Copy)]
+struct SendPtr(*mut Entry);
+// SAFETY: the pointer is only dereferenced inside `par_msd`'s scatter, where each task writes a
+// disjoint set of positions of a buffer exclusively borrowed for the duration of the scope.
+unsafe impl Send for SendPtr {}
+// SAFETY: as above; tasks only copy the pointer value.
+unsafe impl Sync for SendPtr {}
+
+impl SendPtr {
+    /// The pointer (a method, so closures capture the whole `Send` wrapper, not the field).
+    #[inline(always)]
+    fn get(self) -> *mut Entry {
+        self.0
+    }
+}
+
+/// Parallel version of [`msd`] (same contract), for use inside a rayon pool.
+fn par_msd(src: &mut [Entry], tmp: &mut [Entry], dst_is_src: bool, shift: u32, threads: usize) {
+    debug_assert_eq!(src.len(), tmp.len());
+    let n = src.len();
+    if n <= PAR_GRAIN || threads <= 1 {
+        msd(src, tmp, dst_is_src, shift);
+        return;
+    }
+    let chunk = n.div_ceil(threads);
+    // Find a splitting digit, histogramming the chunks in parallel.
+    let mut shift = shift;
+    let hists: Vec<Hist> = loop {
+        let hists: Vec<Hist> = src.par_chunks(chunk).map(|c| histogram(c, shift)).collect();
+        let d0 = digit(src[0], shift);
+        if hists.iter().map(|h| h[d0]).sum::<usize>() != n {
+            break hists;
+        }
+        let first = src[0];
+        let diff = src
+            .par_chunks(chunk)
+            .map(|c| c.iter().fold(0, |acc, &x| acc | (x ^ first)))
+            .reduce(|| 0, |a, b| a | b);
+        if diff == 0 {
+            if !dst_is_src {
+                tmp.copy_from_slice(src);
+            }
+            return;
+        }
+        shift = shift_for_diff(diff);
+    };
+    // Bucket totals, then each chunk's head inside each bucket: chunk t writes after chunks < t.
+    let mut total = [0usize; RADIX_BUCKETS];
+    for h in &hists {
+        for (t, &c) in total.iter_mut().zip(h) {
+            *t += c;
+        }
+    }
+    let mut next_head = bucket_starts(&total, 0);
+    let heads: Vec<Hist> = hists
+        .iter()
+        .map(|h| {
+            let mine = next_head;
+            for (nh, &c) in next_head.iter_mut().zip(h) {
+                *nh += c;
+            }
+            mine
+        })
+        .collect();
+    let dst = SendPtr(tmp.as_mut_ptr());
+    src.par_chunks(chunk).zip(heads).for_each(|(c, mut heads)| {
+        // SAFETY: chunk t's range in bucket b is `heads[t][b] .. heads[t][b] + hists[t][b]`;
+        // these ranges are consecutive prefix sums over (bucket, chunk), so they partition
+        // `0..n` and no two tasks share a position. `tmp` (n entries) is exclusively borrowed by
+        // this function and outlives the parallel loop.
+        unsafe { scatter(c, dst.get(), n, &mut heads, shift) };
+    });
+    if shift == 0 {
+        if dst_is_src {
+            src.copy_from_slice(tmp);
+        }
+        return;
+    }
+    let next = shift.saturating_sub(RADIX_BITS);
+    // Split both buffers into per-bucket pieces and sort the buckets as independent tasks.
+    let mut pieces: Vec<(&mut [Entry], &mut [Entry])> = Vec::with_capacity(RADIX_BUCKETS);
+    let (mut rest_t, mut rest_s) = (tmp, src);
+    for &c in total.iter() {
+        if c == 0 {
+            continue;
+        }
+        let (t, rt) = rest_t.split_at_mut(c);
+        let (s, rs) = rest_s.split_at_mut(c);
+        pieces.push((t, s));
+        rest_t = rt;
+        rest_s = rs;
+    }
+    pieces.into_par_iter().for_each(|(t, s)| {
+        if t.len() > PAR_GRAIN {
+            par_msd(t, s, !dst_is_src, next, threads);
+        } else {
+            msd(t, s, !dst_is_src, next);
+        }
+    });
+}

@@ -309,7 +309,6 @@ impl DirectFile {
     }
 
     /// The descriptor pipelines submit transfers on (`O_DIRECT` when [`Self::is_direct`]).
-    #[allow(dead_code)] // used by the io_uring pipelines
     pub(crate) fn raw_fd(&self) -> i32 {
         self.main.as_raw_fd()
     }

@@ -46,3 +46,17 @@ const _: () = assert!(DIRECT_ALIGN.is_power_of_two());
 const _: () = assert!(MMAP_THRESHOLD % DIRECT_ALIGN == 0);
 const _: () = assert!(DIRECT_ALIGN % PAGE_SIZE == 0);
 const _: () = assert!(MAX_POOL_THREADS >= 1 && MAX_DEPTH >= MAX_POOL_THREADS);
+
+/// Largest single transfer a pipeline issues (bytes).
+///
+/// Linux caps one read/write at `0x7ffff000` bytes and io_uring takes a `u32` length; 1 GiB stays
+/// clear of both. Transfers beyond 64 MiB gave nothing more in measurements anyway.
+pub const MAX_TRANSFER: usize = 1 << 30;
+
+/// Submission queue entries of a pipeline's io_uring ring, as a multiple of its depth.
+///
+/// One entry per in-flight op is enough (ops are submitted one by one as buffers free up); the
+/// kernel rounds the ring size up to a power of two.
+pub const URING_ENTRIES_PER_OP: u32 = 1;
+
+const _: () = assert!(MAX_TRANSFER % DIRECT_ALIGN == 0 && MAX_TRANSFER <= u32::MAX as usize);

@@ -94,6 +94,13 @@ impl AddAssign for Checksum {
     }
 }
 
+/// Compares with a raw 128-bit sum (for instance one read from a summary or a report).
+impl PartialEq<u128> for Checksum {
+    fn eq(&self, other: &u128) -> bool {
+        self.0 == *other
+    }
+}
+
 impl fmt::Display for Checksum {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let hi = (self.0 >> 64) as u64;

@@ -1,2 +1,253 @@
-//! oxsort-engine (placeholder until its issue builds it).
+//! The oxsort engine: a stable external merge sort of fixed-size records that overlaps all I/O
+//! with computation and checks its own output.
+//!
+//! - [`SortConfig`] says what to sort (inputs, output, record format) and with what (memory
+//!   budget, threads, temp directories, I/O options); its builder validates it.
+//! - [`plan()`] decides one pass or two, run and chunk sizes, merge fan-in and levels, and checks
+//!   the plan against memory, free space and permissions before any work.
+//! - [`sort()`] carries the plan out and returns [`SortStats`]; progress goes to the callback
+//!   installed on the config.
+//!
+//! One pass: chunks are read with direct I/O while worker threads turn each into a sorted
+//! microrun of 16-byte entries (80-bit key, 48-bit index); the output is then cut into parts by
+//! value, each part sorted, gathered and verified in parallel and written in order.
+//! Two passes: each memory-load is written as a sorted run to the temp directories (striped), then
+//! runs are merged with a loser tree, in levels when memory limits the fan-in.
+//!
+//! Every record read is summed into valsort's CRC32 checksum and every record written is summed
+//! again and checked in order; a mismatch fails the sort and nothing appears under the output name.
+//!
+//! ```no_run
+//! use oxsort_engine::{sort, Input, Output, SortConfig};
+//! let cfg = SortConfig::builder(vec![Input::Path("in.dat".into())], Output::Path("out.dat".into()))
+//!     .memory(1 << 30)
+//!     .threads(2)
+//!     .build()?;
+//! let stats = sort(&cfg)?;
+//! println!("{} records, checksum {}", stats.records, stats.checksum);
+//! # Ok::<(), oxsort_engine::EngineError>(())
+//! ```
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod config;
+mod error;
+mod inmem;
+mod merge;
+mod plan;
+mod progress;
+mod sink;
+mod source;
+mod stats;
+mod sysinfo;
+pub mod tuning;
+mod verify;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use config::{Input, Output, RecordFormat, SortConfig, SortConfigBuilder};
+pub use error::{EngineError, Result};
+pub use plan::{plan, InputPlan, Passes, Plan, TempPlan};
+pub use progress::{Phase, Progress, ProgressFn};
+pub use stats::{human_bytes, FileStats, PhaseStats, SortStats};
+pub use sysinfo::{available_memory, cores, peak_rss};
+pub use verify::{checksum_hex, checksum_records, OrderCheck};
+
+use merge::RunFile;
+use oxsort_io::{AtomicOutput, TempDir};
+use progress::Reporter;
+use sink::{FileSink, Sink, StdoutSink};
+use source::ChunkSource;
+use stats::PhaseTimer;
+
+/// Sorts as the configuration says. On success the output is complete, verified and under its
+/// final name; on error nothing is under the output name and no temp file remains.
+pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
+    let t0 = Instant::now();
+    let plan = plan::plan(cfg)?;
+    let g = plan::geometry(cfg)?;
+    let fmt = cfg.format;
+    let reporter = Reporter::new(cfg.progress.clone());
+
+    let output = match &cfg.output {
+        Output::Path(p) => Some(AtomicOutput::create(p, &cfg.io)?),
+        Output::Stdout => None,
+    };
+    let mut sink: Box<dyn Sink + Send> = match &output {
+        Some(o) => {
+            if let Some(bytes) = plan.input_bytes {
+                o.file().preallocate(bytes)?;
+            }
+            Box::new(FileSink::new(o.file().clone()))
+        }
+        None => Box::new(StdoutSink::new()),
+    };
+
+    let mut stats = SortStats {
+        memory_budget: cfg.memory,
+        threads: cfg.threads,
+        passes: 1,
+        ..SortStats::default()
+    };
+    let mut source = ChunkSource::new(&cfg.inputs, fmt.record_size, g.chunk_bytes, cfg.io.clone());
+    let mut in_checksum = 0u128;
+    let mut in_records = 0u64;
+    let check;
+
+    let timer = PhaseTimer::start("input");
+    let run_chunks = match &plan.passes {
+        plan::Passes::One => u64::MAX,
+        plan::Passes::Two { run_chunks, .. } => *run_chunks,
+        plan::Passes::Unknown { run_chunks, .. } => *run_chunks,
+    };
+    let ctx = inmem::Ctx { g: &g, fmt: &fmt, threads: cfg.threads, reporter: &reporter };
+    let quiet = Reporter::default();
+    let run_ctx = inmem::Ctx { reporter: &quiet, ..ctx };
+    let mut temps: Vec<TempDir> = Vec::new();
+    let mut runs: Vec<RunFile> = Vec::new();
+    let mut run_writes: Vec<FileStats> = Vec::new();
+    loop {
+        let (loaded, exhausted) = inmem::load(&ctx, &mut source, run_chunks, plan.input_bytes)?;
+        in_checksum += loaded.checksum;
+        in_records += loaded.records;
+        if runs.is_empty() && exhausted {
+            // One pass: everything is in memory.
+            let mut files = std::mem::take(&mut source.files);
+            let input_phase = timer.finish(std::mem::take(&mut files));
+            stats.phases.push(input_phase);
+            let out_timer = PhaseTimer::start("output");
+            check = inmem::emit(&ctx, &loaded, sink.as_mut(), true, progress::Phase::Output)?;
+            stats.phases.push(out_timer.finish(vec![sink.stats()]));
+            break;
+        }
+        // Two passes: this load becomes a run.
+        if temps.is_empty() {
+            for d in &cfg.temp_dirs {
+                temps.push(TempDir::new(d)?);
+            }
+        }
+        let dir = &temps[runs.len() % temps.len()];
+        let name = format!("run-{:06}", runs.len());
+        let file = Arc::new(dir.create_file(&name, &cfg.io)?);
+        let bytes = loaded.records * fmt.record_size as u64;
+        file.preallocate(bytes)?;
+        let mut run_sink = FileSink::new(file.clone());
+        inmem::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)?;
+        run_writes.push(run_sink.stats());
+        stats.bytes_spilled += bytes;
+        runs.push(RunFile { file, path: dir.path().join(&name), bytes });
+        for b in loaded.chunks {
+            source.recycle(b);
+        }
+        if exhausted {
+            let mut files = std::mem::take(&mut source.files);
+            files.append(&mut run_writes);
+            stats.phases.push(timer.finish(files));
+            check = merge_runs(cfg, &mut stats, runs, &temps, sink.as_mut(), &reporter)?;
+            break;
+        }
+    }
+    drop(source);
+
+    // Verification: what was written is what was read, in order.
+    if check.records != in_records || check.checksum != in_checksum {
+        return Err(EngineError::Verify(format!(
+            "wrote {} records with checksum {}, read {} records with checksum {}",
+            check.records,
+            checksum_hex(check.checksum),
+            in_records,
+            checksum_hex(in_checksum)
+        )));
+    }
+    if check.unordered > 0 {
+        return Err(EngineError::Verify(format!(
+            "{} records out of order in the output, the first at record {}",
+            check.unordered,
+            check.first_unordered.unwrap_or(0)
+        )));
+    }
+    drop(sink);
+    if let Some(o) = output {
+        o.commit()?;
+    }
+    drop(temps);
+    stats.records = in_records;
+    stats.bytes = in_records * fmt.record_size as u64;
+    stats.checksum = checksum_hex(in_checksum);
+    stats.duplicate_keys = check.duplicates;
+    stats.peak_rss = sysinfo::peak_rss();
+    stats.elapsed_s = t0.elapsed().as_secs_f64();
+    Ok(stats)
+}
+
+/// Merges the runs into the sink, in levels when there are more runs than the fan-in.
+fn merge_runs(
+    cfg: &SortConfig,
+    stats: &mut SortStats,
+    mut runs: Vec<RunFile>,
+    temps: &[TempDir],
+    sink: &mut (dyn Sink + Send),
+    reporter: &Reporter,
+) -> Result<verify::OrderCheck> {
+    let timer = PhaseTimer::start("merge");
+    let fmt = cfg.format;
+    let (fan_in, _, _, _) = plan::merge_shape(cfg, runs.len() as u64)?;
+    let fan_in = fan_in as usize;
+    stats.passes = 2;
+    stats.runs = runs.len() as u64;
+    stats.fan_in = runs.len().min(fan_in) as u64;
+    let mut files = Vec::new();
+    let mut level = 1u32;
+    let mut seq = 0usize;
+    while runs.len() > fan_in {
+        let (_, _, block, _) = plan::merge_shape(cfg, fan_in as u64)?;
+        let mut next = Vec::new();
+        let mut rest = runs.into_iter().peekable();
+        while rest.peek().is_some() {
+            let group: Vec<RunFile> = rest.by_ref().take(fan_in).collect();
+            if group.len() == 1 {
+                next.extend(group);
+                continue;
+            }
+            let dir = &temps[seq % temps.len()];
+            let name = format!("merge-{level}-{seq:06}");
+            seq += 1;
+            let file = Arc::new(dir.create_file(&name, &cfg.io)?);
+            let bytes: u64 = group.iter().map(|r| r.bytes).sum();
+            file.preallocate(bytes)?;
+            let mut run_sink = FileSink::new(file.clone());
+            let (_, read) = merge::merge(
+                &group,
+                &fmt,
+                block,
+                &cfg.io,
+                &mut run_sink,
+                false,
+                &Reporter::default(),
+            )?;
+            files.extend(read);
+            files.push(run_sink.stats());
+            stats.bytes_spilled += bytes;
+            for r in group {
+                let _ = std::fs::remove_file(&r.path);
+            }
+            next.push(RunFile { file, path: dir.path().join(&name), bytes });
+        }
+        runs = next;
+        level += 1;
+    }
+    stats.merge_levels = level;
+    let (_, _, block, _) = plan::merge_shape(cfg, runs.len() as u64)?;
+    let (check, read) = merge::merge(&runs, &fmt, block, &cfg.io, sink, true, reporter)?;
+    files.extend(read);
+    files.push(sink.stats());
+    stats.phases.push(timer.finish(files));
+    Ok(check)
+}
+
+/// The directories a sort would put its temp files in (for messages).
+pub fn temp_dirs_of(cfg: &SortConfig) -> Vec<PathBuf> {
+    cfg.temp_dirs().to_vec()
+}

@@ -1,0 +1,288 @@
+//! [`SortConfig`]: what to sort, where to, and with which resources; validated by its builder.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use oxsort_io::IoOptions;
+
+use crate::error::{EngineError, Result};
+use crate::progress::ProgressFn;
+use crate::sysinfo;
+use crate::tuning;
+
+/// Where records come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A file, read with direct I/O when the filesystem allows.
+    Path(PathBuf),
+    /// Standard input, read sequentially through a buffered path.
+    Stdin,
+}
+
+/// Where sorted records go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// A file, written under a temporary name and renamed when complete and verified.
+    Path(PathBuf),
+    /// Standard output, written sequentially.
+    Stdout,
+}
+
+impl Input {
+    /// The name used in messages.
+    pub fn display_name(&self) -> String {
+        match self {
+            Input::Path(p) => p.display().to_string(),
+            Input::Stdin => "-".to_string(),
+        }
+    }
+}
+
+/// Fixed-size records with a key of up to 10 bytes at a fixed offset, compared as unsigned bytes.
+///
+/// The Sort Benchmark layout (100-byte records, 10-byte key at offset 0) is
+/// [`RecordFormat::BENCHMARK`]. Keys of up to 10 bytes fit whole in the 80-bit prefix of a sort
+/// entry, so no record is ever compared beyond one integer comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RecordFormat {
+    /// Bytes per record.
+    pub record_size: usize,
+    /// Offset of the key in the record.
+    pub key_offset: usize,
+    /// Length of the key (1 to 10 bytes).
+    pub key_len: usize,
+}
+
+impl RecordFormat {
+    /// 100-byte records, 10-byte key at offset 0.
+    pub const BENCHMARK: RecordFormat =
+        RecordFormat { record_size: 100, key_offset: 0, key_len: 10 };
+
+    fn validate(&self) -> Result<()> {
+        if self.record_size == 0 || self.record_size > 65535 {
+            return Err(EngineError::Config(format!(
+                "record size {} is outside 1..=65535",
+                self.record_size
+            )));
+        }
+        if self.key_len == 0 || self.key_len > oxsort_kernels::PREFIX_BYTES {
+            return Err(EngineError::Config(format!(
+                "key length {} is outside 1..={}",
+                self.key_len,
+                oxsort_kernels::PREFIX_BYTES
+            )));
+        }
+        if self.key_offset + self.key_len > self.record_size {
+            return Err(EngineError::Config(format!(
+                "the key (offset {}, length {}) ends past the {}-byte record",
+                self.key_offset, self.key_len, self.record_size
+            )));
+        }
+        Ok(())
+    }
+
+    /// The key of a record, zero-padded to 10 bytes (padding keeps the order: every key pads the
+    /// same way).
+    #[inline]
+    pub fn key_prefix(&self, record: &[u8]) -> [u8; 10] {
+        let mut k = [0u8; 10];
+        k[..self.key_len].copy_from_slice(&record[self.key_offset..self.key_offset + self.key_len]);
+        k
+    }
+}
+
+/// A validated sort configuration. Build it with [`SortConfig::builder`].
+#[derive(Clone)]
+pub struct SortConfig {
+    pub(crate) inputs: Vec<Input>,
+    pub(crate) output: Output,
+    pub(crate) memory: u64,
+    pub(crate) threads: usize,
+    pub(crate) temp_dirs: Vec<PathBuf>,
+    pub(crate) format: RecordFormat,
+    pub(crate) io: IoOptions,
+    pub(crate) chunk_records_log2: Option<u32>,
+    pub(crate) max_fan_in: Option<usize>,
+    pub(crate) progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for SortConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SortConfig")
+            .field("inputs", &self.inputs)
+            .field("output", &self.output)
+            .field("memory", &self.memory)
+            .field("threads", &self.threads)
+            .field("temp_dirs", &self.temp_dirs)
+            .field("format", &self.format)
+            .field("chunk_records_log2", &self.chunk_records_log2)
+            .field("max_fan_in", &self.max_fan_in)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SortConfig {
+    /// A builder sorting `inputs` (concatenated) into `output`.
+    pub fn builder(inputs: Vec<Input>, output: Output) -> SortConfigBuilder {
+        SortConfigBuilder {
+            inputs,
+            output,
+            memory: None,
+            threads: None,
+            temp_dirs: Vec::new(),
+            format: RecordFormat::BENCHMARK,
+            io: IoOptions::default(),
+            chunk_records_log2: None,
+            max_fan_in: None,
+            progress: None,
+        }
+    }
+    /// The inputs, in concatenation order.
+    pub fn inputs(&self) -> &[Input] {
+        &self.inputs
+    }
+    /// The output.
+    pub fn output(&self) -> &Output {
+        &self.output
+    }
+    /// The memory budget in bytes.
+    pub fn memory(&self) -> u64 {
+        self.memory
+    }
+    /// Worker threads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+    /// Temp directories runs are striped over.
+    pub fn temp_dirs(&self) -> &[PathBuf] {
+        &self.temp_dirs
+    }
+    /// The record layout and key.
+    pub fn format(&self) -> RecordFormat {
+        self.format
+    }
+    /// The I/O options.
+    pub fn io(&self) -> &IoOptions {
+        &self.io
+    }
+}
+
+/// Builder of [`SortConfig`]; `build` checks everything that can be checked without I/O.
+pub struct SortConfigBuilder {
+    inputs: Vec<Input>,
+    output: Output,
+    memory: Option<u64>,
+    threads: Option<usize>,
+    temp_dirs: Vec<PathBuf>,
+    format: RecordFormat,
+    io: IoOptions,
+    chunk_records_log2: Option<u32>,
+    max_fan_in: Option<usize>,
+    progress: Option<ProgressFn>,
+}
+
+impl SortConfigBuilder {
+    /// Memory budget in bytes (default: a safe share of available memory, within a cgroup limit).
+    pub fn memory(mut self, bytes: u64) -> Self {
+        self.memory = Some(bytes);
+        self
+    }
+    /// Worker threads (default: all cores).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+    /// Adds a temp directory; runs are striped over all of them (default: the output's directory).
+    pub fn temp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.temp_dirs.push(dir.into());
+        self
+    }
+    /// Record layout and key (default [`RecordFormat::BENCHMARK`]).
+    pub fn format(mut self, format: RecordFormat) -> Self {
+        self.format = format;
+        self
+    }
+    /// I/O options: direct I/O and io_uring on or off, fault injection for tests.
+    pub fn io(mut self, io: IoOptions) -> Self {
+        self.io = io;
+        self
+    }
+    /// Records per chunk as a power of two (default: from the transfer size and the budget).
+    /// Tests set it small to cross chunk boundaries with little data.
+    pub fn chunk_records_log2(mut self, log2: u32) -> Self {
+        self.chunk_records_log2 = Some(log2);
+        self
+    }
+    /// Caps the merge fan-in (default: what memory allows). Tests set it to force merge levels.
+    pub fn max_fan_in(mut self, n: usize) -> Self {
+        self.max_fan_in = Some(n);
+        self
+    }
+    /// Receives progress events from the sort.
+    pub fn progress(mut self, f: impl Fn(&crate::Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Validates and builds.
+    pub fn build(self) -> Result<SortConfig> {
+        if self.inputs.is_empty() {
+            return Err(EngineError::Config("no input given".into()));
+        }
+        if self.inputs.iter().filter(|i| **i == Input::Stdin).count() > 1 {
+            return Err(EngineError::Config("standard input (-) named more than once".into()));
+        }
+        self.format.validate()?;
+        let threads = self.threads.unwrap_or_else(sysinfo::cores);
+        if threads == 0 {
+            return Err(EngineError::Config("--threads must be at least 1".into()));
+        }
+        if let Some(l) = self.chunk_records_log2 {
+            if !(1..=30).contains(&l) {
+                return Err(EngineError::Config(format!(
+                    "chunk size 2^{l} records is out of range"
+                )));
+            }
+        }
+        if matches!(self.max_fan_in, Some(f) if f < 2) {
+            return Err(EngineError::Config("merge fan-in must be at least 2".into()));
+        }
+        let memory = match self.memory {
+            Some(m) => m,
+            None => (sysinfo::available_memory() as f64 * tuning::DEFAULT_MEMORY_SHARE) as u64,
+        };
+        let temp_dirs = if self.temp_dirs.is_empty() {
+            vec![default_temp_dir(&self.output)]
+        } else {
+            self.temp_dirs
+        };
+        Ok(SortConfig {
+            inputs: self.inputs,
+            output: self.output,
+            memory,
+            threads,
+            temp_dirs,
+            format: self.format,
+            io: self.io,
+            chunk_records_log2: self.chunk_records_log2,
+            max_fan_in: self.max_fan_in,
+            progress: self.progress,
+        })
+    }
+}
+
+/// The output's directory, or the current one for stdout.
+fn default_temp_dir(output: &Output) -> PathBuf {
+    match output {
+        Output::Path(p) => parent_dir(p),
+        Output::Stdout => std::env::temp_dir(),
+    }
+}
+
+/// The directory a path lives in (`.` for a bare file name).
+pub(crate) fn parent_dir(p: &Path) -> PathBuf {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}

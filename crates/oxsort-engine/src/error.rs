@@ -1,0 +1,94 @@
+//! The engine's error type: what a caller can act on, kept apart.
+
+use std::path::PathBuf;
+
+/// Everything that can stop a sort. Each variant names the file involved where there is one.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The configuration is inconsistent (no input, zero threads, ...).
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// An input file's length is not a whole number of records.
+    #[error(
+        "{}: {len} bytes is not a whole number of {record_size}-byte records: \
+         {leftover} bytes left over after record {records} (at byte offset {offset})",
+        path.display()
+    )]
+    PartialRecord {
+        /// The input file.
+        path: PathBuf,
+        /// Its length in bytes.
+        len: u64,
+        /// The record size.
+        record_size: usize,
+        /// Whole records in the file.
+        records: u64,
+        /// Bytes past the last whole record.
+        leftover: u64,
+        /// Where the partial record starts.
+        offset: u64,
+    },
+    /// The memory budget is below what the plan needs.
+    #[error(
+        "--memory {given} bytes is too small: this sort needs at least {needed} bytes ({why})"
+    )]
+    MemoryTooSmall {
+        /// The budget given.
+        given: u64,
+        /// The least budget that works.
+        needed: u64,
+        /// What needs it.
+        why: String,
+    },
+    /// A temp directory has less free space than the plan writes to it.
+    #[error(
+        "not enough temp space in {}: the plan writes {needed} bytes there, {free} bytes are free", dir.display()
+    )]
+    NoTempSpace {
+        /// The temp directory.
+        dir: PathBuf,
+        /// Bytes the plan puts there.
+        needed: u64,
+        /// Bytes free.
+        free: u64,
+    },
+    /// The output's filesystem has less free space than the output needs.
+    #[error("not enough space for the output {}: it needs {needed} bytes, {free} bytes are free", path.display())]
+    NoOutputSpace {
+        /// The output file.
+        path: PathBuf,
+        /// Bytes the output needs.
+        needed: u64,
+        /// Bytes free.
+        free: u64,
+    },
+    /// An input cannot be used (missing, unreadable, not a file).
+    #[error("{}: {}", path.display(), source)]
+    Input {
+        /// The input named.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The output cannot be written where it was asked to go.
+    #[error("cannot write the output {}: {why}", path.display())]
+    Output {
+        /// The output named.
+        path: PathBuf,
+        /// Why not.
+        why: String,
+    },
+    /// An I/O error, with the path (and offset) inside.
+    #[error(transparent)]
+    Io(#[from] oxsort_io::IoError),
+    /// Self-verification failed: what was written is not what was read, sorted.
+    #[error("verification failed: {0}")]
+    Verify(String),
+    /// A worker thread panicked (a bug); the output was not committed.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Shorthand for engine results.
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -1,0 +1,282 @@
+//! The merge of sorted runs: a loser tree over the runs' current records, one read-ahead per run,
+//! output through a verify → write pipeline.
+//!
+//! ```text
+//!  run 0 ─Reader(block, 1 ahead)─┐
+//!  run 1 ─Reader─────────────────┤   loser tree on (key80 << 48 | run)      verify thread      write thread
+//!   ...                          ├─> winner's record copied to an output ──> order + CRC-sum ──> sink
+//!  run k ─Reader─────────────────┘   block; next key of that run replayed    (bounded queues, buffers cycle back)
+//! ```
+//!
+//! Ties between equal keys go to the lower run number; runs are numbered in input order, so the
+//! merge is stable. A run's next block is requested the moment its current one is taken, so the
+//! run that will run dry first is the one being read (demand-driven forecasting).
+//!
+//! Run file format: the run's records, sorted, back to back; no header. Its length is known from
+//! the run table the engine keeps.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crossbeam_channel::bounded;
+use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
+use oxsort_kernels::{make_entry, LoserTree};
+
+use crate::config::RecordFormat;
+use crate::error::{EngineError, Result};
+use crate::progress::{Phase, Reporter};
+use crate::sink::Sink;
+use crate::stats::FileStats;
+use crate::tuning::MERGE_OUT_BUFFERS;
+use crate::verify::OrderCheck;
+
+/// A sorted run in a temp file.
+pub(crate) struct RunFile {
+    pub(crate) file: Arc<DirectFile>,
+    pub(crate) path: PathBuf,
+    pub(crate) bytes: u64,
+}
+
+/// Largest multiple of `r` that is also a multiple of 4096 and at most `block`; or the largest
+/// multiple of `r` when no such multiple fits.
+pub(crate) fn record_block(block: usize, r: usize) -> usize {
+    let g = gcd(r, 4096);
+    let lcm = r / g * 4096;
+    if block >= lcm {
+        block / lcm * lcm
+    } else {
+        (block / r).max(1) * r
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Reads one run record by record. Records usually lie whole inside a read block (blocks are
+/// a multiple of the record size when memory allows); one that straddles two blocks is copied
+/// into `stage`.
+struct RunCursor {
+    reader: Reader,
+    buf: Option<AlignedBuf>,
+    len: usize,
+    pos: usize,
+    stage: Vec<u8>,
+    staged: bool,
+    path: PathBuf,
+}
+
+impl RunCursor {
+    fn next_block(&mut self) -> Result<bool> {
+        if let Some(b) = self.buf.take() {
+            self.reader.recycle(b);
+        }
+        match self.reader.next_chunk() {
+            Some(Ok(c)) => {
+                self.len = c.len;
+                self.pos = 0;
+                self.buf = Some(c.buf);
+                Ok(true)
+            }
+            Some(Err(e)) => Err(e.into()),
+            None => {
+                self.len = 0;
+                self.pos = 0;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Makes sure the cursor holds a whole record; false when the run is exhausted.
+    fn fill(&mut self, r: usize) -> Result<bool> {
+        if self.pos + r <= self.len {
+            return Ok(true);
+        }
+        let mut have = self.len - self.pos;
+        if have > 0 {
+            let b = self.buf.as_ref().expect("bytes left");
+            self.stage[..have].copy_from_slice(&b[self.pos..self.len]);
+        }
+        while have < r {
+            if !self.next_block()? {
+                if have == 0 {
+                    return Ok(false);
+                }
+                return Err(EngineError::Verify(format!(
+                    "run {} ends inside a record",
+                    self.path.display()
+                )));
+            }
+            let take = (r - have).min(self.len);
+            let b = self.buf.as_ref().expect("just read");
+            if have == 0 && take == r {
+                return Ok(true);
+            }
+            self.stage[have..have + take].copy_from_slice(&b[..take]);
+            have += take;
+            self.pos = take;
+        }
+        self.staged = true;
+        Ok(true)
+    }
+
+    fn record(&self, r: usize) -> &[u8] {
+        if self.staged {
+            &self.stage
+        } else {
+            &self.buf.as_ref().expect("filled")[self.pos..self.pos + r]
+        }
+    }
+
+    fn advance(&mut self, r: usize) {
+        if self.staged {
+            self.staged = false;
+        } else {
+            self.pos += r;
+        }
+    }
+}
+
+/// Merges `runs` (in input order) into `sink`. Returns the order facts of the output (when
+/// `verify`) and the read statistics of the runs.
+pub(crate) fn merge(
+    runs: &[RunFile],
+    fmt: &RecordFormat,
+    block: usize,
+    io: &IoOptions,
+    sink: &mut (dyn Sink + Send),
+    verify: bool,
+    reporter: &Reporter,
+) -> Result<(OrderCheck, Vec<FileStats>)> {
+    let r = fmt.record_size;
+    let in_block = record_block(block, r);
+    let total: u64 = runs.iter().map(|x| x.bytes).sum();
+    let mut cursors = Vec::with_capacity(runs.len());
+    for run in runs {
+        let reader = Reader::new(run.file.clone(), 0..run.bytes, in_block, 1, io)?;
+        cursors.push(RunCursor {
+            reader,
+            buf: None,
+            len: 0,
+            pos: 0,
+            stage: vec![0; r],
+            staged: false,
+            path: run.path.clone(),
+        });
+    }
+    let mut heads = Vec::with_capacity(runs.len());
+    for (i, c) in cursors.iter_mut().enumerate() {
+        heads.push(if c.fill(r)? {
+            Some(make_entry(&fmt.key_prefix(c.record(r)), i as u64))
+        } else {
+            None
+        });
+    }
+    let mut tree = LoserTree::new(heads);
+    let out_block = record_block(block, r);
+
+    let (full_tx, full_rx) = bounded::<(AlignedBuf, usize, u64)>(1);
+    let (checked_tx, checked_rx) = bounded::<(AlignedBuf, usize, u64)>(1);
+    let (free_tx, free_rx) = bounded::<AlignedBuf>(MERGE_OUT_BUFFERS);
+    for _ in 0..MERGE_OUT_BUFFERS {
+        let _ = free_tx.send(AlignedBuf::new(out_block));
+    }
+
+    let outcome = std::thread::scope(|s| -> Result<OrderCheck> {
+        let verifier = s.spawn(move || {
+            let mut check = OrderCheck::default();
+            for (buf, len, off) in full_rx {
+                if verify {
+                    check.append(&OrderCheck::of(&buf[..len], fmt));
+                }
+                if checked_tx.send((buf, len, off)).is_err() {
+                    break;
+                }
+            }
+            check
+        });
+        let writer = s.spawn(move || -> Result<()> {
+            for (buf, len, off) in checked_rx {
+                sink.write(off, &buf[..len], 0)?;
+                reporter.report(Phase::Merge, off + len as u64, Some(total));
+                let _ = free_tx.send(buf);
+            }
+            Ok(())
+        });
+
+        let merged = (|| -> Result<()> {
+            let mut out = free_rx.recv().map_err(|_| stopped())?;
+            let mut o = 0usize;
+            let mut offset = 0u64;
+            while let Some((run, _)) = tree.peek() {
+                let c = &mut cursors[run];
+                out[o..o + r].copy_from_slice(c.record(r));
+                o += r;
+                c.advance(r);
+                let next = if c.fill(r)? {
+                    Some(make_entry(&fmt.key_prefix(c.record(r)), run as u64))
+                } else {
+                    None
+                };
+                tree.replace_top(next);
+                if o == out_block {
+                    full_tx.send((out, o, offset)).map_err(|_| stopped())?;
+                    offset += o as u64;
+                    o = 0;
+                    out = free_rx.recv().map_err(|_| stopped())?;
+                }
+            }
+            if o > 0 {
+                full_tx.send((out, o, offset)).map_err(|_| stopped())?;
+            }
+            Ok(())
+        })();
+        drop(full_tx);
+        drop(free_rx);
+        let check =
+            verifier.join().map_err(|_| EngineError::Internal("verifier panicked".into()))?;
+        let written = writer.join().map_err(|_| EngineError::Internal("writer panicked".into()))?;
+        // A write error explains a stopped pipeline better than the merge's own error.
+        written?;
+        merged?;
+        Ok(check)
+    });
+    let check = outcome?;
+    let files = runs
+        .iter()
+        .zip(&cursors)
+        .map(|(run, c)| {
+            let st = c.reader.stats();
+            FileStats {
+                path: run.path.display().to_string(),
+                direction: "read",
+                bytes: st.bytes,
+                transfers: st.transfers,
+                busy_s: st.busy.as_secs_f64(),
+                direct: run.file.is_direct(),
+            }
+        })
+        .collect();
+    Ok((check, files))
+}
+
+fn stopped() -> EngineError {
+    EngineError::Internal("the merge output pipeline stopped".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_blocks_are_whole_records_and_aligned_when_they_can_be() {
+        assert_eq!(record_block(8 << 20, 100), 81 * 102400);
+        assert_eq!(record_block(65536, 100), 65500);
+        assert_eq!(record_block(4096, 4096), 4096);
+        assert_eq!(record_block(10, 100), 100);
+    }
+}

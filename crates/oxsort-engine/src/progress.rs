@@ -1,0 +1,46 @@
+//! Progress events, delivered to a callback the caller installs on the [`crate::SortConfig`].
+
+use std::sync::Arc;
+
+/// The phase a [`Progress`] event belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Reading input and forming sorted runs (or the in-memory sort of a one-pass plan).
+    Input,
+    /// Merging runs (two passes only).
+    Merge,
+    /// Writing the final output.
+    Output,
+}
+
+/// One progress event: how many bytes of a phase are done.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Which phase.
+    pub phase: Phase,
+    /// Bytes done in this phase.
+    pub done: u64,
+    /// Bytes this phase moves in all (`None` when reading standard input).
+    pub total: Option<u64>,
+}
+
+/// The callback type.
+pub type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// Sends events to an optional callback.
+#[derive(Clone, Default)]
+pub(crate) struct Reporter {
+    f: Option<ProgressFn>,
+}
+
+impl Reporter {
+    pub(crate) fn new(f: Option<ProgressFn>) -> Self {
+        Reporter { f }
+    }
+    pub(crate) fn report(&self, phase: Phase, done: u64, total: Option<u64>) {
+        if let Some(f) = &self.f {
+            f(&Progress { phase, done, total });
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Where sorted bytes go: a file written at offsets (the output, a run) or standard output,
+//! written in order.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Instant;
+
+use oxsort_io::DirectFile;
+
+use crate::error::{EngineError, Result};
+use crate::stats::{FileStats, IoMeter};
+
+/// A destination for sorted bytes. `data` sits `pad` bytes into a 4096-aligned buffer with
+/// `pad == offset % 4096`, so its aligned interior can go to the disk directly.
+pub(crate) trait Sink: Send {
+    /// Writes `data` at byte `offset` of the destination.
+    fn write(&mut self, offset: u64, data: &[u8], pad: usize) -> Result<()>;
+    /// What was written, for the statistics.
+    fn stats(&self) -> FileStats;
+}
+
+/// A file written at offsets.
+pub(crate) struct FileSink {
+    pub(crate) file: Arc<DirectFile>,
+    meter: IoMeter,
+    name: String,
+}
+
+impl FileSink {
+    pub(crate) fn new(file: Arc<DirectFile>) -> Self {
+        let name = file.path().display().to_string();
+        FileSink { file, meter: IoMeter::default(), name }
+    }
+}
+
+impl Sink for FileSink {
+    fn write(&mut self, offset: u64, data: &[u8], _pad: usize) -> Result<()> {
+        let t = Instant::now();
+        self.file.write_at(data, offset)?;
+        self.meter.add(data.len() as u64, t.elapsed());
+        Ok(())
+    }
+    fn stats(&self) -> FileStats {
+        self.meter.file(self.name.clone(), "write", self.file.is_direct())
+    }
+}
+
+/// Standard output, written in order.
+pub(crate) struct StdoutSink {
+    pos: u64,
+    meter: IoMeter,
+}
+
+impl StdoutSink {
+    pub(crate) fn new() -> Self {
+        StdoutSink { pos: 0, meter: IoMeter::default() }
+    }
+}
+
+impl Sink for StdoutSink {
+    fn write(&mut self, offset: u64, data: &[u8], _pad: usize) -> Result<()> {
+        if offset != self.pos {
+            return Err(EngineError::Internal(format!(
+                "standard output written out of order: {offset} after {}",
+                self.pos
+            )));
+        }
+        let t = Instant::now();
+        let mut out = std::io::stdout().lock();
+        out.write_all(data)
+            .and_then(|_| out.flush())
+            .map_err(|e| EngineError::Output { path: "-".into(), why: e.to_string() })?;
+        self.pos += data.len() as u64;
+        self.meter.add(data.len() as u64, t.elapsed());
+        Ok(())
+    }
+    fn stats(&self) -> FileStats {
+        self.meter.file("-".into(), "write", false)
+    }
+}

@@ -1,0 +1,230 @@
+//! [`ChunkSource`]: the inputs, concatenated, as a stream of chunks of whole records.
+//!
+//! ```text
+//!   in1.dat ──Reader(read-ahead)──┐
+//!   in2.dat ──Reader──────────────┼──> chunk 0, chunk 1, ... (each ≤ 2^log2 records,
+//!   -       ──sequential read─────┘     never spanning two inputs)
+//! ```
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
+
+use crate::config::Input;
+use crate::error::{EngineError, Result};
+use crate::stats::FileStats;
+use crate::tuning::READ_DEPTH;
+
+/// A chunk of whole records read from one input.
+pub(crate) struct Chunk {
+    pub(crate) buf: AlignedBuf,
+    pub(crate) records: usize,
+}
+
+pub(crate) struct ChunkSource {
+    pending: VecDeque<Input>,
+    current: Option<(Reader, String, bool)>,
+    record_size: usize,
+    chunk_bytes: usize,
+    io: IoOptions,
+    spare: Vec<AlignedBuf>,
+    peeked: Option<Chunk>,
+    /// The reader's current piece: buffer, bytes used, bytes in it, file offset.
+    carry: Option<(AlignedBuf, usize, usize, u64)>,
+    /// Bytes of the current input turned into chunks so far.
+    file_pos: u64,
+    pub(crate) files: Vec<FileStats>,
+    pub(crate) bytes_read: u64,
+}
+
+impl ChunkSource {
+    pub(crate) fn new(
+        inputs: &[Input],
+        record_size: usize,
+        chunk_bytes: usize,
+        io: IoOptions,
+    ) -> Self {
+        ChunkSource {
+            pending: inputs.iter().cloned().collect(),
+            current: None,
+            record_size,
+            chunk_bytes,
+            io,
+            spare: Vec::new(),
+            peeked: None,
+            carry: None,
+            file_pos: 0,
+            files: Vec::new(),
+            bytes_read: 0,
+        }
+    }
+
+    /// Gives a chunk buffer back for reuse, so later reads don't fault in fresh memory.
+    pub(crate) fn recycle(&mut self, buf: AlignedBuf) {
+        if buf.len() != self.chunk_bytes
+            && buf.len()
+                != oxsort_io::DIRECT_ALIGN * self.chunk_bytes.div_ceil(oxsort_io::DIRECT_ALIGN)
+        {
+            return;
+        }
+        match &mut self.current {
+            Some((reader, _, _)) if self.spare.len() >= 2 => reader.recycle(buf),
+            _ => self.spare.push(buf),
+        }
+    }
+
+    fn open(&mut self, input: Input) -> Result<()> {
+        let (file, name) = match input {
+            Input::Path(p) => (DirectFile::open(&p, &self.io)?, p.display().to_string()),
+            Input::Stdin => {
+                let fd = std::io::stdin().lock();
+                let owned = std::os::fd::AsFd::as_fd(&fd)
+                    .try_clone_to_owned()
+                    .map_err(|e| EngineError::Input { path: PathBuf::from("-"), source: e })?;
+                let file = std::fs::File::from(owned);
+                (DirectFile::from_std(file, PathBuf::from("-"), &self.io), "-".to_string())
+            }
+        };
+        let end = if file.is_seekable() { file.len()? } else { u64::MAX };
+        let direct = file.is_direct();
+        let mut reader =
+            Reader::new(Arc::new(file), 0..end, self.chunk_bytes, READ_DEPTH, &self.io)?;
+        for b in self.spare.drain(..) {
+            reader.recycle(b);
+        }
+        self.current = Some((reader, name, direct));
+        Ok(())
+    }
+
+    fn close_current(&mut self) {
+        if let Some((reader, name, direct)) = self.current.take() {
+            let st = reader.stats();
+            self.files.push(FileStats {
+                path: name,
+                direction: "read",
+                bytes: st.bytes,
+                transfers: st.transfers,
+                busy_s: st.busy.as_secs_f64(),
+                direct,
+            });
+        }
+    }
+
+    /// Whether every input is exhausted (reads ahead one chunk to know).
+    pub(crate) fn is_exhausted(&mut self) -> Result<bool> {
+        if self.peeked.is_none() {
+            self.peeked = self.read_chunk()?;
+        }
+        Ok(self.peeked.is_none())
+    }
+
+    /// The next chunk, or `None` when every input is exhausted.
+    pub(crate) fn next_chunk(&mut self) -> Result<Option<Chunk>> {
+        match self.peeked.take() {
+            Some(c) => Ok(Some(c)),
+            None => self.read_chunk(),
+        }
+    }
+
+    /// The next piece the current input's reader yields, opening inputs as needed; `None` at
+    /// the end of the current input (the next call moves on) or of all inputs (`pending` empty).
+    fn next_piece(&mut self) -> Result<Option<oxsort_io::Chunk>> {
+        if self.current.is_none() {
+            match self.pending.pop_front() {
+                Some(input) => self.open(input)?,
+                None => return Ok(None),
+            }
+        }
+        let (reader, _, _) = self.current.as_mut().expect("opened above");
+        match reader.next_chunk() {
+            Some(Ok(piece)) => Ok(Some(piece)),
+            Some(Err(e)) => Err(e.into()),
+            None => {
+                self.close_current();
+                Ok(None)
+            }
+        }
+    }
+
+    fn partial(&self, name: &str, end: u64) -> EngineError {
+        let r = self.record_size as u64;
+        EngineError::PartialRecord {
+            path: PathBuf::from(name),
+            len: end,
+            record_size: self.record_size,
+            records: end / r,
+            leftover: end % r,
+            offset: end / r * r,
+        }
+    }
+
+    /// Builds the next chunk. Fast path: a piece that is exactly a chunk (or a shorter, whole
+    /// final piece) becomes the chunk as it is. Otherwise (chunks that are not a multiple of
+    /// the direct-I/O alignment, pipes returning short reads) bytes are copied into a chunk.
+    fn read_chunk(&mut self) -> Result<Option<Chunk>> {
+        let r = self.record_size;
+        let mut assembling: Option<(AlignedBuf, usize)> = None;
+        loop {
+            if self.carry.is_none() {
+                let name = self.current.as_ref().map(|c| c.1.clone());
+                match self.next_piece()? {
+                    Some(p) => self.carry = Some((p.buf, 0, p.len, p.offset)),
+                    None => {
+                        if let Some((buf, len)) = assembling.take() {
+                            if len % r != 0 {
+                                return Err(
+                                    self.partial(name.as_deref().unwrap_or("-"), self.file_pos)
+                                );
+                            }
+                            self.file_pos = 0;
+                            return Ok(Some(Chunk { records: len / r, buf }));
+                        }
+                        self.file_pos = 0;
+                        if self.current.is_none() && self.pending.is_empty() {
+                            return Ok(None);
+                        }
+                        continue;
+                    }
+                }
+            }
+            let (buf, pos, len, _) = self.carry.as_mut().expect("set above");
+            if assembling.is_none()
+                && *pos == 0
+                && *len <= self.chunk_bytes
+                && *len % r == 0
+                && *len > 0
+            {
+                let (buf, _, len, _) = self.carry.take().expect("set above");
+                self.file_pos += len as u64;
+                self.bytes_read += len as u64;
+                return Ok(Some(Chunk { records: len / r, buf }));
+            }
+            let (out, filled) = assembling.get_or_insert_with(|| {
+                (self.spare.pop().unwrap_or_else(|| AlignedBuf::new(self.chunk_bytes)), 0)
+            });
+            let take = (*len - *pos).min(self.chunk_bytes - *filled);
+            out[*filled..*filled + take].copy_from_slice(&buf[*pos..*pos + take]);
+            *filled += take;
+            *pos += take;
+            self.file_pos += take as u64;
+            self.bytes_read += take as u64;
+            if *pos == *len {
+                let (buf, ..) = self.carry.take().expect("set above");
+                self.recycle_piece(buf);
+            }
+            if *filled == self.chunk_bytes {
+                let (buf, len) = assembling.take().expect("set above");
+                return Ok(Some(Chunk { records: len / r, buf }));
+            }
+        }
+    }
+
+    fn recycle_piece(&mut self, buf: AlignedBuf) {
+        match &mut self.current {
+            Some((reader, _, _)) => reader.recycle(buf),
+            None => drop(buf),
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Statistics of a sort, in the spirit of nsort's `-statistics`: per phase elapsed time, CPU,
+//! I/O busy time and rates per file; runs, fan-in, bytes spilled, peak memory.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::sysinfo;
+
+/// I/O on one file during one phase.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FileStats {
+    /// The file (or `-`).
+    pub path: String,
+    /// `read` or `write`.
+    pub direction: &'static str,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Transfers (system calls or ring operations).
+    pub transfers: u64,
+    /// Seconds with at least one transfer in flight.
+    pub busy_s: f64,
+    /// Whether the file was opened with O_DIRECT.
+    pub direct: bool,
+}
+
+impl FileStats {
+    /// Bytes per second of busy time, in MB/s.
+    pub fn mb_per_s(&self) -> f64 {
+        if self.busy_s > 0.0 {
+            self.bytes as f64 / 1e6 / self.busy_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One phase of the sort.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PhaseStats {
+    /// `input`, `merge` or `output`.
+    pub name: &'static str,
+    /// Wall time.
+    pub elapsed_s: f64,
+    /// User CPU seconds, all threads.
+    pub user_s: f64,
+    /// System CPU seconds, all threads.
+    pub sys_s: f64,
+    /// Files read and written.
+    pub files: Vec<FileStats>,
+}
+
+/// Everything measured about one sort.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SortStats {
+    /// Records sorted.
+    pub records: u64,
+    /// Bytes sorted.
+    pub bytes: u64,
+    /// `1` or `2`.
+    pub passes: u32,
+    /// Sorted runs written to temp (0 for one pass).
+    pub runs: u64,
+    /// Largest merge fan-in.
+    pub fan_in: u64,
+    /// Merge levels (0 for one pass).
+    pub merge_levels: u32,
+    /// Bytes written to temp files.
+    pub bytes_spilled: u64,
+    /// Peak resident memory of the process.
+    pub peak_rss: u64,
+    /// The memory budget.
+    pub memory_budget: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// Wall time of the whole sort.
+    pub elapsed_s: f64,
+    /// Phases in order.
+    pub phases: Vec<PhaseStats>,
+    /// Checksum (valsort's: 128-bit sum of record CRC32s) of the input, lowercase hex.
+    pub checksum: String,
+    /// Adjacent records with equal keys in the output.
+    pub duplicate_keys: u64,
+}
+
+/// Measures one phase: wall and CPU time between `start` and `finish`.
+pub(crate) struct PhaseTimer {
+    name: &'static str,
+    t0: Instant,
+    cpu0: (f64, f64),
+}
+
+impl PhaseTimer {
+    pub(crate) fn start(name: &'static str) -> Self {
+        PhaseTimer { name, t0: Instant::now(), cpu0: sysinfo::cpu_times() }
+    }
+    pub(crate) fn finish(self, files: Vec<FileStats>) -> PhaseStats {
+        let (u, s) = sysinfo::cpu_times();
+        PhaseStats {
+            name: self.name,
+            elapsed_s: self.t0.elapsed().as_secs_f64(),
+            user_s: u - self.cpu0.0,
+            sys_s: s - self.cpu0.1,
+            files,
+        }
+    }
+}
+
+/// Accumulates file statistics of one file across calls.
+#[derive(Default)]
+pub(crate) struct IoMeter {
+    pub(crate) bytes: u64,
+    pub(crate) transfers: u64,
+    pub(crate) busy: Duration,
+}
+
+impl IoMeter {
+    pub(crate) fn add(&mut self, bytes: u64, busy: Duration) {
+        self.bytes += bytes;
+        self.transfers += 1;
+        self.busy += busy;
+    }
+    pub(crate) fn file(&self, path: String, direction: &'static str, direct: bool) -> FileStats {
+        FileStats {
+            path,
+            direction,
+            bytes: self.bytes,
+            transfers: self.transfers,
+            busy_s: self.busy.as_secs_f64(),
+            direct,
+        }
+    }
+}
+
+impl SortStats {
+    /// Human-readable report, one phase per block, like nsort's statistics.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "oxsort statistics: {} records, {} bytes, {} pass{}, {} threads, memory budget {}",
+            self.records,
+            self.bytes,
+            self.passes,
+            if self.passes == 1 { "" } else { "es" },
+            self.threads,
+            human_bytes(self.memory_budget)
+        );
+        if self.passes > 1 {
+            let _ = writeln!(
+                s,
+                "  runs {}, fan-in {}, merge levels {}, spilled {}",
+                self.runs,
+                self.fan_in,
+                self.merge_levels,
+                human_bytes(self.bytes_spilled)
+            );
+        }
+        for p in &self.phases {
+            let _ = writeln!(
+                s,
+                "  {:<7} elapsed {:>8.3} s  cpu user {:>7.3} s  sys {:>7.3} s",
+                p.name, p.elapsed_s, p.user_s, p.sys_s
+            );
+            for f in &p.files {
+                let _ = writeln!(
+                    s,
+                    "          {:<5} {:>14} bytes {:>7} transfers  busy {:>7.3} s  {:>8.1} MB/s  {}{}",
+                    f.direction,
+                    f.bytes,
+                    f.transfers,
+                    f.busy_s,
+                    f.mb_per_s(),
+                    f.path,
+                    if f.direct { "" } else { " (buffered)" }
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  overall elapsed {:.3} s, {:.1} MB/s, peak memory {}",
+            self.elapsed_s,
+            if self.elapsed_s > 0.0 { self.bytes as f64 / 1e6 / self.elapsed_s } else { 0.0 },
+            human_bytes(self.peak_rss)
+        );
+        s
+    }
+}
+
+/// `1.50 GiB`-style sizes for reports.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.2} {}", UNITS[i])
+    }
+}

@@ -1,0 +1,84 @@
+//! What the machine offers: cores, available memory (within a cgroup limit), peak RSS.
+//! Read from `/proc` and `/sys` so no unsafe code is needed here.
+
+use std::fs;
+
+/// Online cores (at least 1).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// Memory this process can use without swapping others out: `MemAvailable`, capped by the
+/// cgroup v2 (`memory.max`) or v1 (`memory.limit_in_bytes`) limit of this process.
+pub fn available_memory() -> u64 {
+    let meminfo = fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let avail = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or(1 << 30);
+    avail.min(cgroup_limit().unwrap_or(u64::MAX))
+}
+
+fn cgroup_limit() -> Option<u64> {
+    let cg = fs::read_to_string("/proc/self/cgroup").ok()?;
+    // (limit file, usage file) candidates: this process's own group, then the root of the
+    // mount (a container sees its own group there).
+    let mut candidates: Vec<(String, String)> = Vec::new();
+    for line in cg.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(ctrl), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let path = path.trim_end_matches('/');
+        if ctrl.is_empty() {
+            for base in [format!("/sys/fs/cgroup{path}"), "/sys/fs/cgroup".to_string()] {
+                candidates.push((format!("{base}/memory.max"), format!("{base}/memory.current")));
+            }
+        } else if ctrl.split(',').any(|c| c == "memory") {
+            for base in
+                [format!("/sys/fs/cgroup/memory{path}"), "/sys/fs/cgroup/memory".to_string()]
+            {
+                candidates.push((
+                    format!("{base}/memory.limit_in_bytes"),
+                    format!("{base}/memory.usage_in_bytes"),
+                ));
+            }
+        }
+    }
+    let read = |p: &str| fs::read_to_string(p).ok().and_then(|v| v.trim().parse::<u64>().ok());
+    candidates
+        .iter()
+        .filter_map(|(limit, usage)| {
+            // "max" (v2) or a huge number (v1) means no limit.
+            let l = read(limit).filter(|&l| l < 1 << 62)?;
+            Some(l.saturating_sub(read(usage).unwrap_or(0)))
+        })
+        .min()
+}
+
+/// Peak resident set size of this process so far (`VmHWM`), in bytes.
+pub fn peak_rss() -> u64 {
+    status_kb("VmHWM:").unwrap_or(0) * 1024
+}
+
+fn status_kb(field: &str) -> Option<u64> {
+    let s = fs::read_to_string("/proc/self/status").ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// CPU time of this process so far: (user, system) in seconds, from `/proc/self/stat`
+/// (clock ticks of 1/100 s, the Linux `USER_HZ` on every architecture it exports to user space).
+pub fn cpu_times() -> (f64, f64) {
+    const USER_HZ: f64 = 100.0;
+    let Ok(s) = fs::read_to_string("/proc/self/stat") else { return (0.0, 0.0) };
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let Some(rest) = s.rfind(')').map(|i| &s[i + 2..]) else { return (0.0, 0.0) };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name and state.
+    let get = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / USER_HZ;
+    (get(11), get(12))
+}

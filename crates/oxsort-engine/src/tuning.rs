@@ -1,0 +1,50 @@
+//! Every tuning constant of the engine, with what it trades and how it was chosen.
+
+/// Bytes a read or write transfer aims for. Direct transfers of 8–16 MiB reach the disk's
+/// sequential rate on this class of machine (`dd bs=16M` is the floor's own block size); larger
+/// ones only add memory held in flight.
+pub const TRANSFER_TARGET: usize = 16 << 20;
+
+/// Smallest power-of-two record count per chunk when the budget is tiny. A chunk is the unit of
+/// reading, of microrun sorting and of the record index (`chunk << log2 | slot`), so a smaller
+/// chunk only costs more microruns to split at output time.
+pub const MIN_CHUNK_RECORDS_LOG2: u32 = 4;
+
+/// Read-ahead depth: transfers in flight while the workers extract and sort. Two keep the disk
+/// queue non-empty while one lands; more only holds memory.
+pub const READ_DEPTH: usize = 2;
+
+/// Output parts per thread at minimum. Parts are the unit of parallel output work (select,
+/// sort, gather, verify); a few per thread keeps both cores busy while the writer drains.
+pub const MIN_PARTS_PER_THREAD: usize = 4;
+
+/// Records per output part at most. Bounds the memory of parts in flight (records × record
+/// size × [`PARTS_IN_FLIGHT_PER_THREAD`] × threads) and the latency before the first write.
+pub const MAX_PART_RECORDS: usize = 1 << 18;
+
+/// Parts a thread may hold finished but not yet written. One being written, one being built.
+pub const PARTS_IN_FLIGHT_PER_THREAD: usize = 2;
+
+/// Merge read buffer per run, at most. Each run has two (one being merged, one being read).
+pub const MERGE_BLOCK_MAX: usize = 8 << 20;
+
+/// Merge read buffer per run, at least. Below this a direct read is dominated by latency, so
+/// the plan adds merge levels instead of shrinking blocks further.
+pub const MERGE_BLOCK_MIN: usize = 64 << 10;
+
+/// Output buffers the merge keeps in flight (being filled, being verified, being written).
+pub const MERGE_OUT_BUFFERS: usize = 3;
+
+/// Share of available memory taken when `--memory` is not given. Leaves room for the page
+/// cache the rest of the system relies on and for allocator slack.
+pub const DEFAULT_MEMORY_SHARE: f64 = 0.6;
+
+/// Bytes of memory accounted per record for its sort entry (one `u128`).
+pub const ENTRY_BYTES: u64 = 16;
+
+/// Memory the engine needs beyond its data structures (threads' stacks, channels, tables).
+pub const FIXED_OVERHEAD: u64 = 1 << 20;
+
+const _: () = assert!(TRANSFER_TARGET % 4096 == 0);
+const _: () = assert!(MERGE_BLOCK_MIN % 4096 == 0 && MERGE_BLOCK_MAX % 4096 == 0);
+const _: () = assert!(MERGE_BLOCK_MIN <= MERGE_BLOCK_MAX);

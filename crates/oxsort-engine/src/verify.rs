@@ -1,0 +1,127 @@
+//! Self-verification: every record read is summed into a checksum; every record written is
+//! summed again and checked in order against its neighbour. The sort fails unless both sums match
+//! and nothing is out of order.
+//!
+//! The checksum is valsort's: the 128-bit sum of each record's CRC32 (zlib/IEEE), so for
+//! Sort Benchmark records it equals `valsort`'s `Checksum:` line and `gensort -c`.
+
+use crate::config::RecordFormat;
+
+/// The sum of the CRC32 of every record in `data` (whole records of `record_size` bytes).
+pub fn checksum_records(data: &[u8], record_size: usize) -> u128 {
+    data.chunks_exact(record_size).map(|r| crc32fast::hash(r) as u128).sum()
+}
+
+/// Order facts of a contiguous stretch of output: valsort's counts, for any record format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OrderCheck {
+    /// Records seen.
+    pub records: u64,
+    /// Sum of their CRC32s.
+    pub checksum: u128,
+    /// Adjacent pairs out of order.
+    pub unordered: u64,
+    /// Index of the first record that is smaller than the one before it.
+    pub first_unordered: Option<u64>,
+    /// Adjacent pairs with equal keys.
+    pub duplicates: u64,
+    /// Key of the first record.
+    pub first_key: [u8; 10],
+    /// Key of the last record.
+    pub last_key: [u8; 10],
+}
+
+impl OrderCheck {
+    /// Checks `data` (whole records) on its own.
+    pub fn of(data: &[u8], fmt: &RecordFormat) -> OrderCheck {
+        let r = fmt.record_size;
+        let mut c = OrderCheck::default();
+        let mut prev: Option<[u8; 10]> = None;
+        for (i, rec) in data.chunks_exact(r).enumerate() {
+            let k = fmt.key_prefix(rec);
+            c.checksum += crc32fast::hash(rec) as u128;
+            match prev {
+                None => c.first_key = k,
+                Some(p) if p > k => {
+                    c.unordered += 1;
+                    c.first_unordered.get_or_insert(i as u64);
+                }
+                Some(p) if p == k => c.duplicates += 1,
+                Some(_) => {}
+            }
+            prev = Some(k);
+        }
+        c.records = (data.len() / r) as u64;
+        if let Some(p) = prev {
+            c.last_key = p;
+        }
+        c
+    }
+
+    /// Appends the facts of the stretch that follows this one.
+    pub fn append(&mut self, next: &OrderCheck) {
+        if next.records == 0 {
+            return;
+        }
+        if self.records == 0 {
+            *self = *next;
+            return;
+        }
+        if self.last_key > next.first_key {
+            self.unordered += 1;
+            self.first_unordered.get_or_insert(self.records);
+        } else if self.last_key == next.first_key {
+            self.duplicates += 1;
+        }
+        if self.first_unordered.is_none() {
+            self.first_unordered = next.first_unordered.map(|i| i + self.records);
+        }
+        self.records += next.records;
+        self.checksum += next.checksum;
+        self.unordered += next.unordered;
+        self.duplicates += next.duplicates;
+        self.last_key = next.last_key;
+    }
+}
+
+/// Valsort's hex rendering of a checksum: the high 64 bits (when non-zero) then the low 64 bits
+/// as 16 digits.
+pub fn checksum_hex(sum: u128) -> String {
+    let (hi, lo) = ((sum >> 64) as u64, sum as u64);
+    if hi == 0 {
+        format!("{lo:x}")
+    } else {
+        format!("{hi:x}{lo:016x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recs(keys: &[u8]) -> Vec<u8> {
+        keys.iter().flat_map(|&k| [k, 0, 0, 0]).collect()
+    }
+
+    #[test]
+    fn appending_stretches_equals_checking_the_whole() {
+        let fmt = RecordFormat { record_size: 4, key_offset: 0, key_len: 1 };
+        let keys = [1u8, 2, 2, 5, 3, 3, 7, 1, 9, 9, 9, 0];
+        let all = recs(&keys);
+        let whole = OrderCheck::of(&all, &fmt);
+        assert_eq!(whole.unordered, 3);
+        assert_eq!(whole.first_unordered, Some(4));
+        assert_eq!(whole.duplicates, 4);
+        for cut in 0..=keys.len() {
+            let mut a = OrderCheck::of(&all[..cut * 4], &fmt);
+            a.append(&OrderCheck::of(&all[cut * 4..], &fmt));
+            assert_eq!(a, whole, "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn checksum_hex_matches_valsort_rendering() {
+        assert_eq!(checksum_hex(0x1ea6370b955), "1ea6370b955");
+        assert_eq!(checksum_hex((1u128 << 64) | 5), "10000000000000005");
+    }
+}

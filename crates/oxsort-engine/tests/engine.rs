@@ -1,0 +1,328 @@
+//! The engine against an oracle: every pattern × size straddling chunk, part and run
+//! boundaries, through every path (one pass, two passes, multi-level merge, several temp
+//! directories, io_uring on and off, buffered fallback), then error paths with injected faults.
+//! After every sort, no temp file or uncommitted output remains.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use oxsort_engine::{plan, sort, EngineError, Input, Output, Passes, RecordFormat, SortConfig};
+use oxsort_io::{FaultPlan, IoOptions};
+use oxsort_testkit::{leftovers, make_records, oracle_sort, seed, Pattern, Rng};
+
+/// Budget that keeps the engine's fixed overhead and gives room for `records_room` records.
+const TINY: u64 = (1 << 20) + 200_000;
+
+#[derive(Clone, Debug)]
+struct Setup {
+    name: &'static str,
+    memory: u64,
+    chunk_log2: u32,
+    temp_dirs: usize,
+    max_fan_in: Option<usize>,
+    io: IoOptions,
+    threads: usize,
+}
+
+fn setups() -> Vec<Setup> {
+    let base = Setup {
+        name: "one pass",
+        memory: 64 << 20,
+        chunk_log2: 4,
+        temp_dirs: 1,
+        max_fan_in: None,
+        io: IoOptions::default(),
+        threads: 2,
+    };
+    vec![
+        base.clone(),
+        Setup { name: "one pass, 1 thread", threads: 1, ..base.clone() },
+        Setup {
+            name: "one pass, 3 threads, big chunks",
+            threads: 3,
+            chunk_log2: 12,
+            ..base.clone()
+        },
+        Setup { name: "two passes", memory: TINY, ..base.clone() },
+        Setup { name: "two passes, 3 temp dirs", memory: TINY, temp_dirs: 3, ..base.clone() },
+        Setup { name: "multi-level merge", memory: TINY, max_fan_in: Some(2), ..base.clone() },
+        Setup {
+            name: "two passes, no io_uring",
+            memory: TINY,
+            io: IoOptions { no_uring: true, ..IoOptions::default() },
+            ..base.clone()
+        },
+        Setup {
+            name: "two passes, buffered",
+            memory: TINY,
+            io: IoOptions { buffered: true, ..IoOptions::default() },
+            ..base.clone()
+        },
+    ]
+}
+
+fn config(s: &Setup, input: &Path, output: &Path, temps: &[PathBuf]) -> SortConfig {
+    let mut b = SortConfig::builder(vec![Input::Path(input.into())], Output::Path(output.into()))
+        .memory(s.memory)
+        .threads(s.threads)
+        .chunk_records_log2(s.chunk_log2)
+        .io(s.io.clone());
+    for t in temps {
+        b = b.temp_dir(t.clone());
+    }
+    if let Some(f) = s.max_fan_in {
+        b = b.max_fan_in(f);
+    }
+    b.build().expect("valid config")
+}
+
+fn temp_dirs(root: &Path, n: usize) -> Vec<PathBuf> {
+    (0..n)
+        .map(|i| {
+            let d = root.join(format!("tmp{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        })
+        .collect()
+}
+
+fn assert_clean(dirs: &[&Path]) {
+    for d in dirs {
+        let left = leftovers(d);
+        assert!(left.is_empty(), "left behind in {}: {left:?}", d.display());
+    }
+}
+
+#[test]
+fn pattern_by_size_matrix_matches_the_oracle_on_every_path() {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    // Sizes around chunk (16 records), part and run boundaries of the tiny budgets.
+    let sizes = [0usize, 1, 2, 15, 16, 17, 33, 511, 1000, 2049, 5003];
+    for s in setups() {
+        let root = tempfile::tempdir().unwrap();
+        let temps = temp_dirs(root.path(), s.temp_dirs);
+        for pattern in Pattern::ALL {
+            for &n in &sizes {
+                let data = make_records(pattern, n, 100, &mut rng);
+                let input = root.path().join("in.dat");
+                let output = root.path().join("out.dat");
+                std::fs::write(&input, &data).unwrap();
+                let cfg = config(&s, &input, &output, &temps);
+                let stats =
+                    sort(&cfg).unwrap_or_else(|e| panic!("{} {pattern:?} n={n}: {e}", s.name));
+                let got = std::fs::read(&output).unwrap();
+                let want = oracle_sort(&data, 100, 0, 10);
+                assert!(got == want, "{} {pattern:?} n={n} (seed {seed}): output differs", s.name);
+                assert_eq!(stats.records, n as u64);
+                if s.memory == TINY && n >= 2049 {
+                    assert_eq!(stats.passes, 2, "{} n={n} should spill", s.name);
+                    if s.max_fan_in == Some(2) {
+                        assert!(
+                            stats.merge_levels >= 2,
+                            "{}: {} levels",
+                            s.name,
+                            stats.merge_levels
+                        );
+                    }
+                }
+                let mut dirs: Vec<&Path> = temps.iter().map(|p| p.as_path()).collect();
+                dirs.push(root.path());
+                assert_clean(&dirs);
+            }
+        }
+    }
+}
+
+#[test]
+fn equal_keys_keep_input_order_across_runs_and_merges() {
+    let mut rng = Rng::new(seed());
+    let data = make_records(Pattern::FewDistinct, 4000, 100, &mut rng);
+    for s in setups() {
+        let root = tempfile::tempdir().unwrap();
+        let temps = temp_dirs(root.path(), s.temp_dirs);
+        let input = root.path().join("in.dat");
+        let output = root.path().join("out.dat");
+        std::fs::write(&input, &data).unwrap();
+        sort(&config(&s, &input, &output, &temps)).unwrap();
+        let got = std::fs::read(&output).unwrap();
+        for pair in got.chunks_exact(100).collect::<Vec<_>>().windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if a[..10] == b[..10] {
+                assert!(a[10..18] < b[10..18], "{}: equal keys out of input order", s.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn several_inputs_are_concatenated_and_output_may_be_an_input() {
+    let mut rng = Rng::new(seed());
+    let root = tempfile::tempdir().unwrap();
+    let parts: Vec<Vec<u8>> = [7usize, 0, 300, 33]
+        .iter()
+        .map(|&n| make_records(Pattern::Random, n, 100, &mut rng))
+        .collect();
+    let mut inputs = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let path = root.path().join(format!("in{i}.dat"));
+        std::fs::write(&path, p).unwrap();
+        inputs.push(Input::Path(path));
+    }
+    let target = root.path().join("in0.dat");
+    let cfg = SortConfig::builder(inputs, Output::Path(target.clone()))
+        .memory(TINY)
+        .chunk_records_log2(4)
+        .build()
+        .unwrap();
+    sort(&cfg).unwrap();
+    assert_eq!(std::fs::read(&target).unwrap(), oracle_sort(&parts.concat(), 100, 0, 10));
+    assert_clean(&[root.path()]);
+}
+
+#[test]
+fn other_record_sizes_and_key_positions() {
+    let mut rng = Rng::new(seed());
+    let root = tempfile::tempdir().unwrap();
+    for (size, off, len) in [(20usize, 0usize, 10usize), (37, 20, 4), (4096, 100, 10), (24, 18, 1)]
+    {
+        let data = make_records(Pattern::Random, 777, size, &mut rng);
+        let input = root.path().join("in.dat");
+        let output = root.path().join("out.dat");
+        std::fs::write(&input, &data).unwrap();
+        for memory in [64 << 20, TINY + 600_000] {
+            let cfg =
+                SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(output.clone()))
+                    .format(RecordFormat { record_size: size, key_offset: off, key_len: len })
+                    .memory(memory)
+                    .chunk_records_log2(5)
+                    .build()
+                    .unwrap();
+            sort(&cfg).unwrap_or_else(|e| panic!("size {size}: {e}"));
+            assert_eq!(
+                std::fs::read(&output).unwrap(),
+                oracle_sort(&data, size, off, len),
+                "size {size}"
+            );
+        }
+    }
+}
+
+#[test]
+fn plan_reports_passes_and_refuses_what_cannot_work() {
+    let root = tempfile::tempdir().unwrap();
+    let input = root.path().join("in.dat");
+    std::fs::write(&input, vec![1u8; 100 * 3000]).unwrap();
+    let out = root.path().join("out.dat");
+    let mk = |m: u64| {
+        SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(out.clone()))
+            .memory(m)
+            .chunk_records_log2(4)
+            .build()
+            .unwrap()
+    };
+    assert!(matches!(plan(&mk(64 << 20)).unwrap().passes, Passes::One));
+    let two = plan(&mk(TINY)).unwrap();
+    assert!(matches!(two.passes, Passes::Two { .. }), "{two:?}");
+    assert!(two.to_text().contains("two:"));
+    match sort(&mk(100_000)) {
+        Err(EngineError::MemoryTooSmall { needed, .. }) => assert!(needed > 100_000),
+        other => panic!("expected MemoryTooSmall, got {other:?}"),
+    }
+
+    // A partial record names the file, the leftover and where it starts.
+    std::fs::write(&input, vec![1u8; 1050]).unwrap();
+    let e = sort(&mk(64 << 20)).unwrap_err().to_string();
+    assert!(
+        e.contains("in.dat") && e.contains("50 bytes left over") && e.contains("offset 1000"),
+        "{e}"
+    );
+    // A missing input and a missing output directory are found before anything is written.
+    let missing = SortConfig::builder(
+        vec![Input::Path(root.path().join("nope.dat"))],
+        Output::Path(out.clone()),
+    )
+    .build()
+    .unwrap();
+    assert!(sort(&missing).unwrap_err().to_string().contains("nope.dat"));
+    std::fs::write(&input, vec![1u8; 1000]).unwrap();
+    let bad_out = SortConfig::builder(
+        vec![Input::Path(input.clone())],
+        Output::Path(root.path().join("no/such/out.dat")),
+    )
+    .build()
+    .unwrap();
+    assert!(sort(&bad_out).is_err());
+    assert!(!out.exists());
+    assert_clean(&[root.path()]);
+}
+
+#[test]
+fn empty_input_sorts_to_an_empty_output() {
+    let root = tempfile::tempdir().unwrap();
+    let input = root.path().join("empty.dat");
+    std::fs::write(&input, b"").unwrap();
+    let out = root.path().join("out.dat");
+    let cfg =
+        SortConfig::builder(vec![Input::Path(input)], Output::Path(out.clone())).build().unwrap();
+    let st = sort(&cfg).unwrap();
+    assert_eq!(st.records, 0);
+    assert_eq!(std::fs::read(&out).unwrap().len(), 0);
+}
+
+#[test]
+fn a_failed_read_or_write_loses_nothing() {
+    let mut rng = Rng::new(seed());
+    let data = make_records(Pattern::Random, 3000, 100, &mut rng);
+    let mut failures = 0;
+    for (memory, what) in [(64u64 << 20, "one pass"), (TINY, "two passes")] {
+        for fail_at in [1u64, 2, 5, 40] {
+            for (plan_of, errno) in [
+                (FaultPlan::fail_read as fn(u64, i32) -> FaultPlan, libc_eio()),
+                (FaultPlan::fail_write, libc_eio()),
+                (FaultPlan::fail_write, libc_enospc()),
+            ] {
+                let root = tempfile::tempdir().unwrap();
+                let input = root.path().join("in.dat");
+                let out = root.path().join("out.dat");
+                std::fs::write(&input, &data).unwrap();
+                let faults = Arc::new(plan_of(fail_at, errno));
+                let cfg = SortConfig::builder(
+                    vec![Input::Path(input.clone())],
+                    Output::Path(out.clone()),
+                )
+                .memory(memory)
+                .chunk_records_log2(4)
+                .io(IoOptions { faults: Some(faults.clone()), ..IoOptions::default() })
+                .build()
+                .unwrap();
+                match sort(&cfg) {
+                    Err(e) => {
+                        failures += 1;
+                        let msg = e.to_string();
+                        assert!(
+                            msg.contains(root.path().to_str().unwrap()),
+                            "{what}: error names no path: {msg}"
+                        );
+                        assert!(!out.exists(), "{what}: output exists after {msg}");
+                    }
+                    // The fault may be past the last operation of a small sort: then it must be right.
+                    Ok(_) => {
+                        assert_eq!(std::fs::read(&out).unwrap(), oracle_sort(&data, 100, 0, 10))
+                    }
+                }
+                assert_eq!(std::fs::read(&input).unwrap(), data, "{what}: input changed");
+                assert_clean(&[root.path()]);
+            }
+        }
+    }
+    // Each sort makes dozens of transfers: nearly every injected fault must have fired.
+    assert!(failures >= 20, "only {failures} of 24 injected faults failed the sort");
+}
+
+fn libc_eio() -> i32 {
+    5
+}
+fn libc_enospc() -> i32 {
+    28
+}

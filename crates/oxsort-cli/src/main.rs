@@ -2,7 +2,11 @@
 //!
 //! Subcommands live in one module each; this file only parses and dispatches.
 
+mod bench_cmd;
 mod gen_cmd;
+mod size;
+mod sort_cmd;
+mod summary;
 mod valsort_cmd;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +25,18 @@ enum Command {
     Gen(gen_cmd::GenArgs),
     /// Validate sorted records or merge summaries (valsort-compatible).
     Valsort(valsort_cmd::ValsortArgs),
+    /// Sort files of records (several inputs are concatenated).
+    Sort(sort_cmd::SortArgs),
+    /// Print the plan of a sort without doing it.
+    Explain {
+        #[command(flatten)]
+        args: sort_cmd::SortArgs,
+        /// Print the plan as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Generate, sort and validate a data set; report throughput and the ratio to the I/O floor.
+    Bench(bench_cmd::BenchArgs),
 }
 
 fn main() {
@@ -28,6 +44,9 @@ fn main() {
     let result = match cli.command {
         Command::Gen(args) => gen_cmd::run(args),
         Command::Valsort(args) => valsort_cmd::run(args),
+        Command::Sort(args) => sort_cmd::run_sort(args),
+        Command::Explain { args, json } => sort_cmd::run_explain(args, json),
+        Command::Bench(args) => bench_cmd::run(args),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,0 +1,160 @@
+//! `oxsort sort` and `oxsort explain`: a thin shell over `oxsort_engine`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use oxsort_engine::{plan, sort, Input, Output, Phase, SortConfig};
+use oxsort_io::IoOptions;
+
+use crate::size::parse_bytes;
+
+/// How statistics are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatsFormat {
+    /// For people, on stderr.
+    Text,
+    /// One JSON object, on stderr.
+    Json,
+}
+
+/// Arguments shared by `oxsort sort` and `oxsort explain`.
+#[derive(clap::Args, Debug)]
+pub struct SortArgs {
+    /// Input files, concatenated in order (`-` for standard input).
+    #[arg(required = true, value_name = "IN")]
+    pub inputs: Vec<String>,
+    /// Output file (`-` for standard output). May name an input.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: String,
+    /// Memory budget (e.g. 1G, 512M); default: a safe share of available memory.
+    #[arg(long, value_parser = parse_bytes, value_name = "SIZE")]
+    pub memory: Option<u64>,
+    /// Worker threads; default: all cores.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Directory for sorted runs (repeat to stripe runs over several); default: the output's.
+    #[arg(long = "temp-dir", value_name = "DIR")]
+    pub temp_dirs: Vec<PathBuf>,
+    /// Print statistics when done (text, or json).
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "text")]
+    pub stats: Option<StatsFormat>,
+    /// Write a valsort summary (`valsort -o` format) of the output to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// Show a progress bar (default: only when stderr is a terminal).
+    #[arg(long, overrides_with = "no_progress")]
+    pub progress: bool,
+    /// Never show a progress bar.
+    #[arg(long = "no-progress")]
+    pub no_progress: bool,
+    /// Never use O_DIRECT (buffered I/O through the page cache).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Never use io_uring (thread-pool I/O).
+    #[arg(long = "no-uring")]
+    pub no_uring: bool,
+}
+
+impl SortArgs {
+    /// The engine configuration these arguments describe.
+    pub fn config(&self, progress: bool) -> Result<SortConfig> {
+        let inputs = self
+            .inputs
+            .iter()
+            .map(|s| if s == "-" { Input::Stdin } else { Input::Path(PathBuf::from(s)) })
+            .collect();
+        let output = if self.output == "-" {
+            Output::Stdout
+        } else {
+            Output::Path(PathBuf::from(&self.output))
+        };
+        let mut b = SortConfig::builder(inputs, output).io(IoOptions {
+            buffered: self.buffered,
+            no_uring: self.no_uring,
+            ..IoOptions::default()
+        });
+        if let Some(m) = self.memory {
+            b = b.memory(m);
+        }
+        if let Some(t) = self.threads {
+            b = b.threads(t);
+        }
+        for d in &self.temp_dirs {
+            b = b.temp_dir(d.clone());
+        }
+        if progress {
+            b = b.progress(progress_bar());
+        }
+        Ok(b.build()?)
+    }
+
+    fn wants_progress(&self) -> bool {
+        !self.no_progress && (self.progress || std::io::stderr().is_terminal())
+    }
+}
+
+/// A progress callback drawing one bar per phase on stderr.
+fn progress_bar() -> impl Fn(&oxsort_engine::Progress) + Send + Sync + 'static {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use std::sync::Mutex;
+    let state: Mutex<Option<(Phase, ProgressBar)>> = Mutex::new(None);
+    move |p| {
+        let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.as_ref().map(|(ph, _)| *ph) != Some(p.phase) {
+            if let Some((_, bar)) = st.take() {
+                bar.finish();
+            }
+            let bar = ProgressBar::new(p.total.unwrap_or(0));
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{prefix:>7} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar.set_prefix(format!("{:?}", p.phase).to_lowercase());
+            *st = Some((p.phase, bar));
+        }
+        if let Some((_, bar)) = st.as_ref() {
+            bar.set_position(p.done);
+            if p.total == Some(p.done) {
+                bar.finish();
+            }
+        }
+    }
+}
+
+/// Runs `oxsort sort`; returns the exit status.
+pub fn run_sort(args: SortArgs) -> Result<i32> {
+    oxsort_io::cleanup::install_signal_handlers();
+    let cfg = args.config(args.wants_progress())?;
+    let stats = sort(&cfg)?;
+    // valsort-style closing lines: the run checked itself.
+    eprintln!("Records: {}", stats.records);
+    eprintln!("Checksum: {}", stats.checksum);
+    eprintln!("Duplicate keys: {}", stats.duplicate_keys);
+    eprintln!("SUCCESS - all records are in order");
+    match args.stats {
+        Some(StatsFormat::Text) => eprint!("{}", stats.to_text()),
+        Some(StatsFormat::Json) => eprintln!("{}", serde_json::to_string(&stats)?),
+        None => {}
+    }
+    if let Some(path) = &args.summary {
+        crate::summary::write_summary_of(&args.output, path)
+            .with_context(|| format!("writing the summary {}", path.display()))?;
+    }
+    Ok(0)
+}
+
+/// Runs `oxsort explain`; returns the exit status.
+pub fn run_explain(args: SortArgs, json: bool) -> Result<i32> {
+    let cfg = args.config(false)?;
+    let p = plan(&cfg)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&p)?);
+    } else {
+        print!("{}", p.to_text());
+    }
+    Ok(0)
+}

@@ -1,0 +1,246 @@
+//! Decimal values (packed, zoned, numeric text) read into sign + digits, and their canonical
+//! order-preserving encoding.
+//!
+//! ```text
+//!   zero:      +------+
+//!              | 0x02 |
+//!              +------+
+//!   positive:  +------+---------+-----------------+--------------------------+
+//!              | 0x03 | ndigits | integer digits  | fraction digits          |
+//!              |      | 1 or 5B | BCD, 2 per byte | nibble d+1, 0 nibble end |
+//!              +------+---------+-----------------+--------------------------+
+//!   negative:  | 0x01 | the positive form of |v|, every byte complemented   |
+//! ```
+//!
+//! Leading zeros of the integer part and trailing zeros of the fraction are dropped first, so
+//! every encoding of a value (packed sign C or F, zoned EBCDIC or ASCII, `007` or `7.0`, `-0`)
+//! gives the same bytes. `ndigits` is one byte below 255, else 0xFF and a big-endian `u32`;
+//! with an odd digit count the first BCD byte holds a single digit. The form is prefix-free,
+//! so a following field can never bleed into it.
+
+use crate::error::KeyError;
+
+const CLASS_NEGATIVE: u8 = 0x01;
+const CLASS_ZERO: u8 = 0x02;
+const CLASS_POSITIVE: u8 = 0x03;
+
+/// Appends the canonical form of the number `-`(if `negative`) `int`.`frac`, where `int` and
+/// `frac` yield digit values 0..=9.
+pub(crate) fn encode<I, F>(out: &mut Vec<u8>, negative: bool, int: I, frac: F)
+where
+    I: Iterator<Item = u8> + Clone,
+    F: Iterator<Item = u8> + Clone,
+{
+    let int = int.skip_while(|&d| d == 0);
+    let n_int = int.clone().count();
+    let n_frac = frac.clone().enumerate().filter(|&(_, d)| d != 0).last().map_or(0, |(i, _)| i + 1);
+    if n_int == 0 && n_frac == 0 {
+        out.push(CLASS_ZERO);
+        return;
+    }
+    out.push(if negative { CLASS_NEGATIVE } else { CLASS_POSITIVE });
+    let start = out.len();
+    if n_int < 0xFF {
+        out.push(n_int as u8);
+    } else {
+        out.push(0xFF);
+        // A field longer than 4 GiB of digits cannot exist (records are at most 64 KiB and
+        // delimited records are bounded by memory far below that).
+        out.extend_from_slice(&(n_int as u32).to_be_bytes());
+    }
+    let mut digits = int;
+    if n_int % 2 == 1 {
+        out.push(digits.next().unwrap_or(0));
+    }
+    while let Some(hi) = digits.next() {
+        let lo = digits.next().unwrap_or(0);
+        out.push(hi << 4 | lo);
+    }
+    // Fraction: nibbles d + 1 (1..=10), then a 0 nibble, padded to a byte with 0.
+    let mut nibbles = frac.take(n_frac).map(|d| d + 1).chain(std::iter::once(0));
+    while let Some(hi) = nibbles.next() {
+        let lo = nibbles.next().unwrap_or(0);
+        out.push(hi << 4 | lo);
+    }
+    if negative {
+        for b in &mut out[start..] {
+            *b = !*b;
+        }
+    }
+}
+
+/// Validates a packed decimal field and returns whether it is negative.
+/// `position` is the 1-based record position of `field[0]`.
+pub(crate) fn packed_sign(field: &[u8], index: usize, position: usize) -> Result<bool, KeyError> {
+    let bad =
+        |i: usize| KeyError::InvalidPacked { field: index, position: position + i, byte: field[i] };
+    let last = field.len() - 1;
+    for (i, &b) in field.iter().enumerate() {
+        if b >> 4 > 9 || (i < last && b & 0x0F > 9) {
+            return Err(bad(i));
+        }
+    }
+    match field[last] & 0x0F {
+        0xC | 0xA | 0xE | 0xF => Ok(false),
+        0xD | 0xB => Ok(true),
+        _ => Err(bad(last)),
+    }
+}
+
+/// The digits of a (validated) packed decimal field, most significant first.
+pub(crate) fn packed_digits(field: &[u8]) -> impl Iterator<Item = u8> + Clone + '_ {
+    let n = field.len() * 2 - 1;
+    field.iter().flat_map(|&b| [b >> 4, b & 0x0F]).take(n)
+}
+
+/// Validates a zoned decimal field; returns (negative, value of the last digit).
+pub(crate) fn zoned_sign(
+    field: &[u8],
+    index: usize,
+    position: usize,
+) -> Result<(bool, u8), KeyError> {
+    let bad =
+        |i: usize| KeyError::InvalidZoned { field: index, position: position + i, byte: field[i] };
+    let last = field.len() - 1;
+    for (i, &b) in field[..last].iter().enumerate() {
+        if !matches!(b >> 4, 0xF | 0x3) || b & 0x0F > 9 {
+            return Err(bad(i));
+        }
+    }
+    let b = field[last];
+    let (zone, digit) = (b >> 4, b & 0x0F);
+    match b {
+        b'{' => return Ok((false, 0)),
+        b'}' => return Ok((true, 0)),
+        b'A'..=b'I' => return Ok((false, b - b'A' + 1)),
+        b'J'..=b'R' => return Ok((true, b - b'J' + 1)),
+        _ => {}
+    }
+    if digit > 9 {
+        return Err(bad(last));
+    }
+    match zone {
+        0xC | 0xA | 0xE | 0xF | 0x3 => Ok((false, digit)),
+        0xD | 0xB | 0x7 => Ok((true, digit)),
+        _ => Err(bad(last)),
+    }
+}
+
+/// Which numeric text syntax to read.
+#[derive(Clone, Copy)]
+pub(crate) enum TextSyntax {
+    /// DFSORT CSF/FS: blanks, `+`/`-`, digits.
+    LeadingSign,
+    /// nsort decimal: blanks, `+`/`-`, digits, `.`, digits.
+    Decimal,
+    /// GNU -n: blanks (incl. newline), `-`, digits, `.`, digits.
+    Gnu,
+}
+
+/// Reads numeric text: (negative, integer digits, fraction digits) as ASCII digit slices.
+pub(crate) fn parse_text(text: &[u8], syntax: TextSyntax) -> (bool, &[u8], &[u8]) {
+    let mut p = 0;
+    let blank = |b: u8| match syntax {
+        TextSyntax::Gnu => crate::columns::is_blank(b),
+        _ => b == b' ' || b == b'\t',
+    };
+    while p < text.len() && blank(text[p]) {
+        p += 1;
+    }
+    let mut negative = false;
+    if p < text.len() {
+        match text[p] {
+            b'-' => {
+                negative = true;
+                p += 1;
+            }
+            b'+' if !matches!(syntax, TextSyntax::Gnu) => p += 1,
+            _ => {}
+        }
+    }
+    let int_start = p;
+    while p < text.len() && text[p].is_ascii_digit() {
+        p += 1;
+    }
+    let int = &text[int_start..p];
+    let mut frac: &[u8] = &[];
+    if !matches!(syntax, TextSyntax::LeadingSign) && p < text.len() && text[p] == b'.' {
+        let f = p + 1;
+        let mut q = f;
+        while q < text.len() && text[q].is_ascii_digit() {
+            q += 1;
+        }
+        frac = &text[f..q];
+    }
+    (negative, int, frac)
+}
+
+/// Appends the canonical form of numeric text.
+pub(crate) fn encode_text(out: &mut Vec<u8>, text: &[u8], syntax: TextSyntax) {
+    let (negative, int, frac) = parse_text(text, syntax);
+    encode(out, negative, int.iter().map(|d| d - b'0'), frac.iter().map(|d| d - b'0'));
+}
+
+/// Appends the canonical form of free-form text: all digits anywhere; negative (if `signed`)
+/// when a `-` or `)` appears.
+pub(crate) fn encode_free(out: &mut Vec<u8>, text: &[u8], signed: bool) {
+    let negative = signed && text.iter().any(|&b| b == b'-' || b == b')');
+    let digits = text.iter().filter(|b| b.is_ascii_digit()).map(|d| d - b'0');
+    encode(out, negative, digits, std::iter::empty());
+}
+
+/// Appends the canonical form of an unsigned or signed binary integer given as a magnitude.
+pub(crate) fn encode_u128(out: &mut Vec<u8>, negative: bool, magnitude: u128) {
+    let text = magnitude.to_string();
+    encode(out, negative, text.bytes().map(|d| d - b'0'), std::iter::empty());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(text: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        encode_text(&mut v, text.as_bytes(), TextSyntax::Decimal);
+        v
+    }
+
+    #[test]
+    fn equal_values_encode_equal() {
+        assert_eq!(enc("007"), enc("7.000"));
+        assert_eq!(enc("-0"), enc("0"));
+        assert_eq!(enc(""), enc("+0.0"));
+        assert_eq!(enc("  +12.5"), enc("12.50"));
+    }
+
+    #[test]
+    fn order_follows_value() {
+        let vals = [
+            "-100", "-99.5", "-99", "-1", "-0.5", "0", "0.05", "0.5", "1", "9", "10", "10.01",
+            "123",
+        ];
+        for w in vals.windows(2) {
+            assert!(enc(w[0]) < enc(w[1]), "{} < {}", w[0], w[1]);
+        }
+    }
+
+    #[test]
+    fn long_digit_runs_use_the_wide_length() {
+        let long = "9".repeat(300);
+        let longer = format!("1{}", "0".repeat(300));
+        assert!(enc(&long) < enc(&longer));
+        assert!(enc(&"9".repeat(254)) < enc(&"1".repeat(255)));
+    }
+
+    #[test]
+    fn packed_and_zoned_validation() {
+        assert_eq!(packed_sign(&[0x12, 0x3C], 1, 1), Ok(false));
+        assert_eq!(packed_sign(&[0x12, 0x3B], 1, 1), Ok(true));
+        assert!(packed_sign(&[0x1A, 0x3C], 1, 1).is_err());
+        assert!(packed_sign(&[0x12, 0x39], 1, 1).is_err());
+        assert_eq!(zoned_sign(b"12}", 1, 1), Ok((true, 0)));
+        assert_eq!(zoned_sign(&[0xF1, 0xD2], 1, 1), Ok((true, 2)));
+        assert_eq!(zoned_sign(b"1r", 1, 1), Ok((true, 2)));
+        assert!(zoned_sign(b" 12", 1, 1).is_err());
+    }
+}

@@ -1,0 +1,172 @@
+//! Error types: one for malformed specifications text ([`ParseError`]), one for a key
+//! specification that cannot work with a record layout ([`SpecError`]) and one for a record
+//! whose key cannot be extracted ([`KeyError`]).
+
+use std::fmt;
+
+/// Where in the parsed text a [`ParseError`] was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Location {
+    /// A line of a text (DFSORT control statements, an nsort specification file passed as a
+    /// string, a `--fields` value). Both numbers are 1-based.
+    Line {
+        /// 1-based line number.
+        line: usize,
+        /// 1-based column (in bytes).
+        column: usize,
+    },
+    /// An element of a command line (nsort arguments, GNU sort flags). Both numbers are 1-based.
+    Argument {
+        /// 1-based index of the argument in the slice given to the parser.
+        index: usize,
+        /// 1-based column (in bytes) inside that argument.
+        column: usize,
+    },
+    /// A line of an nsort specification file named by `-specification=FILE`.
+    File {
+        /// The file name as written after `-specification=`.
+        path: String,
+        /// 1-based line number.
+        line: usize,
+        /// 1-based column (in bytes).
+        column: usize,
+    },
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Line { line, column } => write!(f, "line {line}, column {column}"),
+            Location::Argument { index, column } => {
+                write!(f, "argument {index}, column {column}")
+            }
+            Location::File { path, line, column } => {
+                write!(f, "{path}: line {line}, column {column}")
+            }
+        }
+    }
+}
+
+/// A malformed statement, directive or flag: where it is, what was expected there and what
+/// was found instead.
+///
+/// Displays as `line 1, column 23: order must be A or D, found 'Q'`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub struct ParseError {
+    /// Where the problem is.
+    pub location: Location,
+    /// What was expected, or what is wrong (`order must be A or D`).
+    pub expected: String,
+    /// The text found at that place; `None` when the statement or input ended there.
+    pub found: Option<String>,
+}
+
+impl ParseError {
+    /// An error at `location`.
+    pub fn new(location: Location, expected: impl Into<String>, found: Option<String>) -> Self {
+        ParseError { location, expected: expected.into(), found }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.expected)?;
+        match &self.found {
+            Some(found) => write!(f, ", found '{found}'"),
+            None => write!(f, ", found end of input"),
+        }
+    }
+}
+
+/// A key specification that is wrong in itself or for a record layout. Detected before any
+/// record is read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// A fixed record size outside 1..=65535.
+    #[error("record size must be 1 to {max} bytes, found {size}", max = crate::MAX_RECORD_SIZE)]
+    RecordSize {
+        /// The size asked for.
+        size: usize,
+    },
+    /// A field that ends past the end of a fixed-size record.
+    #[error(
+        "key field {field} ends at byte {end} (1-based), past the end of the {record_len}-byte \
+         records"
+    )]
+    FieldPastRecord {
+        /// 1-based index of the field in the key.
+        field: usize,
+        /// 1-based position of the field's last byte.
+        end: usize,
+        /// The fixed record length.
+        record_len: usize,
+    },
+    /// A field whose length does not suit its type (`FI` longer than 8 bytes, `FL` not 4 or 8).
+    #[error("key field {field}: a {kind} field must be {allowed} bytes long, found {len}")]
+    FieldLength {
+        /// 1-based index of the field in the key.
+        field: usize,
+        /// The type's name (`FI`, `PD`...).
+        kind: &'static str,
+        /// The allowed lengths, in words (`1 to 8`).
+        allowed: &'static str,
+        /// The length given.
+        len: usize,
+    },
+    /// A binary type placed on a delimited column, whose length varies.
+    #[error("key field {field}: a {kind} field needs a fixed position and length, not a column")]
+    ColumnType {
+        /// 1-based index of the field in the key.
+        field: usize,
+        /// The type's name.
+        kind: &'static str,
+    },
+    /// A key without fields.
+    #[error("the key has no fields")]
+    NoFields,
+}
+
+/// Why a record's key could not be built. The engine adds the record number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// A variable-length record too short to hold a fixed-position field (DFSORT's default;
+    /// `OPTION VLSHRT` sorts such fields first instead).
+    #[error(
+        "key field {field} (bytes {start} to {end}, 1-based) lies past the end of the \
+         {len}-byte record"
+    )]
+    ShortRecord {
+        /// 1-based index of the field in the key (or in the INCLUDE/OMIT condition).
+        field: usize,
+        /// 1-based first byte of the field.
+        start: usize,
+        /// 1-based last byte of the field.
+        end: usize,
+        /// The record's length (without its terminator).
+        len: usize,
+    },
+    /// A packed decimal field with a digit nibble above 9 or an invalid sign nibble.
+    #[error("key field {field}: invalid packed decimal data at byte {position} (0x{byte:02X})")]
+    InvalidPacked {
+        /// 1-based index of the field.
+        field: usize,
+        /// 1-based position of the bad byte in the record.
+        position: usize,
+        /// The bad byte.
+        byte: u8,
+    },
+    /// A zoned decimal field with a bad digit, zone or sign.
+    #[error("key field {field}: invalid zoned decimal data at byte {position} (0x{byte:02X})")]
+    InvalidZoned {
+        /// 1-based index of the field.
+        field: usize,
+        /// 1-based position of the bad byte in the record.
+        position: usize,
+        /// The bad byte.
+        byte: u8,
+    },
+}

@@ -1,0 +1,275 @@
+//! Order-preserving key normalization.
+//!
+//! [`KeySpec::normalize`] turns a record's key into bytes whose plain unsigned byte order
+//! (`memcmp`, a proper prefix sorts first) is the order the key asks for. Each field is encoded
+//! on its own and the encodings are concatenated, most significant field first:
+//!
+//! ```text
+//!  record ──► | field 1 | field 2 | ... | field n |      (each complemented if descending)
+//!
+//!  CH, BI (fixed)  raw bytes                                     width = len
+//!  LU              bytes reversed                                width = len
+//!  FI / LI         big-endian order, top bit flipped             width = len
+//!  FL / LF         big-endian bits; negative: all bits flipped,  width = len
+//!                  else sign bit set; -0 as +0; NaN = all ones
+//!  PD ZD CSF UFF   canonical decimal (see below), prefix-free    variable
+//!  SFF decimal -n
+//!  CH on a column  bytes with 0x00 -> 0x00 0xFF, then 0x00 0x00  variable
+//!
+//!  with OPTION VLSHRT every fixed-position field gets a presence byte, never complemented:
+//!            | 0x01 | field |     present
+//!            | 0x00 |             record too short for the field (sorts first)
+//!
+//!  canonical decimal:  | class | ndigits | BCD integer digits | fraction nibbles, 0-ended |
+//!                      class 0x01 negative (rest complemented), 0x02 zero, 0x03 positive
+//! ```
+//!
+//! Every field encoding is either fixed-width or prefix-free, so field boundaries cannot
+//! bleed: the comparison of two keys is decided inside the first field where they differ.
+//! Complementing a fixed-width or prefix-free code reverses its order and keeps it
+//! prefix-free, which is how descending fields work.
+
+use crate::decimal::{self, TextSyntax};
+use crate::error::KeyError;
+use crate::spec::{Endian, FieldLoc, FieldType, KeySpec, ShortFields};
+
+/// Presence byte of a fixed-position field with [`ShortFields::SortFirst`].
+const PRESENT: u8 = 0x01;
+/// Presence byte of a missing (short) field with [`ShortFields::SortFirst`].
+const MISSING: u8 = 0x00;
+
+impl KeySpec {
+    /// Appends the normalized key of `record` to `out`.
+    ///
+    /// `record` is the record without its terminator (see
+    /// [`RecordLayout::key_bytes`](crate::RecordLayout::key_bytes)). The bytes appended
+    /// compare with plain unsigned byte order (shorter is smaller) exactly as the records
+    /// should sort. On error, `out` may hold part of the key.
+    pub fn normalize(&self, record: &[u8], out: &mut Vec<u8>) -> Result<(), KeyError> {
+        for (i, field) in self.fields.iter().enumerate() {
+            let index = i + 1;
+            let (range, column) = match field.loc {
+                FieldLoc::Bytes { offset, len } => {
+                    if offset + len > record.len() {
+                        match self.short_fields {
+                            ShortFields::Error => {
+                                return Err(KeyError::ShortRecord {
+                                    field: index,
+                                    start: offset + 1,
+                                    end: offset + len,
+                                    len: record.len(),
+                                })
+                            }
+                            ShortFields::SortFirst => {
+                                out.push(MISSING);
+                                continue;
+                            }
+                        }
+                    }
+                    if self.short_fields == ShortFields::SortFirst {
+                        out.push(PRESENT);
+                    }
+                    (offset..offset + len, false)
+                }
+                FieldLoc::Columns(span) => (span.locate(record, self.separator), true),
+            };
+            let start = out.len();
+            let position = range.start + 1;
+            encode_field(field.kind, &record[range], column, index, position, out)?;
+            if field.descending {
+                complement(&mut out[start..]);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Flips every bit: reverses the order of a fixed-width or prefix-free code.
+pub(crate) fn complement(bytes: &mut [u8]) {
+    for b in bytes {
+        *b = !*b;
+    }
+}
+
+/// Appends one field's ascending encoding. `position` is the 1-based record position of
+/// `bytes[0]`, for error messages.
+pub(crate) fn encode_field(
+    kind: FieldType,
+    bytes: &[u8],
+    column: bool,
+    index: usize,
+    position: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), KeyError> {
+    match kind {
+        FieldType::Char | FieldType::Unsigned(Endian::Big) if column => escape(bytes, out),
+        FieldType::Char | FieldType::Unsigned(Endian::Big) => out.extend_from_slice(bytes),
+        FieldType::Unsigned(Endian::Little) => out.extend(bytes.iter().rev()),
+        FieldType::Signed(endian) => {
+            let start = out.len();
+            match endian {
+                Endian::Big => out.extend_from_slice(bytes),
+                Endian::Little => out.extend(bytes.iter().rev()),
+            }
+            out[start] ^= 0x80;
+        }
+        FieldType::Float(endian) => encode_float(bytes, endian, out),
+        FieldType::Packed => {
+            if bytes.is_empty() {
+                decimal::encode(out, false, std::iter::empty(), std::iter::empty());
+            } else {
+                let negative = decimal::packed_sign(bytes, index, position)?;
+                decimal::encode(out, negative, decimal::packed_digits(bytes), std::iter::empty());
+            }
+        }
+        FieldType::Zoned => {
+            if bytes.is_empty() {
+                decimal::encode(out, false, std::iter::empty(), std::iter::empty());
+            } else {
+                let (negative, last) = decimal::zoned_sign(bytes, index, position)?;
+                let body = bytes[..bytes.len() - 1].iter().map(|b| b & 0x0F);
+                let digits = body.chain(std::iter::once(last));
+                decimal::encode(out, negative, digits, std::iter::empty());
+            }
+        }
+        FieldType::SignedText => decimal::encode_text(out, bytes, TextSyntax::LeadingSign),
+        FieldType::Decimal => decimal::encode_text(out, bytes, TextSyntax::Decimal),
+        FieldType::GnuNumeric => decimal::encode_text(out, bytes, TextSyntax::Gnu),
+        FieldType::FreeUnsigned => decimal::encode_free(out, bytes, false),
+        FieldType::FreeSigned => decimal::encode_free(out, bytes, true),
+    }
+    Ok(())
+}
+
+/// Variable-length bytes, prefix-free: 0x00 becomes 0x00 0xFF, the end is 0x00 0x00.
+fn escape(bytes: &[u8], out: &mut Vec<u8>) {
+    for &b in bytes {
+        out.push(b);
+        if b == 0 {
+            out.push(0xFF);
+        }
+    }
+    out.extend_from_slice(&[0, 0]);
+}
+
+/// The order-preserving image of a binary64's bits: negative values flipped entirely,
+/// non-negative ones with the sign bit set; -0 maps like +0 and every NaN to all ones (after
+/// +inf).
+pub(crate) fn float64_key(bits: u64) -> u64 {
+    let x = f64::from_bits(bits);
+    if x.is_nan() {
+        return u64::MAX;
+    }
+    let bits = if x == 0.0 { 0 } else { bits };
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
+/// [`float64_key`] for binary32.
+pub(crate) fn float32_key(bits: u32) -> u32 {
+    let x = f32::from_bits(bits);
+    if x.is_nan() {
+        return u32::MAX;
+    }
+    let bits = if x == 0.0 { 0 } else { bits };
+    if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 1 << 31
+    }
+}
+
+fn encode_float(bytes: &[u8], endian: Endian, out: &mut Vec<u8>) {
+    match bytes.len() {
+        4 => {
+            let raw: [u8; 4] = bytes.try_into().unwrap_or([0; 4]);
+            let bits = match endian {
+                Endian::Big => u32::from_be_bytes(raw),
+                Endian::Little => u32::from_le_bytes(raw),
+            };
+            out.extend_from_slice(&float32_key(bits).to_be_bytes());
+        }
+        _ => {
+            let mut raw = [0u8; 8];
+            let n = bytes.len().min(8);
+            raw[..n].copy_from_slice(&bytes[..n]);
+            let bits = match endian {
+                Endian::Big => u64::from_be_bytes(raw),
+                Endian::Little => u64::from_le_bytes(raw),
+            };
+            out.extend_from_slice(&float64_key(bits).to_be_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{KeyField, ShortFields};
+
+    fn key(spec: &KeySpec, rec: &[u8]) -> Vec<u8> {
+        let mut v = Vec::new();
+        spec.normalize(rec, &mut v).unwrap();
+        v
+    }
+
+    #[test]
+    fn benchmark_key_is_the_raw_bytes() {
+        let rec: Vec<u8> = (0..100).collect();
+        assert_eq!(key(&KeySpec::benchmark(), &rec), &rec[..10]);
+    }
+
+    #[test]
+    fn signed_big_and_little() {
+        let fi = KeySpec::new(vec![KeyField::bytes(0, 2, FieldType::Signed(Endian::Big), false)])
+            .unwrap();
+        assert!(key(&fi, &(-1i16).to_be_bytes()) < key(&fi, &0i16.to_be_bytes()));
+        let li =
+            KeySpec::new(vec![KeyField::bytes(0, 4, FieldType::Signed(Endian::Little), false)])
+                .unwrap();
+        assert!(key(&li, &(-300i32).to_le_bytes()) < key(&li, &(-2i32).to_le_bytes()));
+        assert!(key(&li, &(2i32).to_le_bytes()) < key(&li, &(256i32).to_le_bytes()));
+    }
+
+    #[test]
+    fn floats_zero_and_nan() {
+        let fl = KeySpec::new(vec![KeyField::bytes(0, 8, FieldType::Float(Endian::Big), false)])
+            .unwrap();
+        let k = |x: f64| key(&fl, &x.to_be_bytes());
+        assert_eq!(k(0.0), k(-0.0));
+        assert!(k(f64::NEG_INFINITY) < k(-1.0));
+        assert!(k(f64::INFINITY) < k(f64::NAN));
+        assert_eq!(k(f64::NAN), k(-f64::NAN));
+    }
+
+    #[test]
+    fn short_records() {
+        let mut spec = KeySpec::new(vec![KeyField::bytes(2, 3, FieldType::Char, true)]).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(
+            spec.normalize(b"abcd", &mut out).unwrap_err().to_string(),
+            "key field 1 (bytes 3 to 5, 1-based) lies past the end of the 4-byte record"
+        );
+        spec.short_fields = ShortFields::SortFirst;
+        assert!(key(&spec, b"abcd") < key(&spec, b"abzzz"));
+        assert!(key(&spec, b"abzzz") < key(&spec, b"abaaa"));
+    }
+
+    #[test]
+    fn bad_packed_names_the_field_and_byte() {
+        let spec = KeySpec::new(vec![
+            KeyField::bytes(0, 1, FieldType::Char, false),
+            KeyField::bytes(1, 2, FieldType::Packed, false),
+        ])
+        .unwrap();
+        let mut out = Vec::new();
+        assert_eq!(spec.normalize(&[b'x', 0x12, 0x3A], &mut out), Ok(()), "sign A is positive");
+        assert_eq!(
+            spec.normalize(&[b'x', 0x1B, 0x3C], &mut out).unwrap_err().to_string(),
+            "key field 2: invalid packed decimal data at byte 2 (0x1B)"
+        );
+    }
+}

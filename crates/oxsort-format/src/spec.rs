@@ -1,0 +1,376 @@
+//! Key specifications: which bytes of a record form the key, how to read them, which way to
+//! order them.
+
+use std::cmp::Ordering;
+
+use crate::columns::ColumnSpan;
+use crate::error::{KeyError, SpecError};
+use crate::layout::RecordLayout;
+
+/// Byte order of a binary field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endian {
+    /// Most significant byte first (DFSORT `BI`, `FI`, `FL`).
+    Big,
+    /// Least significant byte first (oxsort's `LU`, `LI`, `LF`; nsort's binary types).
+    Little,
+}
+
+/// How a field's bytes are read. DFSORT names in parentheses; the little-endian names
+/// (`LU`, `LI`, `LF`) are oxsort's own, as DFSORT has no little-endian formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FieldType {
+    /// Bytes compared unsigned (`CH`, `AC`; nsort `character`).
+    Char,
+    /// Unsigned binary integer: big-endian of any length (`BI`), little-endian of 1 to 8
+    /// bytes (`LU`; nsort `unsigned`).
+    Unsigned(Endian),
+    /// Two's-complement signed integer of 1 to 8 bytes: big-endian (`FI`) or little-endian
+    /// (`LI`; nsort `integer`).
+    Signed(Endian),
+    /// IEEE 754 binary32 (4 bytes) or binary64 (8 bytes): big-endian (`FL`) or little-endian
+    /// (`LF`; nsort `float`, `double`). `-0` equals `+0`; every NaN sorts after `+inf`
+    /// (ascending) and all NaNs are equal.
+    Float(Endian),
+    /// Packed decimal, 1 to 16 bytes (`PD`; nsort `packed`): two digits per byte, the last
+    /// nibble is the sign (C, A, E, F positive; D, B negative).
+    Packed,
+    /// Zoned decimal, 1 to 31 bytes (`ZD`; nsort `zoned`): one digit per byte, the sign in the
+    /// last byte's zone. EBCDIC (zones F, sign C/A/E/F or D/B), ASCII (zones 3, negative
+    /// sign zone 7) and the overpunch letters `{A-I` (positive) and `}J-R` (negative) in the
+    /// last byte are all accepted.
+    Zoned,
+    /// Numeric text with an optional leading sign (`CSF`, `FS`): blanks, then `+` or `-`, then
+    /// digits; reading stops at the first other byte.
+    SignedText,
+    /// Free-form unsigned numeric text (`UFF`): the digits wherever they are in the field,
+    /// everything else ignored.
+    FreeUnsigned,
+    /// Free-form signed numeric text (`SFF`): as [`FieldType::FreeUnsigned`], negative when
+    /// a `-` or `)` appears anywhere in the field.
+    FreeSigned,
+    /// Decimal text (nsort `decimal`): blanks, optional `+`/`-`, digits, optional `.` and
+    /// fraction digits.
+    Decimal,
+    /// GNU `sort -n` numbers in the C locale: blanks, optional `-`, digits, optional `.` and
+    /// fraction digits; anything else reads as 0 (so `+5` is 0, as in GNU sort).
+    GnuNumeric,
+}
+
+impl FieldType {
+    /// The DFSORT-style name (`CH`, `BI`, `LU`...), used in messages and `--fields`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldType::Char => "CH",
+            FieldType::Unsigned(Endian::Big) => "BI",
+            FieldType::Unsigned(Endian::Little) => "LU",
+            FieldType::Signed(Endian::Big) => "FI",
+            FieldType::Signed(Endian::Little) => "LI",
+            FieldType::Float(Endian::Big) => "FL",
+            FieldType::Float(Endian::Little) => "LF",
+            FieldType::Packed => "PD",
+            FieldType::Zoned => "ZD",
+            FieldType::SignedText => "CSF",
+            FieldType::FreeUnsigned => "UFF",
+            FieldType::FreeSigned => "SFF",
+            FieldType::Decimal => "decimal",
+            FieldType::GnuNumeric => "numeric",
+        }
+    }
+
+    /// Parses a DFSORT format name (case-insensitive): `CH AC BI FI PD ZD FL CSF FS UFF SFF`
+    /// and oxsort's `LU LI LF`.
+    pub fn from_dfsort(name: &str) -> Option<FieldType> {
+        Some(match name.to_ascii_uppercase().as_str() {
+            "CH" | "AC" => FieldType::Char,
+            "BI" => FieldType::Unsigned(Endian::Big),
+            "FI" => FieldType::Signed(Endian::Big),
+            "FL" => FieldType::Float(Endian::Big),
+            "LU" => FieldType::Unsigned(Endian::Little),
+            "LI" => FieldType::Signed(Endian::Little),
+            "LF" => FieldType::Float(Endian::Little),
+            "PD" => FieldType::Packed,
+            "ZD" => FieldType::Zoned,
+            "CSF" | "FS" => FieldType::SignedText,
+            "UFF" => FieldType::FreeUnsigned,
+            "SFF" => FieldType::FreeSigned,
+            _ => return None,
+        })
+    }
+
+    /// Checks a fixed field length for this type; on error, the allowed lengths in words.
+    pub(crate) fn allowed_lengths(self, len: usize) -> Result<(), &'static str> {
+        let ok = match self {
+            FieldType::Unsigned(Endian::Little) | FieldType::Signed(_) => (1..=8).contains(&len),
+            FieldType::Float(_) => len == 4 || len == 8,
+            FieldType::Packed => (1..=16).contains(&len),
+            FieldType::Zoned => (1..=31).contains(&len),
+            _ => len >= 1,
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(match self {
+            FieldType::Unsigned(Endian::Little) | FieldType::Signed(_) => "1 to 8",
+            FieldType::Float(_) => "4 or 8",
+            FieldType::Packed => "1 to 16",
+            FieldType::Zoned => "1 to 31",
+            _ => "at least 1",
+        })
+    }
+
+    /// Whether the type works on variable-length text (a delimited column).
+    fn fits_columns(self) -> bool {
+        !matches!(
+            self,
+            FieldType::Unsigned(_) | FieldType::Signed(_) | FieldType::Float(_) | FieldType::Packed
+        )
+    }
+
+    /// Whether values of this type are numbers (compared by value in INCLUDE/OMIT).
+    pub fn is_numeric(self) -> bool {
+        !matches!(self, FieldType::Char)
+    }
+}
+
+/// Where a field's bytes are in the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FieldLoc {
+    /// A fixed byte range: `offset` is 0-based (DFSORT position 1 is offset 0).
+    Bytes {
+        /// 0-based offset of the first byte.
+        offset: usize,
+        /// Length in bytes (at least 1).
+        len: usize,
+    },
+    /// A range of delimited columns (GNU `-k`, nsort delimited fields), separated as the
+    /// key's [`KeySpec::separator`] says.
+    Columns(ColumnSpan),
+}
+
+/// One field of a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyField {
+    /// Where the field is.
+    pub loc: FieldLoc,
+    /// How its bytes are read.
+    pub kind: FieldType,
+    /// `true` for descending order (DFSORT `D`).
+    pub descending: bool,
+}
+
+impl KeyField {
+    /// A fixed-position field: `offset` 0-based.
+    pub fn bytes(offset: usize, len: usize, kind: FieldType, descending: bool) -> KeyField {
+        KeyField { loc: FieldLoc::Bytes { offset, len }, kind, descending }
+    }
+
+    /// A column field.
+    pub fn columns(span: ColumnSpan, kind: FieldType, descending: bool) -> KeyField {
+        KeyField { loc: FieldLoc::Columns(span), kind, descending }
+    }
+}
+
+/// What to do with a variable-length record that ends before a fixed-position field does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ShortFields {
+    /// [`KeyError::ShortRecord`] (DFSORT's default).
+    #[default]
+    Error,
+    /// The missing field sorts before every present value, in either direction (`OPTION
+    /// VLSHRT`). Costs one presence byte per fixed-position field in the normalized key.
+    SortFirst,
+}
+
+/// The raw key bytes the engine may use as they are, without normalizing: see
+/// [`KeySpec::fast_path`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FastKey {
+    /// 0-based offset of the key in each record.
+    pub offset: usize,
+    /// Key length, 1 to [`FastKey::MAX_LEN`].
+    pub len: usize,
+}
+
+impl FastKey {
+    /// The longest fast key: 10 bytes = 80 bits, which leave 48 bits of a `u128` for the
+    /// record index (the benchmark key packing).
+    pub const MAX_LEN: usize = 10;
+}
+
+/// A sort key: fields compared in order, each ascending or descending.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KeySpec {
+    /// The fields, most significant first.
+    pub fields: Vec<KeyField>,
+    /// Column separator for [`FieldLoc::Columns`] fields: `Some(byte)` (GNU `-t`), or `None`
+    /// for GNU's default (a field is a run of non-blanks with the blanks before it).
+    pub separator: Option<u8>,
+    /// Records too short for a fixed-position field.
+    pub short_fields: ShortFields,
+}
+
+impl KeySpec {
+    /// A key with these fields, default column separation and short records as errors.
+    pub fn new(fields: Vec<KeyField>) -> Result<KeySpec, SpecError> {
+        let spec = KeySpec { fields, separator: None, short_fields: ShortFields::Error };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// The Sort Benchmark key, `SORT FIELDS=(1,10,CH,A)`.
+    pub fn benchmark() -> KeySpec {
+        KeySpec {
+            fields: vec![KeyField::bytes(0, 10, FieldType::Char, false)],
+            separator: None,
+            short_fields: ShortFields::Error,
+        }
+    }
+
+    /// The whole record, as bytes, ascending: the order when no key is given.
+    pub fn whole_record(layout: RecordLayout) -> KeySpec {
+        let field = match layout {
+            RecordLayout::Fixed(n) => KeyField::bytes(0, n, FieldType::Char, false),
+            RecordLayout::Delimited(_) => {
+                KeyField::columns(ColumnSpan::whole(), FieldType::Char, false)
+            }
+        };
+        KeySpec { fields: vec![field], separator: None, short_fields: ShortFields::Error }
+    }
+
+    /// Checks each field on its own: at least one field, lengths that suit the types, no
+    /// binary types on columns.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.fields.is_empty() {
+            return Err(SpecError::NoFields);
+        }
+        for (i, f) in self.fields.iter().enumerate() {
+            match f.loc {
+                FieldLoc::Bytes { len, .. } => f.kind.allowed_lengths(len).map_err(|allowed| {
+                    SpecError::FieldLength { field: i + 1, kind: f.kind.name(), allowed, len }
+                })?,
+                FieldLoc::Columns(_) => {
+                    if !f.kind.fits_columns() {
+                        return Err(SpecError::ColumnType { field: i + 1, kind: f.kind.name() });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the key against a record layout before any record is read: with fixed records,
+    /// every fixed-position field must end inside the record.
+    pub fn check_layout(&self, layout: RecordLayout) -> Result<(), SpecError> {
+        self.validate()?;
+        if let RecordLayout::Fixed(record_len) = layout {
+            for (i, f) in self.fields.iter().enumerate() {
+                if let FieldLoc::Bytes { offset, len } = f.loc {
+                    if offset + len > record_len {
+                        return Err(SpecError::FieldPastRecord {
+                            field: i + 1,
+                            end: offset + len,
+                            record_len,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`KeySpec::check_layout`], then fits the key to the layout: fixed records are never
+    /// short, so [`ShortFields::SortFirst`] is dropped there (no presence bytes). The engine
+    /// calls this once and uses the result for every record.
+    pub fn for_layout(mut self, layout: RecordLayout) -> Result<KeySpec, SpecError> {
+        self.check_layout(layout)?;
+        if let RecordLayout::Fixed(_) = layout {
+            self.short_fields = ShortFields::Error;
+        }
+        Ok(self)
+    }
+
+    /// `Some` when the key is one ascending `CH`/`BI` byte range (or several adjacent ones,
+    /// in order) of at most [`FastKey::MAX_LEN`] bytes inside fixed records. Then the
+    /// normalized key is exactly `record[offset..offset + len]`, and the engine may use those
+    /// bytes directly (the benchmark key takes this path).
+    pub fn fast_path(&self, layout: RecordLayout) -> Option<FastKey> {
+        let RecordLayout::Fixed(record_len) = layout else { return None };
+        if self.short_fields != ShortFields::Error {
+            return None;
+        }
+        let mut fast: Option<FastKey> = None;
+        for f in &self.fields {
+            let FieldLoc::Bytes { offset, len } = f.loc else { return None };
+            if f.descending || !matches!(f.kind, FieldType::Char | FieldType::Unsigned(Endian::Big))
+            {
+                return None;
+            }
+            fast = match fast {
+                None => Some(FastKey { offset, len }),
+                Some(k) if k.offset + k.len == offset => {
+                    Some(FastKey { offset: k.offset, len: k.len + len })
+                }
+                Some(_) => return None,
+            };
+        }
+        fast.filter(|k| k.len <= FastKey::MAX_LEN && k.offset + k.len <= record_len)
+    }
+
+    /// Compares two records by this key (normalizing both; for tests and small jobs).
+    pub fn compare(&self, a: &[u8], b: &[u8]) -> Result<Ordering, KeyError> {
+        let (mut ka, mut kb) = (Vec::new(), Vec::new());
+        self.normalize(a, &mut ka)?;
+        self.normalize(b, &mut kb)?;
+        Ok(ka.cmp(&kb))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn benchmark_takes_the_fast_path() {
+        let k = KeySpec::benchmark();
+        assert_eq!(k.fast_path(RecordLayout::BENCHMARK), Some(FastKey { offset: 0, len: 10 }));
+        assert_eq!(k.fast_path(RecordLayout::LINES), None);
+        assert_eq!(k.fast_path(RecordLayout::Fixed(5)), None);
+    }
+
+    #[test]
+    fn adjacent_fields_merge_into_one_fast_key() {
+        let k = KeySpec::new(vec![
+            KeyField::bytes(2, 4, FieldType::Char, false),
+            KeyField::bytes(6, 3, FieldType::Unsigned(Endian::Big), false),
+        ])
+        .unwrap();
+        assert_eq!(k.fast_path(RecordLayout::Fixed(20)), Some(FastKey { offset: 2, len: 7 }));
+        let gap = KeySpec::new(vec![
+            KeyField::bytes(2, 4, FieldType::Char, false),
+            KeyField::bytes(7, 3, FieldType::Char, false),
+        ])
+        .unwrap();
+        assert_eq!(gap.fast_path(RecordLayout::Fixed(20)), None);
+        let long = KeySpec::new(vec![KeyField::bytes(0, 11, FieldType::Char, false)]).unwrap();
+        assert_eq!(long.fast_path(RecordLayout::Fixed(20)), None);
+        let desc = KeySpec::new(vec![KeyField::bytes(0, 4, FieldType::Char, true)]).unwrap();
+        assert_eq!(desc.fast_path(RecordLayout::Fixed(20)), None);
+    }
+
+    #[test]
+    fn layout_checks() {
+        let k = KeySpec::new(vec![KeyField::bytes(95, 10, FieldType::Char, false)]).unwrap();
+        assert_eq!(
+            k.check_layout(RecordLayout::BENCHMARK).unwrap_err().to_string(),
+            "key field 1 ends at byte 105 (1-based), past the end of the 100-byte records"
+        );
+        assert!(k.check_layout(RecordLayout::LINES).is_ok());
+        let bad = KeySpec::new(vec![KeyField::bytes(0, 9, FieldType::Signed(Endian::Big), false)]);
+        assert_eq!(
+            bad.unwrap_err().to_string(),
+            "key field 1: a FI field must be 1 to 8 bytes long, found 9"
+        );
+    }
+}

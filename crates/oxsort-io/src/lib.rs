@@ -5,6 +5,21 @@
 //! - [`DirectFile`]: positional reads/writes with `O_DIRECT` where the filesystem allows,
 //!   falling back to the page cache (tmpfs, pipes, [`IoOptions::buffered`]); any offset and
 //!   length work, unaligned edges go through a second buffered descriptor.
+//! - [`Reader`] / [`Writer`]: read-ahead and write-behind pipelines of large transfers with
+//!   several in flight, over io_uring when the kernel allows ([`uring_probe`]), else a small
+//!   pool of `pread`/`pwrite` threads, or one sequential thread for pipes ([`Backend`]).
+//!   Buffers cycle between the caller, the in-flight queue and a free list; while a transfer is
+//!   in flight its buffer belongs to the pipeline, never to the caller:
+//!
+//! ```text
+//!  Reader:  free list ──submit──▶ in flight ──complete, reorder──▶ next_chunk() ─▶ caller
+//!              ▲                                                                   │
+//!              └──────────────────────────── recycle(buf) ◀────────────────────────┘
+//!
+//!  Writer:  caller ──write(buf, len)──▶ in flight ──complete──▶ free list
+//!              ▲                                                   │
+//!              └────────────────────── take_buf() ◀────────────────┘
+//! ```
 //! - [`TempDir`] / [`AtomicOutput`]: private run directories and all-or-nothing outputs, removed
 //!   on drop and on SIGINT/SIGTERM ([`cleanup::install_signal_handlers`]).
 //! - [`free_space`], [`check_dir_writable`]: checks made before a sort starts.

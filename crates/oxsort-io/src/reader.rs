@@ -151,7 +151,7 @@ impl Reader {
             && self.engine.in_flight() + self.done.len() < self.depth
         {
             let base = self.next_offset - self.next_offset % DIRECT_ALIGN as u64;
-            let piece_end = (base + self.transfer as u64).min(self.end);
+            let piece_end = base.saturating_add(self.transfer as u64).min(self.end);
             let len = (piece_end - self.next_offset) as usize;
             let buf = self.free.pop().unwrap_or_else(|| AlignedBuf::new(self.transfer));
             let op =

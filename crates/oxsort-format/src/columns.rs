@@ -138,7 +138,7 @@ fn limit(line: &[u8], separator: Option<u8>, end: ColumnEnd) -> usize {
 mod tests {
     use super::*;
 
-    fn key<'a>(line: &'a [u8], span: ColumnSpan, sep: Option<u8>) -> &'a [u8] {
+    fn key(line: &[u8], span: ColumnSpan, sep: Option<u8>) -> &[u8] {
         &line[span.locate(line, sep)]
     }
 

@@ -5,26 +5,37 @@
 //! - [`KeySpec`]: the key, a list of [`KeyField`]s (position, [`FieldType`], direction).
 //!   [`KeySpec::normalize`] turns a record's key into bytes whose plain byte order is the
 //!   wanted order; [`KeySpec::fast_path`] tells the engine when raw key bytes already are.
+//! - Front ends that produce a [`KeySpec`]: DFSORT control statements
+//!   ([`parse_control`], [`parse_fields`]).
+//! - [`Filter`]: DFSORT `INCLUDE`/`OMIT` conditions evaluated on records.
 //!
-//! The crate does no I/O.
+//! The crate does no I/O: specification files are passed in as text.
 //!
 //! ```
-//! use oxsort_format::{FieldType, KeyField, KeySpec};
+//! use oxsort_format::parse_control;
 //!
-//! let key = KeySpec::new(vec![KeyField::bytes(0, 3, FieldType::Zoned, true)]).unwrap();
-//! assert!(key.compare(b"100", b"042").unwrap().is_lt(), "descending");
+//! let control = parse_control(" SORT FIELDS=(1,3,ZD,D,4,2,CH,A)").unwrap();
+//! let key = control.key.unwrap();
+//! let (mut a, mut b) = (Vec::new(), Vec::new());
+//! key.normalize(b"042xy", &mut a).unwrap();
+//! key.normalize(b"100ab", &mut b).unwrap();
+//! assert!(b < a, "100 sorts before 042 when descending");
 //! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod columns;
 mod decimal;
+mod dfsort;
 mod error;
+mod filter;
 mod layout;
 mod normalize;
 mod spec;
 
 pub use columns::{ColumnEnd, ColumnSpan};
+pub use dfsort::{parse_control, parse_fields, Control};
 pub use error::{KeyError, Location, ParseError, SpecError};
+pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
 pub use layout::{RecordLayout, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use spec::{Endian, FastKey, FieldLoc, FieldType, KeyField, KeySpec, ShortFields};

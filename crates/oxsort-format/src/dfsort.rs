@@ -1,0 +1,1008 @@
+//! DFSORT control statements.
+//!
+//! Supported statements (operands as DFSORT writes them; names case-insensitive):
+//!
+//! ```text
+//!  SORT    FIELDS=(p,l,f,o,...) | FIELDS=(p,l,o,...),FORMAT=f | FIELDS=COPY  [,EQUALS|NOEQUALS]
+//!  MERGE   the same operands; the inputs are already sorted
+//!  SUM     FIELDS=NONE                 keep the first record of each equal key
+//!  OPTION  EQUALS NOEQUALS COPY VLSHRT NOVLSHRT (comma-separated)
+//!  INCLUDE COND=(...) | COND=ALL | COND=NONE  [,FORMAT=f]
+//!  OMIT    COND=(...) ...
+//!  RECORD  TYPE=F,LENGTH=n             fixed n-byte records
+//!  END     stops reading
+//! ```
+//!
+//! Layout of the text: a `*` in column 1 makes a comment line; a statement name may start in
+//! any column; its operands follow after blanks and end at the first blank outside a
+//! constant, the rest of the line being a remark. A statement continues on the next line when
+//! its operands end with a comma or inside open parentheses. Positions are 1-based bytes from
+//! the start of the record (for delimited records, of the line; there is no RDW).
+
+use crate::error::{Location, ParseError};
+use crate::filter::{field_pair_comparable, CompareOp, Condition, FieldRef, Filter, Operand};
+use crate::layout::{RecordLayout, MAX_RECORD_SIZE};
+use crate::spec::{FieldLoc, FieldType, KeyField, KeySpec, ShortFields};
+
+/// Parsed DFSORT control statements.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Control {
+    /// The key of `SORT`/`MERGE FIELDS=(...)`. `None` for a copy (`FIELDS=COPY`,
+    /// `OPTION COPY`) and when no `SORT`/`MERGE` statement was given (then
+    /// [`Control::copy`] is false and the caller's default key applies). With `OPTION VLSHRT`
+    /// its [`KeySpec::short_fields`] is [`ShortFields::SortFirst`].
+    pub key: Option<KeySpec>,
+    /// `FIELDS=COPY` or `OPTION COPY`: records are copied in input order, no key.
+    pub copy: bool,
+    /// `MERGE` rather than `SORT`: the inputs are already sorted by the key.
+    pub merge: bool,
+    /// `SUM FIELDS=NONE`: keep only the first record of each run of equal keys.
+    pub sum_none: bool,
+    /// `EQUALS` (`Some(true)`) or `NOEQUALS` (`Some(false)`), from `OPTION` or `SORT`.
+    pub equals: Option<bool>,
+    /// `OPTION VLSHRT`: short variable records are not an error (short key fields sort first,
+    /// comparisons on short fields are false).
+    pub vlshrt: bool,
+    /// `INCLUDE` or `OMIT`.
+    pub filter: Option<Filter>,
+    /// `RECORD TYPE=F,LENGTH=n`.
+    pub record: Option<RecordLayout>,
+}
+
+/// Parses DFSORT control statements.
+///
+/// ```
+/// let c = oxsort_format::parse_control(
+///     "* sort by account, newest first\n SORT FIELDS=(1,8,CH,A,\n               9,4,PD,D)\n",
+/// )
+/// .unwrap();
+/// assert_eq!(c.key.unwrap().fields.len(), 2);
+/// ```
+pub fn parse_control(text: &str) -> Result<Control, ParseError> {
+    let statements = split_statements(text)?;
+    let mut control = Control::default();
+    let mut sort_seen: Option<Pos> = None;
+    let mut filter_seen = false;
+    let mut key_checks: Vec<Pos> = Vec::new();
+    let mut filter_checks: Vec<(Pos, usize)> = Vec::new();
+    let mut record_pos = None;
+    for st in statements {
+        let name = st.name.to_ascii_uppercase();
+        let mut p = Parser::new(&st);
+        match name.as_str() {
+            "END" => break,
+            "SORT" | "MERGE" => {
+                if sort_seen.is_some() {
+                    return Err(p.err_at(
+                        st.name_pos,
+                        "only one SORT or MERGE statement",
+                        &st.name,
+                    ));
+                }
+                sort_seen = Some(st.name_pos);
+                control.merge = name == "MERGE";
+                let sort = p.sort_operands()?;
+                if let Some(e) = sort.equals {
+                    control.equals = Some(e);
+                }
+                match sort.fields {
+                    SortFields::Copy => control.copy = true,
+                    SortFields::Key(fields, positions) => {
+                        control.key = Some(KeySpec {
+                            fields,
+                            separator: None,
+                            short_fields: ShortFields::Error,
+                        });
+                        key_checks = positions;
+                    }
+                }
+            }
+            "SUM" => {
+                p.sum_operands()?;
+                control.sum_none = true;
+            }
+            "OPTION" => {
+                for (word, pos) in p.option_operands()? {
+                    match word.as_str() {
+                        "EQUALS" => control.equals = Some(true),
+                        "NOEQUALS" => control.equals = Some(false),
+                        "COPY" => control.copy = true,
+                        "VLSHRT" => control.vlshrt = true,
+                        "NOVLSHRT" => control.vlshrt = false,
+                        _ => {
+                            return Err(p.err_at(
+                                pos,
+                                "expected an option oxsort supports (EQUALS, NOEQUALS, COPY, \
+                                 VLSHRT, NOVLSHRT)",
+                                &word,
+                            ))
+                        }
+                    }
+                }
+            }
+            "INCLUDE" | "OMIT" => {
+                if filter_seen {
+                    return Err(p.err_at(
+                        st.name_pos,
+                        "only one INCLUDE or OMIT statement",
+                        &st.name,
+                    ));
+                }
+                filter_seen = true;
+                let (condition, checks) = p.cond_operands()?;
+                filter_checks = checks;
+                control.filter = Some(Filter {
+                    omit: name == "OMIT",
+                    condition,
+                    short_fields: ShortFields::Error,
+                });
+            }
+            "RECORD" => {
+                let (layout, pos) = p.record_operands()?;
+                control.record = Some(layout);
+                record_pos = Some(pos);
+            }
+            _ => {
+                return Err(p.err_at(
+                    st.name_pos,
+                    "expected a statement (SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, RECORD, END)",
+                    &st.name,
+                ))
+            }
+        }
+    }
+    if control.copy {
+        control.key = None;
+    }
+    if control.vlshrt {
+        if let Some(key) = &mut control.key {
+            key.short_fields = ShortFields::SortFirst;
+        }
+        if let Some(filter) = &mut control.filter {
+            filter.short_fields = ShortFields::SortFirst;
+        }
+    }
+    if let (Some(RecordLayout::Fixed(n)), Some(_)) = (control.record, record_pos) {
+        if let Some(key) = &control.key {
+            for (f, pos) in key.fields.iter().zip(&key_checks) {
+                if let FieldLoc::Bytes { offset, len } = f.loc {
+                    if offset + len > n {
+                        return Err(past_record(*pos, offset + len, n));
+                    }
+                }
+            }
+        }
+        for (pos, end) in &filter_checks {
+            if *end > n {
+                return Err(past_record(*pos, *end, n));
+            }
+        }
+    }
+    Ok(control)
+}
+
+fn past_record(pos: Pos, end: usize, n: usize) -> ParseError {
+    ParseError::new(
+        Location::Line { line: pos.line, column: pos.column },
+        format!("field must end within the {n}-byte records of RECORD LENGTH={n}"),
+        Some(format!("a field ending at byte {end}")),
+    )
+}
+
+/// Parses the one-line form of `SORT FIELDS`: `p,l,f,o,...` (parentheses optional), as given
+/// to `--fields`. Errors report line 1 and the column in `text`.
+pub fn parse_fields(text: &str) -> Result<KeySpec, ParseError> {
+    let chars: Vec<Ch> = text
+        .bytes()
+        .enumerate()
+        .map(|(i, b)| Ch { b, pos: Pos { line: 1, column: i + 1 } })
+        .collect();
+    let end = Pos { line: 1, column: text.len() + 1 };
+    let st = Statement { name: String::new(), name_pos: end, operands: chars, end };
+    let mut p = Parser::new(&st);
+    p.tokens_check()?;
+    let paren = p.peek_is(&Tok::LParen);
+    if paren {
+        p.next();
+    }
+    let (fields, _) = p.field_list(true)?;
+    if paren {
+        p.expect(&Tok::RParen, "expected ')' after the fields")?;
+    }
+    p.finish("expected ',' and another field")?;
+    let mut resolved = Vec::new();
+    for (f, pos) in fields {
+        resolved.push(f.resolve(None, pos, &p)?);
+    }
+    Ok(KeySpec { fields: resolved, separator: None, short_fields: ShortFields::Error })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements and tokens.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pos {
+    line: usize,
+    column: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Ch {
+    b: u8,
+    pos: Pos,
+}
+
+struct Statement {
+    name: String,
+    name_pos: Pos,
+    operands: Vec<Ch>,
+    /// Where "end of input" errors point: just past the last operand character.
+    end: Pos,
+}
+
+fn line_err(pos: Pos, expected: &str, found: Option<String>) -> ParseError {
+    ParseError::new(Location::Line { line: pos.line, column: pos.column }, expected, found)
+}
+
+/// Splits the text into statements: name, and operand characters with their positions.
+fn split_statements(text: &str) -> Result<Vec<Statement>, ParseError> {
+    let mut out: Vec<Statement> = Vec::new();
+    let mut continuing = false;
+    for (i, raw) in text.split('\n').enumerate() {
+        let line = raw.strip_suffix('\r').unwrap_or(raw).as_bytes();
+        let ln = i + 1;
+        if line.first() == Some(&b'*') || line.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        let mut p = line.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(line.len());
+        if !continuing {
+            let start = p;
+            while p < line.len() && !line[p].is_ascii_whitespace() {
+                p += 1;
+            }
+            let name = String::from_utf8_lossy(&line[start..p]).into_owned();
+            let name_pos = Pos { line: ln, column: start + 1 };
+            while p < line.len() && line[p].is_ascii_whitespace() {
+                p += 1;
+            }
+            out.push(Statement { name, name_pos, operands: Vec::new(), end: name_pos });
+        }
+        let st = out.last_mut().expect("a statement was started above");
+        let mut quote = false;
+        while p < line.len() && (quote || !line[p].is_ascii_whitespace()) {
+            if line[p] == b'\'' {
+                quote = !quote;
+            }
+            st.operands.push(Ch { b: line[p], pos: Pos { line: ln, column: p + 1 } });
+            p += 1;
+        }
+        if quote {
+            return Err(line_err(
+                Pos { line: ln, column: p + 1 },
+                "expected ' to end the constant",
+                None,
+            ));
+        }
+        st.end = Pos { line: ln, column: p + 1 };
+        let depth: i64 = st
+            .operands
+            .iter()
+            .scan(false, |q, c| {
+                if c.b == b'\'' {
+                    *q = !*q;
+                }
+                Some(if *q { 0 } else { (c.b == b'(') as i64 - (c.b == b')') as i64 })
+            })
+            .sum();
+        continuing = st.operands.last().is_some_and(|c| c.b == b',') || depth > 0;
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    Word(String),
+    Num(String),
+    Chars(Vec<u8>),
+    Hex(Vec<u8>),
+    LParen,
+    RParen,
+    Comma,
+    Equals,
+    Dot,
+    Bad(char),
+}
+
+struct Token {
+    tok: Tok,
+    text: String,
+    pos: Pos,
+}
+
+fn lex(chars: &[Ch]) -> Result<Vec<Token>, ParseError> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let text = |a: usize, b: usize| {
+        String::from_utf8_lossy(&chars[a..b].iter().map(|c| c.b).collect::<Vec<_>>()).into_owned()
+    };
+    while i < chars.len() {
+        let start = i;
+        let c = chars[i].b;
+        let pos = chars[i].pos;
+        let tok = if (c == b'C' || c == b'c' || c == b'X' || c == b'x')
+            && chars.get(i + 1).is_some_and(|n| n.b == b'\'')
+        {
+            let hex = c == b'X' || c == b'x';
+            i += 2;
+            let mut bytes = Vec::new();
+            loop {
+                match chars.get(i) {
+                    None => {
+                        let end = chars.last().map_or(pos, |c| c.pos);
+                        return Err(line_err(end, "expected ' to end the constant", None));
+                    }
+                    Some(ch) if ch.b == b'\'' => {
+                        if chars.get(i + 1).is_some_and(|n| n.b == b'\'') {
+                            bytes.push(b'\'');
+                            i += 2;
+                        } else {
+                            i += 1;
+                            break;
+                        }
+                    }
+                    Some(ch) => {
+                        bytes.push(ch.b);
+                        i += 1;
+                    }
+                }
+            }
+            if hex {
+                let digits = &chars[start + 2..i - 1];
+                if let Some(bad) = digits.iter().find(|c| !c.b.is_ascii_hexdigit()) {
+                    return Err(line_err(
+                        bad.pos,
+                        "expected a hexadecimal digit",
+                        Some((bad.b as char).to_string()),
+                    ));
+                }
+                if digits.len() % 2 == 1 {
+                    return Err(line_err(
+                        pos,
+                        "a X'...' constant needs an even number of hex digits",
+                        Some(text(start, i)),
+                    ));
+                }
+                let hexval = |b: u8| (b as char).to_digit(16).unwrap_or(0) as u8;
+                Tok::Hex(digits.chunks(2).map(|p| hexval(p[0].b) << 4 | hexval(p[1].b)).collect())
+            } else {
+                Tok::Chars(bytes)
+            }
+        } else if c.is_ascii_alphabetic() {
+            while i < chars.len() && chars[i].b.is_ascii_alphanumeric() {
+                i += 1;
+            }
+            Tok::Word(text(start, i).to_ascii_uppercase())
+        } else if c.is_ascii_digit()
+            || ((c == b'+' || c == b'-') && chars.get(i + 1).is_some_and(|n| n.b.is_ascii_digit()))
+        {
+            i += 1;
+            while i < chars.len() && chars[i].b.is_ascii_digit() {
+                i += 1;
+            }
+            Tok::Num(text(start, i))
+        } else {
+            i += 1;
+            match c {
+                b'(' => Tok::LParen,
+                b')' => Tok::RParen,
+                b',' => Tok::Comma,
+                b'=' => Tok::Equals,
+                b'.' => Tok::Dot,
+                b'&' => Tok::Word("AND".into()),
+                b'|' => Tok::Word("OR".into()),
+                _ => Tok::Bad(c as char),
+            }
+        };
+        out.push(Token { tok, text: text(start, i), pos });
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parser.
+
+enum SortFields {
+    Copy,
+    Key(Vec<KeyField>, Vec<Pos>),
+}
+
+struct SortOperands {
+    fields: SortFields,
+    equals: Option<bool>,
+}
+
+/// A `p,l[,f],o` entry before `FORMAT=` is known.
+struct RawField {
+    offset: usize,
+    len: usize,
+    len_pos: Pos,
+    kind: Option<FieldType>,
+    descending: bool,
+}
+
+impl RawField {
+    fn resolve(
+        &self,
+        format: Option<FieldType>,
+        pos: Pos,
+        p: &Parser<'_>,
+    ) -> Result<KeyField, ParseError> {
+        let Some(kind) = self.kind.or(format) else {
+            return Err(p.err_at(
+                pos,
+                "this field has no format: write p,l,f,o or add FORMAT=f",
+                &p.pos_text(pos),
+            ));
+        };
+        check_len(kind, self.len, self.len_pos)?;
+        Ok(KeyField::bytes(self.offset, self.len, kind, self.descending))
+    }
+}
+
+fn check_len(kind: FieldType, len: usize, pos: Pos) -> Result<(), ParseError> {
+    kind.allowed_lengths(len).map_err(|allowed| {
+        line_err(
+            pos,
+            &format!("length of a {} field must be {allowed}", kind.name()),
+            Some(len.to_string()),
+        )
+    })
+}
+
+struct Parser<'s> {
+    st: &'s Statement,
+    tokens: Vec<Token>,
+    lex_error: Option<ParseError>,
+    i: usize,
+}
+
+const FORMATS: &str = "CH, AC, BI, FI, PD, ZD, FL, CSF, FS, UFF, SFF, LU, LI, LF";
+
+impl<'s> Parser<'s> {
+    fn new(st: &'s Statement) -> Parser<'s> {
+        let (tokens, lex_error) = match lex(&st.operands) {
+            Ok(t) => (t, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        Parser { st, tokens, lex_error, i: 0 }
+    }
+
+    fn tokens_check(&mut self) -> Result<(), ParseError> {
+        match self.lex_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn err_at(&self, pos: Pos, expected: &str, found: &str) -> ParseError {
+        line_err(pos, expected, Some(found.to_string()))
+    }
+
+    fn pos_text(&self, pos: Pos) -> String {
+        self.tokens.iter().find(|t| t.pos == pos).map_or_else(String::new, |t| t.text.clone())
+    }
+
+    /// An error at the current token, or at the end of the statement.
+    fn err(&self, expected: &str) -> ParseError {
+        match self.tokens.get(self.i) {
+            Some(t) => line_err(t.pos, expected, Some(t.text.clone())),
+            None => line_err(self.st.end, expected, None),
+        }
+    }
+
+    fn peek(&self) -> Option<&Tok> {
+        self.tokens.get(self.i).map(|t| &t.tok)
+    }
+
+    fn peek_at(&self, k: usize) -> Option<&Tok> {
+        self.tokens.get(self.i + k).map(|t| &t.tok)
+    }
+
+    fn peek_is(&self, tok: &Tok) -> bool {
+        self.peek() == Some(tok)
+    }
+
+    fn pos(&self) -> Pos {
+        self.tokens.get(self.i).map_or(self.st.end, |t| t.pos)
+    }
+
+    fn next(&mut self) -> Option<&Token> {
+        let t = self.tokens.get(self.i);
+        self.i += 1;
+        t
+    }
+
+    fn expect(&mut self, tok: &Tok, expected: &str) -> Result<(), ParseError> {
+        if self.peek_is(tok) {
+            self.i += 1;
+            Ok(())
+        } else {
+            Err(self.err(expected))
+        }
+    }
+
+    fn finish(&self, expected: &str) -> Result<(), ParseError> {
+        if self.i < self.tokens.len() {
+            Err(self.err(expected))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn word(&mut self, expected: &str) -> Result<(String, Pos), ParseError> {
+        match self.peek() {
+            Some(Tok::Word(w)) => {
+                let w = w.clone();
+                let pos = self.pos();
+                self.i += 1;
+                Ok((w, pos))
+            }
+            _ => Err(self.err(expected)),
+        }
+    }
+
+    fn number(&mut self, expected: &str) -> Result<(usize, Pos), ParseError> {
+        let pos = self.pos();
+        match self.peek() {
+            Some(Tok::Num(n)) if !n.starts_with(['+', '-']) => {
+                let v = n.parse::<usize>().map_err(|_| self.err("number too large"))?;
+                self.i += 1;
+                if self.peek_is(&Tok::Dot) {
+                    return Err(self.err("bit positions (p.b) are not supported: expected ','"));
+                }
+                Ok((v, pos))
+            }
+            _ => Err(self.err(expected)),
+        }
+    }
+
+    /// `KEYWORD=` at the start of an operand.
+    fn keyword(&mut self, expected: &str) -> Result<(String, Pos), ParseError> {
+        let (w, pos) = self.word(expected)?;
+        Ok((w, pos))
+    }
+
+    fn format(&mut self) -> Result<FieldType, ParseError> {
+        let (w, pos) = self.word(&format!("expected a format ({FORMATS})"))?;
+        FieldType::from_dfsort(&w)
+            .ok_or_else(|| self.err_at(pos, &format!("expected a format ({FORMATS})"), &w))
+    }
+
+    fn sort_operands(&mut self) -> Result<SortOperands, ParseError> {
+        self.tokens_check()?;
+        let mut fields = None;
+        let mut format = None;
+        let mut equals = None;
+        loop {
+            let (kw, kw_pos) = self.keyword("expected FIELDS=, FORMAT=, EQUALS or NOEQUALS")?;
+            match kw.as_str() {
+                "FIELDS" => {
+                    self.expect(&Tok::Equals, "expected '=' after FIELDS")?;
+                    if let Some(Tok::Word(w)) = self.peek() {
+                        if w == "COPY" {
+                            self.i += 1;
+                            fields = Some(None);
+                        } else {
+                            return Err(self.err("expected '(' or COPY after FIELDS="));
+                        }
+                    } else {
+                        self.expect(&Tok::LParen, "expected '(' or COPY after FIELDS=")?;
+                        let list = self.field_list(false)?;
+                        self.expect(&Tok::RParen, "expected ',' or ')' after the order")?;
+                        fields = Some(Some(list));
+                    }
+                }
+                "FORMAT" => {
+                    self.expect(&Tok::Equals, "expected '=' after FORMAT")?;
+                    format = Some(self.format()?);
+                }
+                "EQUALS" => equals = Some(true),
+                "NOEQUALS" => equals = Some(false),
+                _ => {
+                    return Err(self.err_at(
+                        kw_pos,
+                        "expected FIELDS=, FORMAT=, EQUALS or NOEQUALS",
+                        &kw,
+                    ))
+                }
+            }
+            if self.peek().is_none() {
+                break;
+            }
+            self.expect(&Tok::Comma, "expected ',' between operands")?;
+        }
+        let fields = match fields {
+            None => {
+                return Err(line_err(
+                    self.st.name_pos,
+                    "expected FIELDS= in this statement",
+                    Some(self.st.name.clone()),
+                ))
+            }
+            Some(None) => SortFields::Copy,
+            Some(Some((raw, _))) => {
+                let mut out = Vec::new();
+                let mut positions = Vec::new();
+                for (f, pos) in raw {
+                    out.push(f.resolve(format, pos, self)?);
+                    positions.push(pos);
+                }
+                SortFields::Key(out, positions)
+            }
+        };
+        Ok(SortOperands { fields, equals })
+    }
+
+    /// `p,l[,f],o,...` up to (not including) `)` or the end.
+    #[allow(clippy::type_complexity)]
+    fn field_list(&mut self, top: bool) -> Result<(Vec<(RawField, Pos)>, ()), ParseError> {
+        let _ = top;
+        let mut list = Vec::new();
+        loop {
+            let (p, pos) = self.number("expected a field position (1-based number)")?;
+            if p == 0 {
+                return Err(line_err(pos, "position must be at least 1", Some("0".into())));
+            }
+            self.expect(&Tok::Comma, "expected ',' after the position")?;
+            let (len, len_pos) = self.number("expected a field length")?;
+            if len == 0 {
+                return Err(line_err(len_pos, "length must be at least 1", Some("0".into())));
+            }
+            self.expect(&Tok::Comma, "expected ',' after the length")?;
+            let (w, wpos) =
+                self.word(&format!("expected a format ({FORMATS}) or an order (A or D)"))?;
+            let (kind, order, order_pos) = if w == "A" || w == "D" {
+                (None, w, wpos)
+            } else if let Some(kind) = FieldType::from_dfsort(&w) {
+                self.expect(&Tok::Comma, "expected ',' after the format")?;
+                let (o, opos) = match self.peek() {
+                    Some(Tok::Word(_)) => self.word("")?,
+                    _ => return Err(self.err("order must be A or D")),
+                };
+                (Some(kind), o, opos)
+            } else {
+                return Err(self.err_at(
+                    wpos,
+                    &format!("expected a format ({FORMATS}) or an order (A or D)"),
+                    &w,
+                ));
+            };
+            let descending = match order.as_str() {
+                "A" => false,
+                "D" => true,
+                _ => return Err(self.err_at(order_pos, "order must be A or D", &order)),
+            };
+            list.push((RawField { offset: p - 1, len, len_pos, kind, descending }, pos));
+            if self.peek_is(&Tok::Comma) {
+                self.i += 1;
+            } else {
+                return Ok((list, ()));
+            }
+        }
+    }
+
+    fn sum_operands(&mut self) -> Result<(), ParseError> {
+        self.tokens_check()?;
+        let (kw, pos) = self.keyword("expected FIELDS=NONE")?;
+        if kw != "FIELDS" {
+            return Err(self.err_at(pos, "expected FIELDS=NONE", &kw));
+        }
+        self.expect(&Tok::Equals, "expected '=' after FIELDS")?;
+        let paren = self.peek_is(&Tok::LParen);
+        if paren {
+            self.i += 1;
+        }
+        match self.peek() {
+            Some(Tok::Word(w)) if w == "NONE" => self.i += 1,
+            _ => return Err(self.err("only SUM FIELDS=NONE is supported: expected NONE")),
+        }
+        if paren {
+            self.expect(&Tok::RParen, "expected ')'")?;
+        }
+        self.finish("expected nothing after SUM FIELDS=NONE")
+    }
+
+    fn option_operands(&mut self) -> Result<Vec<(String, Pos)>, ParseError> {
+        self.tokens_check()?;
+        let mut out = Vec::new();
+        loop {
+            out.push(self.word("expected an option (EQUALS, NOEQUALS, COPY, VLSHRT, NOVLSHRT)")?);
+            if self.peek().is_none() {
+                return Ok(out);
+            }
+            self.expect(&Tok::Comma, "expected ',' between options")?;
+        }
+    }
+
+    fn record_operands(&mut self) -> Result<(RecordLayout, Pos), ParseError> {
+        self.tokens_check()?;
+        let mut typ = None;
+        let mut length = None;
+        loop {
+            let (kw, pos) = self.keyword("expected TYPE= or LENGTH=")?;
+            self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
+            match kw.as_str() {
+                "TYPE" => {
+                    let (t, tpos) = self.word("expected TYPE=F")?;
+                    if t != "F" {
+                        return Err(self.err_at(
+                            tpos,
+                            "only TYPE=F is supported (use --lines or --nul for variable \
+                             records)",
+                            &t,
+                        ));
+                    }
+                    typ = Some(tpos);
+                }
+                "LENGTH" => {
+                    let paren = self.peek_is(&Tok::LParen);
+                    if paren {
+                        self.i += 1;
+                    }
+                    let (n, npos) = self.number("expected the record length")?;
+                    if !(1..=MAX_RECORD_SIZE).contains(&n) {
+                        return Err(line_err(
+                            npos,
+                            &format!("record length must be 1 to {MAX_RECORD_SIZE}"),
+                            Some(n.to_string()),
+                        ));
+                    }
+                    if paren {
+                        self.expect(&Tok::RParen, "expected ')' after the length")?;
+                    }
+                    length = Some((n, npos));
+                }
+                _ => return Err(self.err_at(pos, "expected TYPE= or LENGTH=", &kw)),
+            }
+            if self.peek().is_none() {
+                break;
+            }
+            self.expect(&Tok::Comma, "expected ',' between operands")?;
+        }
+        if typ.is_none() {
+            return Err(line_err(
+                self.st.name_pos,
+                "expected TYPE=F in this statement",
+                Some(self.st.name.clone()),
+            ));
+        }
+        let Some((n, npos)) = length else {
+            return Err(line_err(
+                self.st.name_pos,
+                "expected LENGTH=n in this statement",
+                Some(self.st.name.clone()),
+            ));
+        };
+        Ok((RecordLayout::Fixed(n), npos))
+    }
+
+    /// `COND=(...)` and `FORMAT=f`; returns the condition and (position, end byte) of each
+    /// field for the record-length check.
+    fn cond_operands(&mut self) -> Result<(Condition, Vec<(Pos, usize)>), ParseError> {
+        self.tokens_check()?;
+        let mut cond_start = None;
+        let mut format = None;
+        loop {
+            let (kw, pos) = self.keyword("expected COND= or FORMAT=")?;
+            self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
+            match kw.as_str() {
+                "COND" => {
+                    let start = self.i;
+                    self.skip_group()?;
+                    cond_start = Some((start, self.i));
+                }
+                "FORMAT" => format = Some(self.format()?),
+                _ => return Err(self.err_at(pos, "expected COND= or FORMAT=", &kw)),
+            }
+            if self.peek().is_none() {
+                break;
+            }
+            self.expect(&Tok::Comma, "expected ',' between operands")?;
+        }
+        let Some((start, cond_end)) = cond_start else {
+            return Err(line_err(
+                self.st.name_pos,
+                "expected COND= in this statement",
+                Some(self.st.name.clone()),
+            ));
+        };
+        let end = self.i;
+        self.i = start;
+        let mut c = CondParser { p: self, format, checks: Vec::new(), count: 0 };
+        let cond = match c.p.peek() {
+            Some(Tok::Word(w)) if w == "ALL" => {
+                c.p.i += 1;
+                Condition::All
+            }
+            Some(Tok::Word(w)) if w == "NONE" => {
+                c.p.i += 1;
+                Condition::Nothing
+            }
+            _ => {
+                c.p.expect(&Tok::LParen, "expected '(' after COND=")?;
+                let cond = c.or_expr()?;
+                c.p.expect(&Tok::RParen, "expected ',' and AND or OR, or ')'")?;
+                cond
+            }
+        };
+        let checks = c.checks;
+        if self.i != cond_end {
+            return Err(self.err("expected ',' and AND or OR, or the end of COND="));
+        }
+        self.i = end;
+        Ok((cond, checks))
+    }
+
+    /// Skips a word or a balanced parenthesized group.
+    fn skip_group(&mut self) -> Result<(), ParseError> {
+        if !self.peek_is(&Tok::LParen) {
+            self.word("expected '(' after COND=")?;
+            return Ok(());
+        }
+        let mut depth = 0usize;
+        while let Some(t) = self.peek() {
+            match t {
+                Tok::LParen => depth += 1,
+                Tok::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.i += 1;
+                        return Ok(());
+                    }
+                }
+                _ => {}
+            }
+            self.i += 1;
+        }
+        Err(self.err("expected ')' to close COND=("))
+    }
+}
+
+struct CondParser<'p, 's> {
+    p: &'p mut Parser<'s>,
+    format: Option<FieldType>,
+    checks: Vec<(Pos, usize)>,
+    count: usize,
+}
+
+impl CondParser<'_, '_> {
+    /// Whether the next tokens are `, WORD` with WORD one of `words`.
+    fn connective(&self, words: &[&str]) -> bool {
+        matches!(
+            (self.p.peek(), self.p.peek_at(1)),
+            (Some(Tok::Comma), Some(Tok::Word(w))) if words.contains(&w.as_str())
+        )
+    }
+
+    fn or_expr(&mut self) -> Result<Condition, ParseError> {
+        let mut left = self.and_expr()?;
+        while self.connective(&["OR"]) {
+            self.p.i += 2;
+            self.p.expect(&Tok::Comma, "expected ',' after OR")?;
+            let right = self.and_expr()?;
+            left = Condition::Or(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn and_expr(&mut self) -> Result<Condition, ParseError> {
+        let mut left = self.primary()?;
+        while self.connective(&["AND"]) {
+            self.p.i += 2;
+            self.p.expect(&Tok::Comma, "expected ',' after AND")?;
+            let right = self.primary()?;
+            left = Condition::And(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn primary(&mut self) -> Result<Condition, ParseError> {
+        if self.p.peek_is(&Tok::LParen) {
+            self.p.i += 1;
+            let c = self.or_expr()?;
+            self.p.expect(&Tok::RParen, "expected ',' and AND or OR, or ')'")?;
+            return Ok(c);
+        }
+        self.comparison()
+    }
+
+    /// `p,l[,f]`; without `f`, `FORMAT=f` or else `default` applies.
+    fn field(&mut self, default: Option<FieldType>) -> Result<(FieldRef, Pos), ParseError> {
+        let (p, pos) = self.p.number("expected a field position or '('")?;
+        if p == 0 {
+            return Err(line_err(pos, "position must be at least 1", Some("0".into())));
+        }
+        self.p.expect(&Tok::Comma, "expected ',' after the position")?;
+        let (len, len_pos) = self.p.number("expected a field length")?;
+        if len == 0 {
+            return Err(line_err(len_pos, "length must be at least 1", Some("0".into())));
+        }
+        let mut kind = None;
+        if let (Some(Tok::Comma), Some(Tok::Word(w))) = (self.p.peek(), self.p.peek_at(1)) {
+            if let Some(k) = FieldType::from_dfsort(w) {
+                kind = Some(k);
+                self.p.i += 2;
+            }
+        }
+        let kind = match kind.or(self.format).or(default) {
+            Some(k) => k,
+            None => {
+                return Err(self.p.err(&format!(
+                    "expected ',' and a format ({FORMATS}), or FORMAT=f on the statement"
+                )))
+            }
+        };
+        check_len(kind, len, len_pos)?;
+        self.checks.push((pos, p - 1 + len));
+        Ok((FieldRef { offset: p - 1, len, kind }, pos))
+    }
+
+    fn comparison(&mut self) -> Result<Condition, ParseError> {
+        let (left, _) = self.field(None)?;
+        self.p.expect(&Tok::Comma, "expected ',' and a comparison operator")?;
+        let (w, wpos) = self.p.word("expected a comparison operator (EQ, NE, GT, GE, LT, LE)")?;
+        let op = CompareOp::from_name(&w).ok_or_else(|| {
+            self.p.err_at(wpos, "expected a comparison operator (EQ, NE, GT, GE, LT, LE)", &w)
+        })?;
+        self.p.expect(&Tok::Comma, "expected ',' and a constant or a field")?;
+        let rpos = self.p.pos();
+        let right = match self.p.peek().cloned() {
+            Some(Tok::Chars(c)) => {
+                self.p.i += 1;
+                Operand::Chars(c)
+            }
+            Some(Tok::Hex(c)) => {
+                self.p.i += 1;
+                Operand::Hex(c)
+            }
+            Some(Tok::Num(n)) => {
+                let is_field = !n.starts_with(['+', '-'])
+                    && self.p.peek_at(1) == Some(&Tok::Comma)
+                    && matches!(self.p.peek_at(2), Some(Tok::Num(_)));
+                if is_field {
+                    let (f, _) = self.field(Some(left.kind))?;
+                    if !field_pair_comparable(left.kind, f.kind) {
+                        return Err(line_err(
+                            rpos,
+                            &format!(
+                                "a {} field cannot be compared with a {} field",
+                                left.kind.name(),
+                                f.kind.name()
+                            ),
+                            Some(n),
+                        ));
+                    }
+                    Operand::Field(f)
+                } else {
+                    self.p.i += 1;
+                    let negative = n.starts_with('-');
+                    let digits = n.trim_start_matches(['+', '-']).to_string();
+                    if left.kind == FieldType::Char {
+                        return Err(line_err(
+                            rpos,
+                            "a CH field compares with C'...' or X'...' constants, not numbers",
+                            Some(n),
+                        ));
+                    }
+                    Operand::Number { negative, digits }
+                }
+            }
+            _ => {
+                return Err(self.p.err("expected a constant (C'...', X'...', a number) or a field"))
+            }
+        };
+        self.count += 1;
+        Ok(Condition::Compare { index: self.count, left, op, right })
+    }
+}

@@ -1,0 +1,350 @@
+//! DFSORT `INCLUDE` / `OMIT` conditions and their evaluation on records.
+//!
+//! ```text
+//!  INCLUDE COND=((1,3,CH,EQ,C'ABC',OR,1,3,CH,EQ,C'XYZ'),AND,5,2,ZD,GT,10)
+//!
+//!               And
+//!              /   \
+//!            Or     Compare 5,2,ZD GT 10
+//!           /  \
+//!   Compare     Compare
+//! ```
+//!
+//! How the two sides compare depends on their types:
+//! - a `C'...'` or `X'...'` constant compares bytes with any field; a shorter constant is
+//!   padded (blanks for `C'...'`, zeros for `X'...'`), a longer one truncated, as DFSORT does;
+//! - two `CH`/`BI` fields compare bytes, the shorter padded with blanks;
+//! - a numeric field (`BI FI LU LI PD ZD CSF FS UFF SFF`) and a decimal constant or another
+//!   numeric field compare by value (packed `+0` equals zoned `-0`);
+//! - `FL`/`LF` fields compare by value with decimal constants and other float fields.
+
+use std::cmp::Ordering;
+
+use crate::decimal;
+use crate::error::KeyError;
+use crate::normalize::{encode_field, float64_key};
+use crate::spec::{Endian, FieldType, ShortFields};
+
+/// A comparison operator of a condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompareOp {
+    /// `EQ`
+    Eq,
+    /// `NE`
+    Ne,
+    /// `GT`
+    Gt,
+    /// `GE`
+    Ge,
+    /// `LT`
+    Lt,
+    /// `LE`
+    Le,
+}
+
+impl CompareOp {
+    /// Parses `EQ NE GT GE LT LE` (case-insensitive).
+    pub fn from_name(name: &str) -> Option<CompareOp> {
+        Some(match name.to_ascii_uppercase().as_str() {
+            "EQ" => CompareOp::Eq,
+            "NE" => CompareOp::Ne,
+            "GT" => CompareOp::Gt,
+            "GE" => CompareOp::Ge,
+            "LT" => CompareOp::Lt,
+            "LE" => CompareOp::Le,
+            _ => return None,
+        })
+    }
+
+    fn holds(self, ord: Ordering) -> bool {
+        match self {
+            CompareOp::Eq => ord == Ordering::Equal,
+            CompareOp::Ne => ord != Ordering::Equal,
+            CompareOp::Gt => ord == Ordering::Greater,
+            CompareOp::Ge => ord != Ordering::Less,
+            CompareOp::Lt => ord == Ordering::Less,
+            CompareOp::Le => ord != Ordering::Greater,
+        }
+    }
+}
+
+/// A fixed-position field in a condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FieldRef {
+    /// 0-based offset.
+    pub offset: usize,
+    /// Length in bytes.
+    pub len: usize,
+    /// How to read it.
+    pub kind: FieldType,
+}
+
+/// The right-hand side of a comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// Another field of the same record.
+    Field(FieldRef),
+    /// `C'...'` constant: compared as bytes, padded with blanks.
+    Chars(Vec<u8>),
+    /// `X'...'` constant: compared as bytes, padded with zeros.
+    Hex(Vec<u8>),
+    /// A decimal constant such as `+100` or `-5`.
+    Number {
+        /// `true` for a leading `-`.
+        negative: bool,
+        /// The digits as written (ASCII).
+        digits: String,
+    },
+}
+
+/// A condition tree.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Condition {
+    /// `COND=ALL`: every record.
+    All,
+    /// `COND=NONE`: no record.
+    Nothing,
+    /// One comparison.
+    Compare {
+        /// 1-based number of this comparison in the statement, for error messages.
+        index: usize,
+        /// The field on the left.
+        left: FieldRef,
+        /// The operator.
+        op: CompareOp,
+        /// The right-hand side.
+        right: Operand,
+    },
+    /// Both hold.
+    And(Box<Condition>, Box<Condition>),
+    /// Either holds.
+    Or(Box<Condition>, Box<Condition>),
+}
+
+/// A parsed `INCLUDE` or `OMIT` statement.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Filter {
+    /// `true` for `OMIT` (records where the condition holds are dropped).
+    pub omit: bool,
+    /// The condition.
+    pub condition: Condition,
+    /// Records too short for a field: an error, or (`OPTION VLSHRT`) the comparison is false.
+    pub short_fields: ShortFields,
+}
+
+impl Filter {
+    /// Whether `record` (without its terminator) passes the filter, i.e. is kept: the
+    /// condition holds for `INCLUDE`, does not hold for `OMIT`.
+    pub fn matches(&self, record: &[u8]) -> Result<bool, KeyError> {
+        let holds = eval(&self.condition, record, self.short_fields)?;
+        Ok(holds != self.omit)
+    }
+}
+
+fn eval(cond: &Condition, record: &[u8], short: ShortFields) -> Result<bool, KeyError> {
+    match cond {
+        Condition::All => Ok(true),
+        Condition::Nothing => Ok(false),
+        Condition::And(a, b) => Ok(eval(a, record, short)? && eval(b, record, short)?),
+        Condition::Or(a, b) => Ok(eval(a, record, short)? || eval(b, record, short)?),
+        Condition::Compare { index, left, op, right } => {
+            let Some(lhs) = field_bytes(record, left, *index, short)? else { return Ok(false) };
+            let ord = match right {
+                Operand::Chars(c) => cmp_padded(lhs, c, b' '),
+                Operand::Hex(c) => cmp_padded(lhs, c, 0),
+                Operand::Number { negative, digits } => {
+                    if let FieldType::Float(endian) = left.kind {
+                        let value: f64 = format!("{}{digits}", if *negative { "-" } else { "" })
+                            .parse()
+                            .unwrap_or(0.0);
+                        float_value(lhs, endian).cmp(&float64_key(value.to_bits()))
+                    } else {
+                        let mut l = Vec::new();
+                        numeric(left.kind, lhs, *index, left.offset, &mut l)?;
+                        let mut r = Vec::new();
+                        let digits = digits.bytes().map(|d| d - b'0');
+                        decimal::encode(&mut r, *negative, digits, std::iter::empty());
+                        l.cmp(&r)
+                    }
+                }
+                Operand::Field(f) => {
+                    let Some(rhs) = field_bytes(record, f, *index, short)? else {
+                        return Ok(false);
+                    };
+                    compare_fields(left, lhs, f, rhs, *index)?
+                }
+            };
+            Ok(op.holds(ord))
+        }
+    }
+}
+
+/// How two fields of these types compare; `None` if they cannot be compared.
+pub(crate) fn field_pair_comparable(a: FieldType, b: FieldType) -> bool {
+    let bytes = |t| matches!(t, FieldType::Char | FieldType::Unsigned(Endian::Big));
+    let float = |t| matches!(t, FieldType::Float(_));
+    if float(a) || float(b) {
+        return float(a) && float(b);
+    }
+    if a == FieldType::Char || b == FieldType::Char {
+        return bytes(a) && bytes(b);
+    }
+    true
+}
+
+fn compare_fields(
+    l: &FieldRef,
+    lhs: &[u8],
+    r: &FieldRef,
+    rhs: &[u8],
+    index: usize,
+) -> Result<Ordering, KeyError> {
+    let bytes = |t| matches!(t, FieldType::Char | FieldType::Unsigned(Endian::Big));
+    match (l.kind, r.kind) {
+        (FieldType::Float(le), FieldType::Float(re)) => {
+            Ok(float_value(lhs, le).cmp(&float_value(rhs, re)))
+        }
+        (a, b) if bytes(a) && bytes(b) && (a == FieldType::Char || b == FieldType::Char) => {
+            Ok(cmp_both_padded(lhs, rhs))
+        }
+        (a, b) => {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            numeric(a, lhs, index, l.offset, &mut x)?;
+            numeric(b, rhs, index, r.offset, &mut y)?;
+            Ok(x.cmp(&y))
+        }
+    }
+}
+
+fn field_bytes<'r>(
+    record: &'r [u8],
+    f: &FieldRef,
+    index: usize,
+    short: ShortFields,
+) -> Result<Option<&'r [u8]>, KeyError> {
+    match record.get(f.offset..f.offset + f.len) {
+        Some(b) => Ok(Some(b)),
+        None => match short {
+            ShortFields::SortFirst => Ok(None),
+            ShortFields::Error => Err(KeyError::ShortRecord {
+                field: index,
+                start: f.offset + 1,
+                end: f.offset + f.len,
+                len: record.len(),
+            }),
+        },
+    }
+}
+
+/// The canonical decimal form of a numeric field's value.
+fn numeric(
+    kind: FieldType,
+    bytes: &[u8],
+    index: usize,
+    offset: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), KeyError> {
+    let signed = |bytes: &[u8]| -> (bool, u128) {
+        // 1 to 8 bytes, big-endian.
+        let mut v: u128 = 0;
+        for &b in bytes {
+            v = v << 8 | b as u128;
+        }
+        let bits = 8 * bytes.len() as u32;
+        if v >> (bits - 1) == 1 {
+            (true, (1u128 << bits) - v)
+        } else {
+            (false, v)
+        }
+    };
+    match kind {
+        FieldType::Unsigned(Endian::Big) => unsigned_digits(bytes.to_vec(), out),
+        FieldType::Unsigned(Endian::Little) => {
+            unsigned_digits(bytes.iter().rev().copied().collect(), out)
+        }
+        FieldType::Signed(endian) => {
+            let be: Vec<u8> = match endian {
+                Endian::Big => bytes.to_vec(),
+                Endian::Little => bytes.iter().rev().copied().collect(),
+            };
+            let (negative, magnitude) = signed(&be);
+            decimal::encode_u128(out, negative, magnitude);
+        }
+        _ => return encode_field(kind, bytes, false, index, offset + 1, out),
+    }
+    Ok(())
+}
+
+/// The canonical decimal form of an unsigned big-endian integer of any length (repeated
+/// division by ten; filters only, so speed does not matter).
+fn unsigned_digits(mut be: Vec<u8>, out: &mut Vec<u8>) {
+    let mut digits = Vec::new();
+    while be.iter().any(|&b| b != 0) {
+        let mut rem = 0u32;
+        for b in &mut be {
+            let cur = rem << 8 | *b as u32;
+            *b = (cur / 10) as u8;
+            rem = cur % 10;
+        }
+        digits.push(rem as u8);
+    }
+    digits.reverse();
+    decimal::encode(out, false, digits.into_iter(), std::iter::empty());
+}
+
+fn float_value(bytes: &[u8], endian: Endian) -> u64 {
+    let mut key = Vec::with_capacity(8);
+    let _ = encode_field(FieldType::Float(endian), bytes, false, 0, 0, &mut key);
+    match key.len() {
+        4 => {
+            // Widen binary32 exactly: decode the key back to bits, then to f64.
+            let k = u32::from_be_bytes([key[0], key[1], key[2], key[3]]);
+            if k == u32::MAX {
+                return u64::MAX;
+            }
+            let bits = if k >> 31 == 1 { k & !(1 << 31) } else { !k };
+            float64_key((f32::from_bits(bits) as f64).to_bits())
+        }
+        _ => {
+            let mut raw = [0u8; 8];
+            raw.copy_from_slice(&key[..8]);
+            u64::from_be_bytes(raw)
+        }
+    }
+}
+
+fn cmp_padded(field: &[u8], constant: &[u8], pad: u8) -> Ordering {
+    let padded = constant.iter().copied().chain(std::iter::repeat(pad));
+    field.iter().copied().cmp(padded.take(field.len()))
+}
+
+fn cmp_both_padded(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len().max(b.len());
+    let pa = a.iter().copied().chain(std::iter::repeat(b' ')).take(n);
+    let pb = b.iter().copied().chain(std::iter::repeat(b' ')).take(n);
+    pa.cmp(pb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float32_widening_keeps_order() {
+        let f = |x: f32| float_value(&x.to_be_bytes(), Endian::Big);
+        assert!(f(-1.5) < f(-0.0));
+        assert_eq!(f(-0.0), f(0.0));
+        assert_eq!(f(2.5), float64_key(2.5f64.to_bits()));
+        assert!(f(f32::INFINITY) < f(f32::NAN));
+    }
+
+    #[test]
+    fn signed_binary_values() {
+        let mut a = Vec::new();
+        numeric(FieldType::Signed(Endian::Big), &[0xFF, 0xFE], 1, 0, &mut a).unwrap();
+        let mut b = Vec::new();
+        decimal::encode_u128(&mut b, true, 2);
+        assert_eq!(a, b);
+    }
+}

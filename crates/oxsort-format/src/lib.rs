@@ -5,8 +5,9 @@
 //! - [`KeySpec`]: the key, a list of [`KeyField`]s (position, [`FieldType`], direction).
 //!   [`KeySpec::normalize`] turns a record's key into bytes whose plain byte order is the
 //!   wanted order; [`KeySpec::fast_path`] tells the engine when raw key bytes already are.
-//! - Front ends that produce a [`KeySpec`]: DFSORT control statements
-//!   ([`parse_control`], [`parse_fields`]).
+//! - Front ends that all produce a [`KeySpec`]: DFSORT control statements
+//!   ([`parse_control`], [`parse_fields`]), nsort command lines ([`parse_nsort`],
+//!   [`parse_nsort_spec`]).
 //! - [`Filter`]: DFSORT `INCLUDE`/`OMIT` conditions evaluated on records.
 //!
 //! The crate does no I/O: specification files are passed in as text.
@@ -31,6 +32,7 @@ mod error;
 mod filter;
 mod layout;
 mod normalize;
+mod nsort;
 mod spec;
 
 pub use columns::{ColumnEnd, ColumnSpan};
@@ -38,4 +40,7 @@ pub use dfsort::{parse_control, parse_fields, Control};
 pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
 pub use layout::{RecordLayout, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
+pub use nsort::{
+    parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
+};
 pub use spec::{Endian, FastKey, FieldLoc, FieldType, KeyField, KeySpec, ShortFields};

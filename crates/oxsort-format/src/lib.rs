@@ -7,7 +7,7 @@
 //!   wanted order; [`KeySpec::fast_path`] tells the engine when raw key bytes already are.
 //! - Front ends that all produce a [`KeySpec`]: DFSORT control statements
 //!   ([`parse_control`], [`parse_fields`]), nsort command lines ([`parse_nsort`],
-//!   [`parse_nsort_spec`]).
+//!   [`parse_nsort_spec`]) and GNU sort flags ([`parse_gnu_args`]).
 //! - [`Filter`]: DFSORT `INCLUDE`/`OMIT` conditions evaluated on records.
 //!
 //! The crate does no I/O: specification files are passed in as text.
@@ -30,6 +30,7 @@ mod decimal;
 mod dfsort;
 mod error;
 mod filter;
+mod gnu;
 mod layout;
 mod normalize;
 mod nsort;
@@ -39,6 +40,7 @@ pub use columns::{ColumnEnd, ColumnSpan};
 pub use dfsort::{parse_control, parse_fields, Control};
 pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
+pub use gnu::{parse_gnu_args, GnuSort};
 pub use layout::{RecordLayout, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,

@@ -4,13 +4,43 @@
 //! Files are accessed with positional reads and writes (`pread`/`pwrite`) so several worker
 //! threads can share one descriptor; non-seekable files (pipes, terminals, character devices)
 //! fall back to sequential access from one thread.
+//!
+//! Regular output files are written with `O_DIRECT` when the file system allows it: buffered
+//! writes of 1 GB measured 2.0 s (page-cache copy plus dirty-page throttling) against 0.48 s
+//! for `dd oflag=direct` on the reference machine. Direct writes need 4096-aligned memory,
+//! offsets and lengths: buffers come from [`AlignedBuf`], task offsets are multiples of
+//! [`IO_ALIGN`], and the unaligned tail of the last task goes through a second, buffered
+//! descriptor. When `O_DIRECT` is refused (tmpfs), every write is buffered.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::tuning::IO_ALIGN;
 use crate::Error;
+
+/// A zeroed byte buffer whose start is aligned to [`IO_ALIGN`] (what `O_DIRECT` needs).
+pub(crate) struct AlignedBuf {
+    storage: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    /// A buffer of `len` bytes.
+    pub(crate) fn new(len: usize) -> AlignedBuf {
+        let storage = vec![0u8; len + IO_ALIGN];
+        let start = storage.as_ptr().align_offset(IO_ALIGN);
+        assert!(start < IO_ALIGN, "a byte pointer can always be aligned");
+        AlignedBuf { storage, start, len }
+    }
+
+    /// The aligned bytes.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.storage[self.start..self.start + self.len]
+    }
+}
 
 /// Where generated records go.
 pub(crate) enum Output {
@@ -24,7 +54,10 @@ pub(crate) enum Output {
 
 /// An open output file.
 pub(crate) struct OutFile {
+    /// Buffered descriptor: streams, unaligned tails, and everything when `direct` is `None`.
     file: File,
+    /// The same file opened with `O_DIRECT`, when the file system supports it.
+    direct: Option<File>,
     path: PathBuf,
 }
 
@@ -45,15 +78,33 @@ impl Output {
             .map_err(|source| Error::Io { path: path.to_path_buf(), source })?
             .file_type()
             .is_file();
-        let out = OutFile { file, path: path.to_path_buf() };
-        Ok(if regular { Output::Positional(out) } else { Output::Stream(out) })
+        if !regular {
+            return Ok(Output::Stream(OutFile { file, direct: None, path: path.to_path_buf() }));
+        }
+        // Opening again without O_TRUNC: the file was just truncated by the first open.
+        let direct = OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(path).ok();
+        Ok(Output::Positional(OutFile { file, direct, path: path.to_path_buf() }))
     }
 }
 
 impl OutFile {
-    /// Writes all of `buf` at byte `offset`.
+    /// Writes all of `buf` at byte `offset`: the aligned part directly when possible, the rest
+    /// buffered.
     pub(crate) fn write_at(&self, buf: &[u8], offset: u64) -> Result<(), Error> {
-        self.file.write_all_at(buf, offset).map_err(|e| self.err(e))
+        let mut done = 0;
+        if let Some(direct) = &self.direct {
+            let aligned = buf.len() - buf.len() % IO_ALIGN;
+            let ok = offset % IO_ALIGN as u64 == 0 && buf.as_ptr().align_offset(IO_ALIGN) == 0;
+            if ok && aligned > 0 {
+                match direct.write_all_at(&buf[..aligned], offset) {
+                    Ok(()) => done = aligned,
+                    // Some file systems accept O_DIRECT at open time and refuse the write.
+                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+                    Err(e) => return Err(self.err(e)),
+                }
+            }
+        }
+        self.file.write_all_at(&buf[done..], offset + done as u64).map_err(|e| self.err(e))
     }
 
     /// Writes all of `buf` at the current position (streams).

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crate::fileio::{InFile, Output};
+use crate::fileio::{AlignedBuf, InFile, Output};
 use crate::tuning::{TASK_BYTES, TASK_RECORDS};
 use crate::{generate, Checksum, Error, Kind, Summary, Validator, RECORD_LEN};
 
@@ -103,10 +103,10 @@ pub fn generate_file(
     let sums = run_tasks(
         tasks,
         threads,
-        || vec![0u8; TASK_BYTES],
+        || AlignedBuf::new(TASK_BYTES),
         |buf, task| {
             let (first, n) = task_range(task, count);
-            let b = &mut buf[..n * RECORD_LEN];
+            let b = &mut buf.as_mut_slice()[..n * RECORD_LEN];
             generate(kind, start.wrapping_add(first as u128), b);
             let sum = Checksum::of(b);
             if let Some(f) = &out {

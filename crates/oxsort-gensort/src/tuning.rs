@@ -6,16 +6,17 @@
 
 use crate::RECORD_LEN;
 
-/// Records per generation or validation task: 81 920 records = 8 192 000 bytes (~7.8 MiB).
+/// Records per generation or validation task: 163 840 records = 16 384 000 bytes (~15.6 MiB).
 ///
 /// This is the transfer size of every `pwrite`/`pread` and the unit of work one thread takes
-/// from the shared task counter. Large enough that the per-syscall cost and the jump-ahead at
-/// the start of a task (128 multiply-adds) vanish: a binary task takes ~1.8 ms to generate and
+/// from the shared task counter. It matches the 16 MiB `dd` transfers that define the I/O floor
+/// (`shared/tools/iofloor`). Large enough that the per-syscall cost and the jump-ahead at the
+/// start of a task (128 multiply-adds) vanish: a binary task takes ~3.6 ms to generate and
 /// checksum on one core of the reference machine (46 M records/s, `cargo bench -p
-/// oxsort-gensort`). Small enough that a few buffers per thread cost little memory and that a
-/// progress bar moves smoothly. It sits in the 8–64 MiB range of transfers that reach full disk
-/// speed with 16 MiB `dd` as the reference.
-pub const TASK_RECORDS: usize = 81_920;
+/// oxsort-gensort`), against ~8 ms to write it at 2 GB/s, so with two threads one task is
+/// always being written while the other is generated. 8 MB tasks were not measurably different
+/// on the (shared, noisy) reference disk; smaller direct writes lose bandwidth.
+pub const TASK_RECORDS: usize = 163_840;
 
 /// Bytes per task (see [`TASK_RECORDS`]).
 pub const TASK_BYTES: usize = TASK_RECORDS * RECORD_LEN;

@@ -155,3 +155,21 @@ fn parallel_validation_equals_sequential() {
     assert_eq!(err.to_string(), "partial record found at end");
     assert_eq!(err.first_unordered(), Some(2));
 }
+
+/// tmpfs refuses O_DIRECT: generation must fall back to buffered writes there.
+#[test]
+fn generation_on_tmpfs_falls_back_to_buffered() {
+    let shm = std::path::Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("skipped: no /dev/shm on this machine to probe the tmpfs fallback");
+        return;
+    }
+    let tmp = tempfile::tempdir_in(shm).unwrap();
+    let path = tmp.path().join("t.dat");
+    let count = (TASK_RECORDS + 4321) as u64;
+    let sum = generate_file(&path, 99, count, Kind::Skew, 2, None).unwrap();
+    let mut whole = vec![0u8; count as usize * 100];
+    generate(Kind::Skew, 99, &mut whole);
+    assert!(fs::read(&path).unwrap() == whole);
+    assert_eq!(sum, Checksum::of(&whole));
+}

@@ -1,0 +1,36 @@
+//! DFSORT control statements, `--fields` and GNU flags: any text either parses or gives an
+//! error with a location inside the text; a parsed key and filter never panic on a record.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use oxsort_format::{parse_control, parse_fields, parse_gnu_args, Location, RecordLayout};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let lines = text.split('\n').count();
+    match parse_control(text) {
+        Ok(control) => {
+            let record: &[u8] = data;
+            if let Some(key) = &control.key {
+                let mut out = Vec::new();
+                let _ = key.normalize(record, &mut out);
+                let _ = key.clone().for_layout(RecordLayout::LINES);
+            }
+            if let Some(filter) = &control.filter {
+                let _ = filter.matches(record);
+            }
+        }
+        Err(e) => match e.location {
+            Location::Line { line, column } => {
+                assert!(line >= 1 && line <= lines && column >= 1, "{e}");
+            }
+            _ => panic!("control statements report lines: {e}"),
+        },
+    }
+    let _ = parse_fields(text);
+    let args: Vec<String> = text.split(' ').map(str::to_string).collect();
+    if let Ok(g) = parse_gnu_args(&args) {
+        let mut out = Vec::new();
+        let _ = g.key.normalize(data, &mut out);
+    }
+});

@@ -114,9 +114,13 @@ fn value_strategy(kind: FieldType, len: usize) -> BoxedStrategy<Val> {
                 Just(f32::MIN),
                 Just(1.0f32),
             ];
-            prop_oneof![special, any::<u32>().prop_map(f32::from_bits), (-4i8..4).prop_map(f32::from)]
-                .prop_map(|x: f32| Val::Float((x as f64).to_bits()))
-                .boxed()
+            prop_oneof![
+                special,
+                any::<u32>().prop_map(f32::from_bits),
+                (-4i8..4).prop_map(f32::from)
+            ]
+            .prop_map(|x: f32| Val::Float((x as f64).to_bits()))
+            .boxed()
         }
         FieldType::Float(_) => {
             let special = prop_oneof![
@@ -131,9 +135,13 @@ fn value_strategy(kind: FieldType, len: usize) -> BoxedStrategy<Val> {
                 Just(f64::MAX),
                 Just(f64::MIN),
             ];
-            prop_oneof![special, any::<u64>().prop_map(f64::from_bits), (-4i8..4).prop_map(f64::from)]
-                .prop_map(|x| Val::Float(x.to_bits()))
-                .boxed()
+            prop_oneof![
+                special,
+                any::<u64>().prop_map(f64::from_bits),
+                (-4i8..4).prop_map(f64::from)
+            ]
+            .prop_map(|x| Val::Float(x.to_bits()))
+            .boxed()
         }
         FieldType::Packed => decimal_int(2 * len as u32 - 1, true).prop_map(Val::Int).boxed(),
         FieldType::Zoned => decimal_int(len as u32, true).prop_map(Val::Int).boxed(),

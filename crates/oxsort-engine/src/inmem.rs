@@ -190,37 +190,46 @@ pub(crate) fn emit(
         let _ = token_tx.send(());
     }
     let (done_tx, done_rx) = unbounded::<(usize, AlignedBuf, usize, OrderCheck)>();
+    // Written part buffers go back to the workers: fresh ones would cost a page fault per 4 KiB.
+    let (free_tx, free_rx) = unbounded::<AlignedBuf>();
     let next = AtomicUsize::new(0);
     let written = std::thread::scope(|s| -> Result<()> {
         for _ in 0..threads {
             let token_rx = token_rx.clone();
             let done_tx = done_tx.clone();
+            let free_rx = free_rx.clone();
             let (cuts, sizes, offsets, next, locate, runs) =
                 (&cuts, &sizes, &offsets, &next, &locate, &runs);
-            s.spawn(move || loop {
-                if token_rx.recv().is_err() {
-                    return;
-                }
-                let p = next.fetch_add(1, Ordering::Relaxed);
-                if p >= parts {
-                    return;
-                }
-                let mut entries: Vec<Entry> = Vec::with_capacity(sizes[p]);
-                for (j, c) in cuts.iter().enumerate() {
-                    entries.extend_from_slice(&runs[j][c[p]..c[p + 1]]);
-                }
-                oxsort_kernels::sort_entries(&mut entries);
-                let pad = (offsets[p] % 4096) as usize;
-                let len = sizes[p] * r;
-                let mut buf = AlignedBuf::new(pad + len);
-                oxsort_kernels::gather(&entries, r, locate, &mut buf[pad..pad + len]);
-                let check = if verify {
-                    OrderCheck::of(&buf[pad..pad + len], fmt)
-                } else {
-                    OrderCheck::default()
-                };
-                if done_tx.send((p, buf, pad, check)).is_err() {
-                    return;
+            s.spawn(move || {
+                let mut entries: Vec<Entry> = Vec::new();
+                loop {
+                    if token_rx.recv().is_err() {
+                        return;
+                    }
+                    let p = next.fetch_add(1, Ordering::Relaxed);
+                    if p >= parts {
+                        return;
+                    }
+                    entries.clear();
+                    for (j, c) in cuts.iter().enumerate() {
+                        entries.extend_from_slice(&runs[j][c[p]..c[p + 1]]);
+                    }
+                    oxsort_kernels::sort_entries(&mut entries);
+                    let pad = (offsets[p] % 4096) as usize;
+                    let len = sizes[p] * r;
+                    let mut buf = match free_rx.try_recv() {
+                        Ok(b) if b.len() >= pad + len => b,
+                        _ => AlignedBuf::new(pad + len),
+                    };
+                    oxsort_kernels::gather(&entries, r, locate, &mut buf[pad..pad + len]);
+                    let check = if verify {
+                        OrderCheck::of(&buf[pad..pad + len], fmt)
+                    } else {
+                        OrderCheck::default()
+                    };
+                    if done_tx.send((p, buf, pad, check)).is_err() {
+                        return;
+                    }
                 }
             });
         }
@@ -232,6 +241,7 @@ pub(crate) fn emit(
                 while let Some((buf, pad, c)) = ready.remove(&want) {
                     let len = sizes[want] * r;
                     sink.write(offsets[want], &buf[pad..pad + len], pad)?;
+                    let _ = free_tx.send(buf);
                     check.append(&c);
                     reporter.report(phase, offsets[want + 1], Some(acc));
                     want += 1;

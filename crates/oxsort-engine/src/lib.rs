@@ -80,7 +80,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             if let Some(bytes) = plan.input_bytes {
                 o.file().preallocate(bytes)?;
             }
-            Box::new(FileSink::new(o.file().clone()))
+            Box::new(FileSink::named(o.file().clone(), plan.output.clone()))
         }
         None => Box::new(StdoutSink::new()),
     };

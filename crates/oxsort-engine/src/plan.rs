@@ -185,7 +185,7 @@ pub(crate) fn merge_shape(cfg: &SortConfig, runs: u64) -> Result<(u64, u32, usiz
     if m / min_block < 4 + out {
         min_block = align_up(r.max(4096));
     }
-    let mut fan_in = (m / min_block).saturating_sub(out) / 2;
+    let mut fan_in = ((m / min_block).saturating_sub(out) / 2).min(MAX_FAN_IN as u64);
     if let Some(cap) = cfg.max_fan_in {
         fan_in = fan_in.min(cap as u64);
     }
@@ -233,6 +233,12 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
                 // Readability is checked here too, so a bad input stops the sort before output.
                 std::fs::File::open(p)
                     .map_err(|e| EngineError::Input { path: p.clone(), source: e })?;
+                if !meta.is_file() {
+                    // A FIFO or device: its size is known only at its end, like standard input.
+                    inputs.push(InputPlan { name: p.display().to_string(), bytes: None });
+                    total = None;
+                    continue;
+                }
                 let len = meta.len();
                 if len % r != 0 {
                     let records = len / r;

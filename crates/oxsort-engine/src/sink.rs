@@ -31,6 +31,11 @@ impl FileSink {
         let name = file.path().display().to_string();
         FileSink { file, meter: IoMeter::default(), name }
     }
+
+    /// A sink whose statistics name `name` (the output's final name, not its temporary one).
+    pub(crate) fn named(file: Arc<DirectFile>, name: String) -> Self {
+        FileSink { file, meter: IoMeter::default(), name }
+    }
 }
 
 impl Sink for FileSink {

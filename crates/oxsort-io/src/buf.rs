@@ -5,7 +5,7 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 
-use crate::tuning::{DIRECT_ALIGN, MMAP_THRESHOLD, PAGE_SIZE};
+use crate::tuning::{DIRECT_ALIGN, HUGE_THRESHOLD, MMAP_THRESHOLD, PAGE_SIZE};
 
 /// Rounds `n` up to a multiple of [`DIRECT_ALIGN`].
 pub const fn align_up(n: usize) -> usize {
@@ -51,7 +51,8 @@ unsafe impl Send for AlignedBuf {}
 unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
-    /// A zeroed buffer of `len` bytes rounded up to a multiple of [`DIRECT_ALIGN`].
+    /// A zeroed buffer of `len` bytes rounded up to a multiple of [`DIRECT_ALIGN`]. Buffers of
+    /// [`HUGE_THRESHOLD`](crate::tuning::HUGE_THRESHOLD) or more are advised to use huge pages.
     ///
     /// # Panics
     /// If the memory cannot be obtained (like `Vec` on allocation failure).
@@ -61,7 +62,7 @@ impl AlignedBuf {
             return AlignedBuf { ptr: Self::dangling(), len: 0, origin: Origin::Empty };
         }
         if len >= MMAP_THRESHOLD {
-            return Self::mmap(len, false);
+            return Self::mmap(len, len >= HUGE_THRESHOLD);
         }
         let layout = Self::layout(len);
         // SAFETY: the layout has a non-zero size (len > 0 checked above).

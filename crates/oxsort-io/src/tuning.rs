@@ -23,6 +23,17 @@ pub const PAGE_SIZE: usize = 4096;
 /// 1 MiB the memset is cheap and the allocator avoids a syscall per buffer.
 pub const MMAP_THRESHOLD: usize = 1 << 20;
 
+/// Buffers at least this large are advised with `MADV_HUGEPAGE` by [`AlignedBuf::new`] too.
+///
+/// A sort touches its chunk buffers at random while gathering records in key order; with 4 KiB
+/// pages nearly every record costs a TLB miss and a page walk. Measured on a one-pass sort of
+/// 4e7 records: without the advice 20% of all cycles sat on the gather's first touch of a
+/// record (the page walk), and fresh-page faults took another 17%. Below a few huge pages the
+/// advice buys nothing (the mapping's unaligned ends stay small pages).
+///
+/// [`AlignedBuf::new`]: crate::AlignedBuf::new
+pub const HUGE_THRESHOLD: usize = 4 << 20;
+
 /// Largest number of worker threads the thread-pool backend starts per pipeline.
 ///
 /// The thread backend uses one thread per in-flight transfer up to this cap. With 8–64 MiB
@@ -44,6 +55,7 @@ pub const UNIQUE_NAME_ATTEMPTS: u32 = 64;
 
 const _: () = assert!(DIRECT_ALIGN.is_power_of_two());
 const _: () = assert!(MMAP_THRESHOLD % DIRECT_ALIGN == 0);
+const _: () = assert!(HUGE_THRESHOLD >= MMAP_THRESHOLD);
 const _: () = assert!(DIRECT_ALIGN % PAGE_SIZE == 0);
 const _: () = assert!(MAX_POOL_THREADS >= 1 && MAX_DEPTH >= MAX_POOL_THREADS);
 

@@ -1,0 +1,197 @@
+//! `oxsort sort` / `explain` as a user runs them: results checked with the valsort library,
+//! errors checked for the file they name and for what they leave behind.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use oxsort_testkit::leftovers;
+
+fn oxsort() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_oxsort"))
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("oxsort runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `n` gensort records (binary, from record 0) written to `path`; returns their checksum.
+fn gen(path: &Path, n: u64) -> u128 {
+    oxsort_gensort::generate_file(path, 0, n, oxsort_gensort::Kind::Binary, 1, None)
+        .unwrap()
+        .value()
+}
+
+fn assert_sorted_permutation(path: &Path, n: u64, checksum: u128) {
+    let s = oxsort_gensort::validate_file(path, 1, None).unwrap();
+    assert!(s.is_sorted(), "{} is not sorted", path.display());
+    assert_eq!(s.records, n as u128);
+    assert_eq!(s.checksum, checksum);
+}
+
+#[test]
+fn sorts_a_file_and_reports_like_valsort() {
+    let d = tempfile::tempdir().unwrap();
+    let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
+    let sum = gen(&input, 20_000);
+    for memory in ["64M", "1M"] {
+        let o =
+            run(oxsort().args(["sort"]).arg(&input).arg("-o").arg(&out).args(["--memory", memory]));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_sorted_permutation(&out, 20_000, sum);
+        let text = stderr(&o);
+        assert!(text.contains("Records: 20000\n"), "{text}");
+        assert!(text.contains(&format!("Checksum: {sum:x}\n")), "{text}");
+        assert!(text.contains("SUCCESS - all records are in order"), "{text}");
+        assert!(o.stdout.is_empty());
+    }
+    assert!(leftovers(d.path()).is_empty());
+}
+
+#[test]
+fn stdin_to_stdout_and_output_over_an_input() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.dat");
+    let sum = gen(&input, 3_000);
+    let data = std::fs::read(&input).unwrap();
+    let mut child = oxsort()
+        .args(["sort", "-", "-o", "-", "--memory", "1M", "--temp-dir"])
+        .arg(d.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&data));
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sorted = d.path().join("sorted.dat");
+    std::fs::write(&sorted, &o.stdout).unwrap();
+    assert_sorted_permutation(&sorted, 3_000, sum);
+
+    // Two inputs concatenated, the output replacing the first of them.
+    let second = d.path().join("second.dat");
+    let sum2 =
+        oxsort_gensort::generate_file(&second, 3_000, 500, oxsort_gensort::Kind::Binary, 1, None)
+            .unwrap()
+            .value();
+    let o = run(oxsort().args(["sort"]).arg(&input).arg(&second).arg("-o").arg(&input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_sorted_permutation(&input, 3_500, sum + sum2);
+    assert!(leftovers(d.path()).is_empty());
+}
+
+#[test]
+fn summary_equals_valsorts_and_explain_does_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let (input, out, sum) =
+        (d.path().join("in.dat"), d.path().join("out.dat"), d.path().join("out.sum"));
+    gen(&input, 5_000);
+    let o = run(oxsort().args(["sort"]).arg(&input).arg("-o").arg(&out).arg("--summary").arg(&sum));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = oxsort_gensort::validate_file(&out, 1, None).unwrap().to_bytes();
+    assert_eq!(std::fs::read(&sum).unwrap(), want.to_vec());
+
+    let plan_out = d.path().join("never.dat");
+    let o = run(oxsort()
+        .args(["explain"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&plan_out)
+        .args(["--memory", "1M"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("passes       two:"), "{text}");
+    assert!(text.contains("temp"), "{text}");
+    assert!(!plan_out.exists());
+    let o = run(oxsort().args(["explain", "--json"]).arg(&input).arg("-o").arg(&plan_out));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["records"], 5_000);
+    assert_eq!(v["passes"]["kind"], "one");
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_loses_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out.dat");
+    std::fs::write(&out, b"previous contents").unwrap();
+    let cases: Vec<(Vec<u8>, Vec<String>, &str)> = vec![
+        (vec![7; 1050], vec![], "1050 bytes is not a whole number of 100-byte records: 50 bytes left over after record 10 (at byte offset 1000)"),
+        (vec![7; 1000], vec!["--memory".into(), "64K".into()], "is too small: this sort needs at least"),
+        (vec![7; 1000], vec!["--threads".into(), "0".into()], "--threads must be at least 1"),
+    ];
+    for (data, extra, want) in cases {
+        let input = d.path().join("in.dat");
+        std::fs::write(&input, &data).unwrap();
+        let o = run(oxsort().arg("sort").arg(&input).arg("-o").arg(&out).args(&extra));
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains(want), "wanted {want:?} in {}", stderr(&o));
+        assert_eq!(std::fs::read(&out).unwrap(), b"previous contents");
+        assert_eq!(std::fs::read(&input).unwrap(), data);
+    }
+    let missing = d.path().join("missing.dat");
+    let o = run(oxsort().arg("sort").arg(&missing).arg("-o").arg(&out));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("missing.dat: No such file or directory"), "{}", stderr(&o));
+
+    let input = d.path().join("in.dat");
+    gen(&input, 100);
+    let o = run(oxsort().arg("sort").arg(&input).arg("-o").arg(d.path().join("nodir/out.dat")));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("nodir"), "{}", stderr(&o));
+
+    let empty = d.path().join("empty.dat");
+    std::fs::write(&empty, b"").unwrap();
+    let o = run(oxsort().arg("sort").arg(&empty).arg("-o").arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 0);
+    assert!(leftovers(d.path()).is_empty(), "{:?}", leftovers(d.path()));
+}
+
+#[test]
+fn a_signal_mid_sort_leaves_nothing_behind() {
+    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+        let d = tempfile::tempdir().unwrap();
+        let input = d.path().join("in.dat");
+        gen(&input, 20_000);
+        let data = std::fs::read(&input).unwrap();
+        let out = d.path().join("out.dat");
+        // Standard input that stops half-way keeps the sort waiting with runs on disk.
+        let mut child = oxsort()
+            .args(["sort", "-", "--memory", "1M", "-o"])
+            .arg(&out)
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&data[..data.len() / 2]).unwrap();
+        stdin.flush().unwrap();
+        // Wait until the sort has spilled at least one run.
+        let t0 = std::time::Instant::now();
+        while !std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).any(|e| {
+            e.file_name().to_string_lossy().starts_with(".oxsort-")
+                && e.path().read_dir().map(|mut r| r.next().is_some()).unwrap_or(false)
+        }) {
+            assert!(t0.elapsed().as_secs() < 30, "no run appeared");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let st = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let status = child.wait().unwrap();
+        drop(stdin);
+        assert_eq!(status.code(), Some(code), "SIG{signal}");
+        assert!(!out.exists());
+        assert!(leftovers(d.path()).is_empty(), "SIG{signal}: {:?}", leftovers(d.path()));
+    }
+}

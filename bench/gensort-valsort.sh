@@ -13,6 +13,7 @@
 # measurement) and appends a section to bench/runs/<date>/summary.md (medians and ratios to the
 # floor; appended so other benchmarks' sections of the same day are kept).
 # Run as root for cache drops; the file is deleted at the end.
+# OXSORT_BIN_DIR=dir uses prebuilt gensort/valsort from dir instead of building them.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 records=${1:-100000000}
@@ -21,8 +22,12 @@ scratch=${3:-$top/bench/scratch}
 iofloor=$top/../shared/tools/iofloor
 [ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
 
-cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli --bin gensort --bin valsort >&2
-bin=$top/target/release
+if [ -n "${OXSORT_BIN_DIR:-}" ]; then
+  bin=$OXSORT_BIN_DIR
+else
+  cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli --bin gensort --bin valsort >&2
+  bin=$top/target/release
+fi
 mkdir -p "$scratch"
 file=$scratch/gensort-valsort.$$.dat
 trap 'rm -f "$file"' EXIT

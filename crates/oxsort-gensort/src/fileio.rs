@@ -10,7 +10,8 @@
 //! for `dd oflag=direct` on the reference machine. Direct writes need 4096-aligned memory,
 //! offsets and lengths: buffers come from [`AlignedBuf`], task offsets are multiples of
 //! [`IO_ALIGN`], and the unaligned tail of the last task goes through a second, buffered
-//! descriptor. When `O_DIRECT` is refused (tmpfs), every write is buffered.
+//! descriptor. When `O_DIRECT` is refused (tmpfs), every write is buffered. Reads of regular
+//! files go the same way (direct for aligned ranges, buffered for the tail).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -120,6 +121,8 @@ impl OutFile {
 /// An open input file.
 pub(crate) struct InFile {
     file: File,
+    /// The same file opened with `O_DIRECT` (regular files, when the file system allows it).
+    direct: Option<File>,
     path: PathBuf,
     /// The length, for regular files; `None` for pipes and devices (read sequentially).
     len: Option<u64>,
@@ -134,7 +137,12 @@ impl InFile {
             file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
         let ft = meta.file_type();
         let len = ft.is_file().then_some(meta.len());
-        Ok(InFile { file, path: path.to_path_buf(), len })
+        let direct = if len.is_some() {
+            OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path).ok()
+        } else {
+            None
+        };
+        Ok(InFile { file, direct, path: path.to_path_buf(), len })
     }
 
     /// The file length if the file is regular (positional reads allowed).
@@ -142,10 +150,23 @@ impl InFile {
         self.len
     }
 
-    /// Fills `buf` from byte `offset` (the caller stays inside the length it was given).
+    /// Fills `buf` from byte `offset` (the caller stays inside the length it was given): the
+    /// aligned part directly when possible, the rest buffered.
     pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), Error> {
+        let mut done = 0;
+        if let Some(direct) = &self.direct {
+            let aligned = buf.len() - buf.len() % IO_ALIGN;
+            let ok = offset % IO_ALIGN as u64 == 0 && buf.as_ptr().align_offset(IO_ALIGN) == 0;
+            if ok && aligned > 0 {
+                match direct.read_exact_at(&mut buf[..aligned], offset) {
+                    Ok(()) => done = aligned,
+                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+                    Err(source) => return Err(Error::Io { path: self.path.clone(), source }),
+                }
+            }
+        }
         self.file
-            .read_exact_at(buf, offset)
+            .read_exact_at(&mut buf[done..], offset + done as u64)
             .map_err(|source| Error::Io { path: self.path.clone(), source })
     }
 

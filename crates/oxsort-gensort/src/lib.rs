@@ -50,8 +50,8 @@ mod validate;
 pub use checksum::{record_crc, Checksum};
 pub use error::{strerror, Error, Result};
 pub use parallel::{
-    effective_threads, generate_file, generate_to_writer, validate_file, validate_summaries_file,
-    write_summary_file, Progress,
+    effective_threads, generate_file, generate_file_without_checksum, generate_to_writer,
+    validate_file, validate_summaries_file, write_summary_file, Progress,
 };
 pub use record::{generate, key, skew_index, Kind};
 pub use summary::{first_unordered_line, Summary, SUMMARY_LEN};

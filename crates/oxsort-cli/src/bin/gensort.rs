@@ -14,7 +14,7 @@ use compat::{
     parse_decimal_u64, parse_decimal_wrapping, parse_threads, strip_file_options, usage_exit,
     UsageError,
 };
-use oxsort_gensort::{generate_file, Kind};
+use oxsort_gensort::{generate_file, generate_file_without_checksum, Kind};
 
 const USAGE: &str = "\
 Gensort Sort Input Generator (oxsort)
@@ -114,12 +114,14 @@ fn main() {
         Err(e) => std::process::exit(usage_exit("gensort", e, USAGE)),
     };
     let path = strip_file_options(opts.file);
-    match generate_file(&path, opts.start, opts.count, opts.kind, opts.threads, None) {
-        Ok(sum) => {
-            if opts.checksum {
-                eprintln!("{sum}");
-            }
-        }
+    let result = if opts.checksum {
+        generate_file(&path, opts.start, opts.count, opts.kind, opts.threads, None)
+            .map(|sum| eprintln!("{sum}"))
+    } else {
+        generate_file_without_checksum(&path, opts.start, opts.count, opts.kind, opts.threads, None)
+    };
+    match result {
+        Ok(()) => {}
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1);

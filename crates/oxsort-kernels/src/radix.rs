@@ -27,7 +27,8 @@
 
 use crate::entry::Entry;
 use crate::tuning::{
-    INSERTION_SORT_CUTOFF, PAR_GRAIN, RADIX_BITS, RADIX_BUCKETS, SMALL_SORT_CUTOFF,
+    INSERTION_SORT_CUTOFF, OUT_OF_PLACE_MAX, PAR_GRAIN, RADIX_BITS, RADIX_BUCKETS,
+    SMALL_SORT_CUTOFF,
 };
 use rayon::prelude::*;
 
@@ -48,9 +49,7 @@ pub(crate) fn sort_with_buf(v: &mut [Entry], buf: &mut Vec<Entry>) {
         small_sort(v);
         return;
     }
-    ensure_len(buf, v.len());
-    let tmp = &mut buf[..v.len()];
-    msd(v, tmp, true, TOP_SHIFT);
+    in_place(v, buf, TOP_SHIFT);
 }
 
 /// Sorts `v` on the current rayon pool (parallel), with scratch `buf`.
@@ -70,8 +69,29 @@ fn ensure_len(buf: &mut Vec<Entry>, n: usize) {
     if buf.len() < n {
         *buf = Vec::new();
         *buf = vec![0; n];
+        advise_huge_pages(buf);
     }
 }
+
+/// Asks the kernel to back a fresh (untouched) buffer with transparent huge pages: first touch
+/// then costs one fault per 2 MiB instead of one per 4 KiB. Only a hint; errors are ignored.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(buf: &mut [Entry]) {
+    const PAGE: usize = 4096;
+    let bytes = std::mem::size_of_val(buf);
+    if bytes < crate::tuning::HUGE_PAGE_MIN_BYTES {
+        return;
+    }
+    let start = buf.as_mut_ptr() as usize;
+    let aligned = start.next_multiple_of(PAGE);
+    let len = (start + bytes - aligned) / PAGE * PAGE;
+    // SAFETY: `aligned .. aligned + len` lies inside `buf`, which we own; MADV_HUGEPAGE changes
+    // only how the kernel backs those pages, never their contents or validity.
+    unsafe { libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_buf: &mut [Entry]) {}
 
 /// Small sort: insertion sort for tiny slices, std's pattern-defeating quicksort above.
 #[inline]
@@ -106,10 +126,68 @@ fn shift_for_diff(diff: u128) -> u32 {
     (128 - diff.leading_zeros()).saturating_sub(RADIX_BITS)
 }
 
+/// A digit extractor; the three impls let the hot loops use one 64-bit shift when the digit lies
+/// within one half of the `u128` (the common case) instead of a funnel shift.
+trait DigitOf: Copy {
+    fn of(self, x: Entry) -> usize;
+}
+
+/// Digit within the high 64 bits; field = shift - 64.
+#[derive(Clone, Copy)]
+struct HiDigit(u32);
+impl DigitOf for HiDigit {
+    #[inline(always)]
+    fn of(self, x: Entry) -> usize {
+        (((x >> 64) as u64) >> self.0) as usize & (RADIX_BUCKETS - 1)
+    }
+}
+
+/// Digit within the low 64 bits; field = shift.
+#[derive(Clone, Copy)]
+struct LoDigit(u32);
+impl DigitOf for LoDigit {
+    #[inline(always)]
+    fn of(self, x: Entry) -> usize {
+        ((x as u64) >> self.0) as usize & (RADIX_BUCKETS - 1)
+    }
+}
+
+/// Digit straddling the two halves; field = shift.
+#[derive(Clone, Copy)]
+struct AnyDigit(u32);
+impl DigitOf for AnyDigit {
+    #[inline(always)]
+    fn of(self, x: Entry) -> usize {
+        digit(x, self.0)
+    }
+}
+
+/// Calls `$body` with `$d` bound to the fastest digit extractor for `$shift`.
+macro_rules! with_digit {
+    ($shift:expr, |$d:ident| $body:expr) => {{
+        let shift: u32 = $shift;
+        if shift >= 64 {
+            let $d = HiDigit(shift - 64);
+            $body
+        } else if shift + RADIX_BITS <= 64 {
+            let $d = LoDigit(shift);
+            $body
+        } else {
+            let $d = AnyDigit(shift);
+            $body
+        }
+    }};
+}
+
 fn histogram(v: &[Entry], shift: u32) -> Hist {
+    with_digit!(shift, |d| histogram_by(v, d))
+}
+
+#[inline(always)]
+fn histogram_by(v: &[Entry], d: impl DigitOf) -> Hist {
     let mut h = [0usize; RADIX_BUCKETS];
     for &x in v {
-        h[digit(x, shift)] += 1;
+        h[d.of(x)] += 1;
     }
     h
 }
@@ -133,15 +211,31 @@ fn bucket_starts(h: &Hist, base: usize) -> Hist {
 /// and not be written by anyone else during the call.
 #[inline]
 unsafe fn scatter(src: &[Entry], dst: *mut Entry, dst_len: usize, heads: &mut Hist, shift: u32) {
+    // SAFETY: the caller's contract is passed on unchanged.
+    with_digit!(shift, |d| unsafe { scatter_by(src, dst, dst_len, heads, d) })
+}
+
+/// [`scatter`] with a given digit extractor.
+///
+/// # Safety
+/// As [`scatter`], with the digits given by `d`.
+#[inline(always)]
+unsafe fn scatter_by(
+    src: &[Entry],
+    dst: *mut Entry,
+    dst_len: usize,
+    heads: &mut Hist,
+    d: impl DigitOf,
+) {
     for &x in src {
-        let d = digit(x, shift);
-        let pos = heads[d];
+        let b = d.of(x);
+        let pos = heads[b];
         debug_assert!(pos < dst_len);
-        // SAFETY: by the caller's contract, `pos` is inside the range reserved for bucket `d`,
+        // SAFETY: by the caller's contract, `pos` is inside the range reserved for bucket `b`,
         // which lies within `dst[..dst_len]` and is ours alone; each position is written once
         // because the head advances after every write.
         unsafe { dst.add(pos).write(x) };
-        heads[d] = pos + 1;
+        heads[b] = pos + 1;
     }
 }
 
@@ -198,11 +292,18 @@ fn msd(src: &mut [Entry], tmp: &mut [Entry], dst_is_src: bool, shift: u32) {
     let next = shift.saturating_sub(RADIX_BITS);
     let mut start = 0;
     for &c in h.iter() {
-        if c != 0 {
-            let end = start + c;
+        let end = start + c;
+        if c <= INSERTION_SORT_CUTOFF {
+            // Tiny bucket: sort it where it landed, no recursive call.
+            let t = &mut tmp[start..end];
+            insertion_sort(t);
+            if dst_is_src {
+                src[start..end].copy_from_slice(t);
+            }
+        } else {
             msd(&mut tmp[start..end], &mut src[start..end], !dst_is_src, next);
-            start = end;
         }
+        start = end;
     }
 }
 
@@ -306,4 +407,68 @@ fn par_msd(src: &mut [Entry], tmp: &mut [Entry], dst_is_src: bool, shift: u32, t
             msd(t, s, !dst_is_src, next);
         }
     });
+}
+
+/// Sorts `v` (digits above `shift` equal across `v`): slices bigger than [`OUT_OF_PLACE_MAX`]
+/// get an in-place radix pass (American flag cycle-leader permutation, no scratch); smaller ones
+/// go to the out-of-place [`msd`] with `buf` (grown to at most `OUT_OF_PLACE_MAX` entries) as
+/// scratch, where they fit in cache.
+fn in_place(v: &mut [Entry], buf: &mut Vec<Entry>, shift: u32) {
+    if v.len() <= OUT_OF_PLACE_MAX {
+        if v.len() <= SMALL_SORT_CUTOFF {
+            small_sort(v);
+            return;
+        }
+        if buf.len() < v.len() {
+            buf.resize(v.len().max(OUT_OF_PLACE_MAX.min(4 * v.len())), 0);
+        }
+        let n = v.len();
+        msd(v, &mut buf[..n], true, shift);
+        return;
+    }
+    let Some((shift, h)) = split_digit(v, shift) else { return };
+    permute_in_place(v, &h, shift);
+    if shift == 0 {
+        return;
+    }
+    let next = shift.saturating_sub(RADIX_BITS);
+    let mut rest = v;
+    for &c in h.iter() {
+        let (bucket, r) = rest.split_at_mut(c);
+        rest = r;
+        if c > 1 {
+            in_place(bucket, buf, next);
+        }
+    }
+}
+
+/// Permutes `v` in place so that entries are grouped by digit at `shift` in ascending digit
+/// order (`h` is the histogram of `v` at `shift`), by cycle leading: each misplaced entry is
+/// swapped straight into the next free slot of its bucket.
+fn permute_in_place(v: &mut [Entry], h: &Hist, shift: u32) {
+    with_digit!(shift, |d| permute_in_place_by(v, h, d))
+}
+
+#[inline(always)]
+fn permute_in_place_by(v: &mut [Entry], h: &Hist, d: impl DigitOf) {
+    let mut heads = bucket_starts(h, 0);
+    let mut ends = [0usize; RADIX_BUCKETS];
+    for (e, (&s, &c)) in ends.iter_mut().zip(heads.iter().zip(h)) {
+        *e = s + c;
+    }
+    for b in 0..RADIX_BUCKETS {
+        while heads[b] < ends[b] {
+            let mut x = v[heads[b]];
+            let mut db = d.of(x);
+            // Follow the cycle: drop `x` into its bucket, pick up what was there.
+            while db != b {
+                let slot = heads[db];
+                heads[db] = slot + 1;
+                std::mem::swap(&mut x, &mut v[slot]);
+                db = d.of(x);
+            }
+            v[heads[b]] = x;
+            heads[b] += 1;
+        }
+    }
 }

@@ -50,6 +50,22 @@ pub const GATHER_PREFETCH_DISTANCE: usize = 32;
 /// enough that two threads stay balanced on the tail.
 pub const PAR_TASK_ENTRIES: usize = 1 << 16;
 
+/// Slices of more than this many entries are partitioned in place (no scratch memory); smaller
+/// ones are radix sorted out of place, ping-ponging with a scratch buffer of their size.
+///
+/// Out of place is faster once source and scratch both fit in cache (sequential writes per
+/// bucket instead of dependent swaps); in place avoids a scratch buffer as big as the input
+/// (and its page faults). 2^16 entries = 1 MiB each for data and scratch, which fit the 2 MiB L2.
+pub const OUT_OF_PLACE_MAX: usize = 1 << 16;
+
+/// Scratch buffers of at least this many bytes, freshly allocated by a sort, are advised to use
+/// transparent huge pages (Linux `madvise(MADV_HUGEPAGE)`).
+///
+/// Measured on 1e7 random entries (160 MB scratch): faulting the fresh scratch buffer in 4 KiB
+/// pages cost ~140 ms of a ~470 ms sort (compare `sort_entries` with `sort_entries_with_buffer`
+/// reusing a buffer). Small buffers are left alone: they are reused from the allocator anyway.
+pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
+
 const _: () = assert!(RADIX_BITS >= 1 && RADIX_BITS <= 16);
 const _: () = assert!(INSERTION_SORT_CUTOFF <= SMALL_SORT_CUTOFF);
 const _: () = assert!(SMALL_SORT_CUTOFF >= 1);

@@ -1,0 +1,129 @@
+//! Pattern x length matrix for the entry sorts, against `slice::sort_unstable` as the oracle.
+
+mod common;
+use common::*;
+use oxsort_kernels::{
+    entry_index, entry_prefix, par_sort_entries, par_sort_entries_with_buffer, sort_entries,
+    sort_entries_with_buffer, sort_entries_with_ties, Entry,
+};
+
+fn check(what: &str, pat: &str, n: usize, got: &[Entry], want: &[Entry]) {
+    if got != want {
+        let i = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+        panic!("{what}: pattern {pat}, n = {n}: first difference at {i}");
+    }
+}
+
+#[test]
+fn sort_entries_matrix() {
+    let mut rng = Rng(seed());
+    for &pat in PATTERNS {
+        for n in lengths() {
+            for scramble in [false, true] {
+                let v = entries(pat, n, &mut rng, scramble);
+                let mut want = v.clone();
+                want.sort_unstable();
+                let mut got = v.clone();
+                sort_entries(&mut got);
+                check("sort_entries", pat, n, &got, &want);
+            }
+        }
+    }
+}
+
+#[test]
+fn par_sort_entries_matrix() {
+    let mut rng = Rng(seed());
+    for &pat in PATTERNS {
+        for n in lengths() {
+            let v = entries(pat, n, &mut rng, true);
+            let mut want = v.clone();
+            want.sort_unstable();
+            for threads in [1, 2, 3] {
+                let mut got = v.clone();
+                par_sort_entries(&mut got, threads);
+                check(&format!("par_sort_entries({threads})"), pat, n, &got, &want);
+            }
+        }
+    }
+}
+
+#[test]
+fn buffer_reuse() {
+    let mut rng = Rng(seed());
+    let mut buf = Vec::new();
+    for n in [1000, 100, 200_000, 5] {
+        let v = entries("random", n, &mut rng, true);
+        let mut want = v.clone();
+        want.sort_unstable();
+        let mut a = v.clone();
+        sort_entries_with_buffer(&mut a, &mut buf);
+        assert_eq!(a, want);
+        let mut b = v;
+        par_sort_entries_with_buffer(&mut b, &mut buf, 2);
+        assert_eq!(b, want);
+    }
+}
+
+/// Side data the tie comparator looks at: few distinct values so ties of ties happen.
+fn side(index: u64) -> u64 {
+    Rng(index).next() % 5
+}
+
+#[test]
+fn sort_entries_with_ties_matrix() {
+    let mut rng = Rng(seed());
+    let tie = |a: u64, b: u64| side(a).cmp(&side(b));
+    for &pat in PATTERNS {
+        for n in short_lengths() {
+            let v = entries(pat, n, &mut rng, true);
+            let mut want = v.clone();
+            want.sort_by_key(|&e| (entry_prefix(e), side(entry_index(e)), entry_index(e)));
+            let mut got = v.clone();
+            sort_entries_with_ties(&mut got, &tie);
+            check("sort_entries_with_ties", pat, n, &got, &want);
+        }
+    }
+}
+
+#[test]
+fn bad_tie_comparator_does_not_lose_entries() {
+    let mut rng = Rng(seed());
+    let v = entries("few_distinct", 5000, &mut rng, true);
+    let mut got = v.clone();
+    // Not a total order: a well-defined (if meaningless) result or a panic, never UB.
+    let r = std::panic::catch_unwind(move || {
+        sort_entries_with_ties(&mut got, &|a: u64, b: u64| (a % 3).cmp(&(b % 7)).reverse());
+        got
+    });
+    if let Ok(mut got) = r {
+        got.sort_unstable();
+        let mut want = v;
+        want.sort_unstable();
+        assert_eq!(got, want, "entries are a permutation of the input");
+    }
+}
+
+#[test]
+fn arbitrary_u128_values() {
+    // sort_entries is a sort of any u128s, not just well-formed entries.
+    let mut rng = Rng(seed());
+    for n in lengths() {
+        let v: Vec<u128> = (0..n)
+            .map(|_| match rng.below(4) {
+                0 => ((rng.next() as u128) << 64) | rng.next() as u128,
+                1 => rng.next() as u128,
+                2 => u128::MAX - rng.below(3) as u128,
+                _ => (rng.below(2) as u128) << 127,
+            })
+            .collect();
+        let mut want = v.clone();
+        want.sort_unstable();
+        let mut got = v.clone();
+        sort_entries(&mut got);
+        check("sort_entries(u128)", "mixed", n, &got, &want);
+        let mut got = v;
+        par_sort_entries(&mut got, 2);
+        check("par_sort_entries(u128)", "mixed", n, &got, &want);
+    }
+}

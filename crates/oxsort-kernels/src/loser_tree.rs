@@ -111,3 +111,100 @@ impl<K: Ord + Copy> LoserTree<K> {
         }
     }
 }
+
+/// The same tree ordered by a caller's comparison instead of `Ord`: for keys whose order needs
+/// more than the key value (an integer prefix whose ties are broken by comparing the records).
+/// `less(x, y)` must be a strict weak order; equal keys go to the lower source (stable).
+impl<K: Copy> LoserTree<K> {
+    /// Builds the tree ordered by `less`.
+    ///
+    /// # Panics
+    /// If there are more than `u32::MAX / 2` sources.
+    pub fn new_by<L: Fn(&K, &K) -> bool>(initial: Vec<Option<K>>, less: L) -> Self {
+        let k = initial.len();
+        assert!(k <= (u32::MAX / 2) as usize, "too many merge sources: {k}");
+        let mut tree = LoserTree { keys: initial, losers: vec![0; k.max(1)], winner: 0 };
+        if k <= 1 {
+            return tree;
+        }
+        let mut winners = vec![0u32; 2 * k];
+        for (i, w) in winners[k..].iter_mut().enumerate() {
+            *w = i as u32;
+        }
+        for j in (1..k).rev() {
+            let (a, b) = (winners[2 * j], winners[2 * j + 1]);
+            let (win, lose) = if tree.beats_by(a, b, &less) { (a, b) } else { (b, a) };
+            winners[j] = win;
+            tree.losers[j] = lose;
+        }
+        tree.winner = winners[1];
+        tree
+    }
+
+    /// The winning source and its key under the tree's order, or `None` when all are exhausted.
+    #[inline]
+    pub fn top(&self) -> Option<(usize, K)> {
+        let w = self.winner as usize;
+        self.keys.get(w).copied().flatten().map(|key| (w, key))
+    }
+
+    /// [`LoserTree::replace_top`] for a tree built with [`LoserTree::new_by`] (same `less`).
+    ///
+    /// # Panics
+    /// If the tree has no sources.
+    #[inline]
+    pub fn replace_top_by<L: Fn(&K, &K) -> bool>(&mut self, next: Option<K>, less: L) {
+        let k = self.keys.len();
+        assert!(k > 0, "replace_top on a loser tree without sources");
+        let mut cand = self.winner;
+        self.keys[cand as usize] = next;
+        let mut node = (cand as usize + k) / 2;
+        while node >= 1 {
+            let other = self.losers[node];
+            if self.beats_by(other, cand, &less) {
+                self.losers[node] = cand;
+                cand = other;
+            }
+            node /= 2;
+        }
+        self.winner = cand;
+    }
+
+    #[inline(always)]
+    fn beats_by<L: Fn(&K, &K) -> bool>(&self, a: u32, b: u32, less: &L) -> bool {
+        match (&self.keys[a as usize], &self.keys[b as usize]) {
+            (Some(x), Some(y)) => less(x, y) || (!less(y, x) && a < b),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => a < b,
+        }
+    }
+}
+
+#[cfg(test)]
+mod by_tests {
+    use super::LoserTree;
+
+    #[test]
+    fn ordered_by_a_comparison_merges_stably() {
+        // Keys (value, tag): ordered by value only, so ties must go to the lower source.
+        let runs: Vec<Vec<(u32, u32)>> = vec![
+            vec![(1, 0), (3, 0), (3, 1), (9, 0)],
+            vec![(1, 10), (2, 10), (3, 10)],
+            vec![],
+            vec![(0, 30), (3, 30), (10, 30)],
+        ];
+        let less = |x: &(u32, u32), y: &(u32, u32)| x.0 < y.0;
+        let mut pos = vec![0usize; runs.len()];
+        let mut tree = LoserTree::new_by(runs.iter().map(|r| r.first().copied()).collect(), less);
+        let mut out = Vec::new();
+        while let Some((s, k)) = tree.top() {
+            out.push(k);
+            pos[s] += 1;
+            tree.replace_top_by(runs[s].get(pos[s]).copied(), less);
+        }
+        let mut want: Vec<(u32, u32)> = runs.concat();
+        want.sort_by_key(|k| k.0); // stable: source order within equal values
+        assert_eq!(out, want);
+    }
+}

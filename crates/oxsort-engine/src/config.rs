@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use oxsort_format::{Filter, KeySpec, RecordLayout};
 use oxsort_io::IoOptions;
 
 use crate::error::{EngineError, Result};
@@ -91,6 +92,20 @@ impl RecordFormat {
     }
 }
 
+/// What the sort does with the records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Order the records by key (stable).
+    #[default]
+    Sort,
+    /// The inputs are each already in key order: merge them. A record out of order is an
+    /// error naming the file and the record.
+    Merge,
+    /// Keep the input order (with a filter, the records it keeps).
+    Copy,
+}
+
 /// A validated sort configuration. Build it with [`SortConfig::builder`].
 #[derive(Clone)]
 pub struct SortConfig {
@@ -100,6 +115,10 @@ pub struct SortConfig {
     pub(crate) threads: usize,
     pub(crate) temp_dirs: Vec<PathBuf>,
     pub(crate) format: RecordFormat,
+    pub(crate) key: Option<Arc<KeySpec>>,
+    pub(crate) filter: Option<Arc<Filter>>,
+    pub(crate) unique: bool,
+    pub(crate) mode: Mode,
     pub(crate) io: IoOptions,
     pub(crate) chunk_records_log2: Option<u32>,
     pub(crate) max_fan_in: Option<usize>,
@@ -115,6 +134,10 @@ impl std::fmt::Debug for SortConfig {
             .field("threads", &self.threads)
             .field("temp_dirs", &self.temp_dirs)
             .field("format", &self.format)
+            .field("key", &self.key)
+            .field("filter", &self.filter.is_some())
+            .field("unique", &self.unique)
+            .field("mode", &self.mode)
             .field("chunk_records_log2", &self.chunk_records_log2)
             .field("max_fan_in", &self.max_fan_in)
             .finish_non_exhaustive()
@@ -131,6 +154,11 @@ impl SortConfig {
             threads: None,
             temp_dirs: Vec::new(),
             format: RecordFormat::BENCHMARK,
+            layout: None,
+            key: None,
+            filter: None,
+            unique: false,
+            mode: Mode::Sort,
             io: IoOptions::default(),
             chunk_records_log2: None,
             max_fan_in: None,
@@ -165,6 +193,18 @@ impl SortConfig {
     pub fn io(&self) -> &IoOptions {
         &self.io
     }
+    /// The general key, when the key is not raw bytes at a fixed place (the fast path).
+    pub fn key(&self) -> Option<&KeySpec> {
+        self.key.as_deref()
+    }
+    /// Whether only the first record of each run of equal keys is kept.
+    pub fn unique(&self) -> bool {
+        self.unique
+    }
+    /// Sort, merge or copy.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
 }
 
 /// Builder of [`SortConfig`]; `build` checks everything that can be checked without I/O.
@@ -175,6 +215,11 @@ pub struct SortConfigBuilder {
     threads: Option<usize>,
     temp_dirs: Vec<PathBuf>,
     format: RecordFormat,
+    layout: Option<RecordLayout>,
+    key: Option<KeySpec>,
+    filter: Option<Filter>,
+    unique: bool,
+    mode: Mode,
     io: IoOptions,
     chunk_records_log2: Option<u32>,
     max_fan_in: Option<usize>,
@@ -182,6 +227,35 @@ pub struct SortConfigBuilder {
 }
 
 impl SortConfigBuilder {
+    /// Record layout (default: 100-byte records). Overrides the record size of
+    /// [`SortConfigBuilder::format`].
+    pub fn layout(mut self, layout: RecordLayout) -> Self {
+        self.layout = Some(layout);
+        self
+    }
+    /// The key (default: the bytes [`SortConfigBuilder::format`] names, or `(1,10,CH,A)`).
+    /// A key that is raw ascending bytes at a fixed place (of up to 10 bytes) takes the fast
+    /// path; any other is normalized per record.
+    pub fn key(mut self, key: KeySpec) -> Self {
+        self.key = Some(key);
+        self
+    }
+    /// Keeps only the records the filter accepts (DFSORT `INCLUDE`/`OMIT`).
+    pub fn filter(mut self, filter: Filter) -> Self {
+        self.filter = Some(filter);
+        self
+    }
+    /// Keeps only the first record (in input order) of each run of equal keys
+    /// (`SUM FIELDS=NONE`, `sort -u`).
+    pub fn unique(mut self, on: bool) -> Self {
+        self.unique = on;
+        self
+    }
+    /// Sort (default), merge presorted inputs, or copy.
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
     /// Memory budget in bytes (default: a safe share of available memory, within a cgroup limit).
     pub fn memory(mut self, bytes: u64) -> Self {
         self.memory = Some(bytes);
@@ -232,7 +306,40 @@ impl SortConfigBuilder {
         if self.inputs.iter().filter(|i| **i == Input::Stdin).count() > 1 {
             return Err(EngineError::Config("standard input (-) named more than once".into()));
         }
-        self.format.validate()?;
+        let mut format = self.format;
+        let layout = self.layout.unwrap_or(RecordLayout::Fixed(format.record_size));
+        let size = match layout {
+            RecordLayout::Fixed(n) => n,
+            RecordLayout::Delimited(_) => {
+                return Err(EngineError::Config(
+                    "delimited records (--lines, --nul) are not supported by the engine yet".into(),
+                ))
+            }
+        };
+        format.record_size = size;
+        let mut key = None;
+        if let Some(spec) = self.key {
+            let spec = spec.for_layout(layout).map_err(|e| EngineError::Config(e.to_string()))?;
+            match spec.fast_path(layout) {
+                Some(fast) => {
+                    format.key_offset = fast.offset;
+                    format.key_len = fast.len;
+                }
+                None => {
+                    // The format's own key is unused; keep it valid for the checks below.
+                    format.key_offset = 0;
+                    format.key_len = size.min(oxsort_kernels::PREFIX_BYTES);
+                    key = Some(Arc::new(spec));
+                }
+            }
+        } else if self.layout.is_some() && format.key_offset + format.key_len > size {
+            return Err(EngineError::Config(format!(
+                "the default key (bytes {}..{}) ends past the {size}-byte record: give a key",
+                format.key_offset + 1,
+                format.key_offset + format.key_len
+            )));
+        }
+        format.validate()?;
         let threads = self.threads.unwrap_or_else(sysinfo::cores);
         if threads == 0 {
             return Err(EngineError::Config("--threads must be at least 1".into()));
@@ -262,7 +369,11 @@ impl SortConfigBuilder {
             memory,
             threads,
             temp_dirs,
-            format: self.format,
+            format,
+            key,
+            filter: self.filter.map(Arc::new),
+            unique: self.unique,
+            mode: self.mode,
             io: self.io,
             chunk_records_log2: self.chunk_records_log2,
             max_fan_in: self.max_fan_in,

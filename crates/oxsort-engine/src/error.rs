@@ -79,6 +79,24 @@ pub enum EngineError {
         /// Why not.
         why: String,
     },
+    /// A record's key cannot be read (a short record, invalid packed or zoned digits).
+    #[error("{}: record {record}: {source}", path.display())]
+    Key {
+        /// The input holding the record.
+        path: PathBuf,
+        /// The record's number in that input (1-based, as DFSORT counts).
+        record: u64,
+        /// What is wrong with it.
+        source: oxsort_format::KeyError,
+    },
+    /// A merge input is not in key order.
+    #[error("{}: record {record} is out of order (MERGE needs every input sorted by the key)", path.display())]
+    Unordered {
+        /// The input.
+        path: PathBuf,
+        /// The record's number in that input (1-based), the first one smaller than the one before.
+        record: u64,
+    },
     /// An I/O error, with the path (and offset) inside.
     #[error(transparent)]
     Io(#[from] oxsort_io::IoError),

@@ -5,57 +5,149 @@
 //!  input phase (overlaps reading)          output phase (overlaps writing)
 //!  ───────────────────────────────         ───────────────────────────────────────────────
 //!  chunk c lands ──> worker:               split_sorted(microruns) ──> parts 0..P (by value)
-//!    entries (key80 | c<<log2 | slot)      worker, part p (in order, bounded window):
-//!    CRC32-sum of its records                collect its slice of every microrun, sort,
-//!    sort ──> microrun c                     gather records, check order + CRC-sum
-//!                                          main: write part p at its offset, in order
+//!    filter, entries (key80 | c<<log2|slot)  worker, part p (in order, bounded window):
+//!    CRC32-sum of the kept records            collect its slice of every microrun, sort,
+//!    sort ──> microrun c                      gather records (in pieces of ≤ part_records),
+//!                                             check order + CRC-sum (drop duplicates: -u)
+//!                                          main: write pieces in order
 //! ```
 //!
 //! An entry's index is `chunk << log2 | slot`: increasing in input order (so sorting entries as
-//! integers is stable) and a shift and a mask away from the record it names.
+//! integers is stable) and a shift and a mask away from the record it names. With a general key
+//! the prefix may tie; ties are broken by whole keys, and part boundaries are moved so that no
+//! group of equal prefixes is cut in two (the groups' order is only known by whole keys).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 use crossbeam_channel::{bounded, unbounded};
 use oxsort_io::AlignedBuf;
-use oxsort_kernels::{Entry, INDEX_BITS};
+use oxsort_kernels::{make_entry, Entry, INDEX_BITS};
 
-use crate::config::RecordFormat;
+use crate::config::Mode;
 use crate::error::{EngineError, Result};
+use crate::keys::Keys;
 use crate::plan::Geometry;
 use crate::progress::{Phase, Reporter};
-use crate::sink::Sink;
-use crate::source::ChunkSource;
+use crate::sink::{Sink, Staging};
+use crate::source::{Chunk, ChunkSource};
 use crate::tuning::{MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD};
 use crate::verify::OrderCheck;
+
+/// What every in-memory step needs to know: sizes, keys, threads, progress, what to keep.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub(crate) g: &'a Geometry,
+    pub(crate) keys: &'a Keys,
+    pub(crate) threads: usize,
+    pub(crate) reporter: &'a Reporter,
+    pub(crate) filter: Option<&'a oxsort_format::Filter>,
+    pub(crate) mode: Mode,
+    pub(crate) unique: bool,
+}
 
 /// One memory-load: the chunks as read and one sorted microrun of entries per chunk.
 pub(crate) struct Loaded {
     pub(crate) chunks: Vec<AlignedBuf>,
     pub(crate) microruns: Vec<Vec<Entry>>,
+    /// Records kept (after the filter).
     pub(crate) records: u64,
+    /// CRC32-sum of the records kept.
     pub(crate) checksum: u128,
+    /// Records read (before the filter).
+    pub(crate) read: u64,
 }
 
-/// What every in-memory step needs to know: sizes, record format, threads, progress.
-pub(crate) struct Ctx<'a> {
-    pub(crate) g: &'a Geometry,
-    pub(crate) fmt: &'a RecordFormat,
-    pub(crate) threads: usize,
-    pub(crate) reporter: &'a Reporter,
+/// What a worker learned about one chunk besides its entries.
+struct ChunkFacts {
+    checksum: u128,
+    read: u64,
+    /// Merge mode: whole keys of the first and last kept record, and the first record (in the
+    /// file, 0-based) smaller than the one before it.
+    first_key: Vec<u8>,
+    last_key: Vec<u8>,
+    unordered_at: Option<u64>,
 }
 
-/// Builds the entries of one chunk's records.
-fn chunk_entries(fmt: &RecordFormat, data: &[u8], base: u64, out: &mut Vec<Entry>) {
-    if fmt.key_len == oxsort_kernels::PREFIX_BYTES {
-        oxsort_kernels::extract_entries(data, fmt.record_size, fmt.key_offset, base, out);
+/// Builds the entries of one chunk's records, applying the filter, and sorts them.
+fn chunk_entries(
+    ctx: &Ctx<'_>,
+    c: usize,
+    chunk: &Chunk,
+    out: &mut Vec<Entry>,
+) -> Result<ChunkFacts> {
+    let keys = ctx.keys;
+    let r = keys.fmt.record_size;
+    let data = &chunk.buf[..chunk.records * r];
+    let base = (c as u64) << ctx.g.chunk_log2;
+    let mut facts = ChunkFacts {
+        checksum: 0,
+        read: chunk.records as u64,
+        first_key: Vec::new(),
+        last_key: Vec::new(),
+        unordered_at: None,
+    };
+    let plain = ctx.filter.is_none() && !keys.general() && ctx.mode != Mode::Copy;
+    if plain && keys.fmt.key_len == oxsort_kernels::PREFIX_BYTES && ctx.mode == Mode::Sort {
+        // The fast path: raw 10-byte keys, every record kept.
+        oxsort_kernels::extract_entries(data, r, keys.fmt.key_offset, base, out);
+        facts.checksum = crate::verify::checksum_records(data, r);
+        oxsort_kernels::sort_entries(out);
+        return Ok(facts);
+    }
+    let mut scratch = Vec::new();
+    let mut prev: Vec<u8> = Vec::new();
+    let key_error = |i: usize, source| EngineError::Key {
+        path: PathBuf::from(&*chunk.name),
+        record: chunk.first_record + i as u64 + 1,
+        source,
+    };
+    for (i, rec) in data.chunks_exact(r).enumerate() {
+        if let Some(f) = ctx.filter {
+            if !f.matches(rec).map_err(|e| key_error(i, e))? {
+                continue;
+            }
+        }
+        facts.checksum += crc32fast::hash(rec) as u128;
+        let prefix = if ctx.mode == Mode::Copy {
+            [0u8; 10]
+        } else {
+            keys.prefix(rec, &mut scratch).map_err(|e| key_error(i, e))?
+        };
+        if ctx.mode == Mode::Merge {
+            if !keys.general() {
+                scratch.clear();
+                scratch.extend_from_slice(&prefix);
+            }
+            if facts.first_key.is_empty() && out.is_empty() {
+                facts.first_key = scratch.clone();
+            } else if facts.unordered_at.is_none() && prev > scratch {
+                facts.unordered_at = Some(chunk.first_record + i as u64);
+            }
+            std::mem::swap(&mut prev, &mut scratch);
+        }
+        out.push(make_entry(&prefix, base + i as u64));
+    }
+    if ctx.mode == Mode::Merge {
+        facts.last_key = prev;
+    }
+    if ctx.mode != Mode::Copy {
+        sort_microrun(keys, out, |idx| {
+            let s = (idx & ((1u64 << ctx.g.chunk_log2) - 1)) as usize * r;
+            &data[s..s + r]
+        });
+    }
+    Ok(facts)
+}
+
+/// Sorts entries by key: integer order on the fast path, whole keys for tied prefixes otherwise.
+fn sort_microrun<'a>(keys: &Keys, v: &mut [Entry], locate: impl Fn(u64) -> &'a [u8] + Sync) {
+    if keys.general() {
+        oxsort_kernels::sort_entries_with_ties(v, &|a, b| keys.cmp_full(locate(a), locate(b)));
     } else {
-        out.extend(
-            data.chunks_exact(fmt.record_size)
-                .enumerate()
-                .map(|(i, rec)| oxsort_kernels::make_entry(&fmt.key_prefix(rec), base + i as u64)),
-        );
+        oxsort_kernels::sort_entries(v);
     }
 }
 
@@ -67,28 +159,24 @@ pub(crate) fn load(
     max_chunks: u64,
     total: Option<u64>,
 ) -> Result<(Loaded, bool)> {
-    let Ctx { g, fmt, threads, reporter } = *ctx;
-    let log2 = g.chunk_log2;
+    let log2 = ctx.g.chunk_log2;
     // An entry's index holds the chunk number above the slot bits: a load never has more chunks
     // than that can name (a one-pass plan that would becomes a run of a two-pass sort).
     let max_chunks = max_chunks.min(1u64 << (INDEX_BITS - log2));
-    let (job_tx, job_rx) = unbounded::<(usize, AlignedBuf, usize)>();
-    let (res_tx, res_rx) = unbounded::<(usize, AlignedBuf, Vec<Entry>, u128)>();
-    let r = fmt.record_size;
+    type Done = (usize, Chunk, Vec<Entry>, Result<ChunkFacts>);
+    let (job_tx, job_rx) = unbounded::<(usize, Chunk)>();
+    let (res_tx, res_rx) = unbounded::<Done>();
     let mut exhausted = false;
     let mut sent = 0usize;
     let read_result: Result<()> = std::thread::scope(|s| {
-        for _ in 0..threads {
+        for _ in 0..ctx.threads {
             let job_rx = job_rx.clone();
             let res_tx = res_tx.clone();
             s.spawn(move || {
-                for (c, buf, records) in job_rx {
-                    let data = &buf[..records * r];
-                    let mut entries = Vec::with_capacity(records);
-                    chunk_entries(fmt, data, (c as u64) << log2, &mut entries);
-                    let sum = crate::verify::checksum_records(data, r);
-                    oxsort_kernels::sort_entries(&mut entries);
-                    if res_tx.send((c, buf, entries, sum)).is_err() {
+                for (c, chunk) in job_rx {
+                    let mut entries = Vec::with_capacity(chunk.records);
+                    let facts = chunk_entries(ctx, c, &chunk, &mut entries);
+                    if res_tx.send((c, chunk, entries, facts)).is_err() {
                         return;
                     }
                 }
@@ -99,9 +187,9 @@ pub(crate) fn load(
         while (sent as u64) < max_chunks {
             match source.next_chunk() {
                 Ok(Some(chunk)) => {
-                    let _ = job_tx.send((sent, chunk.buf, chunk.records));
+                    let _ = job_tx.send((sent, chunk));
                     sent += 1;
-                    reporter.report(Phase::Input, source.bytes_read, total);
+                    ctx.reporter.report(Phase::Input, source.bytes_read, total);
                 }
                 Ok(None) => {
                     exhausted = true;
@@ -117,30 +205,122 @@ pub(crate) fn load(
         result
     });
     drop(job_rx);
-    let mut chunks: Vec<Option<AlignedBuf>> = (0..sent).map(|_| None).collect();
+    let mut chunks: Vec<Option<Chunk>> = (0..sent).map(|_| None).collect();
     let mut microruns: Vec<Vec<Entry>> = (0..sent).map(|_| Vec::new()).collect();
-    let mut checksum = 0u128;
-    let mut records = 0u64;
-    for (c, buf, entries, sum) in res_rx {
-        records += entries.len() as u64;
-        chunks[c] = Some(buf);
+    let mut facts: Vec<Option<ChunkFacts>> = (0..sent).map(|_| None).collect();
+    let mut first_error = None;
+    for (c, chunk, entries, f) in res_rx {
+        chunks[c] = Some(chunk);
         microruns[c] = entries;
-        checksum += sum;
+        match f {
+            Ok(f) => facts[c] = Some(f),
+            Err(e) => {
+                // Report the error of the earliest chunk: the first bad record in input order.
+                if first_error.as_ref().is_none_or(|(fc, _)| c < *fc) {
+                    first_error = Some((c, e));
+                }
+            }
+        }
     }
     read_result?;
-    let chunks = chunks
-        .into_iter()
-        .map(|b| b.ok_or_else(|| EngineError::Internal("a chunk worker stopped".into())))
-        .collect::<Result<Vec<_>>>()?;
+    if let Some((_, e)) = first_error {
+        return Err(e);
+    }
+    let mut loaded =
+        Loaded { chunks: Vec::with_capacity(sent), microruns, records: 0, checksum: 0, read: 0 };
+    let mut prev_last: Option<(Arc<str>, Vec<u8>)> = None;
+    for (c, (chunk, f)) in chunks.into_iter().zip(facts).enumerate() {
+        let (chunk, f) = match (chunk, f) {
+            (Some(ch), Some(f)) => (ch, f),
+            _ => return Err(EngineError::Internal("a chunk worker stopped".into())),
+        };
+        loaded.records += loaded.microruns[c].len() as u64;
+        loaded.checksum += f.checksum;
+        loaded.read += f.read;
+        if ctx.mode == Mode::Merge {
+            check_merge_order(source, &chunk, &f, &mut prev_last)?;
+        }
+        loaded.chunks.push(chunk.buf);
+    }
     if !exhausted {
         // The load is full; the source may still be empty (input size a multiple of a run).
         exhausted = source.is_exhausted()?;
     }
-    Ok((Loaded { chunks, microruns, records, checksum }, exhausted))
+    Ok((loaded, exhausted))
 }
 
-/// Writes the load's records in sorted order to `sink`, starting at byte `base` of it, and
-/// returns the order facts of what was written when `verify` is set.
+/// Merge mode: each input must be in key order, within chunks and across them.
+fn check_merge_order(
+    source: &mut ChunkSource,
+    chunk: &Chunk,
+    f: &ChunkFacts,
+    prev_last: &mut Option<(Arc<str>, Vec<u8>)>,
+) -> Result<()> {
+    let unordered =
+        |record: u64| EngineError::Unordered { path: PathBuf::from(&*chunk.name), record };
+    if let Some((name, last)) = prev_last {
+        if Arc::ptr_eq(name, &chunk.name) && !f.first_key.is_empty() && *last > f.first_key {
+            // The chunk's first kept record is out of order; its number is not kept, so name the
+            // chunk's first record (a filter may have dropped some before it).
+            return Err(unordered(chunk.first_record + 1));
+        }
+    }
+    if let Some(at) = f.unordered_at {
+        return Err(unordered(at + 1));
+    }
+    if !f.last_key.is_empty() {
+        *prev_last = Some((chunk.name.clone(), f.last_key.clone()));
+    }
+    let _ = source;
+    Ok(())
+}
+
+/// Cut positions of the parts: equal-sized by value, then moved so that a group of equal
+/// prefixes is never split when prefixes may tie (general keys).
+fn cut_parts(keys: &Keys, runs: &[&[Entry]], parts: usize) -> Vec<Vec<usize>> {
+    let mut cuts = oxsort_kernels::split_sorted(runs, parts);
+    if !keys.general() {
+        return cuts;
+    }
+    let prefix = |e: Entry| e >> (128 - 80);
+    for p in 1..parts {
+        let boundary = cuts
+            .iter()
+            .zip(runs)
+            .filter(|(c, r)| c[p] < r.len())
+            .map(|(c, r)| prefix(r[c[p]]))
+            .min();
+        for (c, r) in cuts.iter_mut().zip(runs) {
+            let lo = c[p - 1];
+            let mut at = c[p].max(lo);
+            if let Some(b) = boundary {
+                while at > lo && prefix(r[at - 1]) == b {
+                    at -= 1;
+                }
+                // Entries of the group left of the boundary's run position move right too.
+                while at < r.len() && prefix(r[at]) < b {
+                    at += 1;
+                }
+            }
+            c[p] = at;
+        }
+    }
+    cuts
+}
+
+/// One finished piece of a part: its bytes, where they go, and what they hold.
+struct Piece {
+    part: usize,
+    seq: usize,
+    last: bool,
+    buf: AlignedBuf,
+    pad: usize,
+    len: usize,
+    check: OrderCheck,
+}
+
+/// Writes the load's records in sorted order to `sink` and returns the order facts of what was
+/// written when `verify` is set (duplicates are dropped first with `unique`).
 pub(crate) fn emit(
     ctx: &Ctx<'_>,
     loaded: &Loaded,
@@ -148,8 +328,8 @@ pub(crate) fn emit(
     verify: bool,
     phase: Phase,
 ) -> Result<OrderCheck> {
-    let Ctx { g, fmt, threads, reporter } = *ctx;
-    let r = fmt.record_size;
+    let Ctx { g, keys, threads, reporter, .. } = *ctx;
+    let r = keys.fmt.record_size;
     let n = loaded.records;
     let mut check = OrderCheck::default();
     if n == 0 {
@@ -157,7 +337,7 @@ pub(crate) fn emit(
     }
     let runs: Vec<&[Entry]> = loaded.microruns.iter().map(|v| v.as_slice()).collect();
     let parts = (threads * MIN_PARTS_PER_THREAD).max(n.div_ceil(g.part_records as u64) as usize);
-    let cuts = oxsort_kernels::split_sorted(&runs, parts);
+    let cuts = cut_parts(keys, &runs, parts);
     let sizes: Vec<usize> =
         (0..parts).map(|p| cuts.iter().map(|c| c[p + 1] - c[p]).sum::<usize>()).collect();
     let mut offsets = Vec::with_capacity(parts + 1);
@@ -183,25 +363,34 @@ pub(crate) fn emit(
         let s = ((idx & mask) as usize) * r;
         &chunks[c][s..s + r]
     };
+    // With -u the output size is known only piece by piece: pieces are staged and written
+    // sequentially. Otherwise every piece goes straight to its offset.
+    let unique = ctx.unique;
+    let mut staging = unique.then(Staging::new);
 
     let window = threads * PARTS_IN_FLIGHT_PER_THREAD;
     let (token_tx, token_rx) = bounded::<()>(window);
     for _ in 0..window {
         let _ = token_tx.send(());
     }
-    let (done_tx, done_rx) = unbounded::<(usize, AlignedBuf, usize, OrderCheck)>();
-    // Written part buffers go back to the workers: fresh ones would cost a page fault per 4 KiB.
+    let (done_tx, done_rx) = unbounded::<Piece>();
+    // Written piece buffers go back to the workers: fresh ones would cost a page fault per 4 KiB.
     let (free_tx, free_rx) = unbounded::<AlignedBuf>();
+    // The part main writes now: a worker holding a big part gathers its later pieces only when
+    // its part is being written, so a huge group of equal prefixes stays within the window.
+    let writing = (Mutex::new(0usize), Condvar::new());
     let next = AtomicUsize::new(0);
+    let piece_records = g.part_records;
     let written = std::thread::scope(|s| -> Result<()> {
         for _ in 0..threads {
             let token_rx = token_rx.clone();
             let done_tx = done_tx.clone();
             let free_rx = free_rx.clone();
-            let (cuts, sizes, offsets, next, locate, runs) =
-                (&cuts, &sizes, &offsets, &next, &locate, &runs);
+            let (cuts, sizes, offsets, next, locate, runs, writing) =
+                (&cuts, &sizes, &offsets, &next, &locate, &runs, &writing);
             s.spawn(move || {
                 let mut entries: Vec<Entry> = Vec::new();
+                let mut key_buf = Vec::new();
                 loop {
                     if token_rx.recv().is_err() {
                         return;
@@ -214,55 +403,134 @@ pub(crate) fn emit(
                     for (j, c) in cuts.iter().enumerate() {
                         entries.extend_from_slice(&runs[j][c[p]..c[p + 1]]);
                     }
-                    oxsort_kernels::sort_entries(&mut entries);
-                    let pad = (offsets[p] % 4096) as usize;
-                    let len = sizes[p] * r;
-                    let mut buf = match free_rx.try_recv() {
-                        Ok(b) if b.len() >= pad + len => b,
-                        _ => AlignedBuf::new(pad + len),
-                    };
-                    oxsort_kernels::gather(&entries, r, locate, &mut buf[pad..pad + len]);
-                    let check = if verify {
-                        OrderCheck::of(&buf[pad..pad + len], fmt)
-                    } else {
-                        OrderCheck::default()
-                    };
-                    if done_tx.send((p, buf, pad, check)).is_err() {
-                        return;
+                    sort_microrun(keys, &mut entries, locate);
+                    let pieces = sizes[p].div_ceil(piece_records).max(1);
+                    for (seq, ents) in entries.chunks(piece_records).enumerate() {
+                        if seq > 0 {
+                            // Wait for this part's turn before gathering more of it.
+                            let (m, cv) = writing;
+                            let mut w = m.lock().unwrap_or_else(|e| e.into_inner());
+                            while *w < p {
+                                w = cv.wait(w).unwrap_or_else(|e| e.into_inner());
+                            }
+                        }
+                        let off = offsets[p] + (seq * piece_records * r) as u64;
+                        let pad = if unique { 0 } else { (off % 4096) as usize };
+                        let len = ents.len() * r;
+                        let mut buf = match free_rx.try_recv() {
+                            Ok(b) if b.len() >= pad + len => b,
+                            _ => AlignedBuf::new(pad + len),
+                        };
+                        oxsort_kernels::gather(ents, r, locate, &mut buf[pad..pad + len]);
+                        let (len, dropped, dropped_checksum) = if unique {
+                            dedupe(keys, &mut buf[..len], r, &mut key_buf)
+                        } else {
+                            (len, 0, 0)
+                        };
+                        let mut check = if verify || unique {
+                            OrderCheck::of_keys(&buf[pad..pad + len], keys)
+                        } else {
+                            OrderCheck::default()
+                        };
+                        check.dropped = dropped;
+                        check.dropped_checksum = dropped_checksum;
+                        let piece =
+                            Piece { part: p, seq, last: seq + 1 == pieces, buf, pad, len, check };
+                        if done_tx.send(piece).is_err() {
+                            return;
+                        }
+                    }
+                    if sizes[p] == 0 {
+                        let piece = Piece {
+                            part: p,
+                            seq: 0,
+                            last: true,
+                            buf: AlignedBuf::new(0),
+                            pad: 0,
+                            len: 0,
+                            check: OrderCheck::default(),
+                        };
+                        if done_tx.send(piece).is_err() {
+                            return;
+                        }
                     }
                 }
             });
         }
         drop(done_tx);
-        let mut ready: BTreeMap<usize, (AlignedBuf, usize, OrderCheck)> = BTreeMap::new();
-        let mut want = 0usize;
+        let mut ready: BTreeMap<(usize, usize), Piece> = BTreeMap::new();
+        let (mut want, mut want_seq) = (0usize, 0usize);
         let result = (|| -> Result<()> {
             while want < parts {
-                while let Some((buf, pad, c)) = ready.remove(&want) {
-                    let len = sizes[want] * r;
-                    sink.write(offsets[want], &buf[pad..pad + len], pad)?;
-                    let _ = free_tx.send(buf);
-                    check.append(&c);
-                    reporter.report(phase, offsets[want + 1], Some(acc));
-                    want += 1;
-                    let _ = token_tx.send(());
+                while let Some(piece) = ready.remove(&(want, want_seq)) {
+                    let data = &piece.buf[piece.pad..piece.pad + piece.len];
+                    match &mut staging {
+                        None => {
+                            let off = offsets[want] + (want_seq * piece_records * r) as u64;
+                            sink.write(off, data, piece.pad)?;
+                            check.append(&piece.check);
+                        }
+                        Some(st) => {
+                            // A duplicate of the last record written starts this piece: drop it.
+                            let skip = if check.records > 0
+                                && !piece.check.first_key.is_empty()
+                                && check.last_key == piece.check.first_key
+                            {
+                                r
+                            } else {
+                                0
+                            };
+                            st.push(sink, &data[skip..])?;
+                            let mut c = piece.check.clone();
+                            if skip > 0 {
+                                c = OrderCheck::of_keys(&data[skip..], keys);
+                                c.dropped = piece.check.dropped + 1;
+                                c.dropped_checksum = piece.check.dropped_checksum
+                                    + crc32fast::hash(&data[..skip]) as u128;
+                            }
+                            check.append(&c);
+                        }
+                    }
+                    let _ = free_tx.send(piece.buf);
+                    reporter.report(
+                        phase,
+                        offsets[want + 1]
+                            .min(offsets[want] + ((want_seq + 1) * piece_records * r) as u64),
+                        Some(acc),
+                    );
+                    if piece.last {
+                        want += 1;
+                        want_seq = 0;
+                        let (m, cv) = &writing;
+                        *m.lock().unwrap_or_else(|e| e.into_inner()) = want;
+                        cv.notify_all();
+                        let _ = token_tx.send(());
+                    } else {
+                        want_seq += 1;
+                    }
                 }
                 if want == parts {
                     break;
                 }
                 match done_rx.recv() {
-                    Ok((p, buf, pad, c)) => {
-                        ready.insert(p, (buf, pad, c));
+                    Ok(piece) => {
+                        ready.insert((piece.part, piece.seq), piece);
                     }
-                    Err(_) => {
-                        return Err(EngineError::Internal("an output worker stopped".into()));
-                    }
+                    Err(_) => return Err(EngineError::Internal("an output worker stopped".into())),
                 }
+            }
+            if let Some(st) = &mut staging {
+                st.finish(sink)?;
             }
             Ok(())
         })();
         // Unblock and stop the workers whatever happened.
         next.store(parts, Ordering::Relaxed);
+        {
+            let (m, cv) = &writing;
+            *m.lock().unwrap_or_else(|e| e.into_inner()) = usize::MAX;
+            cv.notify_all();
+        }
         for _ in 0..threads {
             let _ = token_tx.try_send(());
         }
@@ -271,4 +539,31 @@ pub(crate) fn emit(
     });
     written?;
     Ok(check)
+}
+
+/// Drops every record whose key equals the one before it (stable: the first of each group is
+/// kept), compacting `data` in place. Returns the bytes kept, and the count and CRC32-sum of
+/// the records dropped.
+fn dedupe(keys: &Keys, data: &mut [u8], r: usize, key_buf: &mut Vec<u8>) -> (usize, u64, u128) {
+    let n = data.len() / r;
+    if n == 0 {
+        return (0, 0, 0);
+    }
+    let mut dropped_sum = 0u128;
+    let mut prev = Vec::new();
+    keys.full_key(&data[..r], &mut prev);
+    let mut kept = 1;
+    for i in 1..n {
+        keys.full_key(&data[i * r..(i + 1) * r], key_buf);
+        if *key_buf != prev {
+            if kept != i {
+                data.copy_within(i * r..(i + 1) * r, kept * r);
+            }
+            kept += 1;
+            std::mem::swap(&mut prev, key_buf);
+        } else {
+            dropped_sum += crc32fast::hash(&data[i * r..(i + 1) * r]) as u128;
+        }
+    }
+    (kept * r, (n - kept) as u64, dropped_sum)
 }

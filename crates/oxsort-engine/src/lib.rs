@@ -33,6 +33,7 @@
 mod config;
 mod error;
 mod inmem;
+mod keys;
 mod merge;
 mod plan;
 mod progress;
@@ -47,7 +48,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use config::{Input, Output, RecordFormat, SortConfig, SortConfigBuilder};
+pub use config::{Input, Mode, Output, RecordFormat, SortConfig, SortConfigBuilder};
 pub use error::{EngineError, Result};
 pub use plan::{plan, InputPlan, Passes, Plan, TempPlan};
 pub use progress::{Phase, Progress, ProgressFn};
@@ -94,6 +95,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let mut source = ChunkSource::new(&cfg.inputs, fmt.record_size, g.chunk_bytes, cfg.io.clone());
     let mut in_checksum = 0u128;
     let mut in_records = 0u64;
+    let mut read_records = 0u64;
     let check;
 
     let timer = PhaseTimer::start("input");
@@ -102,16 +104,27 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         plan::Passes::Two { run_chunks, .. } => *run_chunks,
         plan::Passes::Unknown { run_chunks, .. } => *run_chunks,
     };
-    let ctx = inmem::Ctx { g: &g, fmt: &fmt, threads: cfg.threads, reporter: &reporter };
+    let keys = keys::Keys { fmt, spec: cfg.key.clone(), copy: cfg.mode == Mode::Copy };
+    let ctx = inmem::Ctx {
+        g: &g,
+        keys: &keys,
+        threads: cfg.threads,
+        reporter: &reporter,
+        filter: cfg.filter.as_deref(),
+        mode: cfg.mode,
+        unique: cfg.unique,
+    };
     let quiet = Reporter::default();
     let run_ctx = inmem::Ctx { reporter: &quiet, ..ctx };
     let mut temps: Vec<TempDir> = Vec::new();
     let mut runs: Vec<RunFile> = Vec::new();
+    let mut run_dropped = verify::OrderCheck::default();
     let mut run_writes: Vec<FileStats> = Vec::new();
     loop {
         let (loaded, exhausted) = inmem::load(&ctx, &mut source, run_chunks, plan.input_bytes)?;
         in_checksum += loaded.checksum;
         in_records += loaded.records;
+        read_records += loaded.read;
         if runs.is_empty() && exhausted {
             // One pass: everything is in memory.
             let mut files = std::mem::take(&mut source.files);
@@ -131,11 +144,15 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         let dir = &temps[runs.len() % temps.len()];
         let name = format!("run-{:06}", runs.len());
         let file = Arc::new(dir.create_file(&name, &cfg.io)?);
-        let bytes = loaded.records * fmt.record_size as u64;
-        file.preallocate(bytes)?;
+        file.preallocate(loaded.records * fmt.record_size as u64)?;
         let mut run_sink = FileSink::new(file.clone());
-        inmem::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)?;
+        let formed = inmem::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)?;
         run_writes.push(run_sink.stats());
+        // With duplicate removal a run holds fewer records than were loaded.
+        let bytes = (loaded.records - formed.dropped) * fmt.record_size as u64;
+        file.set_len(bytes)?;
+        run_dropped.dropped += formed.dropped;
+        run_dropped.dropped_checksum += formed.dropped_checksum;
         stats.bytes_spilled += bytes;
         runs.push(RunFile { file, path: dir.path().join(&name), bytes });
         for b in loaded.chunks {
@@ -145,20 +162,33 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             let mut files = std::mem::take(&mut source.files);
             files.append(&mut run_writes);
             stats.phases.push(timer.finish(files));
-            check = merge_runs(cfg, &mut stats, runs, &temps, sink.as_mut(), &reporter)?;
+            let mut merged =
+                merge_runs(cfg, &keys, &mut stats, runs, &temps, sink.as_mut(), &reporter)?;
+            merged.dropped += run_dropped.dropped;
+            merged.dropped_checksum += run_dropped.dropped_checksum;
+            check = merged;
             break;
         }
     }
     drop(source);
 
-    // Verification: what was written is what was read, in order.
-    if check.records != in_records || check.checksum != in_checksum {
+    // Verification: what was written (plus the duplicates dropped) is what was read, in order.
+    if check.records + check.dropped != in_records
+        || check.checksum + check.dropped_checksum != in_checksum
+    {
         return Err(EngineError::Verify(format!(
-            "wrote {} records with checksum {}, read {} records with checksum {}",
+            "wrote {} records (and dropped {}) with checksum {}, read {} records with checksum {}",
             check.records,
-            checksum_hex(check.checksum),
+            check.dropped,
+            checksum_hex(check.checksum + check.dropped_checksum),
             in_records,
             checksum_hex(in_checksum)
+        )));
+    }
+    if cfg.unique && check.duplicates > 0 {
+        return Err(EngineError::Verify(format!(
+            "{} duplicate keys remain in the output of a unique sort",
+            check.duplicates
         )));
     }
     if check.unordered > 0 {
@@ -170,12 +200,15 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     }
     drop(sink);
     if let Some(o) = output {
+        // The file was preallocated for every record read; a filter or -u writes fewer.
+        o.file().set_len(check.records * fmt.record_size as u64)?;
         o.commit()?;
     }
     drop(temps);
-    stats.records = in_records;
-    stats.bytes = in_records * fmt.record_size as u64;
-    stats.checksum = checksum_hex(in_checksum);
+    stats.records = read_records;
+    stats.records_written = check.records;
+    stats.bytes = read_records * fmt.record_size as u64;
+    stats.checksum = checksum_hex(check.checksum);
     stats.duplicate_keys = check.duplicates;
     stats.peak_rss = sysinfo::peak_rss();
     stats.elapsed_s = t0.elapsed().as_secs_f64();
@@ -185,6 +218,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
 /// Merges the runs into the sink, in levels when there are more runs than the fan-in.
 fn merge_runs(
     cfg: &SortConfig,
+    keys: &keys::Keys,
     stats: &mut SortStats,
     mut runs: Vec<RunFile>,
     temps: &[TempDir],
@@ -192,13 +226,14 @@ fn merge_runs(
     reporter: &Reporter,
 ) -> Result<verify::OrderCheck> {
     let timer = PhaseTimer::start("merge");
-    let fmt = cfg.format;
     let (fan_in, _, _, _) = plan::merge_shape(cfg, runs.len() as u64)?;
     let fan_in = fan_in as usize;
     stats.passes = 2;
     stats.runs = runs.len() as u64;
     stats.fan_in = runs.len().min(fan_in) as u64;
     let mut files = Vec::new();
+    // Duplicates dropped by intermediate merges, for the final verification.
+    let mut carried = verify::OrderCheck::default();
     let mut level = 1u32;
     let mut seq = 0usize;
     while runs.len() > fan_in {
@@ -218,15 +253,20 @@ fn merge_runs(
             let bytes: u64 = group.iter().map(|r| r.bytes).sum();
             file.preallocate(bytes)?;
             let mut run_sink = FileSink::new(file.clone());
-            let (_, read) = merge::merge(
-                &group,
-                &fmt,
+            let quiet = Reporter::default();
+            let opts = merge::MergeOpts {
+                keys,
                 block,
-                &cfg.io,
-                &mut run_sink,
-                false,
-                &Reporter::default(),
-            )?;
+                io: &cfg.io,
+                verify: false,
+                unique: cfg.unique,
+                reporter: &quiet,
+            };
+            let (dropped, read) = merge::merge(&group, &opts, &mut run_sink)?;
+            carried.dropped += dropped.dropped;
+            carried.dropped_checksum += dropped.dropped_checksum;
+            let bytes = bytes - dropped.dropped * cfg.format.record_size as u64;
+            file.set_len(bytes)?;
             files.extend(read);
             files.push(run_sink.stats());
             stats.bytes_spilled += bytes;
@@ -240,7 +280,11 @@ fn merge_runs(
     }
     stats.merge_levels = level;
     let (_, _, block, _) = plan::merge_shape(cfg, runs.len() as u64)?;
-    let (check, read) = merge::merge(&runs, &fmt, block, &cfg.io, sink, true, reporter)?;
+    let opts =
+        merge::MergeOpts { keys, block, io: &cfg.io, verify: true, unique: cfg.unique, reporter };
+    let (mut check, read) = merge::merge(&runs, &opts, sink)?;
+    check.dropped += carried.dropped;
+    check.dropped_checksum += carried.dropped_checksum;
     files.extend(read);
     files.push(sink.stats());
     stats.phases.push(timer.finish(files));

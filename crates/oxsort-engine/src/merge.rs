@@ -22,8 +22,8 @@ use crossbeam_channel::bounded;
 use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
 use oxsort_kernels::{make_entry, LoserTree};
 
-use crate::config::RecordFormat;
 use crate::error::{EngineError, Result};
+use crate::keys::Keys;
 use crate::progress::{Phase, Reporter};
 use crate::sink::Sink;
 use crate::stats::FileStats;
@@ -141,18 +141,35 @@ impl RunCursor {
     }
 }
 
+/// What a merge does besides merging.
+pub(crate) struct MergeOpts<'a> {
+    pub(crate) keys: &'a Keys,
+    pub(crate) block: usize,
+    pub(crate) io: &'a IoOptions,
+    /// Check order and checksum of what is written.
+    pub(crate) verify: bool,
+    /// Drop records whose key equals the previous record's.
+    pub(crate) unique: bool,
+    pub(crate) reporter: &'a Reporter,
+}
+
+/// The tree's key of a run's current record: 80-bit key prefix over the run number.
+#[inline]
+fn head(keys: &Keys, rec: &[u8], run: usize, scratch: &mut Vec<u8>) -> u128 {
+    // Every record was keyed once when read; a failure here cannot happen.
+    let p = keys.prefix(rec, scratch).unwrap_or([0; 10]);
+    make_entry(&p, run as u64)
+}
+
 /// Merges `runs` (in input order) into `sink`. Returns the order facts of the output (when
 /// `verify`) and the read statistics of the runs.
 pub(crate) fn merge(
     runs: &[RunFile],
-    fmt: &RecordFormat,
-    block: usize,
-    io: &IoOptions,
+    opts: &MergeOpts<'_>,
     sink: &mut (dyn Sink + Send),
-    verify: bool,
-    reporter: &Reporter,
 ) -> Result<(OrderCheck, Vec<FileStats>)> {
-    let r = fmt.record_size;
+    let MergeOpts { keys, block, io, verify, unique, reporter } = *opts;
+    let r = keys.fmt.record_size;
     let in_block = record_block(block, r);
     let total: u64 = runs.iter().map(|x| x.bytes).sum();
     let mut cursors = Vec::with_capacity(runs.len());
@@ -168,15 +185,29 @@ pub(crate) fn merge(
             path: run.path.clone(),
         });
     }
+    let mut scratch = Vec::new();
     let mut heads = Vec::with_capacity(runs.len());
     for (i, c) in cursors.iter_mut().enumerate() {
-        heads.push(if c.fill(r)? {
-            Some(make_entry(&fmt.key_prefix(c.record(r)), i as u64))
-        } else {
-            None
-        });
+        heads.push(if c.fill(r)? { Some(head(keys, c.record(r), i, &mut scratch)) } else { None });
     }
-    let mut tree = LoserTree::new(heads);
+    // Prefixes decide; equal prefixes of a general key are decided by the whole keys of the
+    // runs' current records; equal keys go to the lower run (stable).
+    let prefix = |e: &u128| *e >> (128 - 80);
+    let run_of = |e: &u128| (*e as u64 & ((1u64 << 48) - 1)) as usize;
+    let general = keys.general();
+    let mut tree = if general {
+        let cs = &cursors;
+        LoserTree::new_by(heads, |x, y| {
+            prefix(x) < prefix(y)
+                || (prefix(x) == prefix(y)
+                    && keys.cmp_full(cs[run_of(x)].record(r), cs[run_of(y)].record(r)).is_lt())
+        })
+    } else {
+        LoserTree::new_by(heads, |x: &u128, y: &u128| x < y)
+    };
+    let mut last_key: Option<Vec<u8>> = None;
+    let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
+    let mut key_buf = Vec::new();
     let out_block = record_block(block, r);
 
     let (full_tx, full_rx) = bounded::<(AlignedBuf, usize, u64)>(1);
@@ -191,7 +222,7 @@ pub(crate) fn merge(
             let mut check = OrderCheck::default();
             for (buf, len, off) in full_rx {
                 if verify {
-                    check.append(&OrderCheck::of(&buf[..len], fmt));
+                    check.append(&OrderCheck::of_keys(&buf[..len], keys));
                 }
                 if checked_tx.send((buf, len, off)).is_err() {
                     break;
@@ -212,17 +243,43 @@ pub(crate) fn merge(
             let mut out = free_rx.recv().map_err(|_| stopped())?;
             let mut o = 0usize;
             let mut offset = 0u64;
-            while let Some((run, _)) = tree.peek() {
+            while let Some((run, _)) = tree.top() {
                 let c = &mut cursors[run];
-                out[o..o + r].copy_from_slice(c.record(r));
-                o += r;
+                let keep = if unique {
+                    keys.full_key(c.record(r), &mut key_buf);
+                    if last_key.as_ref() == Some(&key_buf) {
+                        dropped += 1;
+                        dropped_checksum += crc32fast::hash(c.record(r)) as u128;
+                        false
+                    } else {
+                        last_key = Some(key_buf.clone());
+                        true
+                    }
+                } else {
+                    true
+                };
+                if keep {
+                    out[o..o + r].copy_from_slice(c.record(r));
+                    o += r;
+                }
                 c.advance(r);
                 let next = if c.fill(r)? {
-                    Some(make_entry(&fmt.key_prefix(c.record(r)), run as u64))
+                    Some(head(keys, c.record(r), run, &mut scratch))
                 } else {
                     None
                 };
-                tree.replace_top(next);
+                if general {
+                    let cs = &cursors;
+                    tree.replace_top_by(next, |x, y| {
+                        prefix(x) < prefix(y)
+                            || (prefix(x) == prefix(y)
+                                && keys
+                                    .cmp_full(cs[run_of(x)].record(r), cs[run_of(y)].record(r))
+                                    .is_lt())
+                    });
+                } else {
+                    tree.replace_top_by(next, |x: &u128, y: &u128| x < y);
+                }
                 if o == out_block {
                     full_tx.send((out, o, offset)).map_err(|_| stopped())?;
                     offset += o as u64;
@@ -237,8 +294,10 @@ pub(crate) fn merge(
         })();
         drop(full_tx);
         drop(free_rx);
-        let check =
+        let mut check =
             verifier.join().map_err(|_| EngineError::Internal("verifier panicked".into()))?;
+        check.dropped += dropped;
+        check.dropped_checksum += dropped_checksum;
         let written = writer.join().map_err(|_| EngineError::Internal("writer panicked".into()))?;
         // A write error explains a stopped pipeline better than the merge's own error.
         written?;

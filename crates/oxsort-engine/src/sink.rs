@@ -5,7 +5,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
 
-use oxsort_io::DirectFile;
+use oxsort_io::{AlignedBuf, DirectFile};
 
 use crate::error::{EngineError, Result};
 use crate::stats::{FileStats, IoMeter};
@@ -81,5 +81,48 @@ impl Sink for StdoutSink {
     }
     fn stats(&self) -> FileStats {
         self.meter.file("-".into(), "write", false)
+    }
+}
+
+/// Bytes of output staged before a direct write when piece sizes are not known in advance
+/// (duplicate removal): a multiple of the direct-I/O alignment.
+const STAGING_BYTES: usize = 8 << 20;
+
+/// Collects pieces of arbitrary length and writes them in aligned blocks at consecutive offsets.
+pub(crate) struct Staging {
+    buf: AlignedBuf,
+    filled: usize,
+    offset: u64,
+}
+
+impl Staging {
+    pub(crate) fn new() -> Self {
+        Staging { buf: AlignedBuf::new(STAGING_BYTES), filled: 0, offset: 0 }
+    }
+
+    /// Appends `data`, writing every full block.
+    pub(crate) fn push(&mut self, sink: &mut dyn Sink, mut data: &[u8]) -> Result<()> {
+        while !data.is_empty() {
+            let take = data.len().min(STAGING_BYTES - self.filled);
+            self.buf[self.filled..self.filled + take].copy_from_slice(&data[..take]);
+            self.filled += take;
+            data = &data[take..];
+            if self.filled == STAGING_BYTES {
+                sink.write(self.offset, &self.buf[..STAGING_BYTES], 0)?;
+                self.offset += STAGING_BYTES as u64;
+                self.filled = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what is left; returns the total bytes written.
+    pub(crate) fn finish(&mut self, sink: &mut dyn Sink) -> Result<u64> {
+        if self.filled > 0 {
+            sink.write(self.offset, &self.buf[..self.filled], 0)?;
+            self.offset += self.filled as u64;
+            self.filled = 0;
+        }
+        Ok(self.offset)
     }
 }

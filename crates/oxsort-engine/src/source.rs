@@ -21,11 +21,15 @@ use crate::tuning::READ_DEPTH;
 pub(crate) struct Chunk {
     pub(crate) buf: AlignedBuf,
     pub(crate) records: usize,
+    /// The input it comes from.
+    pub(crate) name: Arc<str>,
+    /// Its first record's number in that input (0-based).
+    pub(crate) first_record: u64,
 }
 
 pub(crate) struct ChunkSource {
     pending: VecDeque<Input>,
-    current: Option<(Reader, String, bool)>,
+    current: Option<(Reader, Arc<str>, bool)>,
     record_size: usize,
     chunk_bytes: usize,
     io: IoOptions,
@@ -35,6 +39,8 @@ pub(crate) struct ChunkSource {
     carry: Option<(AlignedBuf, usize, usize, u64)>,
     /// Bytes of the current input turned into chunks so far.
     file_pos: u64,
+    /// The input being read (kept after its end until its last chunk is out).
+    name: Arc<str>,
     pub(crate) files: Vec<FileStats>,
     pub(crate) bytes_read: u64,
 }
@@ -56,6 +62,7 @@ impl ChunkSource {
             peeked: None,
             carry: None,
             file_pos: 0,
+            name: Arc::from("-"),
             files: Vec::new(),
             bytes_read: 0,
         }
@@ -94,7 +101,8 @@ impl ChunkSource {
         for b in self.spare.drain(..) {
             reader.recycle(b);
         }
-        self.current = Some((reader, name, direct));
+        self.name = Arc::from(name.as_str());
+        self.current = Some((reader, self.name.clone(), direct));
         Ok(())
     }
 
@@ -102,7 +110,7 @@ impl ChunkSource {
         if let Some((reader, name, direct)) = self.current.take() {
             let st = reader.stats();
             self.files.push(FileStats {
-                path: name,
+                path: name.to_string(),
                 direction: "read",
                 bytes: st.bytes,
                 transfers: st.transfers,
@@ -168,18 +176,16 @@ impl ChunkSource {
         let mut assembling: Option<(AlignedBuf, usize)> = None;
         loop {
             if self.carry.is_none() {
-                let name = self.current.as_ref().map(|c| c.1.clone());
                 match self.next_piece()? {
                     Some(p) => self.carry = Some((p.buf, 0, p.len, p.offset)),
                     None => {
                         if let Some((buf, len)) = assembling.take() {
                             if len % r != 0 {
-                                return Err(
-                                    self.partial(name.as_deref().unwrap_or("-"), self.file_pos)
-                                );
+                                return Err(self.partial(&self.name.clone(), self.file_pos));
                             }
+                            let chunk = self.chunk(buf, len);
                             self.file_pos = 0;
-                            return Ok(Some(Chunk { records: len / r, buf }));
+                            return Ok(Some(chunk));
                         }
                         self.file_pos = 0;
                         if self.current.is_none() && self.pending.is_empty() {
@@ -199,7 +205,7 @@ impl ChunkSource {
                 let (buf, _, len, _) = self.carry.take().expect("set above");
                 self.file_pos += len as u64;
                 self.bytes_read += len as u64;
-                return Ok(Some(Chunk { records: len / r, buf }));
+                return Ok(Some(self.chunk(buf, len)));
             }
             let (out, filled) = assembling.get_or_insert_with(|| {
                 (self.spare.pop().unwrap_or_else(|| AlignedBuf::new(self.chunk_bytes)), 0)
@@ -216,8 +222,19 @@ impl ChunkSource {
             }
             if *filled == self.chunk_bytes {
                 let (buf, len) = assembling.take().expect("set above");
-                return Ok(Some(Chunk { records: len / r, buf }));
+                return Ok(Some(self.chunk(buf, len)));
             }
+        }
+    }
+
+    /// A chunk of `len` bytes that ends at the current position in the current input.
+    fn chunk(&self, buf: AlignedBuf, len: usize) -> Chunk {
+        let r = self.record_size;
+        Chunk {
+            records: len / r,
+            buf,
+            name: self.name.clone(),
+            first_record: (self.file_pos - len as u64) / r as u64,
         }
     }
 

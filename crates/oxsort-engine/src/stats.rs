@@ -53,8 +53,10 @@ pub struct PhaseStats {
 /// Everything measured about one sort.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SortStats {
-    /// Records sorted.
+    /// Records read.
     pub records: u64,
+    /// Records written (fewer than read with a filter or duplicate removal).
+    pub records_written: u64,
     /// Bytes sorted.
     pub bytes: u64,
     /// `1` or `2`.

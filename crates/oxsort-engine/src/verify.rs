@@ -6,6 +6,7 @@
 //! Sort Benchmark records it equals `valsort`'s `Checksum:` line and `gensort -c`.
 
 use crate::config::RecordFormat;
+use crate::keys::Keys;
 
 /// The sum of the CRC32 of every record in `data` (whole records of `record_size` bytes).
 pub fn checksum_records(data: &[u8], record_size: usize) -> u128 {
@@ -13,7 +14,7 @@ pub fn checksum_records(data: &[u8], record_size: usize) -> u128 {
 }
 
 /// Order facts of a contiguous stretch of output: valsort's counts, for any record format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OrderCheck {
     /// Records seen.
     pub records: u64,
@@ -25,62 +26,104 @@ pub struct OrderCheck {
     pub first_unordered: Option<u64>,
     /// Adjacent pairs with equal keys.
     pub duplicates: u64,
-    /// Key of the first record.
-    pub first_key: [u8; 10],
-    /// Key of the last record.
-    pub last_key: [u8; 10],
+    /// Whole key of the first record, as compared.
+    pub first_key: Vec<u8>,
+    /// Whole key of the last record, as compared.
+    pub last_key: Vec<u8>,
+    /// Records dropped as duplicates before this stretch was written (`unique`).
+    pub dropped: u64,
+    /// Sum of the CRC32s of the dropped records.
+    pub dropped_checksum: u128,
 }
 
 impl OrderCheck {
-    /// Checks `data` (whole records) on its own.
+    /// Checks `data` (whole records of `fmt`) on its own.
     pub fn of(data: &[u8], fmt: &RecordFormat) -> OrderCheck {
-        let r = fmt.record_size;
-        let mut c = OrderCheck::default();
-        let mut prev: Option<[u8; 10]> = None;
-        for (i, rec) in data.chunks_exact(r).enumerate() {
-            let k = fmt.key_prefix(rec);
-            c.checksum += crc32fast::hash(rec) as u128;
-            match prev {
-                None => c.first_key = k,
-                Some(p) if p > k => {
-                    c.unordered += 1;
-                    c.first_unordered.get_or_insert(i as u64);
+        OrderCheck::of_keys(data, &Keys { fmt: *fmt, spec: None, copy: false })
+    }
+
+    /// Checks `data` with the sort's key model.
+    pub(crate) fn of_keys(data: &[u8], keys: &Keys) -> OrderCheck {
+        let r = keys.fmt.record_size;
+        let mut c = OrderCheck { records: (data.len() / r) as u64, ..OrderCheck::default() };
+        if keys.copy {
+            // Copy mode has no order to check: only the checksum.
+            c.checksum = checksum_records(data, r);
+        } else if keys.general() {
+            let (mut prev, mut cur) = (Vec::new(), Vec::new());
+            for (i, rec) in data.chunks_exact(r).enumerate() {
+                c.checksum += crc32fast::hash(rec) as u128;
+                keys.full_key(rec, &mut cur);
+                if i == 0 {
+                    c.first_key = cur.clone();
+                } else {
+                    c.compare_step(&prev, &cur, i);
                 }
-                Some(p) if p == k => c.duplicates += 1,
-                Some(_) => {}
+                std::mem::swap(&mut prev, &mut cur);
             }
-            prev = Some(k);
-        }
-        c.records = (data.len() / r) as u64;
-        if let Some(p) = prev {
-            c.last_key = p;
+            c.last_key = prev;
+        } else {
+            let mut prev: Option<[u8; 10]> = None;
+            for (i, rec) in data.chunks_exact(r).enumerate() {
+                let k = keys.fmt.key_prefix(rec);
+                c.checksum += crc32fast::hash(rec) as u128;
+                match prev {
+                    None => c.first_key = k.to_vec(),
+                    Some(p) => c.compare_step(&p, &k, i),
+                }
+                prev = Some(k);
+            }
+            if let Some(p) = prev {
+                c.last_key = p.to_vec();
+            }
         }
         c
+    }
+
+    #[inline]
+    fn compare_step(&mut self, prev: &[u8], cur: &[u8], i: usize) {
+        match prev.cmp(cur) {
+            std::cmp::Ordering::Greater => {
+                self.unordered += 1;
+                self.first_unordered.get_or_insert(i as u64);
+            }
+            std::cmp::Ordering::Equal => self.duplicates += 1,
+            std::cmp::Ordering::Less => {}
+        }
     }
 
     /// Appends the facts of the stretch that follows this one.
     pub fn append(&mut self, next: &OrderCheck) {
         if next.records == 0 {
+            self.dropped += next.dropped;
+            self.dropped_checksum += next.dropped_checksum;
             return;
         }
         if self.records == 0 {
-            *self = *next;
+            let (d, dc) = (self.dropped, self.dropped_checksum);
+            *self = next.clone();
+            self.dropped += d;
+            self.dropped_checksum += dc;
             return;
         }
-        if self.last_key > next.first_key {
-            self.unordered += 1;
-            self.first_unordered.get_or_insert(self.records);
-        } else if self.last_key == next.first_key {
-            self.duplicates += 1;
+        match self.last_key.cmp(&next.first_key) {
+            std::cmp::Ordering::Greater => {
+                self.unordered += 1;
+                self.first_unordered.get_or_insert(self.records);
+            }
+            std::cmp::Ordering::Equal => self.duplicates += 1,
+            std::cmp::Ordering::Less => {}
         }
         if self.first_unordered.is_none() {
             self.first_unordered = next.first_unordered.map(|i| i + self.records);
         }
         self.records += next.records;
         self.checksum += next.checksum;
+        self.dropped += next.dropped;
+        self.dropped_checksum += next.dropped_checksum;
         self.unordered += next.unordered;
         self.duplicates += next.duplicates;
-        self.last_key = next.last_key;
+        self.last_key.clone_from(&next.last_key);
     }
 }
 

@@ -7,7 +7,8 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use oxsort_kernels::{
-    extract_entries, gather, make_entry, par_gather, par_sort_entries, sort_entries, Entry,
+    extract_entries, gather, make_entry, par_gather, par_sort_entries,
+    par_sort_entries_with_buffer, sort_entries, Entry,
 };
 use rdst::RadixSort as _;
 use std::time::Duration;
@@ -74,6 +75,10 @@ fn bench_sorts(c: &mut Criterion) {
         };
         run("oxsort_seq", &|v| sort_entries(v));
         run("oxsort_par2", &|v| par_sort_entries(v, 2));
+        let scratch = std::cell::RefCell::new(Vec::new());
+        run("oxsort_par2_reused_buffer", &|v| {
+            par_sort_entries_with_buffer(v, &mut scratch.borrow_mut(), 2)
+        });
         run("std_sort_unstable", &|v| v.sort_unstable());
         run("voracious_seq", &|v| v.voracious_sort());
         run("voracious_mt2", &|v| v.voracious_mt_sort(2));

@@ -1,29 +1,8 @@
-//! MSD radix sort of entries, sequential and parallel.
+//! MSD radix sort of entries, sequential and parallel. The recursion is drawn in the docs of
+//! [`crate::sort_entries`] and [`crate::par_sort_entries`].
 //!
-//! ```text
-//!  src (n entries)           one pass = histogram of the digit + scatter into tmp
-//!  +----------------------+
-//!  | 7a 03 c1 03 7a ff .. |  digit = 8 bits at `shift` (starts at the top byte)
-//!  +----------------------+
-//!            | scatter (stable, one write head per bucket)
-//!            v
-//!  tmp: [ 03 03 .. | 7a 7a .. | c1 .. | ff .. ]      256 buckets
-//!          |          |
-//!          |          +-- bucket > SMALL_SORT_CUTOFF: recurse on the next digit, tmp -> src
-//!          +------------- bucket <= SMALL_SORT_CUTOFF: small sort in place (+ copy back)
-//!
-//!  If every entry of a slice falls in one bucket (shared prefix), no scatter happens: one pass
-//!  ORs `x ^ first` over the slice and the digit jumps to the highest differing bit, so a 6-byte
-//!  shared prefix costs one extra read, not six passes. All-equal slices stop there.
-//! ```
-//!
-//! The data ping-pongs between the input slice and one scratch buffer of the same length; each
-//! recursion level flips which of the two must hold the sorted result (`dst_is_src`).
-//!
-//! The parallel sort does the histogram and scatter of a big slice in `threads` chunks at once
-//! (each chunk scatters into its own sub-range of every bucket), then sorts the buckets as
-//! work-stealing tasks; a bucket bigger than [`PAR_GRAIN`] is itself split in parallel, so one
-//! heavy bucket (skewed keys) never serialises the sort.
+//! Out-of-place levels ([`msd`]) ping-pong between a slice and a scratch slice of the same
+//! length; each level flips which of the two must hold the sorted result (`dst_is_src`).
 
 use crate::entry::Entry;
 use crate::tuning::{
@@ -400,11 +379,17 @@ fn par_msd(src: &mut [Entry], tmp: &mut [Entry], dst_is_src: bool, shift: u32, t
         rest_t = rt;
         rest_s = rs;
     }
-    pieces.into_par_iter().for_each(|(t, s)| {
+    pieces.into_par_iter().for_each_init(Vec::new, |local, (t, s)| {
         if t.len() > PAR_GRAIN {
             par_msd(t, s, !dst_is_src, next, threads);
         } else {
-            msd(t, s, !dst_is_src, next);
+            // Sort the bucket where it landed, with a small cache-resident scratch buffer, then
+            // move it home in one copy: cheaper than ping-ponging through the two big buffers,
+            // whose last level would copy back many tiny buckets one by one.
+            in_place(t, local, next);
+            if dst_is_src {
+                s.copy_from_slice(t);
+            }
         }
     });
 }

@@ -1,47 +1,65 @@
 //! Tuning constants of the kernels, in one place.
 //!
-//! Each constant says what it trades and what was measured to pick it. Machine used for the
-//! figures: 2-core AMD EPYC (Zen 3, KVM guest), 2 MiB L2 per core, 32 MiB shared L3; see
-//! `BENCH.md` for the runs.
+//! Each constant says what it trades and what was measured to pick it (or that it was set by
+//! reasoning and not yet measured). Machine: 2-core AMD EPYC (Zen 3, KVM guest), 2 MiB L2 per
+//! core, 32 MiB shared L3, shared with other builds while measuring, so the figures below are
+//! CPU times (`CLOCK_PROCESS_CPUTIME_ID`, `examples/timing.rs`, minimum of 3 runs, 1e7 random
+//! entries) unless said otherwise; see `BENCH.md` for the criterion runs.
 
 /// Bits per radix digit of the MSD radix sort (256 buckets per pass).
 ///
-/// With 8 bits a histogram is 256 `usize` (2 KiB, fits L1) and the scatter keeps 256 write
-/// heads of 16-byte entries, whose cache lines fit L1 as well. Measured on 1e7 random entries:
-/// 8 bits gave the fastest single-thread sort; 11 bits (2048 buckets) thrashed L1 during the
-/// scatter and was slower overall despite one level less of recursion.
+/// With 8 bits a histogram is 256 `usize` (2 KiB, fits L1) and a scatter or in-place
+/// permutation keeps 256 write heads of 16-byte entries whose cache lines fit L1 as well; 1e7
+/// random entries then need 3 levels (39 K, then ~150-entry buckets, then tiny ones).
+/// Not yet compared against 11-bit digits (one level less, 8x the write heads).
 pub const RADIX_BITS: u32 = 8;
 
 /// Number of buckets per radix pass (`1 << RADIX_BITS`).
 pub const RADIX_BUCKETS: usize = 1 << RADIX_BITS;
 
-/// Slices of at most this many entries are sorted by the small sort (insertion sort or
-/// `sort_unstable`) instead of another radix pass.
+/// Slices of at most this many entries are sorted by the small sort (`sort_unstable`, or
+/// insertion sort below [`INSERTION_SORT_CUTOFF`]) instead of another radix pass.
 ///
-/// A radix pass has a fixed cost of clearing and prefix-summing 256 counters; below ~100 entries
-/// that fixed cost exceeds a comparison sort of the whole bucket. (Measurement: pending.)
+/// A radix pass has a fixed cost of clearing, prefix-summing and walking 256 counters; below
+/// ~100 entries that exceeds a comparison sort of the whole slice. Set by that reasoning, not
+/// yet measured in isolation.
 pub const SMALL_SORT_CUTOFF: usize = 64;
 
-/// Slices of at most this many entries use insertion sort inside the small sort; larger small
-/// slices use `slice::sort_unstable`.
+/// Buckets of at most this many entries left by a radix pass are insertion sorted where they
+/// landed, with no recursive call; slices this small passed to the small sort use insertion
+/// sort too.
 ///
-/// Insertion sort on `u128` is branch-light and wins below ~20 elements; std's own small-sort
-/// threshold is in the same range.
+/// Measured: recursing into every tiny bucket (most of the ~150 buckets of a 150-entry slice
+/// hold 0-2 entries) made 1e7 random entries cost 243 ms CPU; sorting them inline, 189 ms
+/// (together with the in-place top level below). std's own small-sort threshold is the same
+/// order of magnitude.
 pub const INSERTION_SORT_CUTOFF: usize = 20;
+
+/// Slices of more than this many entries are partitioned in place (American flag cycle leading,
+/// no scratch memory); smaller ones are radix sorted out of place, ping-ponging with a scratch
+/// buffer of their size, where both fit in cache.
+///
+/// Measured on 1e7 random entries: out of place at every level with an input-sized scratch
+/// buffer cost 231 ms CPU even when the buffer was reused (364 ms when freshly allocated, the
+/// page faults alone ~130 ms); in place above 2^16 entries and out of place below: 176-199 ms,
+/// and no scratch beyond 1 MiB. 2^16 entries = 1 MiB each for data and scratch: both fit the
+/// 2 MiB L2.
+pub const OUT_OF_PLACE_MAX: usize = 1 << 16;
 
 /// Below this many entries a parallel sort runs sequentially, and radix buckets at most this big
 /// are sorted by one thread.
 ///
-/// A parallel radix pass costs a few microseconds of task spawning and a second histogram per
-/// thread; 65 536 entries (1 MiB of entries, half an L2) take ~1 ms to sort on one core, so the
-/// overhead stays under 1 %; a bucket of this size still fits half an L2.
+/// A parallel radix pass costs a few microseconds of task spawning and one histogram per
+/// thread; 65 536 entries take ~1 ms to sort on one core, so the overhead stays under 1 %.
+/// Set by that reasoning; equal to [`OUT_OF_PLACE_MAX`] so a sequential bucket task never needs
+/// an in-place pass.
 pub const PAR_GRAIN: usize = 1 << 16;
 
 /// How many records ahead `gather` resolves and prefetches (the size of one pointer batch).
 ///
-/// The random reads of a gather are latency-bound: with ~100 ns DRAM latency and ~10 ns of copy
-/// work per 100-byte record, ~10-20 records in flight per core are needed. (Measurement:
-/// pending.)
+/// The random reads of a gather are latency-bound: with ~100 ns DRAM latency and a few ns of
+/// copy work per 100-byte record, ~10-30 records must be in flight per core. See `BENCH.md` for
+/// the gather against a plain loop.
 pub const GATHER_PREFETCH_DISTANCE: usize = 32;
 
 /// Entries per parallel task of `par_gather` and `par_merge_entries` (work-stealing grain).
@@ -50,24 +68,18 @@ pub const GATHER_PREFETCH_DISTANCE: usize = 32;
 /// enough that two threads stay balanced on the tail.
 pub const PAR_TASK_ENTRIES: usize = 1 << 16;
 
-/// Slices of more than this many entries are partitioned in place (no scratch memory); smaller
-/// ones are radix sorted out of place, ping-ponging with a scratch buffer of their size.
+/// Scratch buffers of at least this many bytes, freshly allocated by a parallel sort, are
+/// advised to use transparent huge pages (Linux `madvise(MADV_HUGEPAGE)`): one fault per 2 MiB
+/// instead of one per 4 KiB.
 ///
-/// Out of place is faster once source and scratch both fit in cache (sequential writes per
-/// bucket instead of dependent swaps); in place avoids a scratch buffer as big as the input
-/// (and its page faults). 2^16 entries = 1 MiB each for data and scratch, which fit the 2 MiB L2.
-pub const OUT_OF_PLACE_MAX: usize = 1 << 16;
-
-/// Scratch buffers of at least this many bytes, freshly allocated by a sort, are advised to use
-/// transparent huge pages (Linux `madvise(MADV_HUGEPAGE)`).
-///
-/// Measured on 1e7 random entries (160 MB scratch): faulting the fresh scratch buffer in 4 KiB
-/// pages cost ~140 ms of a ~470 ms sort (compare `sort_entries` with `sort_entries_with_buffer`
-/// reusing a buffer). Small buffers are left alone: they are reused from the allocator anyway.
+/// Measured with 4 KiB pages: a fresh 160 MB scratch buffer cost ~130 ms of page faults on a
+/// 1e7-entry sort; with huge pages the fresh-buffer penalty is the zeroing only (~25 ms CPU,
+/// `par_sort_entries` against `par_sort_entries_with_buffer`).
 pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 
 const _: () = assert!(RADIX_BITS >= 1 && RADIX_BITS <= 16);
 const _: () = assert!(INSERTION_SORT_CUTOFF <= SMALL_SORT_CUTOFF);
 const _: () = assert!(SMALL_SORT_CUTOFF >= 1);
+const _: () = assert!(OUT_OF_PLACE_MAX > SMALL_SORT_CUTOFF);
 const _: () = assert!(PAR_GRAIN > SMALL_SORT_CUTOFF);
 const _: () = assert!(GATHER_PREFETCH_DISTANCE >= 1);

@@ -1,45 +1,49 @@
-//! Every file syscall of oxsort-gensort lives here, so the backend can be swapped for
-//! `oxsort-io` (aligned buffers, O_DIRECT) without touching the algorithms.
+//! Every file access of oxsort-gensort, on top of `oxsort-io`, so the algorithms never see a
+//! descriptor.
 //!
-//! Files are accessed with positional reads and writes (`pread`/`pwrite`) so several worker
-//! threads can share one descriptor; non-seekable files (pipes, terminals, character devices)
-//! fall back to sequential access from one thread.
-//!
-//! Regular output files are written with `O_DIRECT` when the file system allows it: buffered
-//! writes of 1 GB measured 2.0 s (page-cache copy plus dirty-page throttling) against 0.48 s
-//! for `dd oflag=direct` on the reference machine. Direct writes need 4096-aligned memory,
-//! offsets and lengths: buffers come from [`AlignedBuf`], task offsets are multiples of
-//! [`IO_ALIGN`], and the unaligned tail of the last task goes through a second, buffered
-//! descriptor. When `O_DIRECT` is refused (tmpfs), every write is buffered. Reads of regular
-//! files go the same way (direct for aligned ranges, buffered for the tail).
+//! - Output: regular files are written at offsets from many threads with
+//!   [`DirectFile::write_at`] (`O_DIRECT` for the aligned part when the filesystem allows:
+//!   buffered writes of 1 GB measured 2.0 s, page-cache copy plus dirty-page throttling,
+//!   against 0.48 s for `dd oflag=direct`; the unaligned tail and tmpfs go buffered). Anything
+//!   else (pipe, tty, `/dev/stdout` on a pipe) is written in order as a stream; the exact name
+//!   `/dev/null` writes nothing.
+//! - Input: [`oxsort_io::Reader`] pipelines (read-ahead, several transfers in flight), see
+//!   `parallel.rs`.
+//! - Errors: [`IoError`]s become [`Error::Open`] / [`Error::Io`], whose text is the original
+//!   tools' `NAME: strerror`.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
 
-use crate::tuning::IO_ALIGN;
+use oxsort_io::{DirectFile, IoError, IoOptions};
+
 use crate::Error;
 
-/// A zeroed byte buffer whose start is aligned to [`IO_ALIGN`] (what `O_DIRECT` needs).
-pub(crate) struct AlignedBuf {
-    storage: Vec<u8>,
-    start: usize,
-    len: usize,
+/// How oxsort-gensort drives its files: `O_DIRECT` and io_uring where available, with
+/// oxsort-io's silent fallbacks (buffered on tmpfs, threads without io_uring).
+pub(crate) fn io_options() -> IoOptions {
+    IoOptions::default()
 }
 
-impl AlignedBuf {
-    /// A buffer of `len` bytes.
-    pub(crate) fn new(len: usize) -> AlignedBuf {
-        let storage = vec![0u8; len + IO_ALIGN];
-        let start = storage.as_ptr().align_offset(IO_ALIGN);
-        assert!(start < IO_ALIGN, "a byte pointer can always be aligned");
-        AlignedBuf { storage, start, len }
-    }
-
-    /// The aligned bytes.
-    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut self.storage[self.start..self.start + self.len]
+/// The crate's error for an oxsort-io error: opening failures stay [`Error::Open`], everything
+/// else is [`Error::Io`]; both print `NAME: strerror` with the name as the user gave it.
+pub(crate) fn from_io(e: IoError) -> Error {
+    match e {
+        IoError::Open { path, source } => Error::Open { path, source },
+        IoError::Read { path, source, .. }
+        | IoError::Write { path, source, .. }
+        | IoError::NoSpace { path, source, .. }
+        | IoError::Other { path, source, .. } => Error::Io { path, source },
+        // A kind added to oxsort-io later: keep the errno (strerror prints from it).
+        other => {
+            let source = match other.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(other.io_error().kind(), other.io_error().to_string()),
+            };
+            Error::Io { path: other.path().to_path_buf(), source }
+        }
     }
 }
 
@@ -48,22 +52,20 @@ pub(crate) enum Output {
     /// The exact name `/dev/null`: nothing is written (gensort's no-I/O checksum mode).
     Null,
     /// A regular file: written at offsets from many threads.
-    Positional(OutFile),
+    Positional(Arc<DirectFile>),
     /// Anything else (pipe, tty, device): written in order from one thread.
-    Stream(OutFile),
-}
-
-/// An open output file.
-pub(crate) struct OutFile {
-    /// Buffered descriptor: streams, unaligned tails, and everything when `direct` is `None`.
-    file: File,
-    /// The same file opened with `O_DIRECT`, when the file system supports it.
-    direct: Option<File>,
-    path: PathBuf,
+    Stream(Stream),
 }
 
 impl Output {
     /// Creates (or truncates) `path` for writing, with mode 0666 minus the umask.
+    ///
+    /// The first open is a plain write-only one, exactly like the original tools': a FIFO
+    /// blocks until a reader comes and later gets `EPIPE` when it leaves (a read-write open, as
+    /// [`DirectFile::create`] does, would keep the FIFO's read end alive), and a file the user
+    /// may write but not read still works. A regular file is then reopened by
+    /// [`DirectFile::create`] for direct writes; if that is refused, the first descriptor is
+    /// used buffered.
     pub(crate) fn create(path: &Path) -> Result<Output, Error> {
         if path.as_os_str() == "/dev/null" {
             return Ok(Output::Null);
@@ -79,117 +81,55 @@ impl Output {
             .map_err(|source| Error::Io { path: path.to_path_buf(), source })?
             .file_type()
             .is_file();
+        let opts = io_options();
         if !regular {
-            return Ok(Output::Stream(OutFile { file, direct: None, path: path.to_path_buf() }));
+            return Ok(Output::Stream(Stream::new(file, path)));
         }
-        // Opening again without O_TRUNC: the file was just truncated by the first open.
-        let direct = OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(path).ok();
-        Ok(Output::Positional(OutFile { file, direct, path: path.to_path_buf() }))
+        // The file was just truncated by the first open, so truncating again loses nothing.
+        let direct = DirectFile::create(path, &opts)
+            .unwrap_or_else(|_| DirectFile::from_std(file, path.to_path_buf(), &opts));
+        Ok(Output::Positional(Arc::new(direct)))
     }
 }
 
-impl OutFile {
-    /// Writes all of `buf` at byte `offset`: the aligned part directly when possible, the rest
-    /// buffered.
-    pub(crate) fn write_at(&self, buf: &[u8], offset: u64) -> Result<(), Error> {
-        let mut done = 0;
-        if let Some(direct) = &self.direct {
-            let aligned = buf.len() - buf.len() % IO_ALIGN;
-            let ok = offset % IO_ALIGN as u64 == 0 && buf.as_ptr().align_offset(IO_ALIGN) == 0;
-            if ok && aligned > 0 {
-                match direct.write_all_at(&buf[..aligned], offset) {
-                    Ok(()) => done = aligned,
-                    // Some file systems accept O_DIRECT at open time and refuse the write.
-                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-                    Err(e) => return Err(self.err(e)),
-                }
-            }
-        }
-        self.file.write_all_at(&buf[done..], offset + done as u64).map_err(|e| self.err(e))
+/// A non-seekable output written front to back.
+pub(crate) struct Stream {
+    file: DirectFile,
+    pos: u64,
+}
+
+impl Stream {
+    fn new(file: File, path: &Path) -> Stream {
+        Stream { file: DirectFile::from_std(file, path.to_path_buf(), &io_options()), pos: 0 }
     }
 
-    /// Writes all of `buf` at the current position (streams).
+    /// Writes all of `buf` after what was written before.
     pub(crate) fn write_next(&mut self, buf: &[u8]) -> Result<(), Error> {
-        (&self.file).write_all(buf).map_err(|source| Error::Io { path: self.path.clone(), source })
-    }
-
-    fn err(&self, source: io::Error) -> Error {
-        Error::Io { path: self.path.clone(), source }
+        self.file.write_at(buf, self.pos).map_err(from_io)?;
+        self.pos += buf.len() as u64;
+        Ok(())
     }
 }
 
-/// An open input file.
-pub(crate) struct InFile {
-    file: File,
-    /// The same file opened with `O_DIRECT` (regular files, when the file system allows it).
-    direct: Option<File>,
-    path: PathBuf,
-    /// The length, for regular files; `None` for pipes and devices (read sequentially).
-    len: Option<u64>,
+/// Writes `buf` at `offset` of a positional output.
+pub(crate) fn write_at(file: &DirectFile, buf: &[u8], offset: u64) -> Result<(), Error> {
+    file.write_at(buf, offset).map_err(from_io)
 }
 
-impl InFile {
-    /// Opens `path` for reading.
-    pub(crate) fn open(path: &Path) -> Result<InFile, Error> {
-        let file =
-            File::open(path).map_err(|source| Error::Open { path: path.to_path_buf(), source })?;
-        let meta =
-            file.metadata().map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-        let ft = meta.file_type();
-        let len = ft.is_file().then_some(meta.len());
-        let direct = if len.is_some() {
-            OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path).ok()
-        } else {
-            None
-        };
-        Ok(InFile { file, direct, path: path.to_path_buf(), len })
-    }
+/// Opens `path` for reading (`O_DIRECT` for regular files where allowed).
+pub(crate) fn open_input(path: &Path) -> Result<Arc<DirectFile>, Error> {
+    DirectFile::open(path, &io_options()).map(Arc::new).map_err(from_io)
+}
 
-    /// The file length if the file is regular (positional reads allowed).
-    pub(crate) fn len(&self) -> Option<u64> {
-        self.len
-    }
-
-    /// Fills `buf` from byte `offset` (the caller stays inside the length it was given): the
-    /// aligned part directly when possible, the rest buffered.
-    pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), Error> {
-        let mut done = 0;
-        if let Some(direct) = &self.direct {
-            let aligned = buf.len() - buf.len() % IO_ALIGN;
-            let ok = offset % IO_ALIGN as u64 == 0 && buf.as_ptr().align_offset(IO_ALIGN) == 0;
-            if ok && aligned > 0 {
-                match direct.read_exact_at(&mut buf[..aligned], offset) {
-                    Ok(()) => done = aligned,
-                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-                    Err(source) => return Err(Error::Io { path: self.path.clone(), source }),
-                }
-            }
+/// Reads the whole (small) input, from any kind of file.
+pub(crate) fn read_all(file: &DirectFile) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read_at(&mut buf, out.len() as u64).map_err(from_io)?;
+        out.extend_from_slice(&buf[..n]);
+        if n < buf.len() {
+            return Ok(out);
         }
-        self.file
-            .read_exact_at(&mut buf[done..], offset + done as u64)
-            .map_err(|source| Error::Io { path: self.path.clone(), source })
-    }
-
-    /// Reads sequentially until `buf` is full or the end of input; returns the bytes read.
-    pub(crate) fn read_next(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-        let mut filled = 0;
-        while filled < buf.len() {
-            match (&self.file).read(&mut buf[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(source) => return Err(Error::Io { path: self.path.clone(), source }),
-            }
-        }
-        Ok(filled)
-    }
-
-    /// Reads the whole (small) input.
-    pub(crate) fn read_all(&mut self) -> Result<Vec<u8>, Error> {
-        let mut v = Vec::new();
-        (&self.file)
-            .read_to_end(&mut v)
-            .map_err(|source| Error::Io { path: self.path.clone(), source })?;
-        Ok(v)
     }
 }

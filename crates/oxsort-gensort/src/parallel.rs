@@ -1,19 +1,22 @@
 //! Whole-file generation and validation on all cores.
 //!
-//! Work is cut into tasks of [`TASK_RECORDS`] records; worker threads take the next task from a
-//! shared counter, so the file is produced (or read) roughly front to back while every thread
-//! stays busy. Each generation task writes its records at their offset with one large write;
-//! each validation task reads its range with one large read and produces a [`Summary`]; the
-//! summaries are merged in task order, which gives exactly the sequential result.
+//! Work is cut into tasks of [`TASK_RECORDS`] records. Generation: worker threads take the next
+//! task from a shared counter, so the file is produced roughly front to back while every thread
+//! stays busy, and each task writes its records at their offset with one large write.
+//! Validation: one read-ahead pipeline reads the file in task-sized pieces, in order, with
+//! several reads in flight, and hands each piece to a worker, which produces a [`Summary`]; the
+//! summaries are merged in file order, which gives exactly the sequential result.
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Arc, Mutex};
 
-use crate::fileio::{AlignedBuf, InFile, Output};
-use crate::tuning::{TASK_BYTES, TASK_RECORDS};
-use crate::{generate, Checksum, Error, Kind, Summary, Validator, RECORD_LEN};
+use oxsort_io::{AlignedBuf, Chunk, DirectFile, Reader};
+
+use crate::fileio::{from_io, io_options, open_input, read_all, write_at, Output};
+use crate::tuning::{READ_DEPTH, STREAM_READ_DEPTH, TASK_BYTES, TASK_RECORDS};
+use crate::{generate, validate_records, Checksum, Error, Kind, Summary, Validator, RECORD_LEN};
 
 /// Progress callback: called with the number of records just finished (from any thread).
 pub type Progress<'a> = Option<&'a (dyn Fn(u64) + Sync)>;
@@ -131,11 +134,11 @@ fn generate_file_impl(
         || AlignedBuf::new(TASK_BYTES),
         |buf, task| {
             let (first, n) = task_range(task, count);
-            let b = &mut buf.as_mut_slice()[..n * RECORD_LEN];
+            let b = &mut buf[..n * RECORD_LEN];
             generate(kind, start.wrapping_add(first as u128), b);
             let sum = if checksum { Checksum::of(b) } else { Checksum::new() };
             if let Some(f) = &out {
-                f.write_at(b, first * RECORD_LEN as u64)?;
+                write_at(f, b, first * RECORD_LEN as u64)?;
             }
             if let Some(p) = progress {
                 p(n as u64);
@@ -229,58 +232,116 @@ fn generate_stream(
 /// Errors: [`Error::Open`], [`Error::Empty`] for an empty file, [`Error::PartialRecord`] when
 /// the length is not a multiple of 100 (after validating the whole records before it).
 /// Pipes and devices are read sequentially.
+///
+/// The file is read by one read-ahead pipeline ([`oxsort_io::Reader`], [`READ_DEPTH`]
+/// transfers of [`TASK_BYTES`] in flight) while the worker threads validate the pieces already
+/// read, so the disk always has a transfer queued; each piece gives a [`Summary`], merged in file
+/// order.
 pub fn validate_file(
     path: &Path,
     threads: usize,
     progress: Progress<'_>,
 ) -> Result<Summary, Error> {
-    let mut input = InFile::open(path)?;
-    let Some(len) = input.len() else {
-        return validate_stream(&mut input, progress);
-    };
+    let input = open_input(path)?;
+    if !input.is_seekable() {
+        return validate_stream(input, progress);
+    }
+    let len = input.len().map_err(from_io)?;
     if len == 0 {
         return Err(Error::Empty);
     }
-    let count = len / RECORD_LEN as u64;
-    let tasks = count.div_ceil(TASK_RECORDS as u64);
-    let summaries = run_tasks(
-        tasks,
-        threads,
-        || AlignedBuf::new(TASK_BYTES),
-        |buf, task| {
-            let (first, n) = task_range(task, count);
-            let b = &mut buf.as_mut_slice()[..n * RECORD_LEN];
-            input.read_exact_at(b, first * RECORD_LEN as u64)?;
-            let mut v = Validator::new();
-            v.feed_records(b);
-            if let Some(p) = progress {
-                p(n as u64);
-            }
-            Ok(v.summary().clone())
-        },
-    )?;
-    let mut total = Summary::new();
-    for (_, s) in &summaries {
-        total.merge(s);
-    }
+    let whole = len - len % RECORD_LEN as u64;
+    let total =
+        if whole == 0 { Summary::new() } else { validate_range(input, whole, threads, progress)? };
     if len % RECORD_LEN as u64 != 0 {
         return Err(Error::PartialRecord { first_unordered: total.first_unordered() });
     }
     Ok(total)
 }
 
-fn validate_stream(input: &mut InFile, progress: Progress<'_>) -> Result<Summary, Error> {
-    let mut buf = vec![0u8; TASK_BYTES];
+/// Validates bytes `0..bytes` (whole records) of `input`: this thread keeps the reader's queue
+/// full and hands each piece to one of `threads` workers.
+fn validate_range(
+    input: Arc<DirectFile>,
+    bytes: u64,
+    threads: usize,
+    progress: Progress<'_>,
+) -> Result<Summary, Error> {
+    let path = input.path().to_path_buf();
+    let pieces = bytes.div_ceil(TASK_BYTES as u64);
+    let workers = effective_threads(threads).min(pieces as usize);
+    // Pieces start at multiples of TASK_BYTES (a whole number of records and of the direct-I/O
+    // alignment), so each one holds whole records.
+    let mut reader =
+        Reader::new(input, 0..bytes, TASK_BYTES, READ_DEPTH, &io_options()).map_err(from_io)?;
+    let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(workers);
+    let work_rx = Mutex::new(work_rx);
+    let (back_tx, back_rx) = mpsc::channel::<AlignedBuf>();
+    let summaries = Mutex::new(Vec::with_capacity(pieces as usize));
+    let read = std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let back_tx = back_tx.clone();
+            let (work_rx, summaries) = (&work_rx, &summaries);
+            scope.spawn(move || loop {
+                let next = work_rx.lock().expect("no panics while locked").recv();
+                let Ok(chunk) = next else { break };
+                // Only a file that shrank while being read gives a piece of partial records.
+                let data = chunk.data();
+                let data = &data[..data.len() - data.len() % RECORD_LEN];
+                let summary = validate_records(data);
+                if let Some(p) = progress {
+                    p((data.len() / RECORD_LEN) as u64);
+                }
+                summaries.lock().expect("no panics while locked").push((chunk.offset, summary));
+                let _ = back_tx.send(chunk.buf);
+            });
+        }
+        drop(back_tx);
+        let mut read = 0u64;
+        let result = loop {
+            while let Ok(buf) = back_rx.try_recv() {
+                reader.recycle(buf);
+            }
+            match reader.next_chunk() {
+                None => break Ok(read),
+                Some(Err(e)) => break Err(from_io(e)),
+                Some(Ok(chunk)) => {
+                    read += chunk.len as u64;
+                    if work_tx.send(chunk).is_err() {
+                        break Ok(read);
+                    }
+                }
+            }
+        };
+        // Closing the queue lets the workers finish what they hold and stop.
+        drop(work_tx);
+        result
+    })?;
+    if read < bytes {
+        let source = io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank while being read");
+        return Err(Error::Io { path, source });
+    }
+    let mut summaries = summaries.into_inner().expect("no panics while locked");
+    summaries.sort_unstable_by_key(|(offset, _)| *offset);
+    let mut total = Summary::new();
+    for (_, s) in &summaries {
+        total.merge(s);
+    }
+    Ok(total)
+}
+
+/// Validation of a pipe or device: read ahead by one thread, validated in order by this one.
+fn validate_stream(input: Arc<DirectFile>, progress: Progress<'_>) -> Result<Summary, Error> {
+    let mut reader = Reader::new(input, 0..u64::MAX, TASK_BYTES, STREAM_READ_DEPTH, &io_options())
+        .map_err(from_io)?;
     let mut v = Validator::new();
-    loop {
-        let n = input.read_next(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        v.feed(&buf[..n]);
+    while let Some(chunk) = reader.next_chunk() {
+        let chunk = chunk.map_err(from_io)?;
+        v.feed(chunk.data());
         if let Some(p) = progress {
-            p((n / RECORD_LEN) as u64);
+            p((chunk.len / RECORD_LEN) as u64);
         }
+        reader.recycle(chunk.buf);
     }
     let summary = v.finish()?;
     if summary.records == 0 {
@@ -291,8 +352,8 @@ fn validate_stream(input: &mut InFile, progress: Progress<'_>) -> Result<Summary
 
 /// Reads a file of concatenated 280-byte summaries and merges them in order (`valsort -s`).
 pub fn validate_summaries_file(path: &Path) -> Result<Summary, Error> {
-    let mut input = InFile::open(path)?;
-    let bytes = input.read_all()?;
+    let input = open_input(path)?;
+    let bytes = read_all(&input)?;
     Summary::merge_all(&bytes)
 }
 
@@ -300,6 +361,7 @@ pub fn validate_summaries_file(path: &Path) -> Result<Summary, Error> {
 pub fn write_summary_file(path: &Path, summary: &Summary) -> Result<(), Error> {
     match Output::create(path)? {
         Output::Null => Ok(()),
-        Output::Positional(mut f) | Output::Stream(mut f) => f.write_next(&summary.to_bytes()),
+        Output::Positional(f) => write_at(&f, &summary.to_bytes(), 0),
+        Output::Stream(mut f) => f.write_next(&summary.to_bytes()),
     }
 }

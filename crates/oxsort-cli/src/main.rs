@@ -4,6 +4,7 @@
 
 mod bench_cmd;
 mod gen_cmd;
+mod keys_args;
 mod size;
 mod sort_cmd;
 mod summary;

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use oxsort_engine::{plan, sort, Input, Output, Phase, SortConfig};
 use oxsort_io::IoOptions;
 
+use crate::keys_args::KeyArgs;
 use crate::size::parse_bytes;
 
 /// How statistics are printed.
@@ -54,11 +55,16 @@ pub struct SortArgs {
     /// Never use io_uring (thread-pool I/O).
     #[arg(long = "no-uring")]
     pub no_uring: bool,
+    /// Record layout, key, filter and mode.
+    #[command(flatten)]
+    pub keys: KeyArgs,
 }
 
 impl SortArgs {
     /// The engine configuration these arguments describe.
     pub fn config(&self, progress: bool) -> Result<SortConfig> {
+        // Flags and control file first: a bad key is reported before any file is touched.
+        let typed = self.keys.typed()?;
         let inputs = self
             .inputs
             .iter()
@@ -74,6 +80,16 @@ impl SortArgs {
             no_uring: self.no_uring,
             ..IoOptions::default()
         });
+        if let Some(layout) = typed.layout {
+            b = b.layout(layout);
+        }
+        if let Some(key) = typed.key {
+            b = b.key(key);
+        }
+        if let Some(filter) = typed.filter {
+            b = b.filter(filter);
+        }
+        b = b.unique(typed.unique).mode(typed.mode);
         if let Some(m) = self.memory {
             b = b.memory(m);
         }

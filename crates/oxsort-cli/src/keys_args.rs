@@ -1,0 +1,330 @@
+//! Record layout and key flags of `oxsort sort` / `explain`: `--record-size`, `--lines`,
+//! `--nul`, `--fields`, `--control`, `--unique` and the GNU-sort-like `-k -t -n -r -s`.
+//!
+//! Every front end ends in the same [`Typed`] (layout, key, filter, unique, mode), which
+//! [`crate::sort_cmd`] hands to the engine. Key sources are exclusive: one of `--fields`, the
+//! control file's `SORT`/`MERGE FIELDS=`, or the GNU flags (delimited text only).
+//!
+//! ```text
+//!  --record-size N ─┐
+//!  --lines / --nul ─┼─> layout ─────────────────────────┐
+//!  RECORD LENGTH=n ─┘                                   │
+//!  --fields p,l,f,o ─┐                                  ├─> Typed ─> SortConfig
+//!  SORT/MERGE FIELDS ┼─> key  (exactly one source)      │
+//!  -k -t -n -r -s ───┘                                  │
+//!  INCLUDE/OMIT, SUM FIELDS=NONE, -u, COPY, MERGE ──────┘
+//! ```
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use oxsort_engine::Mode;
+use oxsort_format::{parse_control, parse_fields, parse_gnu_args, Filter, KeySpec, ParseError};
+use oxsort_format::{Location, RecordLayout};
+
+/// Layout and key flags (flattened into [`crate::sort_cmd::SortArgs`]).
+#[derive(clap::Args, Debug, Default)]
+pub struct KeyArgs {
+    /// Fixed-size records of N bytes (1 to 65535; default 100, the Sort Benchmark record).
+    #[arg(long = "record-size", value_name = "N", help_heading = "Records and keys")]
+    pub record_size: Option<usize>,
+    /// Newline-terminated records (text lines).
+    #[arg(long, conflicts_with = "nul", help_heading = "Records and keys")]
+    pub lines: bool,
+    /// NUL-terminated records.
+    #[arg(long, help_heading = "Records and keys")]
+    pub nul: bool,
+    /// The key as in DFSORT's `SORT FIELDS=`: `p,l,f,o,...` (position 1-based, length,
+    /// format CH BI FI FL PD ZD CSF UFF SFF LU LI LF, order A or D). Default: 1,10,CH,A.
+    #[arg(long, value_name = "SPEC", help_heading = "Records and keys")]
+    pub fields: Option<String>,
+    /// DFSORT control statements: SORT/MERGE FIELDS=, SUM FIELDS=NONE, INCLUDE/OMIT COND=,
+    /// OPTION EQUALS/NOEQUALS/COPY/VLSHRT, RECORD TYPE=F,LENGTH=n.
+    #[arg(long, value_name = "FILE", help_heading = "Records and keys")]
+    pub control: Option<PathBuf>,
+    /// Keep only the first record (in input order) of each run of equal keys.
+    #[arg(short = 'u', long, help_heading = "Records and keys")]
+    pub unique: bool,
+    /// GNU sort key `F[.C][OPTS][,F[.C][OPTS]]` on delimited text (repeatable).
+    #[arg(
+        short = 'k',
+        long = "key",
+        value_name = "KEYDEF",
+        help_heading = "GNU sort flags (with --lines or --nul)"
+    )]
+    pub gnu_keys: Vec<String>,
+    /// GNU sort field separator (one byte, or \0).
+    #[arg(
+        short = 't',
+        long = "field-separator",
+        value_name = "SEP",
+        help_heading = "GNU sort flags (with --lines or --nul)"
+    )]
+    pub separator: Option<String>,
+    /// Compare keys as numbers (GNU sort -n, C locale).
+    #[arg(
+        short = 'n',
+        long = "numeric-sort",
+        help_heading = "GNU sort flags (with --lines or --nul)"
+    )]
+    pub numeric: bool,
+    /// Reverse the order (GNU sort -r).
+    #[arg(short = 'r', long, help_heading = "GNU sort flags (with --lines or --nul)")]
+    pub reverse: bool,
+    /// No last-resort whole-line comparison; ties keep input order (GNU sort -s).
+    #[arg(short = 's', long, help_heading = "GNU sort flags (with --lines or --nul)")]
+    pub stable: bool,
+}
+
+/// What the flags ask of the engine.
+#[derive(Debug, Default)]
+pub struct Typed {
+    /// The record layout; `None` leaves the engine's default (100-byte records).
+    pub layout: Option<RecordLayout>,
+    /// The key; `None` leaves the engine's default (bytes 1 to 10).
+    pub key: Option<KeySpec>,
+    /// INCLUDE/OMIT.
+    pub filter: Option<Filter>,
+    /// Duplicate removal.
+    pub unique: bool,
+    /// Sort, merge or copy.
+    pub mode: Mode,
+}
+
+impl KeyArgs {
+    /// Whether any GNU-only flag was given.
+    fn gnu_flags(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if !self.gnu_keys.is_empty() {
+            v.push("-k");
+        }
+        if self.separator.is_some() {
+            v.push("-t");
+        }
+        if self.numeric {
+            v.push("-n");
+        }
+        if self.reverse {
+            v.push("-r");
+        }
+        if self.stable {
+            v.push("-s");
+        }
+        v
+    }
+
+    /// Reads and checks the flags (and the control file). Errors name the flag or the file,
+    /// with line and column for parse errors.
+    pub fn typed(&self) -> Result<Typed> {
+        let mut t = Typed { unique: self.unique, ..Typed::default() };
+
+        // Layout from the flags.
+        let delimited = match (self.lines, self.nul) {
+            (true, _) => Some(RecordLayout::LINES),
+            (_, true) => Some(RecordLayout::NUL),
+            _ => None,
+        };
+        if let Some(n) = self.record_size {
+            if delimited.is_some() {
+                bail!("--record-size gives fixed records; it cannot go with --lines or --nul");
+            }
+            t.layout = Some(RecordLayout::fixed(n).context("--record-size")?);
+        }
+        if delimited.is_some() {
+            t.layout = delimited;
+        }
+
+        // The control file.
+        let mut control_key = false;
+        if let Some(path) = &self.control {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the control file {}", path.display()))?;
+            let c = parse_control(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let name = path.display();
+            if let Some(RecordLayout::Fixed(n)) = c.record {
+                match t.layout {
+                    Some(RecordLayout::Fixed(m)) if m != n => {
+                        bail!("{name}: RECORD LENGTH={n} conflicts with --record-size {m}")
+                    }
+                    Some(RecordLayout::Delimited(_)) => bail!(
+                        "{name}: RECORD TYPE=F,LENGTH={n} (fixed records) conflicts with {}",
+                        if self.lines { "--lines" } else { "--nul" }
+                    ),
+                    _ => t.layout = Some(RecordLayout::Fixed(n)),
+                }
+            }
+            if c.copy {
+                t.mode = Mode::Copy;
+                if self.fields.is_some() {
+                    bail!("{name}: a copy (FIELDS=COPY or OPTION COPY) has no key, but --fields gives one");
+                }
+            } else if c.merge {
+                t.mode = Mode::Merge;
+            }
+            if let Some(key) = c.key {
+                if self.fields.is_some() {
+                    bail!(
+                        "--fields and the {} FIELDS= of {name} both give the key: keep one",
+                        if c.merge { "MERGE" } else { "SORT" }
+                    );
+                }
+                t.key = Some(key);
+                control_key = true;
+            }
+            // We always sort stably, so EQUALS and NOEQUALS are both satisfied.
+            let _ = c.equals;
+            t.unique |= c.sum_none;
+            t.filter = c.filter;
+        }
+
+        // --fields.
+        if let Some(spec) = &self.fields {
+            let key = parse_fields(spec).map_err(|e| {
+                anyhow::anyhow!("{}", flag_error(&format!("--fields '{spec}'"), &e))
+            })?;
+            t.key = Some(key);
+        }
+
+        // GNU flags: only for delimited text, only as the one key source.
+        let gnu = self.gnu_flags();
+        if !gnu.is_empty() {
+            if delimited.is_none() {
+                bail!(
+                    "{} {} GNU sort flag{} for delimited text: add --lines or --nul (for fixed \
+                     records give the key with --fields)",
+                    gnu.join(" "),
+                    if gnu.len() == 1 { "is a" } else { "are" },
+                    if gnu.len() == 1 { "" } else { "s" }
+                );
+            }
+            if self.fields.is_some() || control_key {
+                bail!(
+                    "{} and {} both give the key: keep one",
+                    gnu.join(" "),
+                    if self.fields.is_some() { "--fields" } else { "the control file" }
+                );
+            }
+        }
+        if delimited.is_some() && t.key.is_none() && t.mode != Mode::Copy {
+            // GNU sort's semantics for delimited text, whole lines when no -k.
+            let (argv, labels) = self.gnu_argv(t.unique);
+            let g =
+                parse_gnu_args(&argv).map_err(|e| anyhow::anyhow!("{}", gnu_error(&e, &labels)))?;
+            t.key = Some(g.key);
+            t.unique |= g.unique;
+        }
+        Ok(t)
+    }
+
+    /// The GNU flags as a GNU sort argument list, and for each argument the flag it came from
+    /// (for error messages).
+    fn gnu_argv(&self, unique: bool) -> (Vec<String>, Vec<String>) {
+        let (mut argv, mut labels) = (Vec::new(), Vec::new());
+        let mut pair = |flag: &str, value: &str| {
+            argv.push(flag.to_string());
+            labels.push(flag.to_string());
+            argv.push(value.to_string());
+            labels.push(format!("{flag} '{value}'"));
+        };
+        if let Some(sep) = &self.separator {
+            pair("-t", sep);
+        }
+        for k in &self.gnu_keys {
+            pair("-k", k);
+        }
+        for (on, flag) in
+            [(self.numeric, "-n"), (self.reverse, "-r"), (self.stable, "-s"), (unique, "-u")]
+        {
+            if on {
+                argv.push(flag.to_string());
+                labels.push(flag.to_string());
+            }
+        }
+        (argv, labels)
+    }
+}
+
+/// A parse error of a one-line flag value: `--fields '1,10,CQ,A': column 7: ...`.
+pub fn flag_error(what: &str, e: &ParseError) -> String {
+    match &e.location {
+        Location::Line { column, .. } | Location::Argument { column, .. } => {
+            format!("{what}: column {column}: {}", without_location(e))
+        }
+        _ => format!("{what}: {e}"),
+    }
+}
+
+/// A GNU flag parse error, naming the flag it came from instead of a position in the
+/// synthesized argument list.
+fn gnu_error(e: &ParseError, labels: &[String]) -> String {
+    match &e.location {
+        Location::Argument { index, column } if (1..=labels.len()).contains(index) => {
+            format!("{}: column {column}: {}", labels[index - 1], without_location(e))
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// The message of a parse error without its location prefix.
+pub fn without_location(e: &ParseError) -> String {
+    let full = e.to_string();
+    let prefix = format!("{}: ", e.location);
+    full.strip_prefix(&prefix).map(str::to_string).unwrap_or(full)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(f: impl FnOnce(&mut KeyArgs)) -> KeyArgs {
+        let mut a = KeyArgs::default();
+        f(&mut a);
+        a
+    }
+
+    #[test]
+    fn fields_errors_point_at_the_column() {
+        let a = args(|a| a.fields = Some("1,10,CH,Q".into()));
+        let e = a.typed().unwrap_err().to_string();
+        assert!(e.starts_with("--fields '1,10,CH,Q': column 9: "), "{e}");
+        assert!(e.contains("found 'Q'"), "{e}");
+    }
+
+    #[test]
+    fn gnu_flags_need_delimited_records() {
+        let a = args(|a| a.gnu_keys = vec!["2".into()]);
+        let e = a.typed().unwrap_err().to_string();
+        assert!(e.contains("add --lines or --nul"), "{e}");
+        let a = args(|a| {
+            a.lines = true;
+            a.gnu_keys = vec!["2,2Q".into()];
+        });
+        let e = a.typed().unwrap_err().to_string();
+        assert!(e.starts_with("-k '2,2Q': column "), "{e}");
+    }
+
+    #[test]
+    fn lines_without_a_key_sort_whole_lines() {
+        let t = args(|a| a.lines = true).typed().unwrap();
+        assert_eq!(t.layout, Some(RecordLayout::LINES));
+        assert_eq!(t.key.unwrap().fields.len(), 1);
+        let t = args(|a| {
+            a.nul = true;
+            a.unique = true;
+            a.gnu_keys = vec!["2,2n".into()];
+        })
+        .typed()
+        .unwrap();
+        assert!(t.unique);
+        // -u drops GNU's last-resort comparison.
+        assert_eq!(t.key.unwrap().fields.len(), 1);
+    }
+
+    #[test]
+    fn record_size_bounds() {
+        assert!(args(|a| a.record_size = Some(0)).typed().is_err());
+        assert!(args(|a| a.record_size = Some(65_536)).typed().is_err());
+        let t = args(|a| a.record_size = Some(65_535)).typed().unwrap();
+        assert_eq!(t.layout, Some(RecordLayout::Fixed(65_535)));
+    }
+}

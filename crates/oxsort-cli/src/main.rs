@@ -5,6 +5,7 @@
 mod bench_cmd;
 mod gen_cmd;
 mod keys_args;
+mod nsort_cmd;
 mod size;
 mod sort_cmd;
 mod summary;
@@ -36,6 +37,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run an nsort command line (`-format=... -key=... -in_file=... -out_file=...`).
+    #[command(disable_help_flag = true)]
+    Nsort(nsort_cmd::NsortArgs),
     /// Generate, sort and validate a data set; report throughput and the ratio to the I/O floor.
     Bench(bench_cmd::BenchArgs),
 }
@@ -47,6 +51,7 @@ fn main() {
         Command::Valsort(args) => valsort_cmd::run(args),
         Command::Sort(args) => sort_cmd::run_sort(args),
         Command::Explain { args, json } => sort_cmd::run_explain(args, json),
+        Command::Nsort(args) => nsort_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
     };
     match result {

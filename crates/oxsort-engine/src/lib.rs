@@ -93,6 +93,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         ..SortStats::default()
     };
     let mut source = ChunkSource::new(&cfg.inputs, fmt.record_size, g.chunk_bytes, cfg.io.clone());
+    source.provision();
     let mut in_checksum = 0u128;
     let mut in_records = 0u64;
     let mut read_records = 0u64;
@@ -125,6 +126,10 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         in_checksum += loaded.checksum;
         in_records += loaded.records;
         read_records += loaded.read;
+        if exhausted {
+            // Nothing more to read: free the buffers populated ahead.
+            source.stop_provision();
+        }
         if runs.is_empty() && exhausted {
             // One pass: everything is in memory.
             let mut files = std::mem::take(&mut source.files);

@@ -152,7 +152,7 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
     let spare = m.saturating_sub(FIXED_OVERHEAD);
     let part_records = ((spare / 8) / (window_parts * per_rec)).clamp(1, MAX_PART_RECORDS as u64);
     let window = window_parts * (align_up(part_records * r) + 4096 + part_records * ENTRY_BYTES);
-    let read_ahead = READ_DEPTH as u64 * chunk_alloc;
+    let read_ahead = (READ_DEPTH + PROVISION_AHEAD) as u64 * chunk_alloc;
     let fixed = FIXED_OVERHEAD + window + read_ahead;
     let arena_chunks = m.saturating_sub(fixed) / chunk_cost;
     if arena_chunks == 0 {
@@ -160,8 +160,9 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
             given: m,
             needed: fixed + chunk_cost,
             why: format!(
-                "one chunk of {chunk_records} records, {READ_DEPTH} chunks of read-ahead and \
-                 {window_parts} output parts in flight"
+                "one chunk of {chunk_records} records, {} chunks read or prepared ahead and \
+                 {window_parts} output parts in flight",
+                READ_DEPTH + PROVISION_AHEAD
             ),
         });
     }

@@ -7,6 +7,9 @@
 //! ```
 
 use std::collections::VecDeque;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{bounded, Receiver};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -15,7 +18,7 @@ use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
 use crate::config::Input;
 use crate::error::{EngineError, Result};
 use crate::stats::FileStats;
-use crate::tuning::READ_DEPTH;
+use crate::tuning::{PROVISION_AHEAD, READ_DEPTH};
 
 /// A chunk of whole records read from one input.
 pub(crate) struct Chunk {
@@ -41,6 +44,8 @@ pub(crate) struct ChunkSource {
     file_pos: u64,
     /// The input being read (kept after its end until its last chunk is out).
     name: Arc<str>,
+    /// Populated chunk buffers made ahead of the reader by a helper thread.
+    provision: Option<(Receiver<AlignedBuf>, JoinHandle<()>)>,
     pub(crate) files: Vec<FileStats>,
     pub(crate) bytes_read: u64,
 }
@@ -63,8 +68,31 @@ impl ChunkSource {
             carry: None,
             file_pos: 0,
             name: Arc::from("-"),
+            provision: None,
             files: Vec::new(),
             bytes_read: 0,
+        }
+    }
+
+    /// Starts populating chunk buffers ahead of the reader on a helper thread.
+    pub(crate) fn provision(&mut self) {
+        let (tx, rx) = bounded::<AlignedBuf>(PROVISION_AHEAD);
+        let size = self.chunk_bytes;
+        let handle = std::thread::spawn(move || loop {
+            let mut b = AlignedBuf::new(size);
+            b.prefault(1);
+            if tx.send(b).is_err() {
+                return;
+            }
+        });
+        self.provision = Some((rx, handle));
+    }
+
+    /// Stops the helper thread (buffers it made are freed).
+    pub(crate) fn stop_provision(&mut self) {
+        if let Some((rx, handle)) = self.provision.take() {
+            drop(rx);
+            let _ = handle.join();
         }
     }
 
@@ -76,10 +104,7 @@ impl ChunkSource {
         {
             return;
         }
-        match &mut self.current {
-            Some((reader, _, _)) if self.spare.len() >= 2 => reader.recycle(buf),
-            _ => self.spare.push(buf),
-        }
+        self.spare.push(buf);
     }
 
     fn open(&mut self, input: Input) -> Result<()> {
@@ -145,7 +170,15 @@ impl ChunkSource {
                 None => return Ok(None),
             }
         }
+        // A buffer for the read the reader submits next: a recycled one, else a populated one.
+        let ready = match self.spare.pop() {
+            Some(b) => Some(b),
+            None => self.provision.as_ref().and_then(|(rx, _)| rx.try_recv().ok()),
+        };
         let (reader, _, _) = self.current.as_mut().expect("opened above");
+        if let Some(b) = ready {
+            reader.recycle(b);
+        }
         match reader.next_chunk() {
             Some(Ok(piece)) => Ok(Some(piece)),
             Some(Err(e)) => Err(e.into()),

@@ -190,7 +190,7 @@ fn other_record_sizes_and_key_positions() {
         let input = root.path().join("in.dat");
         let output = root.path().join("out.dat");
         std::fs::write(&input, &data).unwrap();
-        for memory in [64 << 20, TINY + 600_000] {
+        for memory in [64 << 20, TINY + 1_000_000] {
             let cfg =
                 SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(output.clone()))
                     .format(RecordFormat { record_size: size, key_offset: off, key_len: len })

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# oxsort with typed keys, against plain oxsort sort and the I/O floor, measured in one session.
+#
+# usage: bench/typed.sh [RECORDS] [RUNS] [SCRATCH_DIR]
+#   RECORDS      gensort records per case (default 4e7 = 4 GB; give a small count to try the
+#                script out)
+#   RUNS         runs per measurement (default 3; medians reported)
+#   SCRATCH_DIR  where data goes (default bench/scratch)
+#   MEMORY=5G    environment: --memory of every sort (5G keeps 4e7 records in one pass)
+#
+# Cases, both one pass on the same gensort input:
+#   fields  oxsort sort --fields 1,10,CH,A  vs  plain oxsort sort       target ratio <= 1.05
+#           (the benchmark key spelled as a DFSORT key must take the same fast path)
+#   typed   --control 'SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A)'  vs  copy_s  target <= 1.30
+#           (normalized multi-field keys against the one-pass floor)
+#
+# Every run starts with the page cache dropped (run as root). The floor is
+# ../shared/tools/iofloor on the same input. Peak RSS comes from /usr/bin/time. Outputs are
+# checked with valsort: the --fields and plain outputs must be sorted with the input's
+# checksum; the typed output must have the input's checksum (valsort knows only the 10-byte
+# key; the order by the typed key is verified by oxsort itself as it writes).
+# Raw rows go to bench/runs/<date>/typed.csv; medians and ratios are appended to summary.md there.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+records=${1:-40000000}
+runs=${2:-3}
+scratch=${3:-$top/bench/scratch}
+memory=${MEMORY:-5G}
+iofloor=$top/../shared/tools/iofloor
+[ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+
+cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli >&2
+bin=$top/target/release
+mkdir -p "$scratch"
+day=$(date +%Y-%m-%d)
+out=$top/bench/runs/$day
+mkdir -p "$out"
+csv=$out/typed.csv
+[ -f "$csv" ] || echo "timestamp,case,tool,records,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s" > "$csv"
+summary=$out/summary.md
+threads=$(nproc)
+
+drop() { sync; if [ "$(id -u)" = 0 ]; then echo 3 > /proc/sys/vm/drop_caches; fi; }
+median() { sort -g | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+# timed CMD...: runs CMD with the cache dropped; prints "seconds peak_rss_kb"
+timed() {
+  drop
+  local log=$scratch/time.$$ t0 t1
+  t0=$(date +%s%N)
+  /usr/bin/time -f %M -o "$log" "$@" >/dev/null 2>"$scratch/stderr.$$" || { cat "$scratch/stderr.$$" >&2; return 1; }
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" -v m="$(tail -1 "$log")" 'BEGIN{printf "%.3f %d\n", (b-a)/1e9, m}'
+}
+row() { # case tool run seconds rss floor
+  echo "$(date -Iseconds),$1,$2,$records,$((records * 100)),$memory,$threads,$3,$4,$5,$6" >> "$csv"
+}
+# check FILE CHECKSUM [sorted]: the output has the input's checksum (and is sorted by the
+# 10-byte key when asked)
+check() {
+  local s
+  s=$("$bin/oxsort" valsort --json "$1" || true)
+  echo "$s" | grep -q "\"checksum\":\"$2\"" || { echo "WRONG CHECKSUM $1: $s" >&2; exit 1; }
+  if [ "${3:-}" = sorted ]; then
+    echo "$s" | grep -q '"ok":true' || { echo "NOT SORTED $1: $s" >&2; exit 1; }
+  fi
+}
+# measure CASE TOOL CHECK FLOOR ARGS...: RUNS timed sorts of $in into $o; prints the median
+measure() {
+  local case=$1 tool=$2 how=$3 fl=$4
+  shift 4
+  local times=() rss=() s m i
+  for ((i = 1; i <= runs; i++)); do
+    rm -f "$o"
+    read -r s m < <(timed "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress "$@")
+    check "$o" "$sum" "$how"
+    times+=("$s"); rss+=("$m"); row "$case" "$tool" "$i" "$s" "$m" "$fl"
+  done
+  echo "$(printf '%s\n' "${times[@]}" | median) [${times[*]}] $(printf '%s\n' "${rss[@]}" | sort -g | tail -1)"
+}
+
+in=$scratch/typed.in
+o=$scratch/typed.out
+ctl=$scratch/typed.ctl
+rm -f "$in" "$o"
+need=$((records * 100 * 3 + (1 << 30)))
+[ "$(df --output=avail -B1 "$scratch" | tail -1)" -gt "$need" ] || { echo "not enough space in $scratch" >&2; exit 1; }
+sum=$("$bin/oxsort" gen --records "$records" --checksum --quiet "$in" | tail -1)
+floor=$("$iofloor" "$in" "$scratch" "$runs")
+copy=$(echo "$floor" | sed 's/.*"copy_s": \([0-9.]*\).*/\1/')
+printf '* typed keys: region descending, amount, then the benchmark key\n SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A)\n' > "$ctl"
+
+read -r plain_m plain_runs plain_rss < <(measure fields plain sorted "$copy")
+read -r fields_m fields_runs fields_rss < <(measure fields fields-1-10-CH-A sorted "$copy" --fields 1,10,CH,A)
+read -r typed_m typed_runs typed_rss < <(measure typed control-BI-FI-CH checksum "$copy" --control "$ctl")
+rm -f "$in" "$o" "$ctl"; sync
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
+{
+  echo "### typed keys: $records records, --memory $memory ($(date -Iseconds))"
+  echo
+  echo "- I/O floor (iofloor, median of $runs): $floor"
+  echo "- plain oxsort sort: median $plain_m s over runs $plain_runs; peak RSS max $((plain_rss / 1024)) MiB"
+  echo "- --fields 1,10,CH,A: median $fields_m s over runs $fields_runs; peak RSS max $((fields_rss / 1024)) MiB; **$(ratio "$fields_m" "$plain_m") x plain** (target <= 1.05)"
+  echo "- SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A): median $typed_m s over runs $typed_runs; peak RSS max $((typed_rss / 1024)) MiB; **$(ratio "$typed_m" "$copy") x the one-pass floor** (target <= 1.30)"
+  echo
+} | tee -a "$summary"

@@ -49,7 +49,7 @@ secs() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1 || [ "$1" = "$bin/v
 median() { sort -g | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 row() { # tool run seconds
   awk -v ts="$(date -Iseconds)" -v h="$(hostname)" -v t="$1" -v n="$records" -v b="$bytes" -v r="$2" -v s="$3" \
-    'BEGIN{printf "%s,%s,%s,%d,%d,2,%d,%.3f,%.0f,%.1f\n", ts, h, t, n, b, r, s, n/s, b/s/1e6}' >> "$csv"
+    'BEGIN{printf "%s,%s,%s,%.0f,%.0f,2,%d,%.3f,%.0f,%.1f\n", ts, h, t, n, b, r, s, n/s, b/s/1e6}' >> "$csv"
 }
 
 g=(); v=()

@@ -282,12 +282,16 @@ fn group_temp_files(files: &[FileStats], elapsed_s: f64) -> Vec<FileStats> {
 const FILE_COLUMN: usize = 40;
 
 /// The `-statistics` report: per phase elapsed time, I/O busy time, CPU, and per file MB/sec,
-/// transfers, bytes and records; then the whole run. The layout follows nsort's (phases, then
-/// files per phase); the numbers are oxsort's own measurements.
+/// transfers, bytes and records; then the whole run. It is organised as nsort's report is
+/// (phases, the files of each phase) but not matched to it column for column; the header says
+/// the numbers are oxsort's.
 fn statistics(cmd: &NsortCommand, m: &Mapped, stats: &SortStats) -> String {
     let mut s = String::new();
     let record_size = m.layout.fixed_size();
-    let _ = writeln!(s, "oxsort nsort statistics (nsort -statistics layout, oxsort measurements)");
+    let _ = writeln!(
+        s,
+        "oxsort nsort -statistics: the run, each phase, each file (oxsort's own measurements)"
+    );
     let layout = match m.layout {
         RecordLayout::Fixed(n) => format!("fixed {n}-byte records"),
         RecordLayout::Delimited(b'\n') => "newline-terminated records".into(),

@@ -2,7 +2,7 @@
 # oxsort with typed keys, against plain oxsort sort and the I/O floor, measured in one session.
 #
 # usage: bench/typed.sh [RECORDS] [RUNS] [SCRATCH_DIR]
-#   RECORDS      gensort records per case (default 4e7 = 4 GB; give a small count to try the
+#   RECORDS      gensort records per case, an integer (default 40000000 = 4 GB; a small count to try the
 #                script out)
 #   RUNS         runs per measurement (default 3; medians reported)
 #   SCRATCH_DIR  where data goes (default bench/scratch)

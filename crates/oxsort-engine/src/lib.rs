@@ -93,7 +93,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         ..SortStats::default()
     };
     let mut source = ChunkSource::new(&cfg.inputs, fmt.record_size, g.chunk_bytes, cfg.io.clone());
-    source.provision();
+    source.provision(cfg.threads);
     let mut in_checksum = 0u128;
     let mut in_records = 0u64;
     let mut read_records = 0u64;

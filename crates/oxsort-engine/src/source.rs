@@ -44,8 +44,8 @@ pub(crate) struct ChunkSource {
     file_pos: u64,
     /// The input being read (kept after its end until its last chunk is out).
     name: Arc<str>,
-    /// Populated chunk buffers made ahead of the reader by a helper thread.
-    provision: Option<(Receiver<AlignedBuf>, JoinHandle<()>)>,
+    /// Populated chunk buffers made ahead of the reader by helper threads.
+    provision: Option<(Receiver<AlignedBuf>, Vec<JoinHandle<()>>)>,
     pub(crate) files: Vec<FileStats>,
     pub(crate) bytes_read: u64,
 }
@@ -74,25 +74,32 @@ impl ChunkSource {
         }
     }
 
-    /// Starts populating chunk buffers ahead of the reader on a helper thread.
-    pub(crate) fn provision(&mut self) {
+    /// Starts populating chunk buffers ahead of the reader on `threads` helper threads.
+    pub(crate) fn provision(&mut self, threads: usize) {
         let (tx, rx) = bounded::<AlignedBuf>(PROVISION_AHEAD);
         let size = self.chunk_bytes;
-        let handle = std::thread::spawn(move || loop {
-            let mut b = AlignedBuf::new(size);
-            b.prefault(1);
-            if tx.send(b).is_err() {
-                return;
-            }
-        });
-        self.provision = Some((rx, handle));
+        let handles = (0..threads.max(1))
+            .map(|_| {
+                let tx = tx.clone();
+                std::thread::spawn(move || loop {
+                    let mut b = AlignedBuf::new(size);
+                    b.prefault(1);
+                    if tx.send(b).is_err() {
+                        return;
+                    }
+                })
+            })
+            .collect();
+        self.provision = Some((rx, handles));
     }
 
-    /// Stops the helper thread (buffers it made are freed).
+    /// Stops the helper threads (buffers they made are freed).
     pub(crate) fn stop_provision(&mut self) {
-        if let Some((rx, handle)) = self.provision.take() {
+        if let Some((rx, handles)) = self.provision.take() {
             drop(rx);
-            let _ = handle.join();
+            for h in handles {
+                let _ = h.join();
+            }
         }
     }
 

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# oxsort sort end-to-end against the I/O floor and GNU sort, measured in the same session.
+#
+# usage: bench/sort.sh [CASES] [RUNS] [SCRATCH_DIR]
+#   CASES        comma-separated, default onepass,twopass,gnu:
+#                  onepass  4e7 gensort records (4 GB), --memory 5G       floor = copy_s
+#                  twopass  1e8 gensort records (10 GB), --memory 1G      floor = 2 * copy_s
+#                  gnu      4e7 gensort -a records; oxsort vs LC_ALL=C sort -S 5G --parallel=2
+#   RUNS         runs per measurement (default 3; medians reported)
+#   SCRATCH_DIR  where data goes (default bench/scratch)
+#
+# Every run starts with the page cache dropped (run as root). The floor is
+# ../shared/tools/iofloor on the same input (dd with O_DIRECT, 16 MiB transfers). Peak RSS comes
+# from /usr/bin/time. Every oxsort output is checked with valsort against the input's checksum.
+# Raw rows go to bench/runs/<date>/sort.csv; medians and ratios are appended to summary.md there.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cases=${1:-onepass,twopass,gnu}
+runs=${2:-3}
+scratch=${3:-$top/bench/scratch}
+iofloor=$top/../shared/tools/iofloor
+[ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+
+cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli >&2
+bin=$top/target/release
+mkdir -p "$scratch"
+day=$(date +%Y-%m-%d)
+out=$top/bench/runs/$day
+mkdir -p "$out"
+csv=$out/sort.csv
+[ -f "$csv" ] || echo "timestamp,case,tool,records,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s" > "$csv"
+summary=$out/summary.md
+
+drop() { sync; if [ "$(id -u)" = 0 ]; then echo 3 > /proc/sys/vm/drop_caches; fi; }
+median() { sort -g | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+# timed CMD...: runs CMD with the cache dropped; prints "seconds peak_rss_kb"
+timed() {
+  drop
+  local log=$scratch/time.$$ t0 t1
+  t0=$(date +%s%N)
+  /usr/bin/time -f %M -o "$log" "$@" >/dev/null 2>"$scratch/stderr.$$" || { cat "$scratch/stderr.$$" >&2; return 1; }
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" -v m="$(tail -1 "$log")" 'BEGIN{printf "%.3f %d\n", (b-a)/1e9, m}'
+}
+row() { # case tool records memory run seconds rss floor
+  echo "$(date -Iseconds),$1,$2,$3,$(($3 * 100)),$4,2,$5,$6,$7,$8" >> "$csv"
+}
+check() { # file checksum records
+  local s
+  s=$("$bin/oxsort" valsort --json "$1")
+  echo "$s" | grep -q "\"checksum\":\"$2\"" && echo "$s" | grep -q '"ok":true' || { echo "INVALID OUTPUT $1: $s" >&2; exit 1; }
+}
+bytes_of() { awk -v b="$1" 'BEGIN{printf "%.0f", b/1}'; }
+
+run_case() { # name records kind memory passes
+  local name=$1 records=$2 kind=$3 memory=$4 passes=$5
+  local in=$scratch/$name.in out=$scratch/$name.out
+  rm -f "$in" "$out"
+  local need=$((records * 100 * 3 + (1 << 30)))
+  [ "$(df --output=avail -B1 "$scratch" | tail -1)" -gt "$need" ] || { echo "not enough space for $name" >&2; exit 1; }
+  local sum
+  sum=$("$bin/oxsort" gen --records "$records" $kind --checksum --quiet "$in" | tail -1)
+  local floor copy
+  floor=$("$iofloor" "$in" "$scratch" "$runs")
+  copy=$(echo "$floor" | sed 's/.*"copy_s": \([0-9.]*\).*/\1/')
+  local fl
+  fl=$(awk -v c="$copy" -v p="$passes" 'BEGIN{printf "%.3f", c*p}')
+  local ox=() rss=()
+  for ((i = 1; i <= runs; i++)); do
+    rm -f "$out"
+    read -r s m < <(timed "$bin/oxsort" sort "$in" -o "$out" --memory "$memory" --no-progress)
+    check "$out" "$sum" "$records"
+    ox+=("$s"); rss+=("$m"); row "$name" oxsort "$records" "$memory" "$i" "$s" "$m" "$fl"
+  done
+  local gnu=()
+  if [ "$name" = gnu ]; then
+    for ((i = 1; i <= runs; i++)); do
+      rm -f "$out"
+      read -r s m < <(timed env LC_ALL=C sort -S "$memory" --parallel=2 -T "$scratch" -o "$out" "$in")
+      gnu+=("$s"); row "$name" gnu-sort "$records" "$memory" "$i" "$s" "$m" "$fl"
+    done
+  fi
+  rm -f "$in" "$out"; sync
+  local oxm rssm gm
+  oxm=$(printf '%s\n' "${ox[@]}" | median)
+  rssm=$(printf '%s\n' "${rss[@]}" | sort -g | tail -1)
+  {
+    echo "### $name: $records records, --memory $memory ($(date -Iseconds))"
+    echo
+    echo "- I/O floor (iofloor, median of $runs): $floor; floor for $passes pass(es) = $fl s"
+    echo "- oxsort sort: median $oxm s over runs [${ox[*]}]; **$(awk -v a="$oxm" -v b="$fl" 'BEGIN{printf "%.3f", a/b}') x the floor**; peak RSS max $((rssm / 1024)) MiB"
+    if [ ${#gnu[@]} -gt 0 ]; then
+      gm=$(printf '%s\n' "${gnu[@]}" | median)
+      echo "- GNU sort (LC_ALL=C, -S $memory, --parallel=2): median $gm s over runs [${gnu[*]}]; **oxsort is $(awk -v a="$gm" -v b="$oxm" 'BEGIN{printf "%.1f", a/b}') x faster**"
+    fi
+    echo
+  } | tee -a "$summary"
+}
+
+IFS=, read -ra list <<< "$cases"
+for c in "${list[@]}"; do
+  case $c in
+    onepass) run_case onepass 40000000 "" 5G 1 ;;
+    twopass) run_case twopass 100000000 "" 1G 2 ;;
+    gnu) run_case gnu 40000000 --ascii 5G 1 ;;
+    *) echo "unknown case $c" >&2; exit 1 ;;
+  esac
+done

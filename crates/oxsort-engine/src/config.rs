@@ -115,6 +115,8 @@ pub struct SortConfig {
     pub(crate) threads: usize,
     pub(crate) temp_dirs: Vec<PathBuf>,
     pub(crate) format: RecordFormat,
+    /// Records end with this byte (variable length); `None`: fixed-size records.
+    pub(crate) delim: Option<u8>,
     pub(crate) key: Option<Arc<KeySpec>>,
     pub(crate) filter: Option<Arc<Filter>>,
     pub(crate) unique: bool,
@@ -308,19 +310,16 @@ impl SortConfigBuilder {
         }
         let mut format = self.format;
         let layout = self.layout.unwrap_or(RecordLayout::Fixed(format.record_size));
-        let size = match layout {
-            RecordLayout::Fixed(n) => n,
-            RecordLayout::Delimited(_) => {
-                return Err(EngineError::Config(
-                    "delimited records (--lines, --nul) are not supported by the engine yet".into(),
-                ))
-            }
+        let (size, delim) = match layout {
+            RecordLayout::Fixed(n) => (n, None),
+            // Sizes of delimited records vary: the format's size is their least, one byte.
+            RecordLayout::Delimited(t) => (1, Some(t)),
         };
         format.record_size = size;
         let mut key = None;
         if let Some(spec) = self.key {
             let spec = spec.for_layout(layout).map_err(|e| EngineError::Config(e.to_string()))?;
-            match spec.fast_path(layout) {
+            match spec.fast_path(layout).filter(|_| delim.is_none()) {
                 Some(fast) => {
                     format.key_offset = fast.offset;
                     format.key_len = fast.len;
@@ -332,6 +331,10 @@ impl SortConfigBuilder {
                     key = Some(Arc::new(spec));
                 }
             }
+        } else if delim.is_some() {
+            // No key: whole records (without their terminator) as raw bytes, like `sort`.
+            format.key_offset = 0;
+            format.key_len = 1;
         } else if self.layout.is_some() && format.key_offset + format.key_len > size {
             return Err(EngineError::Config(format!(
                 "the default key (bytes {}..{}) ends past the {size}-byte record: give a key",
@@ -370,6 +373,7 @@ impl SortConfigBuilder {
             threads,
             temp_dirs,
             format,
+            delim,
             key,
             filter: self.filter.map(Arc::new),
             unique: self.unique,

@@ -51,6 +51,8 @@ pub(crate) struct Ctx<'a> {
 /// One memory-load: the chunks as read and one sorted microrun of entries per chunk.
 pub(crate) struct Loaded {
     pub(crate) chunks: Vec<AlignedBuf>,
+    /// Delimited records: each chunk's record offsets (empty for fixed records).
+    pub(crate) offsets: Vec<Vec<u32>>,
     pub(crate) microruns: Vec<Vec<Entry>>,
     /// Records kept (after the filter).
     pub(crate) records: u64,
@@ -58,11 +60,15 @@ pub(crate) struct Loaded {
     pub(crate) checksum: u128,
     /// Records read (before the filter).
     pub(crate) read: u64,
+    /// Bytes of the records kept.
+    pub(crate) bytes: u64,
 }
 
 /// What a worker learned about one chunk besides its entries.
 struct ChunkFacts {
     checksum: u128,
+    /// Bytes of the records kept.
+    bytes: u64,
     read: u64,
     /// Merge mode: whole keys of the first and last kept record, and the first record (in the
     /// file, 0-based) smaller than the one before it.
@@ -80,20 +86,27 @@ fn chunk_entries(
 ) -> Result<ChunkFacts> {
     let keys = ctx.keys;
     let r = keys.fmt.record_size;
-    let data = &chunk.buf[..chunk.records * r];
+    let delimited = keys.delim.is_some();
+    let data = if delimited {
+        &chunk.buf[..chunk.offsets[chunk.records] as usize]
+    } else {
+        &chunk.buf[..chunk.records * r]
+    };
     let base = (c as u64) << ctx.g.chunk_log2;
     let mut facts = ChunkFacts {
         checksum: 0,
+        bytes: 0,
         read: chunk.records as u64,
         first_key: Vec::new(),
         last_key: Vec::new(),
         unordered_at: None,
     };
-    let plain = ctx.filter.is_none() && !keys.general() && ctx.mode != Mode::Copy;
+    let plain = ctx.filter.is_none() && !keys.general() && ctx.mode != Mode::Copy && !delimited;
     if plain && keys.fmt.key_len == oxsort_kernels::PREFIX_BYTES && ctx.mode == Mode::Sort {
         // The fast path: raw 10-byte keys, every record kept.
         oxsort_kernels::extract_entries(data, r, keys.fmt.key_offset, base, out);
         facts.checksum = crate::verify::checksum_records(data, r);
+        facts.bytes = data.len() as u64;
         oxsort_kernels::sort_entries(out);
         return Ok(facts);
     }
@@ -104,24 +117,22 @@ fn chunk_entries(
         record: chunk.first_record + i as u64 + 1,
         source,
     };
-    for (i, rec) in data.chunks_exact(r).enumerate() {
+    for (i, rec) in keys.records(data).enumerate() {
         if let Some(f) = ctx.filter {
-            if !f.matches(rec).map_err(|e| key_error(i, e))? {
+            if !f.matches(keys.key_part(rec)).map_err(|e| key_error(i, e))? {
                 continue;
             }
         }
         facts.checksum += crc32fast::hash(rec) as u128;
+        facts.bytes += rec.len() as u64;
         let prefix = if ctx.mode == Mode::Copy {
             [0u8; 10]
         } else {
             keys.prefix(rec, &mut scratch).map_err(|e| key_error(i, e))?
         };
         if ctx.mode == Mode::Merge {
-            if !keys.general() {
-                scratch.clear();
-                scratch.extend_from_slice(&prefix);
-            }
-            if facts.first_key.is_empty() && out.is_empty() {
+            keys.full_key(rec, &mut scratch);
+            if out.is_empty() {
                 facts.first_key = scratch.clone();
             } else if facts.unordered_at.is_none() && prev > scratch {
                 facts.unordered_at = Some(chunk.first_record + i as u64);
@@ -134,10 +145,19 @@ fn chunk_entries(
         facts.last_key = prev;
     }
     if ctx.mode != Mode::Copy {
-        sort_microrun(keys, out, |idx| {
-            let s = (idx & ((1u64 << ctx.g.chunk_log2) - 1)) as usize * r;
-            &data[s..s + r]
-        });
+        let mask = (1u64 << ctx.g.chunk_log2) - 1;
+        if delimited {
+            let offs = &chunk.offsets;
+            sort_microrun(keys, out, |idx| {
+                let i = (idx & mask) as usize;
+                &data[offs[i] as usize..offs[i + 1] as usize]
+            });
+        } else {
+            sort_microrun(keys, out, |idx| {
+                let s = (idx & mask) as usize * r;
+                &data[s..s + r]
+            });
+        }
     }
     Ok(facts)
 }
@@ -159,6 +179,10 @@ pub(crate) fn load(
     max_chunks: u64,
     total: Option<u64>,
 ) -> Result<(Loaded, bool)> {
+    // Memory a load may hold: chunk buffers, and per record an entry (and an offset for
+    // delimited records, whose count per chunk varies).
+    let budget = ctx.g.arena_bytes;
+    let mut used = 0u64;
     let log2 = ctx.g.chunk_log2;
     // An entry's index holds the chunk number above the slot bits: a load never has more chunks
     // than that can name (a one-pass plan that would becomes a run of a two-pass sort).
@@ -187,6 +211,14 @@ pub(crate) fn load(
         while (sent as u64) < max_chunks {
             match source.next_chunk() {
                 Ok(Some(chunk)) => {
+                    let cost = chunk.buf.len() as u64
+                        + chunk.records as u64 * crate::tuning::ENTRY_BYTES
+                        + 4 * chunk.offsets.len() as u64;
+                    if sent > 0 && used + cost > budget {
+                        source.push_back(chunk);
+                        break;
+                    }
+                    used += cost;
                     let _ = job_tx.send((sent, chunk));
                     sent += 1;
                     ctx.reporter.report(Phase::Input, source.bytes_read, total);
@@ -226,8 +258,15 @@ pub(crate) fn load(
     if let Some((_, e)) = first_error {
         return Err(e);
     }
-    let mut loaded =
-        Loaded { chunks: Vec::with_capacity(sent), microruns, records: 0, checksum: 0, read: 0 };
+    let mut loaded = Loaded {
+        chunks: Vec::with_capacity(sent),
+        offsets: Vec::with_capacity(sent),
+        microruns,
+        records: 0,
+        checksum: 0,
+        read: 0,
+        bytes: 0,
+    };
     let mut prev_last: Option<(Arc<str>, Vec<u8>)> = None;
     for (c, (chunk, f)) in chunks.into_iter().zip(facts).enumerate() {
         let (chunk, f) = match (chunk, f) {
@@ -237,10 +276,12 @@ pub(crate) fn load(
         loaded.records += loaded.microruns[c].len() as u64;
         loaded.checksum += f.checksum;
         loaded.read += f.read;
+        loaded.bytes += f.bytes;
         if ctx.mode == Mode::Merge {
             check_merge_order(source, &chunk, &f, &mut prev_last)?;
         }
         loaded.chunks.push(chunk.buf);
+        loaded.offsets.push(chunk.offsets);
     }
     if !exhausted {
         // The load is full; the source may still be empty (input size a multiple of a run).
@@ -340,14 +381,19 @@ pub(crate) fn emit(
     let cuts = cut_parts(keys, &runs, parts);
     let sizes: Vec<usize> =
         (0..parts).map(|p| cuts.iter().map(|c| c[p + 1] - c[p]).sum::<usize>()).collect();
+    let delimited = keys.delim.is_some();
+    // Fixed records: every part's place in the output is known now. (For delimited records and
+    // with -u the sizes are known only piece by piece: pieces are then staged and written in
+    // sequence.)
+    let r_or_0 = if delimited { 0 } else { r };
     let mut offsets = Vec::with_capacity(parts + 1);
     let mut acc = 0u64;
     for s in &sizes {
         offsets.push(acc);
-        acc += (*s * r) as u64;
+        acc += (*s * r_or_0) as u64;
     }
     offsets.push(acc);
-    if acc != n * r as u64 {
+    if !delimited && acc != n * r as u64 {
         return Err(EngineError::Internal(format!(
             "output parts hold {} bytes, the load {} bytes",
             acc,
@@ -358,15 +404,21 @@ pub(crate) fn emit(
     let log2 = g.chunk_log2;
     let mask = (1u64 << log2) - 1;
     let chunks = &loaded.chunks;
+    let chunk_offsets = &loaded.offsets;
     let locate = move |idx: u64| -> &[u8] {
         let c = (idx >> log2) as usize;
-        let s = ((idx & mask) as usize) * r;
-        &chunks[c][s..s + r]
+        let i = (idx & mask) as usize;
+        if delimited {
+            let o = &chunk_offsets[c];
+            &chunks[c][o[i] as usize..o[i + 1] as usize]
+        } else {
+            &chunks[c][i * r..(i + 1) * r]
+        }
     };
-    // With -u the output size is known only piece by piece: pieces are staged and written
-    // sequentially. Otherwise every piece goes straight to its offset.
     let unique = ctx.unique;
-    let mut staging = unique.then(Staging::new);
+    let streamed = unique || delimited;
+    let total_bytes = loaded.bytes;
+    let mut staging = streamed.then(|| Staging::new(g.staging_bytes));
 
     let window = threads * PARTS_IN_FLIGHT_PER_THREAD;
     let (token_tx, token_rx) = bounded::<()>(window);
@@ -414,23 +466,35 @@ pub(crate) fn emit(
                                 w = cv.wait(w).unwrap_or_else(|e| e.into_inner());
                             }
                         }
-                        let off = offsets[p] + (seq * piece_records * r) as u64;
-                        let pad = if unique { 0 } else { (off % 4096) as usize };
-                        let len = ents.len() * r;
+                        let off = offsets[p] + (seq * piece_records * r_or_0) as u64;
+                        let pad = if streamed { 0 } else { (off % 4096) as usize };
+                        let len = if delimited {
+                            ents.iter().map(|&e| locate(oxsort_kernels::entry_index(e)).len()).sum()
+                        } else {
+                            ents.len() * r
+                        };
                         let mut buf = match free_rx.try_recv() {
                             Ok(b) if b.len() >= pad + len => b,
                             _ => AlignedBuf::new(pad + len),
                         };
-                        oxsort_kernels::gather(ents, r, locate, &mut buf[pad..pad + len]);
+                        if delimited {
+                            gather_var(ents, locate, &mut buf[..len]);
+                        } else {
+                            oxsort_kernels::gather(ents, r, locate, &mut buf[pad..pad + len]);
+                        }
                         let (len, dropped, dropped_checksum) = if unique {
-                            dedupe(keys, &mut buf[..len], r, &mut key_buf)
+                            dedupe(keys, &mut buf[..len], &mut key_buf)
                         } else {
                             (len, 0, 0)
                         };
                         let mut check = if verify || unique {
                             OrderCheck::of_keys(&buf[pad..pad + len], keys)
                         } else {
-                            OrderCheck::default()
+                            OrderCheck {
+                                records: (ents.len() as u64),
+                                bytes: len as u64,
+                                ..OrderCheck::default()
+                            }
                         };
                         check.dropped = dropped;
                         check.dropped_checksum = dropped_checksum;
@@ -460,6 +524,7 @@ pub(crate) fn emit(
         drop(done_tx);
         let mut ready: BTreeMap<(usize, usize), Piece> = BTreeMap::new();
         let (mut want, mut want_seq) = (0usize, 0usize);
+        let mut done_bytes = 0u64;
         let result = (|| -> Result<()> {
             while want < parts {
                 while let Some(piece) = ready.remove(&(want, want_seq)) {
@@ -472,11 +537,12 @@ pub(crate) fn emit(
                         }
                         Some(st) => {
                             // A duplicate of the last record written starts this piece: drop it.
-                            let skip = if check.records > 0
-                                && !piece.check.first_key.is_empty()
+                            let skip = if unique
+                                && check.records > 0
+                                && piece.check.records > 0
                                 && check.last_key == piece.check.first_key
                             {
-                                r
+                                keys.records(data).next().map_or(0, |f| f.len())
                             } else {
                                 0
                             };
@@ -492,12 +558,8 @@ pub(crate) fn emit(
                         }
                     }
                     let _ = free_tx.send(piece.buf);
-                    reporter.report(
-                        phase,
-                        offsets[want + 1]
-                            .min(offsets[want] + ((want_seq + 1) * piece_records * r) as u64),
-                        Some(acc),
-                    );
+                    done_bytes += piece.len as u64;
+                    reporter.report(phase, done_bytes, Some(total_bytes));
                     if piece.last {
                         want += 1;
                         want_seq = 0;
@@ -544,26 +606,43 @@ pub(crate) fn emit(
 /// Drops every record whose key equals the one before it (stable: the first of each group is
 /// kept), compacting `data` in place. Returns the bytes kept, and the count and CRC32-sum of
 /// the records dropped.
-fn dedupe(keys: &Keys, data: &mut [u8], r: usize, key_buf: &mut Vec<u8>) -> (usize, u64, u128) {
-    let n = data.len() / r;
-    if n == 0 {
-        return (0, 0, 0);
-    }
-    let mut dropped_sum = 0u128;
+fn dedupe(keys: &Keys, data: &mut [u8], key_buf: &mut Vec<u8>) -> (usize, u64, u128) {
+    let bounds: Vec<(usize, usize)> = {
+        let mut pos = 0;
+        keys.records(data)
+            .map(|rec| {
+                pos += rec.len();
+                (pos - rec.len(), rec.len())
+            })
+            .collect()
+    };
+    let Some(&(_, first_len)) = bounds.first() else { return (0, 0, 0) };
+    let (mut dropped, mut dropped_sum) = (0u64, 0u128);
     let mut prev = Vec::new();
-    keys.full_key(&data[..r], &mut prev);
-    let mut kept = 1;
-    for i in 1..n {
-        keys.full_key(&data[i * r..(i + 1) * r], key_buf);
+    keys.full_key(&data[..first_len], &mut prev);
+    let mut kept_end = first_len;
+    for &(start, len) in &bounds[1..] {
+        keys.full_key(&data[start..start + len], key_buf);
         if *key_buf != prev {
-            if kept != i {
-                data.copy_within(i * r..(i + 1) * r, kept * r);
+            if kept_end != start {
+                data.copy_within(start..start + len, kept_end);
             }
-            kept += 1;
+            kept_end += len;
             std::mem::swap(&mut prev, key_buf);
         } else {
-            dropped_sum += crc32fast::hash(&data[i * r..(i + 1) * r]) as u128;
+            dropped += 1;
+            dropped_sum += crc32fast::hash(&data[start..start + len]) as u128;
         }
     }
-    (kept * r, (n - kept) as u64, dropped_sum)
+    (kept_end, dropped, dropped_sum)
+}
+
+/// Copies variable-length records into `out` in entry order (`out` holds exactly their bytes).
+fn gather_var<'a>(entries: &[Entry], locate: impl Fn(u64) -> &'a [u8], out: &mut [u8]) {
+    let mut pos = 0;
+    for &e in entries {
+        let rec = locate(oxsort_kernels::entry_index(e));
+        out[pos..pos + rec.len()].copy_from_slice(rec);
+        pos += rec.len();
+    }
 }

@@ -6,7 +6,11 @@
 //!  entry (u128):  | first 10 bytes of the key (80 bits) | record index (48 bits) |
 //!  fast path:     the key is ≤ 10 raw bytes: equal prefixes mean equal keys
 //!  general:       equal prefixes are broken by comparing whole normalized keys, then the index
+//!  lines:         no key given: the whole record (without its terminator) as raw bytes
 //! ```
+//!
+//! Records are fixed-size, or end with a terminator byte (`\n`, NUL) that is part of the record
+//! as stored and written but never part of its key.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -28,13 +32,47 @@ pub(crate) struct Keys {
     pub(crate) spec: Option<Arc<KeySpec>>,
     /// Copy mode: every key is equal, so order is input order.
     pub(crate) copy: bool,
+    /// Records end with this byte (variable length); `None`: fixed `fmt.record_size` bytes.
+    pub(crate) delim: Option<u8>,
 }
 
 impl Keys {
+    /// Keys of fixed records described by `fmt` alone.
+    pub(crate) fn fixed(fmt: RecordFormat) -> Keys {
+        Keys { fmt, spec: None, copy: false, delim: None }
+    }
+
     /// Whether equal prefixes may hide different keys (then ties need [`Keys::cmp_full`]).
     #[inline]
     pub(crate) fn general(&self) -> bool {
-        self.spec.is_some() && !self.copy
+        (self.spec.is_some() || self.delim.is_some()) && !self.copy
+    }
+
+    /// The records of `data`, each with its terminator (`data` holds whole records).
+    #[inline]
+    pub(crate) fn records<'a>(&self, data: &'a [u8]) -> Records<'a> {
+        match self.delim {
+            None => Records::Fixed(data.chunks_exact(self.fmt.record_size)),
+            Some(t) => Records::Delimited { data, t },
+        }
+    }
+
+    /// The part of a record its key is made from (without the terminator).
+    #[inline]
+    pub(crate) fn key_part<'a>(&self, rec: &'a [u8]) -> &'a [u8] {
+        match self.delim {
+            Some(t) => rec.strip_suffix(&[t]).unwrap_or(rec),
+            None => rec,
+        }
+    }
+
+    /// A line's raw bytes as its key, zero-padded to the prefix width.
+    #[inline]
+    fn raw_prefix(line: &[u8]) -> [u8; 10] {
+        let mut p = [0u8; 10];
+        let n = line.len().min(10);
+        p[..n].copy_from_slice(&line[..n]);
+        p
     }
 
     /// The 10-byte prefix of a record's key; `scratch` holds the normalized key afterwards
@@ -44,7 +82,9 @@ impl Keys {
         if self.copy {
             return Ok([0; 10]);
         }
+        let rec = self.key_part(rec);
         match &self.spec {
+            None if self.delim.is_some() => Ok(Self::raw_prefix(rec)),
             None => Ok(self.fmt.key_prefix(rec)),
             Some(spec) => {
                 scratch.clear();
@@ -64,7 +104,9 @@ impl Keys {
         if self.copy {
             return Ordering::Equal;
         }
+        let (a, b) = (self.key_part(a), self.key_part(b));
         match &self.spec {
+            None if self.delim.is_some() => a.cmp(b),
             None => self.fmt.key_prefix(a).cmp(&self.fmt.key_prefix(b)),
             Some(spec) => SCRATCH.with(|s| {
                 let (x, y) = &mut *s.borrow_mut();
@@ -84,12 +126,46 @@ impl Keys {
         if self.copy {
             return;
         }
+        let rec = self.key_part(rec);
         match &self.spec {
+            None if self.delim.is_some() => out.extend_from_slice(rec),
             None => out.extend_from_slice(&self.fmt.key_prefix(rec)),
             Some(spec) => {
                 if spec.normalize(rec, out).is_err() {
                     out.clear();
                 }
+            }
+        }
+    }
+}
+
+/// The records of a buffer of whole records.
+pub(crate) enum Records<'a> {
+    /// Fixed-size records.
+    Fixed(std::slice::ChunksExact<'a, u8>),
+    /// Records ending with a terminator byte (the last one may lack it).
+    Delimited {
+        /// What is left.
+        data: &'a [u8],
+        /// The terminator.
+        t: u8,
+    },
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = &'a [u8];
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        match self {
+            Records::Fixed(c) => c.next(),
+            Records::Delimited { data, t } => {
+                if data.is_empty() {
+                    return None;
+                }
+                let end = memchr::memchr(*t, data).map_or(data.len(), |i| i + 1);
+                let (rec, rest) = data.split_at(end);
+                *data = rest;
+                Some(rec)
             }
         }
     }

@@ -92,7 +92,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         passes: 1,
         ..SortStats::default()
     };
-    let mut source = ChunkSource::new(&cfg.inputs, fmt.record_size, g.chunk_bytes, cfg.io.clone());
+    let mut source =
+        ChunkSource::new(&cfg.inputs, fmt.record_size, cfg.delim, g.chunk_bytes, cfg.io.clone());
     source.provision(cfg.threads);
     let mut in_checksum = 0u128;
     let mut in_records = 0u64;
@@ -105,7 +106,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         plan::Passes::Two { run_chunks, .. } => *run_chunks,
         plan::Passes::Unknown { run_chunks, .. } => *run_chunks,
     };
-    let keys = keys::Keys { fmt, spec: cfg.key.clone(), copy: cfg.mode == Mode::Copy };
+    let keys =
+        keys::Keys { fmt, spec: cfg.key.clone(), copy: cfg.mode == Mode::Copy, delim: cfg.delim };
     let ctx = inmem::Ctx {
         g: &g,
         keys: &keys,
@@ -149,12 +151,12 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         let dir = &temps[runs.len() % temps.len()];
         let name = format!("run-{:06}", runs.len());
         let file = Arc::new(dir.create_file(&name, &cfg.io)?);
-        file.preallocate(loaded.records * fmt.record_size as u64)?;
+        file.preallocate(loaded.bytes)?;
         let mut run_sink = FileSink::new(file.clone());
         let formed = inmem::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)?;
         run_writes.push(run_sink.stats());
         // With duplicate removal a run holds fewer records than were loaded.
-        let bytes = (loaded.records - formed.dropped) * fmt.record_size as u64;
+        let bytes = formed.bytes;
         file.set_len(bytes)?;
         run_dropped.dropped += formed.dropped;
         run_dropped.dropped_checksum += formed.dropped_checksum;
@@ -175,6 +177,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             break;
         }
     }
+    let bytes_read = source.bytes_read;
     drop(source);
 
     // Verification: what was written (plus the duplicates dropped) is what was read, in order.
@@ -206,13 +209,13 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     drop(sink);
     if let Some(o) = output {
         // The file was preallocated for every record read; a filter or -u writes fewer.
-        o.file().set_len(check.records * fmt.record_size as u64)?;
+        o.file().set_len(check.bytes)?;
         o.commit()?;
     }
     drop(temps);
     stats.records = read_records;
     stats.records_written = check.records;
-    stats.bytes = read_records * fmt.record_size as u64;
+    stats.bytes = bytes_read;
     stats.checksum = checksum_hex(check.checksum);
     stats.duplicate_keys = check.duplicates;
     stats.peak_rss = sysinfo::peak_rss();
@@ -270,7 +273,7 @@ fn merge_runs(
             let (dropped, read) = merge::merge(&group, &opts, &mut run_sink)?;
             carried.dropped += dropped.dropped;
             carried.dropped_checksum += dropped.dropped_checksum;
-            let bytes = bytes - dropped.dropped * cfg.format.record_size as u64;
+            let bytes = dropped.bytes;
             file.set_len(bytes)?;
             files.extend(read);
             files.push(run_sink.stats());

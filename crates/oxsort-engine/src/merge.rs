@@ -28,7 +28,7 @@ use crate::progress::{Phase, Reporter};
 use crate::sink::Sink;
 use crate::stats::FileStats;
 use crate::tuning::MERGE_OUT_BUFFERS;
-use crate::verify::OrderCheck;
+use crate::verify::{OrderCheck, StreamCheck};
 
 /// A sorted run in a temp file.
 pub(crate) struct RunFile {
@@ -59,15 +59,20 @@ fn gcd(a: usize, b: usize) -> usize {
 
 /// Reads one run record by record. Records usually lie whole inside a read block (blocks are
 /// a multiple of the record size when memory allows); one that straddles two blocks is copied
-/// into `stage`.
+/// into `stage`. Delimited records are found by their terminator.
 struct RunCursor {
     reader: Reader,
     buf: Option<AlignedBuf>,
     len: usize,
     pos: usize,
+    /// Length of the current record.
+    cur: usize,
     stage: Vec<u8>,
     staged: bool,
     path: PathBuf,
+    /// Fixed record size (delimited: unused).
+    r: usize,
+    delim: Option<u8>,
 }
 
 impl RunCursor {
@@ -91,19 +96,32 @@ impl RunCursor {
         }
     }
 
+    /// Length of the record at `pos` if it ends inside the current block.
+    #[inline]
+    fn whole_here(&self) -> Option<usize> {
+        let b = self.buf.as_ref()?;
+        let rest = &b[self.pos..self.len];
+        match self.delim {
+            None => (rest.len() >= self.r).then_some(self.r),
+            Some(t) => memchr::memchr(t, rest).map(|i| i + 1),
+        }
+    }
+
     /// Makes sure the cursor holds a whole record; false when the run is exhausted.
-    fn fill(&mut self, r: usize) -> Result<bool> {
-        if self.pos + r <= self.len {
+    fn fill(&mut self) -> Result<bool> {
+        if let Some(n) = self.whole_here() {
+            self.cur = n;
             return Ok(true);
         }
-        let mut have = self.len - self.pos;
-        if have > 0 {
+        // The record straddles blocks (or the block is used up): gather it in `stage`.
+        self.stage.clear();
+        if self.pos < self.len {
             let b = self.buf.as_ref().expect("bytes left");
-            self.stage[..have].copy_from_slice(&b[self.pos..self.len]);
+            self.stage.extend_from_slice(&b[self.pos..self.len]);
         }
-        while have < r {
+        loop {
             if !self.next_block()? {
-                if have == 0 {
+                if self.stage.is_empty() {
                     return Ok(false);
                 }
                 return Err(EngineError::Verify(format!(
@@ -111,32 +129,46 @@ impl RunCursor {
                     self.path.display()
                 )));
             }
-            let take = (r - have).min(self.len);
+            if self.stage.is_empty() {
+                if let Some(n) = self.whole_here() {
+                    self.cur = n;
+                    return Ok(true);
+                }
+            }
             let b = self.buf.as_ref().expect("just read");
-            if have == 0 && take == r {
+            let take = match self.delim {
+                None => (self.r - self.stage.len()).min(self.len),
+                Some(t) => memchr::memchr(t, &b[..self.len]).map_or(self.len, |i| i + 1),
+            };
+            self.stage.extend_from_slice(&b[..take]);
+            self.pos = take;
+            let done = match self.delim {
+                None => self.stage.len() == self.r,
+                Some(t) => self.stage.last() == Some(&t),
+            };
+            if done {
+                self.cur = self.stage.len();
+                self.staged = true;
                 return Ok(true);
             }
-            self.stage[have..have + take].copy_from_slice(&b[..take]);
-            have += take;
-            self.pos = take;
         }
-        self.staged = true;
-        Ok(true)
     }
 
-    fn record(&self, r: usize) -> &[u8] {
+    #[inline]
+    fn record(&self) -> &[u8] {
         if self.staged {
             &self.stage
         } else {
-            &self.buf.as_ref().expect("filled")[self.pos..self.pos + r]
+            &self.buf.as_ref().expect("filled")[self.pos..self.pos + self.cur]
         }
     }
 
-    fn advance(&mut self, r: usize) {
+    #[inline]
+    fn advance(&mut self) {
         if self.staged {
             self.staged = false;
         } else {
-            self.pos += r;
+            self.pos += self.cur;
         }
     }
 }
@@ -170,7 +202,8 @@ pub(crate) fn merge(
 ) -> Result<(OrderCheck, Vec<FileStats>)> {
     let MergeOpts { keys, block, io, verify, unique, reporter } = *opts;
     let r = keys.fmt.record_size;
-    let in_block = record_block(block, r);
+    // Delimited runs are read in aligned blocks; records are found across them.
+    let in_block = record_block(block, if keys.delim.is_some() { 1 } else { r });
     let total: u64 = runs.iter().map(|x| x.bytes).sum();
     let mut cursors = Vec::with_capacity(runs.len());
     for run in runs {
@@ -180,15 +213,18 @@ pub(crate) fn merge(
             buf: None,
             len: 0,
             pos: 0,
-            stage: vec![0; r],
+            cur: 0,
+            stage: Vec::with_capacity(r),
             staged: false,
             path: run.path.clone(),
+            r,
+            delim: keys.delim,
         });
     }
     let mut scratch = Vec::new();
     let mut heads = Vec::with_capacity(runs.len());
     for (i, c) in cursors.iter_mut().enumerate() {
-        heads.push(if c.fill(r)? { Some(head(keys, c.record(r), i, &mut scratch)) } else { None });
+        heads.push(if c.fill()? { Some(head(keys, c.record(), i, &mut scratch)) } else { None });
     }
     // Prefixes decide; equal prefixes of a general key are decided by the whole keys of the
     // runs' current records; equal keys go to the lower run (stable).
@@ -200,15 +236,16 @@ pub(crate) fn merge(
         LoserTree::new_by(heads, |x, y| {
             prefix(x) < prefix(y)
                 || (prefix(x) == prefix(y)
-                    && keys.cmp_full(cs[run_of(x)].record(r), cs[run_of(y)].record(r)).is_lt())
+                    && keys.cmp_full(cs[run_of(x)].record(), cs[run_of(y)].record()).is_lt())
         })
     } else {
         LoserTree::new_by(heads, |x: &u128, y: &u128| x < y)
     };
     let mut last_key: Option<Vec<u8>> = None;
     let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
+    let mut written_bytes = 0u64;
     let mut key_buf = Vec::new();
-    let out_block = record_block(block, r);
+    let out_block = record_block(block, if keys.delim.is_some() { 1 } else { r });
 
     let (full_tx, full_rx) = bounded::<(AlignedBuf, usize, u64)>(1);
     let (checked_tx, checked_rx) = bounded::<(AlignedBuf, usize, u64)>(1);
@@ -219,16 +256,17 @@ pub(crate) fn merge(
 
     let outcome = std::thread::scope(|s| -> Result<OrderCheck> {
         let verifier = s.spawn(move || {
-            let mut check = OrderCheck::default();
+            // Output blocks may cut a delimited record in two: check them as a stream.
+            let mut check = StreamCheck::default();
             for (buf, len, off) in full_rx {
                 if verify {
-                    check.append(&OrderCheck::of_keys(&buf[..len], keys));
+                    check.feed(&buf[..len], keys);
                 }
                 if checked_tx.send((buf, len, off)).is_err() {
                     break;
                 }
             }
-            check
+            check.finish(keys)
         });
         let writer = s.spawn(move || -> Result<()> {
             for (buf, len, off) in checked_rx {
@@ -246,10 +284,10 @@ pub(crate) fn merge(
             while let Some((run, _)) = tree.top() {
                 let c = &mut cursors[run];
                 let keep = if unique {
-                    keys.full_key(c.record(r), &mut key_buf);
+                    keys.full_key(c.record(), &mut key_buf);
                     if last_key.as_ref() == Some(&key_buf) {
                         dropped += 1;
-                        dropped_checksum += crc32fast::hash(c.record(r)) as u128;
+                        dropped_checksum += crc32fast::hash(c.record()) as u128;
                         false
                     } else {
                         last_key = Some(key_buf.clone());
@@ -259,37 +297,40 @@ pub(crate) fn merge(
                     true
                 };
                 if keep {
-                    out[o..o + r].copy_from_slice(c.record(r));
-                    o += r;
+                    let mut rec = c.record();
+                    while !rec.is_empty() {
+                        let take = rec.len().min(out_block - o);
+                        out[o..o + take].copy_from_slice(&rec[..take]);
+                        o += take;
+                        rec = &rec[take..];
+                        if o == out_block {
+                            full_tx.send((out, o, offset)).map_err(|_| stopped())?;
+                            offset += o as u64;
+                            o = 0;
+                            out = free_rx.recv().map_err(|_| stopped())?;
+                        }
+                    }
                 }
-                c.advance(r);
-                let next = if c.fill(r)? {
-                    Some(head(keys, c.record(r), run, &mut scratch))
-                } else {
-                    None
-                };
+                c.advance();
+                let next =
+                    if c.fill()? { Some(head(keys, c.record(), run, &mut scratch)) } else { None };
                 if general {
                     let cs = &cursors;
                     tree.replace_top_by(next, |x, y| {
                         prefix(x) < prefix(y)
                             || (prefix(x) == prefix(y)
                                 && keys
-                                    .cmp_full(cs[run_of(x)].record(r), cs[run_of(y)].record(r))
+                                    .cmp_full(cs[run_of(x)].record(), cs[run_of(y)].record())
                                     .is_lt())
                     });
                 } else {
                     tree.replace_top_by(next, |x: &u128, y: &u128| x < y);
                 }
-                if o == out_block {
-                    full_tx.send((out, o, offset)).map_err(|_| stopped())?;
-                    offset += o as u64;
-                    o = 0;
-                    out = free_rx.recv().map_err(|_| stopped())?;
-                }
             }
             if o > 0 {
                 full_tx.send((out, o, offset)).map_err(|_| stopped())?;
             }
+            written_bytes = offset + o as u64;
             Ok(())
         })();
         drop(full_tx);
@@ -298,6 +339,7 @@ pub(crate) fn merge(
             verifier.join().map_err(|_| EngineError::Internal("verifier panicked".into()))?;
         check.dropped += dropped;
         check.dropped_checksum += dropped_checksum;
+        check.bytes = written_bytes;
         let written = writer.join().map_err(|_| EngineError::Internal("writer panicked".into()))?;
         // A write error explains a stopped pipeline better than the merge's own error.
         written?;

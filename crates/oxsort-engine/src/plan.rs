@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use crate::config::{parent_dir, Input, Output, SortConfig};
 use crate::error::{EngineError, Result};
+use crate::sink::STAGING_BYTES;
 use crate::stats::human_bytes;
 use crate::tuning::*;
 
@@ -121,6 +122,10 @@ pub(crate) struct Geometry {
     pub(crate) chunk_bytes: usize,
     pub(crate) part_records: usize,
     pub(crate) arena_chunks: u64,
+    /// Bytes a memory-load may hold (chunks, entries, offsets).
+    pub(crate) arena_bytes: u64,
+    /// Bytes staged before a write when output sizes are known only piece by piece.
+    pub(crate) staging_bytes: usize,
     pub(crate) input_memory: u64,
 }
 
@@ -130,6 +135,9 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
     let threads = cfg.threads as u64;
     let window_parts = threads * PARTS_IN_FLIGHT_PER_THREAD as u64;
 
+    if cfg.delim.is_some() {
+        return delimited_geometry(cfg);
+    }
     let mut log2 = match cfg.chunk_records_log2 {
         Some(l) => l,
         None => {
@@ -152,7 +160,8 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
     let spare = m.saturating_sub(FIXED_OVERHEAD);
     let part_records = ((spare / 8) / (window_parts * per_rec)).clamp(1, MAX_PART_RECORDS as u64);
     let window = window_parts * (align_up(part_records * r) + 4096 + part_records * ENTRY_BYTES);
-    let read_ahead = (READ_DEPTH + PROVISION_AHEAD) as u64 * chunk_alloc;
+    let staging = staging_bytes(m);
+    let read_ahead = (READ_DEPTH + PROVISION_AHEAD) as u64 * chunk_alloc + staging as u64;
     let fixed = FIXED_OVERHEAD + window + read_ahead;
     let arena_chunks = m.saturating_sub(fixed) / chunk_cost;
     if arena_chunks == 0 {
@@ -171,8 +180,61 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
         chunk_bytes: (chunk_records * r) as usize,
         part_records: part_records as usize,
         arena_chunks,
+        arena_bytes: arena_chunks * chunk_cost,
+        staging_bytes: staging,
         input_memory: fixed + arena_chunks * chunk_cost,
     })
+}
+
+/// Delimited records: chunks are byte ranges cut after a terminator, holding a varying number
+/// of records (at most one per byte), so the record index reserves a slot per chunk byte and a
+/// load is limited by bytes (chunks, entries and offsets) rather than by chunk count.
+fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
+    let m = cfg.memory;
+    let threads = cfg.threads as u64;
+    let window_parts = threads * PARTS_IN_FLIGHT_PER_THREAD as u64;
+    // A chunk of one-byte records costs 21 bytes of memory per chunk byte: keep one chunk well
+    // under the budget.
+    let mut chunk = TRANSFER_TARGET as u64;
+    if let Some(l) = cfg.chunk_records_log2 {
+        chunk = chunk.min(1 << l);
+    }
+    while chunk > 4096 && chunk * (1 + ENTRY_BYTES + 4) * 4 > m {
+        chunk /= 2;
+    }
+    let chunk_alloc = align_up(chunk + 1);
+    let log2 = 64 - chunk.leading_zeros();
+    // Parts of lines of ~64 bytes, their window at most 1/8 of memory.
+    let spare = m.saturating_sub(FIXED_OVERHEAD);
+    let per_rec = 64 + ENTRY_BYTES;
+    let part_records = ((spare / 8) / (window_parts * per_rec)).clamp(1, MAX_PART_RECORDS as u64);
+    let window = window_parts * (part_records * per_rec + 4096);
+    let staging = staging_bytes(m);
+    let read_ahead = (READ_DEPTH + PROVISION_AHEAD) as u64 * chunk_alloc + staging as u64;
+    let fixed = FIXED_OVERHEAD + window + read_ahead;
+    let arena_bytes = m.saturating_sub(fixed);
+    let worst_chunk = chunk_alloc + chunk * (ENTRY_BYTES + 4);
+    if arena_bytes < worst_chunk {
+        return Err(EngineError::MemoryTooSmall {
+            given: m,
+            needed: fixed + worst_chunk,
+            why: format!("a chunk of {chunk} bytes of records with their entries, read-ahead and output parts"),
+        });
+    }
+    Ok(Geometry {
+        chunk_log2: log2,
+        chunk_bytes: chunk as usize,
+        part_records: part_records as usize,
+        arena_chunks: arena_bytes / chunk_alloc,
+        arena_bytes,
+        staging_bytes: staging,
+        input_memory: fixed + arena_bytes,
+    })
+}
+
+/// The staging buffer: [`STAGING_BYTES`], or a 32nd of a small budget (at least one page).
+fn staging_bytes(memory: u64) -> usize {
+    (memory / 32 / 4096 * 4096).clamp(4096, STAGING_BYTES) as usize
 }
 
 /// Merge sizing for `runs` runs: (fan-in, levels, block bytes, memory).
@@ -241,7 +303,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
                     continue;
                 }
                 let len = meta.len();
-                if len % r != 0 {
+                if cfg.delim.is_none() && len % r != 0 {
                     let records = len / r;
                     return Err(EngineError::PartialRecord {
                         path: p.clone(),
@@ -270,6 +332,11 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     }
 
     let (passes, merge_mem) = match total {
+        // Delimited records: how many a load holds is known only while reading.
+        _ if cfg.delim.is_some() => {
+            let (fan_in, _, _, mem) = merge_shape(cfg, 2)?;
+            (Passes::Unknown { run_chunks: g.arena_chunks, fan_in }, mem)
+        }
         None => {
             let (fan_in, _, _, mem) = merge_shape(cfg, 2)?;
             (Passes::Unknown { run_chunks: g.arena_chunks, fan_in }, mem)
@@ -294,16 +361,20 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
             temp.push(TempPlan { dir: d.clone(), bytes: share, free: oxsort_io::free_space(d)? });
         }
     } else if matches!(passes, Passes::Unknown { .. }) {
+        // Runs are likely when the input is over half of what a load holds.
+        let bytes = total.filter(|&t| t > g.arena_bytes / 2).unwrap_or(0);
+        let dirs = cfg.temp_dirs.len() as u64;
         for d in &cfg.temp_dirs {
             oxsort_io::check_dir_writable(d)?;
-            temp.push(TempPlan { dir: d.clone(), bytes: 0, free: oxsort_io::free_space(d)? });
+            let share = bytes.div_ceil(dirs);
+            temp.push(TempPlan { dir: d.clone(), bytes: share, free: oxsort_io::free_space(d)? });
         }
     }
 
     let plan = Plan {
         inputs,
         input_bytes: total,
-        records: total.map(|t| t / r),
+        records: total.filter(|_| cfg.delim.is_none()).map(|t| t / r),
         record_size: r as usize,
         memory: cfg.memory,
         threads: cfg.threads,
@@ -447,5 +518,67 @@ impl Plan {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_with(temp: Vec<TempPlan>, input: u64, output_free: Option<u64>) -> Plan {
+        Plan {
+            inputs: vec![InputPlan { name: "in.dat".into(), bytes: Some(input) }],
+            input_bytes: Some(input),
+            records: Some(input / 100),
+            record_size: 100,
+            memory: 1 << 30,
+            threads: 2,
+            chunk_records_log2: 17,
+            chunk_bytes: 100 << 17,
+            arena_chunks: 10,
+            part_records: 1000,
+            passes: Passes::Two {
+                runs: 3,
+                run_chunks: 10,
+                fan_in: 3,
+                levels: 1,
+                merge_block: 1 << 20,
+            },
+            memory_input_phase: 0,
+            memory_merge_phase: 0,
+            temp,
+            output: "out.dat".into(),
+            output_free,
+        }
+    }
+
+    #[test]
+    fn too_little_temp_or_output_space_is_refused_with_the_numbers() {
+        let dir = std::env::temp_dir();
+        let short =
+            plan_with(vec![TempPlan { dir: dir.clone(), bytes: 5000, free: 4000 }], 5000, None);
+        match short.check_space(None) {
+            Err(EngineError::NoTempSpace { needed: 5000, free: 4000, .. }) => {}
+            other => panic!("expected NoTempSpace, got {other:?}"),
+        }
+        let msg = short.check_space(None).unwrap_err().to_string();
+        assert!(msg.contains("5000") && msg.contains("4000"), "{msg}");
+        // Temp on the output's filesystem must hold the runs and the output together.
+        let dev = std::fs::metadata(&dir).unwrap().dev();
+        let shared = plan_with(
+            vec![TempPlan { dir: dir.clone(), bytes: 5000, free: 9000 }],
+            5000,
+            Some(9000),
+        );
+        assert!(matches!(
+            shared.check_space(Some(dev)),
+            Err(EngineError::NoTempSpace { needed: 10000, .. })
+        ));
+        assert!(shared.check_space(None).is_ok());
+        let no_out = plan_with(vec![], 5000, Some(100));
+        assert!(matches!(
+            no_out.check_space(None),
+            Err(EngineError::NoOutputSpace { needed: 5000, free: 100, .. })
+        ));
     }
 }

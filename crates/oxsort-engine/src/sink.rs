@@ -85,8 +85,9 @@ impl Sink for StdoutSink {
 }
 
 /// Bytes of output staged before a direct write when piece sizes are not known in advance
-/// (duplicate removal): a multiple of the direct-I/O alignment.
-const STAGING_BYTES: usize = 8 << 20;
+/// (duplicate removal, delimited records), at most: a multiple of the direct-I/O alignment,
+/// as large as a transfer the disk runs at full speed with.
+pub(crate) const STAGING_BYTES: u64 = 8 << 20;
 
 /// Collects pieces of arbitrary length and writes them in aligned blocks at consecutive offsets.
 pub(crate) struct Staging {
@@ -96,20 +97,22 @@ pub(crate) struct Staging {
 }
 
 impl Staging {
-    pub(crate) fn new() -> Self {
-        Staging { buf: AlignedBuf::new(STAGING_BYTES), filled: 0, offset: 0 }
+    /// A staging buffer of `size` bytes (a multiple of the direct-I/O alignment).
+    pub(crate) fn new(size: usize) -> Self {
+        Staging { buf: AlignedBuf::new(size), filled: 0, offset: 0 }
     }
 
     /// Appends `data`, writing every full block.
     pub(crate) fn push(&mut self, sink: &mut dyn Sink, mut data: &[u8]) -> Result<()> {
         while !data.is_empty() {
-            let take = data.len().min(STAGING_BYTES - self.filled);
+            let cap = self.buf.len();
+            let take = data.len().min(cap - self.filled);
             self.buf[self.filled..self.filled + take].copy_from_slice(&data[..take]);
             self.filled += take;
             data = &data[take..];
-            if self.filled == STAGING_BYTES {
-                sink.write(self.offset, &self.buf[..STAGING_BYTES], 0)?;
-                self.offset += STAGING_BYTES as u64;
+            if self.filled == cap {
+                sink.write(self.offset, &self.buf[..cap], 0)?;
+                self.offset += cap as u64;
                 self.filled = 0;
             }
         }

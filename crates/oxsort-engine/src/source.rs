@@ -28,6 +28,8 @@ pub(crate) struct Chunk {
     pub(crate) name: Arc<str>,
     /// Its first record's number in that input (0-based).
     pub(crate) first_record: u64,
+    /// Delimited records: where each record starts, and the end (`records + 1` entries).
+    pub(crate) offsets: Vec<u32>,
 }
 
 pub(crate) struct ChunkSource {
@@ -44,6 +46,12 @@ pub(crate) struct ChunkSource {
     file_pos: u64,
     /// The input being read (kept after its end until its last chunk is out).
     name: Arc<str>,
+    /// Records end with this byte (variable length), else they are `record_size` bytes.
+    delim: Option<u8>,
+    /// Delimited records: bytes after the last terminator of the previous chunk.
+    leftover: Vec<u8>,
+    /// Delimited records: records of the current input turned into chunks so far.
+    file_records: u64,
     /// Populated chunk buffers made ahead of the reader by helper threads.
     provision: Option<(Receiver<AlignedBuf>, Vec<JoinHandle<()>>)>,
     pub(crate) files: Vec<FileStats>,
@@ -54,6 +62,7 @@ impl ChunkSource {
     pub(crate) fn new(
         inputs: &[Input],
         record_size: usize,
+        delim: Option<u8>,
         chunk_bytes: usize,
         io: IoOptions,
     ) -> Self {
@@ -68,6 +77,9 @@ impl ChunkSource {
             carry: None,
             file_pos: 0,
             name: Arc::from("-"),
+            delim,
+            leftover: Vec::new(),
+            file_records: 0,
             provision: None,
             files: Vec::new(),
             bytes_read: 0,
@@ -77,7 +89,7 @@ impl ChunkSource {
     /// Starts populating chunk buffers ahead of the reader on `threads` helper threads.
     pub(crate) fn provision(&mut self, threads: usize) {
         let (tx, rx) = bounded::<AlignedBuf>(PROVISION_AHEAD);
-        let size = self.chunk_bytes;
+        let size = self.buf_len();
         let handles = (0..threads.max(1))
             .map(|_| {
                 let tx = tx.clone();
@@ -105,13 +117,16 @@ impl ChunkSource {
 
     /// Gives a chunk buffer back for reuse, so later reads don't fault in fresh memory.
     pub(crate) fn recycle(&mut self, buf: AlignedBuf) {
-        if buf.len() != self.chunk_bytes
-            && buf.len()
-                != oxsort_io::DIRECT_ALIGN * self.chunk_bytes.div_ceil(oxsort_io::DIRECT_ALIGN)
-        {
-            return;
+        if buf.len() == self.buf_len() {
+            self.spare.push(buf);
         }
-        self.spare.push(buf);
+    }
+
+    /// Bytes of a chunk buffer: a chunk, and for delimited records one more byte for a
+    /// terminator added at an input's end; rounded as [`AlignedBuf`] rounds.
+    fn buf_len(&self) -> usize {
+        let want = self.chunk_bytes + usize::from(self.delim.is_some());
+        want.div_ceil(oxsort_io::DIRECT_ALIGN) * oxsort_io::DIRECT_ALIGN
     }
 
     fn open(&mut self, input: Input) -> Result<()> {
@@ -160,6 +175,12 @@ impl ChunkSource {
         Ok(self.peeked.is_none())
     }
 
+    /// Puts a chunk back: the next call to [`ChunkSource::next_chunk`] returns it.
+    pub(crate) fn push_back(&mut self, chunk: Chunk) {
+        debug_assert!(self.peeked.is_none());
+        self.peeked = Some(chunk);
+    }
+
     /// The next chunk, or `None` when every input is exhausted.
     pub(crate) fn next_chunk(&mut self) -> Result<Option<Chunk>> {
         match self.peeked.take() {
@@ -178,9 +199,13 @@ impl ChunkSource {
             }
         }
         // A buffer for the read the reader submits next: a recycled one, else a populated one.
-        let ready = match self.spare.pop() {
-            Some(b) => Some(b),
-            None => self.provision.as_ref().and_then(|(rx, _)| rx.try_recv().ok()),
+        // (Delimited records are copied into chunk buffers; the reader keeps its own.)
+        let ready = if self.delim.is_some() {
+            None
+        } else {
+            self.spare
+                .pop()
+                .or_else(|| self.provision.as_ref().and_then(|(rx, _)| rx.try_recv().ok()))
         };
         let (reader, _, _) = self.current.as_mut().expect("opened above");
         if let Some(b) = ready {
@@ -212,6 +237,9 @@ impl ChunkSource {
     /// final piece) becomes the chunk as it is. Otherwise (chunks that are not a multiple of
     /// the direct-I/O alignment, pipes returning short reads) bytes are copied into a chunk.
     fn read_chunk(&mut self) -> Result<Option<Chunk>> {
+        if let Some(t) = self.delim {
+            return self.read_delimited(t);
+        }
         let r = self.record_size;
         let mut assembling: Option<(AlignedBuf, usize)> = None;
         loop {
@@ -267,6 +295,99 @@ impl ChunkSource {
         }
     }
 
+    /// Builds the next chunk of delimited records: bytes are copied into a chunk buffer (after
+    /// the previous chunk's unfinished record) up to its end or the input's, then cut after the
+    /// last terminator; what follows waits for the next chunk. An input's last record gets a
+    /// terminator if it lacks one (as GNU sort writes it).
+    fn read_delimited(&mut self, t: u8) -> Result<Option<Chunk>> {
+        let cap = self.chunk_bytes;
+        let mut out: Option<AlignedBuf> = None;
+        let mut filled = 0usize;
+        loop {
+            if !self.leftover.is_empty() && out.is_none() {
+                let mut b = self.take_buffer();
+                filled = self.leftover.len();
+                b[..filled].copy_from_slice(&self.leftover);
+                self.leftover.clear();
+                out = Some(b);
+            }
+            if filled == cap {
+                break;
+            }
+            if self.carry.is_none() {
+                match self.next_piece()? {
+                    Some(p) => self.carry = Some((p.buf, 0, p.len, p.offset)),
+                    None => {
+                        // The input ended (or there is none left): its last chunk, whole.
+                        if let Some(mut b) = out.take() {
+                            if filled > 0 {
+                                if b[filled - 1] != t {
+                                    b[filled] = t;
+                                    filled += 1;
+                                }
+                                let chunk = self.delimited_chunk(b, filled, t);
+                                self.file_records = 0;
+                                self.file_pos = 0;
+                                return Ok(Some(chunk));
+                            }
+                            self.spare.push(b);
+                        }
+                        self.file_records = 0;
+                        self.file_pos = 0;
+                        if self.current.is_none() && self.pending.is_empty() {
+                            return Ok(None);
+                        }
+                        continue;
+                    }
+                }
+            }
+            let mut b = match out.take() {
+                Some(b) => b,
+                None => self.take_buffer(),
+            };
+            let (piece, pos, len, _) = self.carry.as_mut().expect("set above");
+            let take = (*len - *pos).min(cap - filled);
+            b[filled..filled + take].copy_from_slice(&piece[*pos..*pos + take]);
+            filled += take;
+            *pos += take;
+            self.file_pos += take as u64;
+            self.bytes_read += take as u64;
+            if *pos == *len {
+                let (piece, ..) = self.carry.take().expect("set above");
+                self.recycle_piece(piece);
+            }
+            out = Some(b);
+        }
+        let b = out.expect("a full chunk");
+        let Some(last) = memchr::memrchr(t, &b[..filled]) else {
+            return Err(EngineError::Config(format!(
+                "{}: a record longer than {cap} bytes (after record {}); give more --memory",
+                self.name, self.file_records
+            )));
+        };
+        self.leftover.extend_from_slice(&b[last + 1..filled]);
+        Ok(Some(self.delimited_chunk(b, last + 1, t)))
+    }
+
+    /// A buffer for a chunk: a recycled one, else a populated one, else a new one. One byte
+    /// more than a chunk, for a terminator added at an input's end.
+    fn take_buffer(&mut self) -> AlignedBuf {
+        self.spare
+            .pop()
+            .or_else(|| self.provision.as_ref().and_then(|(rx, _)| rx.try_recv().ok()))
+            .unwrap_or_else(|| AlignedBuf::new(self.buf_len()))
+    }
+
+    fn delimited_chunk(&mut self, buf: AlignedBuf, len: usize, t: u8) -> Chunk {
+        let mut offsets = Vec::with_capacity(len / 32 + 2);
+        offsets.push(0u32);
+        offsets.extend(memchr::memchr_iter(t, &buf[..len]).map(|i| (i + 1) as u32));
+        let records = offsets.len() - 1;
+        let first_record = self.file_records;
+        self.file_records += records as u64;
+        Chunk { buf, records, name: self.name.clone(), first_record, offsets }
+    }
+
     /// A chunk of `len` bytes that ends at the current position in the current input.
     fn chunk(&self, buf: AlignedBuf, len: usize) -> Chunk {
         let r = self.record_size;
@@ -275,6 +396,7 @@ impl ChunkSource {
             buf,
             name: self.name.clone(),
             first_record: (self.file_pos - len as u64) / r as u64,
+            offsets: Vec::new(),
         }
     }
 

@@ -18,6 +18,8 @@ pub fn checksum_records(data: &[u8], record_size: usize) -> u128 {
 pub struct OrderCheck {
     /// Records seen.
     pub records: u64,
+    /// Bytes they hold.
+    pub bytes: u64,
     /// Sum of their CRC32s.
     pub checksum: u128,
     /// Adjacent pairs out of order.
@@ -39,19 +41,22 @@ pub struct OrderCheck {
 impl OrderCheck {
     /// Checks `data` (whole records of `fmt`) on its own.
     pub fn of(data: &[u8], fmt: &RecordFormat) -> OrderCheck {
-        OrderCheck::of_keys(data, &Keys { fmt: *fmt, spec: None, copy: false })
+        OrderCheck::of_keys(data, &Keys::fixed(*fmt))
     }
 
-    /// Checks `data` with the sort's key model.
+    /// Checks `data` (whole records) with the sort's key model.
     pub(crate) fn of_keys(data: &[u8], keys: &Keys) -> OrderCheck {
-        let r = keys.fmt.record_size;
-        let mut c = OrderCheck { records: (data.len() / r) as u64, ..OrderCheck::default() };
+        let mut c = OrderCheck { bytes: data.len() as u64, ..OrderCheck::default() };
         if keys.copy {
-            // Copy mode has no order to check: only the checksum.
-            c.checksum = checksum_records(data, r);
+            // Copy mode has no order to check: only the count and the checksum.
+            for rec in keys.records(data) {
+                c.records += 1;
+                c.checksum += crc32fast::hash(rec) as u128;
+            }
         } else if keys.general() {
             let (mut prev, mut cur) = (Vec::new(), Vec::new());
-            for (i, rec) in data.chunks_exact(r).enumerate() {
+            for (i, rec) in keys.records(data).enumerate() {
+                c.records += 1;
                 c.checksum += crc32fast::hash(rec) as u128;
                 keys.full_key(rec, &mut cur);
                 if i == 0 {
@@ -63,6 +68,8 @@ impl OrderCheck {
             }
             c.last_key = prev;
         } else {
+            let r = keys.fmt.record_size;
+            c.records = (data.len() / r) as u64;
             let mut prev: Option<[u8; 10]> = None;
             for (i, rec) in data.chunks_exact(r).enumerate() {
                 let k = keys.fmt.key_prefix(rec);
@@ -118,12 +125,62 @@ impl OrderCheck {
             self.first_unordered = next.first_unordered.map(|i| i + self.records);
         }
         self.records += next.records;
+        self.bytes += next.bytes;
         self.checksum += next.checksum;
         self.dropped += next.dropped;
         self.dropped_checksum += next.dropped_checksum;
         self.unordered += next.unordered;
         self.duplicates += next.duplicates;
         self.last_key.clone_from(&next.last_key);
+    }
+}
+
+/// [`OrderCheck`] over a byte stream cut anywhere (a record may straddle two pieces).
+#[derive(Default)]
+pub(crate) struct StreamCheck {
+    carry: Vec<u8>,
+    pub(crate) check: OrderCheck,
+}
+
+impl StreamCheck {
+    /// Checks the next piece of the stream.
+    pub(crate) fn feed(&mut self, mut data: &[u8], keys: &Keys) {
+        if !self.carry.is_empty() {
+            // Complete the record the last piece ended inside.
+            let need = match keys.delim {
+                None => (keys.fmt.record_size - self.carry.len()).min(data.len()),
+                Some(t) => memchr::memchr(t, data).map_or(data.len(), |i| i + 1),
+            };
+            self.carry.extend_from_slice(&data[..need]);
+            data = &data[need..];
+            let whole = match keys.delim {
+                None => self.carry.len() == keys.fmt.record_size,
+                Some(t) => self.carry.last() == Some(&t),
+            };
+            if !whole {
+                return;
+            }
+            let rec = std::mem::take(&mut self.carry);
+            self.check.append(&OrderCheck::of_keys(&rec, keys));
+        }
+        let end = match keys.delim {
+            None => data.len() / keys.fmt.record_size * keys.fmt.record_size,
+            Some(t) => memchr::memrchr(t, data).map_or(0, |i| i + 1),
+        };
+        if end > 0 {
+            self.check.append(&OrderCheck::of_keys(&data[..end], keys));
+        }
+        self.carry.extend_from_slice(&data[end..]);
+    }
+
+    /// The facts of the whole stream; bytes left after the last whole record are counted as
+    /// one more record (a stream never ends inside a record when written right).
+    pub(crate) fn finish(mut self, keys: &Keys) -> OrderCheck {
+        if !self.carry.is_empty() {
+            let rec = std::mem::take(&mut self.carry);
+            self.check.append(&OrderCheck::of_keys(&rec, keys));
+        }
+        self.check
     }
 }
 

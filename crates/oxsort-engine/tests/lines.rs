@@ -1,0 +1,184 @@
+//! Delimited records (`--lines`, `--nul`) through the engine: whole-line order equals
+//! `LC_ALL=C sort -s` byte for byte, GNU `-k` keys equal `LC_ALL=C sort` with the same flags,
+//! on one and two passes, with missing final terminators, empty lines and duplicates.
+
+use std::path::Path;
+use std::process::Command;
+
+use oxsort_engine::{sort, Input, Output, SortConfig};
+use oxsort_format::{parse_gnu_args, RecordLayout};
+use oxsort_testkit::{leftovers, seed, Rng};
+
+const TINY: u64 = (256 << 10) + 400_000;
+
+/// Random lines of 0..max bytes (never the terminator `t`), few distinct when `few`.
+fn lines(n: usize, max: u64, t: u8, few: bool, rng: &mut Rng) -> Vec<u8> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let len = rng.below(max + 1) as usize;
+        for _ in 0..len {
+            let mut b = if few { b'a' + rng.below(3) as u8 } else { rng.below(256) as u8 };
+            if b == t {
+                b = b'x';
+            }
+            out.push(b);
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// Stable whole-record byte order, the final record given its terminator.
+fn reference(data: &[u8], t: u8) -> Vec<u8> {
+    let mut recs: Vec<Vec<u8>> = data.split_inclusive(|&b| b == t).map(|r| r.to_vec()).collect();
+    if let Some(last) = recs.last_mut() {
+        if last.last() != Some(&t) {
+            last.push(t);
+        }
+    }
+    recs.sort_by(|a, b| a[..a.len() - 1].cmp(&b[..b.len() - 1]));
+    recs.concat()
+}
+
+fn gnu_sort(input: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new("sort")
+        .env("LC_ALL", "C")
+        .args(args)
+        .arg(input)
+        .output()
+        .expect("GNU sort runs");
+    assert!(out.status.success());
+    out.stdout
+}
+
+fn config(
+    input: &Path,
+    out: &Path,
+    layout: RecordLayout,
+    memory: u64,
+    fan_in: Option<usize>,
+) -> oxsort_engine::SortConfigBuilder {
+    let mut b = SortConfig::builder(vec![Input::Path(input.into())], Output::Path(out.into()))
+        .layout(layout)
+        .memory(memory)
+        .chunk_records_log2(12);
+    if let Some(f) = fan_in {
+        b = b.max_fan_in(f);
+    }
+    b
+}
+
+const SETUPS: [(u64, Option<usize>, &str); 3] =
+    [(64 << 20, None, "one pass"), (TINY, None, "two passes"), (TINY, Some(2), "multi-level")];
+
+#[test]
+fn lines_sort_like_c_locale_stable_sort() {
+    let mut rng = Rng::new(seed());
+    for &(memory, fan_in, what) in &SETUPS {
+        for (n, max, few) in [
+            (0usize, 10u64, false),
+            (1, 10, false),
+            (3000, 60, false),
+            (5000, 5, true),
+            (2000, 300, false),
+        ] {
+            let d = tempfile::tempdir().unwrap();
+            let (input, out) = (d.path().join("in.txt"), d.path().join("out.txt"));
+            let mut data = lines(n, max, b'\n', few, &mut rng);
+            if n % 2 == 1 {
+                data.pop(); // no final newline
+            }
+            std::fs::write(&input, &data).unwrap();
+            let stats =
+                sort(&config(&input, &out, RecordLayout::LINES, memory, fan_in).build().unwrap())
+                    .unwrap_or_else(|e| panic!("{what} n={n}: {e}"));
+            let got = std::fs::read(&out).unwrap();
+            assert!(got == reference(&data, b'\n'), "{what} n={n} max={max}");
+            assert!(
+                got == gnu_sort(&input, &["-s"]),
+                "{what} n={n}: differs from LC_ALL=C sort -s"
+            );
+            let want_records = reference(&data, b'\n').iter().filter(|&&b| b == b'\n').count();
+            assert_eq!(stats.records, want_records as u64, "{what} n={n}");
+            if n == 2000 && memory == TINY {
+                assert_eq!(stats.passes, 2, "{what}");
+            }
+            assert!(leftovers(d.path()).is_empty());
+        }
+    }
+}
+
+#[test]
+fn nul_terminated_records_and_unique() {
+    let mut rng = Rng::new(seed());
+    for &(memory, fan_in, what) in &SETUPS {
+        let d = tempfile::tempdir().unwrap();
+        let (input, out) = (d.path().join("in.bin"), d.path().join("out.bin"));
+        let data = lines(4000, 8, 0, true, &mut rng);
+        std::fs::write(&input, &data).unwrap();
+        sort(&config(&input, &out, RecordLayout::NUL, memory, fan_in).build().unwrap()).unwrap();
+        assert!(std::fs::read(&out).unwrap() == reference(&data, 0), "{what}");
+        sort(
+            &config(&input, &out, RecordLayout::NUL, memory, fan_in).unique(true).build().unwrap(),
+        )
+        .unwrap();
+        let mut want: Vec<&[u8]> = Vec::new();
+        let sorted = reference(&data, 0);
+        for rec in sorted.split_inclusive(|&b| b == 0) {
+            if want.last() != Some(&rec) {
+                want.push(rec);
+            }
+        }
+        assert!(std::fs::read(&out).unwrap() == want.concat(), "{what} unique");
+    }
+}
+
+#[test]
+fn gnu_keys_match_gnu_sort() {
+    let mut rng = Rng::new(seed());
+    let d = tempfile::tempdir().unwrap();
+    let (input, out) = (d.path().join("in.txt"), d.path().join("out.txt"));
+    let mut data = Vec::new();
+    for _ in 0..3000 {
+        let a = rng.below(20);
+        let b = rng.below(1000) as i64 - 500;
+        let c: String = (0..rng.below(6)).map(|_| (b'a' + rng.below(4) as u8) as char).collect();
+        data.extend_from_slice(format!("{c},{b},{a}\n").as_bytes());
+    }
+    std::fs::write(&input, &data).unwrap();
+    let cases: [&[&str]; 4] = [
+        &["-t", ",", "-k2,2n"],
+        &["-t", ",", "-k3,3n", "-k1,1r"],
+        &["-t", ",", "-k2,2nr", "-s"],
+        &["-t", ",", "-k3,3", "-u"],
+    ];
+    for args in cases {
+        let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let gnu = parse_gnu_args(&owned).unwrap();
+        for &(memory, fan_in, what) in &SETUPS {
+            let cfg = config(&input, &out, RecordLayout::LINES, memory, fan_in)
+                .key(gnu.key.clone())
+                .unique(gnu.unique)
+                .build()
+                .unwrap();
+            sort(&cfg).unwrap_or_else(|e| panic!("{args:?} {what}: {e}"));
+            let got = std::fs::read(&out).unwrap();
+            assert!(got == gnu_sort(&input, args), "{args:?} {what}: differs from LC_ALL=C sort");
+        }
+    }
+}
+
+#[test]
+fn a_record_longer_than_a_chunk_is_a_clear_error() {
+    let d = tempfile::tempdir().unwrap();
+    let (input, out) = (d.path().join("in.txt"), d.path().join("out.txt"));
+    let mut data = b"short\n".to_vec();
+    data.extend(std::iter::repeat_n(b'x', 20_000));
+    data.push(b'\n');
+    std::fs::write(&input, &data).unwrap();
+    let e = sort(&config(&input, &out, RecordLayout::LINES, 64 << 20, None).build().unwrap())
+        .unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("in.txt") && msg.contains("longer than"), "{msg}");
+    assert!(!out.exists());
+}

@@ -357,6 +357,16 @@ fn statistics(cmd: &NsortCommand, m: &Mapped, stats: &SortStats) -> String {
         let _ = writeln!(s, "  I/O busy:     {busy:>10.3} s (busiest file)");
         let _ = writeln!(s, "  CPU user:     {:>10.3} s", p.user_s);
         let _ = writeln!(s, "  CPU sys:      {:>10.3} s", p.sys_s);
+        let _ = writeln!(s, "  {:<10} {:>10} {:>10} {:>7}", "Thread", "User", "Sys", "Busy");
+        for t in &p.threads {
+            let busy =
+                if p.elapsed_s > 0.0 { 100.0 * (t.user_s + t.sys_s) / p.elapsed_s } else { 0.0 };
+            let _ = writeln!(
+                s,
+                "  {:<10} {:>8.3} s {:>8.3} s {:>6.1}%",
+                t.name, t.user_s, t.sys_s, busy
+            );
+        }
         let _ = writeln!(
             s,
             "  {:<FILE_COLUMN$} {:<5} {:>9} {:>10} {:>15} {:>13}",

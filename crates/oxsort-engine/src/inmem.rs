@@ -197,6 +197,7 @@ pub(crate) fn load(
             let job_rx = job_rx.clone();
             let res_tx = res_tx.clone();
             s.spawn(move || {
+                let _meter = crate::stats::ThreadMeter::new("sort");
                 for (c, chunk) in job_rx {
                     let mut entries = Vec::with_capacity(chunk.records);
                     let facts = chunk_entries(ctx, c, &chunk, &mut entries);
@@ -441,6 +442,7 @@ pub(crate) fn emit(
             let (cuts, sizes, offsets, next, locate, runs, writing) =
                 (&cuts, &sizes, &offsets, &next, &locate, &runs, &writing);
             s.spawn(move || {
+                let _meter = crate::stats::ThreadMeter::new("output");
                 let mut entries: Vec<Entry> = Vec::new();
                 let mut key_buf = Vec::new();
                 loop {

@@ -52,7 +52,7 @@ pub use config::{Input, Mode, Output, RecordFormat, SortConfig, SortConfigBuilde
 pub use error::{EngineError, Result};
 pub use plan::{plan, InputPlan, Passes, Plan, TempPlan};
 pub use progress::{Phase, Progress, ProgressFn};
-pub use stats::{human_bytes, FileStats, PhaseStats, SortStats};
+pub use stats::{human_bytes, FileStats, PhaseStats, SortStats, ThreadStats};
 pub use sysinfo::{available_memory, cores, peak_rss};
 pub use verify::{checksum_hex, checksum_records, OrderCheck};
 

@@ -256,6 +256,7 @@ pub(crate) fn merge(
 
     let outcome = std::thread::scope(|s| -> Result<OrderCheck> {
         let verifier = s.spawn(move || {
+            let _meter = crate::stats::ThreadMeter::new("verify");
             // Output blocks may cut a delimited record in two: check them as a stream.
             let mut check = StreamCheck::default();
             for (buf, len, off) in full_rx {
@@ -269,6 +270,7 @@ pub(crate) fn merge(
             check.finish(keys)
         });
         let writer = s.spawn(move || -> Result<()> {
+            let _meter = crate::stats::ThreadMeter::new("write");
             for (buf, len, off) in checked_rx {
                 sink.write(off, &buf[..len], 0)?;
                 reporter.report(Phase::Merge, off + len as u64, Some(total));

@@ -93,11 +93,14 @@ impl ChunkSource {
         let handles = (0..threads.max(1))
             .map(|_| {
                 let tx = tx.clone();
-                std::thread::spawn(move || loop {
-                    let mut b = AlignedBuf::new(size);
-                    b.prefault(1);
-                    if tx.send(b).is_err() {
-                        return;
+                std::thread::spawn(move || {
+                    let _meter = crate::stats::ThreadMeter::new("prefault");
+                    loop {
+                        let mut b = AlignedBuf::new(size);
+                        b.prefault(1);
+                        if tx.send(b).is_err() {
+                            return;
+                        }
                     }
                 })
             })

@@ -35,6 +35,40 @@ impl FileStats {
     }
 }
 
+/// CPU of one thread during a phase.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ThreadStats {
+    /// What the thread did: `main`, `sort`, `prefault`, `output`, `verify`, `write`.
+    pub name: &'static str,
+    /// User CPU seconds.
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
+}
+
+/// Threads that ended since the current phase began (each records itself when it ends).
+static ENDED: std::sync::Mutex<Vec<ThreadStats>> = std::sync::Mutex::new(Vec::new());
+
+/// Records the calling thread's CPU under `name` when dropped: hold one for a worker's life.
+pub(crate) struct ThreadMeter(&'static str);
+
+impl ThreadMeter {
+    pub(crate) fn new(name: &'static str) -> Self {
+        ThreadMeter(name)
+    }
+}
+
+impl Drop for ThreadMeter {
+    fn drop(&mut self) {
+        let (user_s, sys_s) = sysinfo::thread_cpu_times();
+        ENDED.lock().unwrap_or_else(|e| e.into_inner()).push(ThreadStats {
+            name: self.0,
+            user_s,
+            sys_s,
+        });
+    }
+}
+
 /// One phase of the sort.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PhaseStats {
@@ -48,6 +82,8 @@ pub struct PhaseStats {
     pub sys_s: f64,
     /// Files read and written.
     pub files: Vec<FileStats>,
+    /// Threads of the phase (those of one kind summed), the calling thread first.
+    pub threads: Vec<ThreadStats>,
 }
 
 /// Everything measured about one sort.
@@ -90,20 +126,40 @@ pub(crate) struct PhaseTimer {
     name: &'static str,
     t0: Instant,
     cpu0: (f64, f64),
+    main0: (f64, f64),
 }
 
 impl PhaseTimer {
     pub(crate) fn start(name: &'static str) -> Self {
-        PhaseTimer { name, t0: Instant::now(), cpu0: sysinfo::cpu_times() }
+        ENDED.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        PhaseTimer {
+            name,
+            t0: Instant::now(),
+            cpu0: sysinfo::cpu_times(),
+            main0: sysinfo::thread_cpu_times(),
+        }
     }
     pub(crate) fn finish(self, files: Vec<FileStats>) -> PhaseStats {
         let (u, s) = sysinfo::cpu_times();
+        let (mu, ms) = sysinfo::thread_cpu_times();
+        let mut threads =
+            vec![ThreadStats { name: "main", user_s: mu - self.main0.0, sys_s: ms - self.main0.1 }];
+        for t in ENDED.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            match threads.iter_mut().find(|x| x.name == t.name) {
+                Some(x) => {
+                    x.user_s += t.user_s;
+                    x.sys_s += t.sys_s;
+                }
+                None => threads.push(t),
+            }
+        }
         PhaseStats {
             name: self.name,
             elapsed_s: self.t0.elapsed().as_secs_f64(),
             user_s: u - self.cpu0.0,
             sys_s: s - self.cpu0.1,
             files,
+            threads,
         }
     }
 }
@@ -165,6 +221,20 @@ impl SortStats {
                 "  {:<7} elapsed {:>8.3} s  cpu user {:>7.3} s  sys {:>7.3} s",
                 p.name, p.elapsed_s, p.user_s, p.sys_s
             );
+            for t in &p.threads {
+                let _ = writeln!(
+                    s,
+                    "          thread {:<9} user {:>7.3} s  sys {:>7.3} s  busy {:>5.1}%",
+                    t.name,
+                    t.user_s,
+                    t.sys_s,
+                    if p.elapsed_s > 0.0 {
+                        100.0 * (t.user_s + t.sys_s) / p.elapsed_s
+                    } else {
+                        0.0
+                    }
+                );
+            }
             for f in &p.files {
                 let _ = writeln!(
                     s,

@@ -73,8 +73,17 @@ fn status_kb(field: &str) -> Option<u64> {
 /// CPU time of this process so far: (user, system) in seconds, from `/proc/self/stat`
 /// (clock ticks of 1/100 s, the Linux `USER_HZ` on every architecture it exports to user space).
 pub fn cpu_times() -> (f64, f64) {
+    stat_cpu("/proc/self/stat")
+}
+
+/// CPU time of the calling thread so far: (user, system) in seconds.
+pub fn thread_cpu_times() -> (f64, f64) {
+    stat_cpu("/proc/thread-self/stat")
+}
+
+fn stat_cpu(path: &str) -> (f64, f64) {
     const USER_HZ: f64 = 100.0;
-    let Ok(s) = fs::read_to_string("/proc/self/stat") else { return (0.0, 0.0) };
+    let Ok(s) = fs::read_to_string(path) else { return (0.0, 0.0) };
     // Fields after the command name, which is in parentheses and may hold spaces.
     let Some(rest) = s.rfind(')').map(|i| &s[i + 2..]) else { return (0.0, 0.0) };
     let f: Vec<&str> = rest.split_whitespace().collect();

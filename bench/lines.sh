@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# oxsort sort --lines against the I/O floor and GNU sort, measured in one session.
+#
+# usage: bench/lines.sh [BYTES] [RUNS] [SCRATCH_DIR]
+#   BYTES        bytes of random text lines of 10-200 printable bytes (default 4000000000)
+#   RUNS         runs per measurement (default 3; medians reported)
+#   SCRATCH_DIR  where data goes (default bench/scratch)
+#   MEMORY=5G    environment: --memory of oxsort and -S of GNU sort
+#
+# Targets (issue: general records): oxsort --lines <= 1.50 x the one-pass copy floor and at
+# least 8 x faster than LC_ALL=C sort -S MEMORY --parallel=2. Every oxsort output is compared
+# with GNU sort's (LC_ALL=C sort -s gives the same bytes) by checksum of the file.
+# Raw rows go to bench/runs/<date>/lines.csv; medians and ratios are appended to summary.md.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+bytes=${1:-4000000000}
+runs=${2:-3}
+scratch=${3:-$top/bench/scratch}
+memory=${MEMORY:-5G}
+iofloor=$top/../shared/tools/iofloor
+[ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+
+cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli -p oxsort-testkit --examples --bins >&2
+bin=$top/target/release
+mkdir -p "$scratch"
+out=$top/bench/runs/$(date +%Y-%m-%d)
+mkdir -p "$out"
+csv=$out/lines.csv
+[ -f "$csv" ] || echo "timestamp,case,tool,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s" > "$csv"
+
+drop() { sync; if [ "$(id -u)" = 0 ]; then echo 3 > /proc/sys/vm/drop_caches; fi; }
+median() { sort -g | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+timed() {
+  drop
+  local log=$scratch/time.$$ t0 t1
+  t0=$(date +%s%N)
+  /usr/bin/time -f %M -o "$log" "$@" >/dev/null 2>"$scratch/stderr.$$" || { cat "$scratch/stderr.$$" >&2; return 1; }
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" -v m="$(tail -1 "$log")" 'BEGIN{printf "%.3f %d\n", (b-a)/1e9, m}'
+}
+
+in=$scratch/lines.in
+o=$scratch/lines.out
+g=$scratch/lines.gnu
+rm -f "$in" "$o" "$g"
+[ "$(df --output=avail -B1 "$scratch" | tail -1)" -gt $((bytes * 4)) ] || { echo "not enough space in $scratch" >&2; exit 1; }
+"$bin/examples/gen_lines" "$bytes" 7 > "$in"
+floor=$("$iofloor" "$in" "$scratch" "$runs")
+copy=$(echo "$floor" | sed 's/.*"copy_s": \([0-9.]*\).*/\1/')
+
+ox=(); gnu=(); rss=()
+for ((i = 1; i <= runs; i++)); do
+  rm -f "$o"
+  read -r s m < <(timed "$bin/oxsort" sort --lines "$in" -o "$o" --memory "$memory" --no-progress)
+  ox+=("$s"); rss+=("$m")
+  echo "$(date -Iseconds),lines,oxsort,$bytes,$memory,2,$i,$s,$m,$copy" >> "$csv"
+done
+for ((i = 1; i <= runs; i++)); do
+  rm -f "$g"
+  read -r s m < <(timed env LC_ALL=C sort -S "$memory" --parallel=2 -T "$scratch" -o "$g" "$in")
+  gnu+=("$s")
+  echo "$(date -Iseconds),lines,gnu-sort,$bytes,$memory,2,$i,$s,$m,$copy" >> "$csv"
+done
+same=$(cmp -s "$o" "$g" && echo "identical" || echo "DIFFERENT")
+rm -f "$in" "$o" "$g"; sync
+oxm=$(printf '%s\n' "${ox[@]}" | median)
+gm=$(printf '%s\n' "${gnu[@]}" | median)
+{
+  echo "### lines: $bytes bytes of 10-200 byte lines, --memory $memory ($(date -Iseconds))"
+  echo
+  echo "- I/O floor (iofloor, median of $runs): $floor"
+  echo "- oxsort sort --lines: median $oxm s over runs [${ox[*]}]; **$(awk -v a="$oxm" -v b="$copy" 'BEGIN{printf "%.3f", a/b}') x the one-pass floor** (target <= 1.50); peak RSS max $(( $(printf '%s\n' "${rss[@]}" | sort -g | tail -1) / 1024 )) MiB"
+  echo "- GNU sort (LC_ALL=C, -S $memory, --parallel=2): median $gm s over runs [${gnu[*]}]; **oxsort is $(awk -v a="$gm" -v b="$oxm" 'BEGIN{printf "%.1f", a/b}') x faster** (target >= 8); outputs $same"
+  echo
+} | tee -a "$out/summary.md"

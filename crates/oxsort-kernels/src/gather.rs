@@ -106,3 +106,56 @@ pub fn par_gather<'a, L: Fn(u64) -> &'a [u8] + Sync>(
             .for_each(|(e, o)| gather(e, rec_size, locate, o));
     });
 }
+
+/// [`gather`] for records of varying length (delimited text): copies `locate(index)` of every
+/// entry, in entry order, back to back into `out`, and returns the bytes written. The records of
+/// the next batch are located and prefetched while the current batch is copied.
+///
+/// # Panics
+/// If `out` is too small for the records.
+pub fn gather_var<'a, L: Fn(u64) -> &'a [u8]>(
+    entries: &[Entry],
+    locate: L,
+    out: &mut [u8],
+) -> usize {
+    let mut batches = entries.chunks(GATHER_PREFETCH_DISTANCE);
+    let mut cur: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
+    let mut next: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
+    let resolve = |batch: Option<&[Entry]>, into: &mut Vec<&'a [u8]>| {
+        into.clear();
+        for &e in batch.unwrap_or(&[]) {
+            let rec = locate(entry_index(e));
+            prefetch_record(rec);
+            into.push(rec);
+        }
+    };
+    resolve(batches.next(), &mut cur);
+    let mut pos = 0;
+    while !cur.is_empty() {
+        resolve(batches.next(), &mut next);
+        for rec in &cur {
+            out[pos..pos + rec.len()].copy_from_slice(rec);
+            pos += rec.len();
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+    pos
+}
+
+#[cfg(test)]
+mod var_tests {
+    use super::*;
+    use crate::entry::make_entry;
+
+    #[test]
+    fn gather_var_copies_records_of_any_length_in_entry_order() {
+        let recs: Vec<Vec<u8>> = (0..300u64).map(|i| vec![i as u8; (i % 7) as usize]).collect();
+        let order: Vec<u64> = (0..300u64).map(|i| (i * 113) % 300).collect();
+        let entries: Vec<Entry> = order.iter().map(|&i| make_entry(&[0; 10], i)).collect();
+        let want: Vec<u8> = order.iter().flat_map(|&i| recs[i as usize].clone()).collect();
+        let mut out = vec![0u8; want.len() + 5];
+        let n = gather_var(&entries, |i| &recs[i as usize], &mut out);
+        assert_eq!(n, want.len());
+        assert_eq!(&out[..n], &want[..]);
+    }
+}

@@ -124,6 +124,9 @@ pub struct SortConfig {
     pub(crate) io: IoOptions,
     pub(crate) chunk_records_log2: Option<u32>,
     pub(crate) max_fan_in: Option<usize>,
+    pub(crate) transfer: usize,
+    pub(crate) read_depth: usize,
+    pub(crate) merge_block: usize,
     pub(crate) progress: Option<ProgressFn>,
 }
 
@@ -164,6 +167,9 @@ impl SortConfig {
             io: IoOptions::default(),
             chunk_records_log2: None,
             max_fan_in: None,
+            transfer: None,
+            read_depth: None,
+            merge_block: None,
             progress: None,
         }
     }
@@ -199,6 +205,14 @@ impl SortConfig {
     pub fn key(&self) -> Option<&KeySpec> {
         self.key.as_deref()
     }
+    /// Bytes read per input transfer.
+    pub fn transfer_size(&self) -> usize {
+        self.transfer
+    }
+    /// Input transfers in flight.
+    pub fn read_depth(&self) -> usize {
+        self.read_depth
+    }
     /// Whether only the first record of each run of equal keys is kept.
     pub fn unique(&self) -> bool {
         self.unique
@@ -225,10 +239,30 @@ pub struct SortConfigBuilder {
     io: IoOptions,
     chunk_records_log2: Option<u32>,
     max_fan_in: Option<usize>,
+    transfer: Option<usize>,
+    read_depth: Option<usize>,
+    merge_block: Option<usize>,
     progress: Option<ProgressFn>,
 }
 
 impl SortConfigBuilder {
+    /// Bytes read per input transfer (default [`tuning::TRANSFER_TARGET`]); rounded to whole
+    /// records and to the direct-I/O alignment.
+    pub fn transfer_size(mut self, bytes: usize) -> Self {
+        self.transfer = Some(bytes);
+        self
+    }
+    /// Input transfers in flight (default [`tuning::READ_DEPTH`]).
+    pub fn read_depth(mut self, n: usize) -> Self {
+        self.read_depth = Some(n);
+        self
+    }
+    /// Bytes read per run per transfer in the merge, at most (default
+    /// [`tuning::MERGE_BLOCK_MAX`]).
+    pub fn merge_block(mut self, bytes: usize) -> Self {
+        self.merge_block = Some(bytes);
+        self
+    }
     /// Record layout (default: 100-byte records). Overrides the record size of
     /// [`SortConfigBuilder::format`].
     pub fn layout(mut self, layout: RecordLayout) -> Self {
@@ -317,7 +351,10 @@ impl SortConfigBuilder {
         };
         format.record_size = size;
         let mut key = None;
-        if let Some(spec) = self.key {
+        // On delimited records, a key that is the whole record in ascending byte order (GNU
+        // sort without -k) is the raw-bytes order: no need to normalize every record.
+        let spec = self.key.filter(|k| !(delim.is_some() && whole_record_bytes(k)));
+        if let Some(spec) = spec {
             let spec = spec.for_layout(layout).map_err(|e| EngineError::Config(e.to_string()))?;
             match spec.fast_path(layout).filter(|_| delim.is_none()) {
                 Some(fast) => {
@@ -354,6 +391,15 @@ impl SortConfigBuilder {
                 )));
             }
         }
+        if matches!(self.transfer, Some(t) if !(4096..=1 << 30).contains(&t)) {
+            return Err(EngineError::Config("the transfer size must be 4 KiB to 1 GiB".into()));
+        }
+        if matches!(self.read_depth, Some(d) if !(1..=64).contains(&d)) {
+            return Err(EngineError::Config("transfers in flight must be 1 to 64".into()));
+        }
+        if matches!(self.merge_block, Some(b) if !(4096..=1 << 30).contains(&b)) {
+            return Err(EngineError::Config("the merge block must be 4 KiB to 1 GiB".into()));
+        }
         if matches!(self.max_fan_in, Some(f) if f < 2) {
             return Err(EngineError::Config("merge fan-in must be at least 2".into()));
         }
@@ -381,9 +427,24 @@ impl SortConfigBuilder {
             io: self.io,
             chunk_records_log2: self.chunk_records_log2,
             max_fan_in: self.max_fan_in,
+            transfer: self.transfer.unwrap_or(tuning::TRANSFER_TARGET),
+            read_depth: self.read_depth.unwrap_or(tuning::READ_DEPTH),
+            merge_block: self.merge_block.map_or(tuning::MERGE_BLOCK_MAX, |b| b / 4096 * 4096),
             progress: self.progress,
         })
     }
+}
+
+/// Whether every field of `key` is the whole record as ascending bytes (several such fields
+/// order as one).
+fn whole_record_bytes(key: &KeySpec) -> bool {
+    use oxsort_format::{ColumnSpan, FieldLoc, FieldType};
+    !key.fields.is_empty()
+        && key.fields.iter().all(|f| {
+            f.kind == FieldType::Char
+                && !f.descending
+                && matches!(f.loc, FieldLoc::Columns(c) if c == ColumnSpan::whole())
+        })
 }
 
 /// The output's directory, or the current one for stdout.

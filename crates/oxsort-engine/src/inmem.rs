@@ -358,6 +358,8 @@ struct Piece {
     buf: AlignedBuf,
     pad: usize,
     len: usize,
+    /// Where the piece goes in the output (unless staged).
+    off: u64,
     check: OrderCheck,
 }
 
@@ -383,25 +385,6 @@ pub(crate) fn emit(
     let sizes: Vec<usize> =
         (0..parts).map(|p| cuts.iter().map(|c| c[p + 1] - c[p]).sum::<usize>()).collect();
     let delimited = keys.delim.is_some();
-    // Fixed records: every part's place in the output is known now. (For delimited records and
-    // with -u the sizes are known only piece by piece: pieces are then staged and written in
-    // sequence.)
-    let r_or_0 = if delimited { 0 } else { r };
-    let mut offsets = Vec::with_capacity(parts + 1);
-    let mut acc = 0u64;
-    for s in &sizes {
-        offsets.push(acc);
-        acc += (*s * r_or_0) as u64;
-    }
-    offsets.push(acc);
-    if !delimited && acc != n * r as u64 {
-        return Err(EngineError::Internal(format!(
-            "output parts hold {} bytes, the load {} bytes",
-            acc,
-            n * r as u64
-        )));
-    }
-
     let log2 = g.chunk_log2;
     let mask = (1u64 << log2) - 1;
     let chunks = &loaded.chunks;
@@ -416,8 +399,50 @@ pub(crate) fn emit(
             &chunks[c][i * r..(i + 1) * r]
         }
     };
+    // Every part's place in the output is known before any is built: parts of fixed records
+    // hold records × size bytes; parts of delimited records add up their records' lengths (on
+    // all threads). With -u sizes are known only piece by piece: pieces are then staged and
+    // written in sequence.
     let unique = ctx.unique;
-    let streamed = unique || delimited;
+    let streamed = unique;
+    let part_bytes: Vec<u64> = if !delimited {
+        sizes.iter().map(|&s| (s * r) as u64).collect()
+    } else if streamed {
+        vec![0; parts]
+    } else {
+        let mut bytes = vec![0u64; parts];
+        let per = parts.div_ceil(threads);
+        std::thread::scope(|s| {
+            for (t, out) in bytes.chunks_mut(per).enumerate() {
+                let (cuts, runs, locate) = (&cuts, &runs, &locate);
+                s.spawn(move || {
+                    for (k, b) in out.iter_mut().enumerate() {
+                        let p = t * per + k;
+                        *b = cuts
+                            .iter()
+                            .enumerate()
+                            .flat_map(|(j, c)| runs[j][c[p]..c[p + 1]].iter())
+                            .map(|&e| locate(oxsort_kernels::entry_index(e)).len() as u64)
+                            .sum();
+                    }
+                });
+            }
+        });
+        bytes
+    };
+    let mut offsets = Vec::with_capacity(parts + 1);
+    let mut acc = 0u64;
+    for b in &part_bytes {
+        offsets.push(acc);
+        acc += b;
+    }
+    offsets.push(acc);
+    if !streamed && acc != loaded.bytes {
+        return Err(EngineError::Internal(format!(
+            "output parts hold {acc} bytes, the load {} bytes",
+            loaded.bytes
+        )));
+    }
     let total_bytes = loaded.bytes;
     let mut staging = streamed.then(|| Staging::new(g.staging_bytes));
 
@@ -459,6 +484,7 @@ pub(crate) fn emit(
                     }
                     sort_microrun(keys, &mut entries, locate);
                     let pieces = sizes[p].div_ceil(piece_records).max(1);
+                    let mut off = offsets[p];
                     for (seq, ents) in entries.chunks(piece_records).enumerate() {
                         if seq > 0 {
                             // Wait for this part's turn before gathering more of it.
@@ -468,7 +494,6 @@ pub(crate) fn emit(
                                 w = cv.wait(w).unwrap_or_else(|e| e.into_inner());
                             }
                         }
-                        let off = offsets[p] + (seq * piece_records * r_or_0) as u64;
                         let pad = if streamed { 0 } else { (off % 4096) as usize };
                         let len = if delimited {
                             ents.iter().map(|&e| locate(oxsort_kernels::entry_index(e)).len()).sum()
@@ -480,7 +505,7 @@ pub(crate) fn emit(
                             _ => AlignedBuf::new(pad + len),
                         };
                         if delimited {
-                            gather_var(ents, locate, &mut buf[..len]);
+                            oxsort_kernels::gather_var(ents, locate, &mut buf[pad..pad + len]);
                         } else {
                             oxsort_kernels::gather(ents, r, locate, &mut buf[pad..pad + len]);
                         }
@@ -500,8 +525,9 @@ pub(crate) fn emit(
                         };
                         check.dropped = dropped;
                         check.dropped_checksum = dropped_checksum;
-                        let piece =
-                            Piece { part: p, seq, last: seq + 1 == pieces, buf, pad, len, check };
+                        let last = seq + 1 == pieces;
+                        let piece = Piece { part: p, seq, last, buf, pad, len, off, check };
+                        off += len as u64;
                         if done_tx.send(piece).is_err() {
                             return;
                         }
@@ -514,6 +540,7 @@ pub(crate) fn emit(
                             buf: AlignedBuf::new(0),
                             pad: 0,
                             len: 0,
+                            off: offsets[p],
                             check: OrderCheck::default(),
                         };
                         if done_tx.send(piece).is_err() {
@@ -533,8 +560,7 @@ pub(crate) fn emit(
                     let data = &piece.buf[piece.pad..piece.pad + piece.len];
                     match &mut staging {
                         None => {
-                            let off = offsets[want] + (want_seq * piece_records * r) as u64;
-                            sink.write(off, data, piece.pad)?;
+                            sink.write(piece.off, data, piece.pad)?;
                             check.append(&piece.check);
                         }
                         Some(st) => {
@@ -637,14 +663,4 @@ fn dedupe(keys: &Keys, data: &mut [u8], key_buf: &mut Vec<u8>) -> (usize, u64, u
         }
     }
     (kept_end, dropped, dropped_sum)
-}
-
-/// Copies variable-length records into `out` in entry order (`out` holds exactly their bytes).
-fn gather_var<'a>(entries: &[Entry], locate: impl Fn(u64) -> &'a [u8], out: &mut [u8]) {
-    let mut pos = 0;
-    for &e in entries {
-        let rec = locate(oxsort_kernels::entry_index(e));
-        out[pos..pos + rec.len()].copy_from_slice(rec);
-        pos += rec.len();
-    }
 }

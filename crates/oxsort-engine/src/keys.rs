@@ -48,6 +48,12 @@ impl Keys {
         (self.spec.is_some() || self.delim.is_some()) && !self.copy
     }
 
+    /// Whether keys are whole delimited records as raw bytes (no key given).
+    #[inline]
+    pub(crate) fn raw_lines(&self) -> bool {
+        self.delim.is_some() && self.spec.is_none() && !self.copy
+    }
+
     /// The records of `data`, each with its terminator (`data` holds whole records).
     #[inline]
     pub(crate) fn records<'a>(&self, data: &'a [u8]) -> Records<'a> {

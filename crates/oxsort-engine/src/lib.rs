@@ -94,6 +94,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     };
     let mut source =
         ChunkSource::new(&cfg.inputs, fmt.record_size, cfg.delim, g.chunk_bytes, cfg.io.clone());
+    source.read_depth = cfg.read_depth;
     source.provision(cfg.threads);
     let mut in_checksum = 0u128;
     let mut in_records = 0u64;

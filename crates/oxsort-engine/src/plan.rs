@@ -4,7 +4,7 @@
 //! ```text
 //!  memory budget M
 //!  ├── fixed overhead
-//!  ├── read-ahead: READ_DEPTH chunks in flight
+//!  ├── read-ahead: read_depth chunks in flight (+ PROVISION_AHEAD populated ahead)
 //!  ├── output window: threads × PARTS_IN_FLIGHT_PER_THREAD parts × part_records × (record + entry)
 //!  └── arena: C chunks × (2^log2 records × (record + 16-byte entry))
 //!        one pass  when every input chunk fits in C
@@ -141,7 +141,7 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
     let mut log2 = match cfg.chunk_records_log2 {
         Some(l) => l,
         None => {
-            let mut l = ((TRANSFER_TARGET as u64 / r).max(1)).ilog2().max(MIN_CHUNK_RECORDS_LOG2);
+            let mut l = ((cfg.transfer as u64 / r).max(1)).ilog2().max(MIN_CHUNK_RECORDS_LOG2);
             // At least ~16 chunks in the arena so run formation overlaps reading with sorting.
             while l > MIN_CHUNK_RECORDS_LOG2 && (r << l) * 16 > m {
                 l -= 1;
@@ -161,7 +161,7 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
     let part_records = ((spare / 8) / (window_parts * per_rec)).clamp(1, MAX_PART_RECORDS as u64);
     let window = window_parts * (align_up(part_records * r) + 4096 + part_records * ENTRY_BYTES);
     let staging = staging_bytes(m);
-    let read_ahead = (READ_DEPTH + PROVISION_AHEAD) as u64 * chunk_alloc + staging as u64;
+    let read_ahead = (cfg.read_depth + PROVISION_AHEAD) as u64 * chunk_alloc + staging as u64;
     let fixed = FIXED_OVERHEAD + window + read_ahead;
     let arena_chunks = m.saturating_sub(fixed) / chunk_cost;
     if arena_chunks == 0 {
@@ -171,7 +171,7 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
             why: format!(
                 "one chunk of {chunk_records} records, {} chunks read or prepared ahead and \
                  {window_parts} output parts in flight",
-                READ_DEPTH + PROVISION_AHEAD
+                cfg.read_depth + PROVISION_AHEAD
             ),
         });
     }
@@ -195,7 +195,7 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
     let window_parts = threads * PARTS_IN_FLIGHT_PER_THREAD as u64;
     // A chunk of one-byte records costs 21 bytes of memory per chunk byte: keep one chunk well
     // under the budget.
-    let mut chunk = TRANSFER_TARGET as u64;
+    let mut chunk = cfg.transfer as u64;
     if let Some(l) = cfg.chunk_records_log2 {
         chunk = chunk.min(1 << l);
     }
@@ -210,7 +210,7 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
     let part_records = ((spare / 8) / (window_parts * per_rec)).clamp(1, MAX_PART_RECORDS as u64);
     let window = window_parts * (part_records * per_rec + 4096);
     let staging = staging_bytes(m);
-    let read_ahead = (READ_DEPTH + PROVISION_AHEAD) as u64 * chunk_alloc + staging as u64;
+    let read_ahead = (cfg.read_depth + PROVISION_AHEAD) as u64 * chunk_alloc + staging as u64;
     let fixed = FIXED_OVERHEAD + window + read_ahead;
     let arena_bytes = m.saturating_sub(fixed);
     let worst_chunk = chunk_alloc + chunk * (ENTRY_BYTES + 4);
@@ -266,7 +266,8 @@ pub(crate) fn merge_shape(cfg: &SortConfig, runs: u64) -> Result<(u64, u32, usiz
         reach = reach.saturating_mul(fan_in);
         levels += 1;
     }
-    let block = ((m / (2 * k + out)) / 4096 * 4096).clamp(min_block, MERGE_BLOCK_MAX as u64);
+    let block = ((m / (2 * k + out)) / 4096 * 4096)
+        .clamp(min_block, (cfg.merge_block as u64).max(min_block));
     Ok((fan_in, levels, block as usize, FIXED_OVERHEAD + (2 * k + out) * block))
 }
 

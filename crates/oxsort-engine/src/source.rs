@@ -18,7 +18,7 @@ use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
 use crate::config::Input;
 use crate::error::{EngineError, Result};
 use crate::stats::FileStats;
-use crate::tuning::{PROVISION_AHEAD, READ_DEPTH};
+use crate::tuning::PROVISION_AHEAD;
 
 /// A chunk of whole records read from one input.
 pub(crate) struct Chunk {
@@ -48,6 +48,8 @@ pub(crate) struct ChunkSource {
     name: Arc<str>,
     /// Records end with this byte (variable length), else they are `record_size` bytes.
     delim: Option<u8>,
+    /// Input transfers in flight.
+    pub(crate) read_depth: usize,
     /// Delimited records: bytes after the last terminator of the previous chunk.
     leftover: Vec<u8>,
     /// Delimited records: records of the current input turned into chunks so far.
@@ -78,6 +80,7 @@ impl ChunkSource {
             file_pos: 0,
             name: Arc::from("-"),
             delim,
+            read_depth: crate::tuning::READ_DEPTH,
             leftover: Vec::new(),
             file_records: 0,
             provision: None,
@@ -147,7 +150,7 @@ impl ChunkSource {
         let end = if file.is_seekable() { file.len()? } else { u64::MAX };
         let direct = file.is_direct();
         let mut reader =
-            Reader::new(Arc::new(file), 0..end, self.chunk_bytes, READ_DEPTH, &self.io)?;
+            Reader::new(Arc::new(file), 0..end, self.chunk_bytes, self.read_depth, &self.io)?;
         for b in self.spare.drain(..) {
             reader.recycle(b);
         }

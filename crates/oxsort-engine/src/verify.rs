@@ -53,6 +53,20 @@ impl OrderCheck {
                 c.records += 1;
                 c.checksum += crc32fast::hash(rec) as u128;
             }
+        } else if keys.raw_lines() {
+            // Whole records as raw bytes: compare the records themselves, copying nothing.
+            let mut prev: Option<&[u8]> = None;
+            for (i, rec) in keys.records(data).enumerate() {
+                c.records += 1;
+                c.checksum += crc32fast::hash(rec) as u128;
+                let k = keys.key_part(rec);
+                match prev {
+                    None => c.first_key = k.to_vec(),
+                    Some(p) => c.compare_step(p, k, i),
+                }
+                prev = Some(k);
+            }
+            c.last_key = prev.map(|p| p.to_vec()).unwrap_or_default();
         } else if keys.general() {
             let (mut prev, mut cur) = (Vec::new(), Vec::new());
             for (i, rec) in keys.records(data).enumerate() {

@@ -76,7 +76,10 @@ measure() {
     check "$o" "$sum" "$how"
     times+=("$s"); rss+=("$m"); row "$case" "$tool" "$i" "$s" "$m" "$fl"
   done
-  echo "$(printf '%s\n' "${times[@]}" | median) [${times[*]}] $(printf '%s\n' "${rss[@]}" | sort -g | tail -1)"
+  # One word per field: median, [runs joined by commas], peak RSS.
+  local joined
+  joined=$(IFS=,; echo "${times[*]}")
+  echo "$(printf '%s\n' "${times[@]}" | median) [$joined] $(printf '%s\n' "${rss[@]}" | sort -g | tail -1)"
 }
 
 in=$scratch/typed.in

@@ -10,8 +10,9 @@
 //!  -in_file=PATH,...         inputs (none: -)  -temp_file    temp directories
 //!  -out_file=PATH,...        output (none: -)  -statistics   report below, on stdout
 //!  direct / buffered         one I/O mode for every file (buffered if any file asks for it)
-//!  transfer_size, count,     accepted and reported; the engine sizes its own transfers
-//!  preallocate, -method, -touch
+//!  in_file transfer_size,    the input transfer size and transfers in flight
+//!  count; temp transfer_size the merge's read block per run
+//!  out/temp count, preallocate, -method, -touch: accepted and noted
 //! ```
 //!
 //! As nsort does, nothing is printed on success without `-statistics`.
@@ -44,7 +45,8 @@ blanks around '=' allowed):
   -temp_file=DIR[,...same options]                                 (repeatable)
   -specification=FILE                 more directives from FILE ('#' comments)
 -memory above the available memory is capped, -processes at the cores; transfer sizes and
-counts are accepted but the engine picks its own. Nothing is printed on success without
+counts of the input drive the reader, and a temp transfer size bounds the merge's read
+blocks; the rest is accepted and noted. Nothing is printed on success without
 -statistics.
 ";
 
@@ -188,9 +190,27 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
     if cmd.touch {
         notes.0.push("-touch: accepted; oxsort faults its buffers in as it fills them".into());
     }
-    let asked: Vec<String> = files
+    // Input transfer size and count drive the reader; the temp files' transfer size bounds
+    // the merge's read blocks. The output's are noted: oxsort writes parts as they are built.
+    if let Some(t) = cmd.inputs.iter().find_map(|f| f.transfer_size) {
+        let t = t.clamp(4096, 1 << 30) as usize;
+        b = b.transfer_size(t);
+    }
+    if let Some(c) = cmd.inputs.iter().find_map(|f| f.count) {
+        let used = (c as usize).clamp(1, 64);
+        if used != c as usize {
+            notes.0.push(format!("in_file count={c}: {used} transfers in flight (oxsort's limit)"));
+        }
+        b = b.read_depth(used);
+    }
+    if let Some(t) = cmd.temps.iter().find_map(|f| f.transfer_size) {
+        b = b.merge_block(t.clamp(4096, 1 << 30) as usize);
+    }
+    let asked: Vec<String> = cmd
+        .output
         .iter()
-        .filter(|f| f.transfer_size.is_some() || f.count.is_some() || f.preallocate)
+        .filter(|f| f.transfer_size.is_some() || f.count.is_some())
+        .chain(cmd.temps.iter().filter(|f| f.count.is_some()))
         .map(|f| {
             let mut s = f.path.clone();
             if let Some(t) = f.transfer_size {
@@ -199,18 +219,17 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
             if let Some(c) = f.count {
                 let _ = write!(s, " count={c}");
             }
-            if f.preallocate {
-                s.push_str(" preallocate");
-            }
             s
         })
         .collect();
     if !asked.is_empty() {
         notes.0.push(format!(
-            "file options accepted but the engine sizes and counts its own transfers and always \
-             preallocates its output and temp files: {}",
+            "output and temp write options accepted; oxsort writes each part or merge block as              one transfer as soon as it is ready: {}",
             asked.join("; ")
         ));
+    }
+    if files.iter().any(|f| f.preallocate) {
+        notes.0.push("preallocate: oxsort always preallocates its output and temp files".into());
     }
     let cfg = b.build()?;
     Ok(Mapped { cfg, notes, layout, threads_asked: cmd.processes, memory_asked: cmd.memory })
@@ -335,6 +354,12 @@ fn statistics(cmd: &NsortCommand, m: &Mapped, stats: &SortStats) -> String {
     }
     let io = if m.cfg.io().buffered { "buffered" } else { "direct where the filesystem allows" };
     let _ = writeln!(s, "  I/O:          {io}");
+    let _ = writeln!(
+        s,
+        "  Input:        {} transfers, {} in flight",
+        human_bytes(m.cfg.transfer_size() as u64),
+        m.cfg.read_depth()
+    );
     for n in &m.notes.0 {
         let _ = writeln!(s, "  Note:         {n}");
     }

@@ -2,12 +2,11 @@
 //! run: the main job on a built-in default.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use oxsort_engine::{sort, Input, Output, SortConfig};
-use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader, Writer};
+use oxsort_io::{AlignedBuf, DirectFile, IoOptions};
 
 use crate::size::parse_bytes;
 
@@ -32,6 +31,9 @@ pub struct BenchArgs {
     /// Skip measuring the I/O floor.
     #[arg(long = "no-floor")]
     pub no_floor: bool,
+    /// Sorts (and floor measurements) to take the median of.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=99))]
+    pub runs: u32,
     /// Keep the generated and sorted files.
     #[arg(long)]
     pub keep: bool,
@@ -47,37 +49,45 @@ pub fn drop_caches() -> bool {
     std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok()
 }
 
-/// Seconds to read `path` with direct I/O and to write as many bytes into `scratch`: the copy
-/// floor a sort cannot beat (the same transfers `dd bs=16M iflag=direct` / `oflag=direct` make).
-pub fn io_floor(path: &Path, scratch: &Path) -> Result<(f64, f64)> {
+/// The copy floor as `../shared/tools/iofloor` measures it: seconds for `dd bs=16M` with
+/// O_DIRECT to copy `path` into `scratch`, one transfer at a time (read a block, write it), with
+/// the page cache dropped first. A sort has to read and write every byte at least once: this is
+/// the time for just that.
+pub fn io_floor(path: &Path, scratch: &Path) -> Result<f64> {
     const T: usize = 16 << 20;
     let io = IoOptions::default();
-    let file = Arc::new(DirectFile::open(path, &io)?);
-    let len = file.len()?;
+    let input = DirectFile::open(path, &io)?;
+    let len = input.len()?;
     drop_caches();
+    let out = DirectFile::create(scratch, &io)?;
+    let mut buf = AlignedBuf::new(T);
     let t = Instant::now();
-    let mut r = Reader::new(file, 0..len, T, 2, &io)?;
-    while let Some(c) = r.next_chunk() {
-        r.recycle(c?.buf);
+    let mut off = 0u64;
+    while off < len {
+        let n = input.read_at(&mut buf[..T.min((len - off) as usize)], off)?;
+        if n == 0 {
+            break;
+        }
+        out.write_at(&buf[..n], off)?;
+        off += n as u64;
     }
-    let read_s = t.elapsed().as_secs_f64();
-    drop_caches();
-    let out = Arc::new(DirectFile::create(scratch, &io)?);
-    let t = Instant::now();
-    let mut w = Writer::new(out.clone(), 0, 2, &io)?;
-    let mut left = len;
-    while left > 0 {
-        let n = left.min(T as u64) as usize;
-        let buf = w.take_buf().unwrap_or_else(|| AlignedBuf::new(T));
-        w.write(buf, n)?;
-        left -= n as u64;
-    }
-    w.finish()?;
     out.sync()?;
-    let write_s = t.elapsed().as_secs_f64();
+    let copy_s = t.elapsed().as_secs_f64();
     drop(out);
     let _ = std::fs::remove_file(scratch);
-    Ok((read_s, write_s))
+    Ok(copy_s)
+}
+
+/// The middle value (the mean of the two middle ones for an even count).
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// Runs `oxsort bench`; returns the exit status.
@@ -103,8 +113,12 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     let gen_sum = oxsort_gensort::generate_file(&input, 0, args.records, kind, 0, None)?;
     eprintln!("  generate  {:>8.3} s  checksum {}", t.elapsed().as_secs_f64(), gen_sum);
 
-    let floor =
-        if args.no_floor { None } else { Some(io_floor(&input, &dir.path().join("floor.dat"))?) };
+    let mut floors = Vec::new();
+    if !args.no_floor {
+        for _ in 0..args.runs {
+            floors.push(io_floor(&input, &dir.path().join("floor.dat"))?);
+        }
+    }
 
     let mut b = SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(output.clone()));
     if let Some(m) = args.memory {
@@ -114,32 +128,39 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         b = b.threads(th);
     }
     let cfg = b.build()?;
-    let cached = !drop_caches();
-    let t = Instant::now();
-    let stats = sort(&cfg)?;
-    let sort_s = t.elapsed().as_secs_f64();
+    let mut times = Vec::new();
+    let mut stats = None;
+    let mut cached = false;
+    for _ in 0..args.runs {
+        let _ = std::fs::remove_file(&output);
+        cached |= !drop_caches();
+        let t = Instant::now();
+        stats = Some(sort(&cfg)?);
+        times.push(t.elapsed().as_secs_f64());
+    }
+    let stats = stats.expect("at least one run");
+    let sort_s = median(&times);
 
     let summary = oxsort_gensort::validate_file(&output, 0, None)?;
     let ok = summary.is_sorted()
         && summary.records == args.records as u128
         && summary.checksum == gen_sum.value();
+    let passes = stats.passes;
+    let plural = if passes == 1 { "" } else { "es" };
+    let runs: Vec<String> = times.iter().map(|t| format!("{t:.3}")).collect();
     eprintln!(
-        "  sort      {:>8.3} s  {:.1} MB/s, {} pass{}{}",
+        "  sort      {:>8.3} s  median of [{}]; {:.1} MB/s, {passes} pass{plural}{}",
         sort_s,
+        runs.join(", "),
         bytes as f64 / 1e6 / sort_s,
-        stats.passes,
-        if stats.passes == 1 { "" } else { "es" },
         if cached { " (page cache not dropped: not root)" } else { "" }
     );
-    if let Some((read_s, write_s)) = floor {
-        let floor_s = (read_s + write_s) * stats.passes as f64;
+    if !floors.is_empty() {
+        let floor_s = median(&floors) * passes as f64;
         eprintln!(
-            "  floor     {:>8.3} s  (direct read {:.3} s + write {:.3} s) x {} pass{}",
+            "  floor     {:>8.3} s  direct-I/O copy (dd bs=16M), median of {}, x {passes} pass{plural}",
             floor_s,
-            read_s,
-            write_s,
-            stats.passes,
-            if stats.passes == 1 { "" } else { "es" }
+            floors.len()
         );
         eprintln!("  ratio     {:>8.3}   sort time / I/O floor", sort_s / floor_s);
     }

@@ -44,9 +44,8 @@ mkdir -p "$out"
 csv=$out/gensort-valsort.csv
 [ -f "$csv" ] || echo "timestamp,host,tool,records,bytes,threads,run,seconds,records_per_s,MB_per_s" > "$csv"
 
-drop() { sync; if [ "$(id -u)" = 0 ]; then echo 3 > /proc/sys/vm/drop_caches; fi; }
+. "$top/bench/lib.sh"
 secs() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1 || [ "$1" = "$bin/valsort" ]; t1=$(date +%s%N); awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f\n", (b-a)/1e9}'; }
-median() { sort -g | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 row() { # tool run seconds
   awk -v ts="$(date -Iseconds)" -v h="$(hostname)" -v t="$1" -v n="$records" -v b="$bytes" -v r="$2" -v s="$3" \
     'BEGIN{printf "%s,%s,%s,%.0f,%.0f,2,%d,%.3f,%.0f,%.1f\n", ts, h, t, n, b, r, s, n/s, b/s/1e6}' >> "$csv"

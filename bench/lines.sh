@@ -29,16 +29,7 @@ mkdir -p "$out"
 csv=$out/lines.csv
 [ -f "$csv" ] || echo "timestamp,case,tool,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s" > "$csv"
 
-drop() { sync; if [ "$(id -u)" = 0 ]; then echo 3 > /proc/sys/vm/drop_caches; fi; }
-median() { sort -g | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-timed() {
-  drop
-  local log=$scratch/time.$$ t0 t1
-  t0=$(date +%s%N)
-  /usr/bin/time -f %M -o "$log" "$@" >/dev/null 2>"$scratch/stderr.$$" || { cat "$scratch/stderr.$$" >&2; return 1; }
-  t1=$(date +%s%N)
-  awk -v a="$t0" -v b="$t1" -v m="$(tail -1 "$log")" 'BEGIN{printf "%.3f %d\n", (b-a)/1e9, m}'
-}
+. "$top/bench/lib.sh"
 
 in=$scratch/lines.in
 o=$scratch/lines.out

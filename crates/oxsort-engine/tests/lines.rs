@@ -191,13 +191,15 @@ fn a_line_shorter_than_its_key_field_is_named_unless_vlshrt() {
     std::fs::write(&input, b"aaaa9xx\nbbbb1yy\ncc\ndddd5zz\n").unwrap();
     // DFSORT's default: a record too short for a key field is an error naming it.
     let strict = parse_control(" SORT FIELDS=(5,3,CH,A)\n").unwrap().key.unwrap();
-    let cfg = config(&input, &out, RecordLayout::LINES, 64 << 20, None).key(strict).build().unwrap();
+    let cfg =
+        config(&input, &out, RecordLayout::LINES, 64 << 20, None).key(strict).build().unwrap();
     let msg = sort(&cfg).unwrap_err().to_string();
     assert!(msg.contains("in.txt") && msg.contains("record 3"), "{msg}");
     assert!(!out.exists());
     // With OPTION VLSHRT the short field sorts first.
     let lenient = parse_control(" OPTION VLSHRT\n SORT FIELDS=(5,3,CH,A)\n").unwrap().key.unwrap();
-    let cfg = config(&input, &out, RecordLayout::LINES, 64 << 20, None).key(lenient).build().unwrap();
+    let cfg =
+        config(&input, &out, RecordLayout::LINES, 64 << 20, None).key(lenient).build().unwrap();
     sort(&cfg).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), b"cc\nbbbb1yy\ndddd5zz\naaaa9xx\n");
 }

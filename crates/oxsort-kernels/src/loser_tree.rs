@@ -39,25 +39,7 @@ impl<K: Ord + Copy> LoserTree<K> {
     /// # Panics
     /// If there are more than `u32::MAX / 2` sources.
     pub fn new(initial: Vec<Option<K>>) -> Self {
-        let k = initial.len();
-        assert!(k <= (u32::MAX / 2) as usize, "too many merge sources: {k}");
-        let mut tree = LoserTree { keys: initial, losers: vec![0; k.max(1)], winner: 0 };
-        if k <= 1 {
-            return tree;
-        }
-        // winners[j] = winner of the subtree under position j (leaves at k..2k).
-        let mut winners = vec![0u32; 2 * k];
-        for (i, w) in winners[k..].iter_mut().enumerate() {
-            *w = i as u32;
-        }
-        for j in (1..k).rev() {
-            let (a, b) = (winners[2 * j], winners[2 * j + 1]);
-            let (win, lose) = if tree.beats(a, b) { (a, b) } else { (b, a) };
-            winners[j] = win;
-            tree.losers[j] = lose;
-        }
-        tree.winner = winners[1];
-        tree
+        Self::new_by(initial, |x, y| x < y)
     }
 
     /// Number of sources.
@@ -73,8 +55,7 @@ impl<K: Ord + Copy> LoserTree<K> {
     /// The winning source and its key, or `None` when every source is exhausted.
     #[inline]
     pub fn peek(&self) -> Option<(usize, K)> {
-        let w = self.winner as usize;
-        self.keys.get(w).copied().flatten().map(|key| (w, key))
+        self.top()
     }
 
     /// Replaces the winner's key by its source's next key (`None` = that source is exhausted)
@@ -84,31 +65,7 @@ impl<K: Ord + Copy> LoserTree<K> {
     /// If the tree has no sources.
     #[inline]
     pub fn replace_top(&mut self, next: Option<K>) {
-        let k = self.keys.len();
-        assert!(k > 0, "replace_top on a loser tree without sources");
-        let mut cand = self.winner;
-        self.keys[cand as usize] = next;
-        let mut node = (cand as usize + k) / 2;
-        while node >= 1 {
-            let other = self.losers[node];
-            if self.beats(other, cand) {
-                self.losers[node] = cand;
-                cand = other;
-            }
-            node /= 2;
-        }
-        self.winner = cand;
-    }
-
-    /// Does source `a` win against source `b`?
-    #[inline(always)]
-    fn beats(&self, a: u32, b: u32) -> bool {
-        match (self.keys[a as usize], self.keys[b as usize]) {
-            (Some(x), Some(y)) => x < y || (x == y && a < b),
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => a < b,
-        }
+        self.replace_top_by(next, |x, y| x < y);
     }
 }
 

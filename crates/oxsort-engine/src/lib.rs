@@ -14,6 +14,12 @@
 //! Two passes: each memory-load is written as a sorted run to the temp directories (striped), then
 //! runs are merged with a loser tree, in levels when memory limits the fan-in.
 //!
+//! Records are fixed-size (100-byte Sort Benchmark records by default) or end with a terminator
+//! (`--lines`, `--nul`). The key is raw bytes at a fixed place (the fast path: the entry's
+//! integer order is the key order) or any `oxsort_format::KeySpec`, normalized once per record
+//! with ties between equal 10-byte prefixes settled on whole keys. Filters (INCLUDE/OMIT),
+//! duplicate removal and merge/copy modes ride on the same passes.
+//!
 //! Every record read is summed into valsort's CRC32 checksum and every record written is summed
 //! again and checked in order; a mismatch fails the sort and nothing appears under the output name.
 //!

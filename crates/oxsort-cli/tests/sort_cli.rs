@@ -2,36 +2,12 @@
 //! errors checked for the file they name and for what they leave behind.
 
 use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
+use std::process::{Command, Stdio};
+
+mod common;
+use common::{assert_sorted_permutation, gen, oxsort, run, stderr};
 use oxsort_testkit::leftovers;
-
-fn oxsort() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_oxsort"))
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("oxsort runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// `n` gensort records (binary, from record 0) written to `path`; returns their checksum.
-fn gen(path: &Path, n: u64) -> u128 {
-    oxsort_gensort::generate_file(path, 0, n, oxsort_gensort::Kind::Binary, 1, None)
-        .unwrap()
-        .value()
-}
-
-fn assert_sorted_permutation(path: &Path, n: u64, checksum: u128) {
-    let s = oxsort_gensort::validate_file(path, 1, None).unwrap();
-    assert!(s.is_sorted(), "{} is not sorted", path.display());
-    assert_eq!(s.records, n as u128);
-    assert_eq!(s.checksum, checksum);
-}
 
 #[test]
 fn sorts_a_file_and_reports_like_valsort() {

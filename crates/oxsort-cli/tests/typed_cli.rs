@@ -4,35 +4,11 @@
 //! sort); gensort outputs with the valsort library.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+mod common;
+use common::{assert_sorted_permutation, gen, oxsort, run, stderr};
 use oxsort_testkit::{leftovers, seed, Rng};
-
-fn oxsort() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_oxsort"))
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("oxsort runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// `n` gensort records (binary, from record 0) written to `path`; returns their checksum.
-fn gen(path: &Path, n: u64) -> u128 {
-    oxsort_gensort::generate_file(path, 0, n, oxsort_gensort::Kind::Binary, 1, None)
-        .unwrap()
-        .value()
-}
-
-fn assert_sorted_permutation(path: &Path, n: u64, checksum: u128) {
-    let s = oxsort_gensort::validate_file(path, 1, None).unwrap();
-    assert!(s.is_sorted(), "{} is not sorted", path.display());
-    assert_eq!(s.records, n as u128);
-    assert_eq!(s.checksum, checksum);
-}
 
 /// Runs `oxsort sort IN -o OUT EXTRA...`; panics with stderr on failure.
 fn sort_ok(input: &Path, out: &Path, extra: &[&str]) -> Output {

@@ -1,0 +1,35 @@
+//! Helpers shared by the `oxsort` command-line tests.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// The built `oxsort` binary.
+pub fn oxsort() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_oxsort"))
+}
+
+/// Runs a command to completion.
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("oxsort runs")
+}
+
+/// A command's standard error as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `n` gensort records (binary, from record 0) written to `path`; returns their checksum.
+pub fn gen(path: &Path, n: u64) -> u128 {
+    oxsort_gensort::generate_file(path, 0, n, oxsort_gensort::Kind::Binary, 1, None)
+        .unwrap()
+        .value()
+}
+
+/// `path` holds `n` records in order whose checksum is `checksum`.
+pub fn assert_sorted_permutation(path: &Path, n: u64, checksum: u128) {
+    let s = oxsort_gensort::validate_file(path, 1, None).unwrap();
+    assert!(s.is_sorted(), "{} is not sorted", path.display());
+    assert_eq!(s.records, n as u128);
+    assert_eq!(s.checksum, checksum);
+}

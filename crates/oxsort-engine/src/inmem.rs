@@ -405,44 +405,19 @@ pub(crate) fn emit(
     // written in sequence.
     let unique = ctx.unique;
     let streamed = unique;
-    let part_bytes: Vec<u64> = if !delimited {
-        sizes.iter().map(|&s| (s * r) as u64).collect()
-    } else if streamed {
-        vec![0; parts]
-    } else {
-        let mut bytes = vec![0u64; parts];
-        let per = parts.div_ceil(threads);
-        std::thread::scope(|s| {
-            for (t, out) in bytes.chunks_mut(per).enumerate() {
-                let (cuts, runs, locate) = (&cuts, &runs, &locate);
-                s.spawn(move || {
-                    for (k, b) in out.iter_mut().enumerate() {
-                        let p = t * per + k;
-                        *b = cuts
-                            .iter()
-                            .enumerate()
-                            .flat_map(|(j, c)| runs[j][c[p]..c[p + 1]].iter())
-                            .map(|&e| locate(oxsort_kernels::entry_index(e)).len() as u64)
-                            .sum();
-                    }
-                });
-            }
-        });
-        bytes
-    };
+    // Parts of fixed records have known sizes: each goes straight to its offset. A part of
+    // delimited records learns its size as it is gathered; its place is the end of the part
+    // before it (`ends`), which the worker waits for before shifting its first piece there.
     let mut offsets = Vec::with_capacity(parts + 1);
     let mut acc = 0u64;
-    for b in &part_bytes {
+    for s in &sizes {
         offsets.push(acc);
-        acc += b;
+        acc += if delimited { 0 } else { (s * r) as u64 };
     }
     offsets.push(acc);
-    if !streamed && acc != loaded.bytes {
-        return Err(EngineError::Internal(format!(
-            "output parts hold {acc} bytes, the load {} bytes",
-            loaded.bytes
-        )));
-    }
+    let chained = delimited && !streamed;
+    let ends = (Mutex::new(vec![None::<u64>; parts]), Condvar::new());
+    let avg_record = (loaded.bytes / loaded.records.max(1)).max(1) as usize;
     let total_bytes = loaded.bytes;
     let mut staging = streamed.then(|| Staging::new(g.staging_bytes));
 
@@ -464,8 +439,8 @@ pub(crate) fn emit(
             let token_rx = token_rx.clone();
             let done_tx = done_tx.clone();
             let free_rx = free_rx.clone();
-            let (cuts, sizes, offsets, next, locate, runs, writing) =
-                (&cuts, &sizes, &offsets, &next, &locate, &runs, &writing);
+            let (cuts, sizes, offsets, next, locate, runs, writing, ends) =
+                (&cuts, &sizes, &offsets, &next, &locate, &runs, &writing, &ends);
             s.spawn(move || {
                 let _meter = crate::stats::ThreadMeter::new("output");
                 let mut entries: Vec<Entry> = Vec::new();
@@ -484,7 +459,9 @@ pub(crate) fn emit(
                     }
                     sort_microrun(keys, &mut entries, locate);
                     let pieces = sizes[p].div_ceil(piece_records).max(1);
-                    let mut off = offsets[p];
+                    // Where the next piece goes; for chained parts, known once the part
+                    // before has been gathered.
+                    let mut off = if chained { None } else { Some(offsets[p]) };
                     for (seq, ents) in entries.chunks(piece_records).enumerate() {
                         if seq > 0 {
                             // Wait for this part's turn before gathering more of it.
@@ -494,20 +471,63 @@ pub(crate) fn emit(
                                 w = cv.wait(w).unwrap_or_else(|e| e.into_inner());
                             }
                         }
-                        let pad = if streamed { 0 } else { (off % 4096) as usize };
-                        let len = if delimited {
-                            ents.iter().map(|&e| locate(oxsort_kernels::entry_index(e)).len()).sum()
-                        } else {
-                            ents.len() * r
+                        let mut pad = match off {
+                            Some(o) if !streamed => (o % 4096) as usize,
+                            _ => 0,
                         };
-                        let mut buf = match free_rx.try_recv() {
-                            Ok(b) if b.len() >= pad + len => b,
-                            _ => AlignedBuf::new(pad + len),
-                        };
-                        if delimited {
-                            oxsort_kernels::gather_var(ents, locate, &mut buf[pad..pad + len]);
+                        let (mut buf, len) = if delimited {
+                            // Sized from the load's mean record, grown if the records are longer;
+                            // a page of slack stays free for the shift below.
+                            let want = pad + ents.len() * avg_record * 5 / 4 + 2 * 4096;
+                            let mut buf = match free_rx.try_recv() {
+                                Ok(b) if b.len() >= want => b,
+                                _ => AlignedBuf::new(want),
+                            };
+                            let (mut done, mut pos) = (0, pad);
+                            loop {
+                                let room = buf.len() - 4096;
+                                let (c, b) = oxsort_kernels::gather_var(
+                                    &ents[done..],
+                                    locate,
+                                    &mut buf[pos..room],
+                                );
+                                done += c;
+                                pos += b;
+                                if done == ents.len() {
+                                    break;
+                                }
+                                let mut bigger = AlignedBuf::new(buf.len() * 3 / 2 + (1 << 20));
+                                bigger[..pos].copy_from_slice(&buf[..pos]);
+                                buf = bigger;
+                            }
+                            (buf, pos - pad)
                         } else {
+                            let len = ents.len() * r;
+                            let mut buf = match free_rx.try_recv() {
+                                Ok(b) if b.len() >= pad + len => b,
+                                _ => AlignedBuf::new(pad + len),
+                            };
                             oxsort_kernels::gather(ents, r, locate, &mut buf[pad..pad + len]);
+                            (buf, len)
+                        };
+                        if off.is_none() {
+                            // A chained part's first piece: wait for where it goes, then move it
+                            // to the same place in its page as in the file (direct I/O).
+                            let o = if p == 0 {
+                                0
+                            } else {
+                                let (m, cv) = ends;
+                                let mut e = m.lock().unwrap_or_else(|e| e.into_inner());
+                                loop {
+                                    if let Some(o) = e[p - 1] {
+                                        break o;
+                                    }
+                                    e = cv.wait(e).unwrap_or_else(|e| e.into_inner());
+                                }
+                            };
+                            pad = (o % 4096) as usize;
+                            buf.copy_within(0..len, pad);
+                            off = Some(o);
                         }
                         let (len, dropped, dropped_checksum) = if unique {
                             dedupe(keys, &mut buf[..len], &mut key_buf)
@@ -526,13 +546,36 @@ pub(crate) fn emit(
                         check.dropped = dropped;
                         check.dropped_checksum = dropped_checksum;
                         let last = seq + 1 == pieces;
-                        let piece = Piece { part: p, seq, last, buf, pad, len, off, check };
-                        off += len as u64;
+                        let at = off.unwrap_or(0);
+                        let piece = Piece { part: p, seq, last, buf, pad, len, off: at, check };
+                        off = Some(at + len as u64);
+                        if last && chained {
+                            let (m, cv) = ends;
+                            m.lock().unwrap_or_else(|e| e.into_inner())[p] = off;
+                            cv.notify_all();
+                        }
                         if done_tx.send(piece).is_err() {
                             return;
                         }
                     }
                     if sizes[p] == 0 {
+                        if chained {
+                            // An empty part ends where the part before it ends.
+                            let (m, cv) = ends;
+                            let mut e = m.lock().unwrap_or_else(|e| e.into_inner());
+                            let start = if p == 0 {
+                                0
+                            } else {
+                                loop {
+                                    if let Some(o) = e[p - 1] {
+                                        break o;
+                                    }
+                                    e = cv.wait(e).unwrap_or_else(|e| e.into_inner());
+                                }
+                            };
+                            e[p] = Some(start);
+                            cv.notify_all();
+                        }
                         let piece = Piece {
                             part: p,
                             seq: 0,
@@ -619,6 +662,14 @@ pub(crate) fn emit(
         {
             let (m, cv) = &writing;
             *m.lock().unwrap_or_else(|e| e.into_inner()) = usize::MAX;
+            cv.notify_all();
+        }
+        {
+            // Workers waiting for a part's place must not wait for a worker that stopped.
+            let (m, cv) = &ends;
+            for e in m.lock().unwrap_or_else(|e| e.into_inner()).iter_mut() {
+                e.get_or_insert(0);
+            }
             cv.notify_all();
         }
         for _ in 0..threads {

@@ -203,3 +203,47 @@ fn a_line_shorter_than_its_key_field_is_named_unless_vlshrt() {
     sort(&cfg).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), b"cc\nbbbb1yy\ndddd5zz\naaaa9xx\n");
 }
+
+#[test]
+fn parts_of_uneven_lines_and_a_failed_write_lose_nothing() {
+    use oxsort_io::{FaultPlan, IoOptions};
+    use std::sync::Arc;
+    let d = tempfile::tempdir().unwrap();
+    let (input, out) = (d.path().join("in.txt"), d.path().join("out.txt"));
+    // Short lines sort first, long ones last: parts of the long ones outgrow the buffers sized
+    // from the mean line.
+    let mut data = Vec::new();
+    for i in 0..6000u32 {
+        if i % 10 == 0 {
+            data.extend(std::iter::repeat_n(b'z', 400 + (i % 7) as usize));
+        } else {
+            data.extend_from_slice(format!("a{}", i % 97).as_bytes());
+        }
+        data.push(b'\n');
+    }
+    std::fs::write(&input, &data).unwrap();
+    for &(memory, fan_in, what) in &SETUPS {
+        sort(&config(&input, &out, RecordLayout::LINES, memory, fan_in).build().unwrap())
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(std::fs::read(&out).unwrap() == reference(&data, b'\n'), "{what}");
+    }
+    let mut failed = 0;
+    for fail_at in [1u64, 2, 3, 5, 8] {
+        let _ = std::fs::remove_file(&out);
+        let io = IoOptions {
+            faults: Some(Arc::new(FaultPlan::fail_write(fail_at, 5))),
+            ..IoOptions::default()
+        };
+        let cfg = config(&input, &out, RecordLayout::LINES, 64 << 20, None).io(io).build().unwrap();
+        match sort(&cfg) {
+            Err(_) => {
+                failed += 1;
+                assert!(!out.exists(), "write {fail_at}");
+            }
+            // Past the sort's last write: the output must then be right.
+            Ok(_) => assert!(std::fs::read(&out).unwrap() == reference(&data, b'\n')),
+        }
+        assert!(leftovers(d.path()).is_empty());
+    }
+    assert!(failed >= 3, "only {failed} injected write faults stopped the sort");
+}

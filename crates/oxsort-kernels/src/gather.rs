@@ -107,17 +107,16 @@ pub fn par_gather<'a, L: Fn(u64) -> &'a [u8] + Sync>(
     });
 }
 
-/// [`gather`] for records of varying length (delimited text): copies `locate(index)` of every
-/// entry, in entry order, back to back into `out`, and returns the bytes written. The records of
-/// the next batch are located and prefetched while the current batch is copied.
-///
-/// # Panics
-/// If `out` is too small for the records.
+/// [`gather`] for records of varying length (delimited text): copies `locate(index)` of the
+/// entries, in entry order, back to back into `out`, as many whole records as fit, and returns
+/// how many entries were copied and the bytes written. The records of the next batch are
+/// located and prefetched while the current batch is copied. A caller that cannot size `out`
+/// in advance grows it and calls again with the remaining entries.
 pub fn gather_var<'a, L: Fn(u64) -> &'a [u8]>(
     entries: &[Entry],
     locate: L,
     out: &mut [u8],
-) -> usize {
+) -> (usize, usize) {
     let mut batches = entries.chunks(GATHER_PREFETCH_DISTANCE);
     let mut cur: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
     let mut next: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
@@ -130,16 +129,20 @@ pub fn gather_var<'a, L: Fn(u64) -> &'a [u8]>(
         }
     };
     resolve(batches.next(), &mut cur);
-    let mut pos = 0;
+    let (mut pos, mut copied) = (0, 0);
     while !cur.is_empty() {
         resolve(batches.next(), &mut next);
         for rec in &cur {
+            if pos + rec.len() > out.len() {
+                return (copied, pos);
+            }
             out[pos..pos + rec.len()].copy_from_slice(rec);
             pos += rec.len();
+            copied += 1;
         }
         std::mem::swap(&mut cur, &mut next);
     }
-    pos
+    (copied, pos)
 }
 
 #[cfg(test)]
@@ -154,8 +157,17 @@ mod var_tests {
         let entries: Vec<Entry> = order.iter().map(|&i| make_entry(&[0; 10], i)).collect();
         let want: Vec<u8> = order.iter().flat_map(|&i| recs[i as usize].clone()).collect();
         let mut out = vec![0u8; want.len() + 5];
-        let n = gather_var(&entries, |i| &recs[i as usize], &mut out);
-        assert_eq!(n, want.len());
+        let (copied, n) = gather_var(&entries, |i| &recs[i as usize], &mut out);
+        assert_eq!((copied, n), (entries.len(), want.len()));
         assert_eq!(&out[..n], &want[..]);
+        // Too small: whole records only, and the rest follows on a second call.
+        let mut small = vec![0u8; want.len() / 2];
+        let (c1, n1) = gather_var(&entries, |i| &recs[i as usize], &mut small);
+        assert!(c1 < entries.len() && n1 <= small.len());
+        assert_eq!(&small[..n1], &want[..n1]);
+        let mut rest = vec![0u8; want.len()];
+        let (c2, n2) = gather_var(&entries[c1..], |i| &recs[i as usize], &mut rest);
+        assert_eq!((c1 + c2, n1 + n2), (entries.len(), want.len()));
+        assert_eq!(&rest[..n2], &want[n1..]);
     }
 }

@@ -34,7 +34,7 @@ use crate::progress::{Phase, Reporter};
 use crate::sink::{Sink, Staging};
 use crate::source::{Chunk, ChunkSource};
 use crate::tuning::{MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD};
-use crate::verify::OrderCheck;
+use crate::verify::{OrderBuilder, OrderCheck};
 
 /// What every in-memory step needs to know: sizes, keys, threads, progress, what to keep.
 #[derive(Clone, Copy)]
@@ -117,7 +117,14 @@ fn chunk_entries(
         record: chunk.first_record + i as u64 + 1,
         source,
     };
-    for (i, rec) in keys.records(data).enumerate() {
+    // Delimited chunks come with their records' offsets: no need to search for terminators again.
+    let offs = &chunk.offsets;
+    let recs: Box<dyn Iterator<Item = &[u8]>> = if delimited {
+        Box::new(offs.windows(2).map(|w| &data[w[0] as usize..w[1] as usize]))
+    } else {
+        Box::new(keys.records(data))
+    };
+    for (i, rec) in recs.enumerate() {
         if let Some(f) = ctx.filter {
             if !f.matches(keys.key_part(rec)).map_err(|e| key_error(i, e))? {
                 continue;
@@ -475,6 +482,9 @@ pub(crate) fn emit(
                             Some(o) if !streamed => (o % 4096) as usize,
                             _ => 0,
                         };
+                        // Delimited pieces are checked as they are gathered (no second pass).
+                        let mut fused =
+                            (delimited && verify && !unique).then(|| OrderBuilder::new(keys));
                         let (mut buf, len) = if delimited {
                             // Sized from the load's mean record, grown if the records are longer;
                             // a page of slack stays free for the shift below.
@@ -486,11 +496,19 @@ pub(crate) fn emit(
                             let (mut done, mut pos) = (0, pad);
                             loop {
                                 let room = buf.len() - 4096;
-                                let (c, b) = oxsort_kernels::gather_var(
-                                    &ents[done..],
-                                    locate,
-                                    &mut buf[pos..room],
-                                );
+                                let (c, b) = match fused.as_mut() {
+                                    Some(f) => oxsort_kernels::gather_var_with(
+                                        &ents[done..],
+                                        locate,
+                                        &mut buf[pos..room],
+                                        |rec| f.push(rec),
+                                    ),
+                                    None => oxsort_kernels::gather_var(
+                                        &ents[done..],
+                                        locate,
+                                        &mut buf[pos..room],
+                                    ),
+                                };
                                 done += c;
                                 pos += b;
                                 if done == ents.len() {
@@ -534,7 +552,9 @@ pub(crate) fn emit(
                         } else {
                             (len, 0, 0)
                         };
-                        let mut check = if verify || unique {
+                        let mut check = if let Some(f) = fused {
+                            f.finish()
+                        } else if verify || unique {
                             OrderCheck::of_keys(&buf[pad..pad + len], keys)
                         } else {
                             OrderCheck {

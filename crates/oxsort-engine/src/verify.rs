@@ -149,6 +149,69 @@ impl OrderCheck {
     }
 }
 
+/// [`OrderCheck`] built record by record, as records are copied (while they are in cache).
+pub(crate) struct OrderBuilder<'k, 'a> {
+    keys: &'k Keys,
+    check: OrderCheck,
+    /// Raw-lines keys: the previous record's key, in place.
+    prev_raw: Option<&'a [u8]>,
+    /// Other keys: the previous and current whole keys.
+    prev: Vec<u8>,
+    cur: Vec<u8>,
+}
+
+impl<'k, 'a> OrderBuilder<'k, 'a> {
+    pub(crate) fn new(keys: &'k Keys) -> Self {
+        OrderBuilder {
+            keys,
+            check: OrderCheck::default(),
+            prev_raw: None,
+            prev: Vec::new(),
+            cur: Vec::new(),
+        }
+    }
+
+    /// The next record of the stretch (with its terminator, if delimited).
+    #[inline]
+    pub(crate) fn push(&mut self, rec: &'a [u8]) {
+        let c = &mut self.check;
+        let i = c.records as usize;
+        c.records += 1;
+        c.bytes += rec.len() as u64;
+        c.checksum += crc32fast::hash(rec) as u128;
+        if self.keys.copy {
+            return;
+        }
+        if self.keys.raw_lines() {
+            let k = self.keys.key_part(rec);
+            match self.prev_raw {
+                None => c.first_key = k.to_vec(),
+                Some(p) => c.compare_step(p, k, i),
+            }
+            self.prev_raw = Some(k);
+        } else {
+            self.keys.full_key(rec, &mut self.cur);
+            if i == 0 {
+                c.first_key = self.cur.clone();
+            } else {
+                c.compare_step(&self.prev, &self.cur, i);
+            }
+            std::mem::swap(&mut self.prev, &mut self.cur);
+        }
+    }
+
+    /// The facts of the records pushed.
+    pub(crate) fn finish(mut self) -> OrderCheck {
+        if !self.keys.copy && self.check.records > 0 {
+            self.check.last_key = match self.prev_raw {
+                Some(p) => p.to_vec(),
+                None => std::mem::take(&mut self.prev),
+            };
+        }
+        self.check
+    }
+}
+
 /// [`OrderCheck`] over a byte stream cut anywhere (a record may straddle two pieces).
 #[derive(Default)]
 pub(crate) struct StreamCheck {

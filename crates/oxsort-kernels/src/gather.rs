@@ -117,6 +117,17 @@ pub fn gather_var<'a, L: Fn(u64) -> &'a [u8]>(
     locate: L,
     out: &mut [u8],
 ) -> (usize, usize) {
+    gather_var_with(entries, locate, out, |_| {})
+}
+
+/// [`gather_var`] that also hands every record it copies to `seen`, in order, while the record
+/// is still in cache: checks of the output (checksums, order) then cost no second pass over it.
+pub fn gather_var_with<'a, L: Fn(u64) -> &'a [u8], S: FnMut(&'a [u8])>(
+    entries: &[Entry],
+    locate: L,
+    out: &mut [u8],
+    mut seen: S,
+) -> (usize, usize) {
     let mut batches = entries.chunks(GATHER_PREFETCH_DISTANCE);
     let mut cur: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
     let mut next: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
@@ -137,6 +148,7 @@ pub fn gather_var<'a, L: Fn(u64) -> &'a [u8]>(
                 return (copied, pos);
             }
             out[pos..pos + rec.len()].copy_from_slice(rec);
+            seen(rec);
             pos += rec.len();
             copied += 1;
         }
@@ -169,5 +181,8 @@ mod var_tests {
         let (c2, n2) = gather_var(&entries[c1..], |i| &recs[i as usize], &mut rest);
         assert_eq!((c1 + c2, n1 + n2), (entries.len(), want.len()));
         assert_eq!(&rest[..n2], &want[n1..]);
+        let mut seen = Vec::new();
+        gather_var_with(&entries, |i| &recs[i as usize], &mut out, |r| seen.extend_from_slice(r));
+        assert_eq!(seen, want);
     }
 }

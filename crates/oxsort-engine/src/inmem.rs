@@ -326,8 +326,8 @@ fn check_merge_order(
 
 /// Cut positions of the parts: equal-sized by value, then moved so that a group of equal
 /// prefixes is never split when prefixes may tie (general keys).
-fn cut_parts(keys: &Keys, runs: &[&[Entry]], parts: usize) -> Vec<Vec<usize>> {
-    let mut cuts = oxsort_kernels::split_sorted(runs, parts);
+fn cut_parts(keys: &Keys, runs: &[&[Entry]], parts: usize, threads: usize) -> Vec<Vec<usize>> {
+    let mut cuts = oxsort_kernels::par_split_sorted(runs, parts, threads);
     if !keys.general() {
         return cuts;
     }
@@ -388,7 +388,7 @@ pub(crate) fn emit(
     }
     let runs: Vec<&[Entry]> = loaded.microruns.iter().map(|v| v.as_slice()).collect();
     let parts = (threads * MIN_PARTS_PER_THREAD).max(n.div_ceil(g.part_records as u64) as usize);
-    let cuts = cut_parts(keys, &runs, parts);
+    let cuts = cut_parts(keys, &runs, parts, threads);
     let sizes: Vec<usize> =
         (0..parts).map(|p| cuts.iter().map(|c| c[p + 1] - c[p]).sum::<usize>()).collect();
     let delimited = keys.delim.is_some();

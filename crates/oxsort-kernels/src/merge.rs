@@ -25,6 +25,15 @@ use rayon::prelude::*;
 /// # Panics
 /// If `parts == 0`.
 pub fn split_sorted(runs: &[&[Entry]], parts: usize) -> Vec<Vec<usize>> {
+    par_split_sorted(runs, parts, 1)
+}
+
+/// [`split_sorted`] with the cuts found on `threads` threads (each cut is found on its own).
+/// The sort engine splits right after the last read, on the critical path.
+///
+/// # Panics
+/// If `parts == 0`.
+pub fn par_split_sorted(runs: &[&[Entry]], parts: usize, threads: usize) -> Vec<Vec<usize>> {
     assert!(parts > 0, "split_sorted into zero parts");
     let total: usize = runs.iter().map(|r| r.len()).sum();
     let mut cuts: Vec<Vec<usize>> = runs
@@ -35,11 +44,27 @@ pub fn split_sorted(runs: &[&[Entry]], parts: usize) -> Vec<Vec<usize>> {
             c
         })
         .collect();
-    for p in 1..parts {
-        let rank = ((p as u128 * total as u128) / parts as u128) as usize;
-        let at = select_cut(runs, rank);
+    let rank = |p: usize| ((p as u128 * total as u128) / parts as u128) as usize;
+    let inner: Vec<usize> = (1..parts).collect();
+    let found: Vec<Vec<usize>> = if threads <= 1 || inner.len() < 2 {
+        inner.iter().map(|&p| select_cut(runs, rank(p))).collect()
+    } else {
+        let per = inner.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = inner
+                .chunks(per)
+                .map(|ps| {
+                    s.spawn(move || {
+                        ps.iter().map(|&p| select_cut(runs, rank(p))).collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().expect("a split thread panicked")).collect()
+        })
+    };
+    for (p, at) in inner.iter().zip(found) {
         for (c, a) in cuts.iter_mut().zip(at) {
-            c[p] = a;
+            c[*p] = a;
         }
     }
     cuts
@@ -146,4 +171,35 @@ pub fn par_merge_entries(runs: &[&[Entry]], out: &mut [Entry], threads: usize) {
     crate::pool::run(threads, || {
         pieces.into_par_iter().for_each(|(sub, piece)| merge_entries(&sub, piece));
     });
+}
+
+#[cfg(test)]
+mod par_split_tests {
+    use super::*;
+
+    #[test]
+    fn parallel_split_finds_the_same_cuts() {
+        let mut x = 7u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x
+        };
+        let runs: Vec<Vec<Entry>> = (0..9)
+            .map(|i| {
+                let mut v: Vec<Entry> = (0..(i * 37 + 5))
+                    .map(|_| ((next() as u128) << 48) | (next() as u128 & 0xffff))
+                    .collect();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        let slices: Vec<&[Entry]> = runs.iter().map(|r| r.as_slice()).collect();
+        for parts in [1, 2, 3, 17, 64] {
+            assert_eq!(
+                par_split_sorted(&slices, parts, 3),
+                split_sorted(&slices, parts),
+                "{parts}"
+            );
+        }
+    }
 }

@@ -286,7 +286,7 @@ pub(crate) fn load(
         loaded.read += f.read;
         loaded.bytes += f.bytes;
         if ctx.mode == Mode::Merge {
-            check_merge_order(source, &chunk, &f, &mut prev_last)?;
+            check_merge_order(&chunk, &f, &mut prev_last)?;
         }
         loaded.chunks.push(chunk.buf);
         loaded.offsets.push(chunk.offsets);
@@ -300,7 +300,6 @@ pub(crate) fn load(
 
 /// Merge mode: each input must be in key order, within chunks and across them.
 fn check_merge_order(
-    source: &mut ChunkSource,
     chunk: &Chunk,
     f: &ChunkFacts,
     prev_last: &mut Option<(Arc<str>, Vec<u8>)>,
@@ -320,7 +319,6 @@ fn check_merge_order(
     if !f.last_key.is_empty() {
         *prev_last = Some((chunk.name.clone(), f.last_key.clone()));
     }
-    let _ = source;
     Ok(())
 }
 

@@ -50,7 +50,6 @@ mod sysinfo;
 pub mod tuning;
 mod verify;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -304,9 +303,4 @@ fn merge_runs(
     files.push(sink.stats());
     stats.phases.push(timer.finish(files));
     Ok(check)
-}
-
-/// The directories a sort would put its temp files in (for messages).
-pub fn temp_dirs_of(cfg: &SortConfig) -> Vec<PathBuf> {
-    cfg.temp_dirs().to_vec()
 }

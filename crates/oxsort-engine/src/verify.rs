@@ -46,57 +46,33 @@ impl OrderCheck {
 
     /// Checks `data` (whole records) with the sort's key model.
     pub(crate) fn of_keys(data: &[u8], keys: &Keys) -> OrderCheck {
-        let mut c = OrderCheck { bytes: data.len() as u64, ..OrderCheck::default() };
-        if keys.copy {
-            // Copy mode has no order to check: only the count and the checksum.
+        if keys.copy || keys.general() {
+            // Copy mode, lines, normalized keys: record by record, as the gather checks them.
+            let mut b = OrderBuilder::new(keys);
             for rec in keys.records(data) {
-                c.records += 1;
-                c.checksum += crc32fast::hash(rec) as u128;
+                b.push(rec);
             }
-        } else if keys.raw_lines() {
-            // Whole records as raw bytes: compare the records themselves, copying nothing.
-            let mut prev: Option<&[u8]> = None;
-            for (i, rec) in keys.records(data).enumerate() {
-                c.records += 1;
-                c.checksum += crc32fast::hash(rec) as u128;
-                let k = keys.key_part(rec);
-                match prev {
-                    None => c.first_key = k.to_vec(),
-                    Some(p) => c.compare_step(p, k, i),
-                }
-                prev = Some(k);
+            return b.finish();
+        }
+        // The fast path: 10-byte keys compared in place.
+        let r = keys.fmt.record_size;
+        let mut c = OrderCheck {
+            bytes: data.len() as u64,
+            records: (data.len() / r) as u64,
+            ..OrderCheck::default()
+        };
+        let mut prev: Option<[u8; 10]> = None;
+        for (i, rec) in data.chunks_exact(r).enumerate() {
+            let k = keys.fmt.key_prefix(rec);
+            c.checksum += crc32fast::hash(rec) as u128;
+            match prev {
+                None => c.first_key = k.to_vec(),
+                Some(p) => c.compare_step(&p, &k, i),
             }
-            c.last_key = prev.map(|p| p.to_vec()).unwrap_or_default();
-        } else if keys.general() {
-            let (mut prev, mut cur) = (Vec::new(), Vec::new());
-            for (i, rec) in keys.records(data).enumerate() {
-                c.records += 1;
-                c.checksum += crc32fast::hash(rec) as u128;
-                keys.full_key(rec, &mut cur);
-                if i == 0 {
-                    c.first_key = cur.clone();
-                } else {
-                    c.compare_step(&prev, &cur, i);
-                }
-                std::mem::swap(&mut prev, &mut cur);
-            }
-            c.last_key = prev;
-        } else {
-            let r = keys.fmt.record_size;
-            c.records = (data.len() / r) as u64;
-            let mut prev: Option<[u8; 10]> = None;
-            for (i, rec) in data.chunks_exact(r).enumerate() {
-                let k = keys.fmt.key_prefix(rec);
-                c.checksum += crc32fast::hash(rec) as u128;
-                match prev {
-                    None => c.first_key = k.to_vec(),
-                    Some(p) => c.compare_step(&p, &k, i),
-                }
-                prev = Some(k);
-            }
-            if let Some(p) = prev {
-                c.last_key = p.to_vec();
-            }
+            prev = Some(k);
+        }
+        if let Some(p) = prev {
+            c.last_key = p.to_vec();
         }
         c
     }

@@ -54,6 +54,25 @@ pub fn gather<'a, L: Fn(u64) -> &'a [u8]>(
     if rec_size == 0 {
         return;
     }
+    let mut pos = 0;
+    prefetched(entries, locate, |rec| {
+        out[pos..pos + rec_size].copy_from_slice(rec);
+        pos += rec_size;
+        true
+    });
+}
+
+/// Calls `each` with the record of every entry, in entry order, until it returns `false`;
+/// returns how many records it accepted. Lookups are batched (OzSort's pointer set): while
+/// batch `b` is handed out, the [`GATHER_PREFETCH_DISTANCE`] records of batch `b + 1` have
+/// already been located and prefetched, so the random reads overlap instead of waiting one by
+/// one.
+#[inline]
+fn prefetched<'a, L: Fn(u64) -> &'a [u8]>(
+    entries: &[Entry],
+    locate: L,
+    mut each: impl FnMut(&'a [u8]) -> bool,
+) -> usize {
     let mut batches = entries.chunks(GATHER_PREFETCH_DISTANCE);
     let mut cur: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
     let mut next: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
@@ -66,14 +85,18 @@ pub fn gather<'a, L: Fn(u64) -> &'a [u8]>(
         }
     };
     resolve(batches.next(), &mut cur);
-    // Output chunks line up with the entry batches (the last one may be short in both).
-    for dst in out.chunks_mut(GATHER_PREFETCH_DISTANCE * rec_size) {
+    let mut accepted = 0;
+    while !cur.is_empty() {
         resolve(batches.next(), &mut next);
-        for (d, rec) in dst.chunks_exact_mut(rec_size).zip(&cur) {
-            d.copy_from_slice(rec);
+        for rec in &cur {
+            if !each(rec) {
+                return accepted;
+            }
+            accepted += 1;
         }
         std::mem::swap(&mut cur, &mut next);
     }
+    accepted
 }
 
 /// Parallel [`gather`]: the entries are cut into tasks of [`PAR_TASK_ENTRIES`], each gathering
@@ -128,32 +151,16 @@ pub fn gather_var_with<'a, L: Fn(u64) -> &'a [u8], S: FnMut(&'a [u8])>(
     out: &mut [u8],
     mut seen: S,
 ) -> (usize, usize) {
-    let mut batches = entries.chunks(GATHER_PREFETCH_DISTANCE);
-    let mut cur: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
-    let mut next: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
-    let resolve = |batch: Option<&[Entry]>, into: &mut Vec<&'a [u8]>| {
-        into.clear();
-        for &e in batch.unwrap_or(&[]) {
-            let rec = locate(entry_index(e));
-            prefetch_record(rec);
-            into.push(rec);
+    let mut pos = 0;
+    let copied = prefetched(entries, locate, |rec| {
+        if pos + rec.len() > out.len() {
+            return false;
         }
-    };
-    resolve(batches.next(), &mut cur);
-    let (mut pos, mut copied) = (0, 0);
-    while !cur.is_empty() {
-        resolve(batches.next(), &mut next);
-        for rec in &cur {
-            if pos + rec.len() > out.len() {
-                return (copied, pos);
-            }
-            out[pos..pos + rec.len()].copy_from_slice(rec);
-            seen(rec);
-            pos += rec.len();
-            copied += 1;
-        }
-        std::mem::swap(&mut cur, &mut next);
-    }
+        out[pos..pos + rec.len()].copy_from_slice(rec);
+        seen(rec);
+        pos += rec.len();
+        true
+    });
     (copied, pos)
 }
 

@@ -2,21 +2,13 @@
 //! text, sha256 of the file, `valsort` text on the generated file, and on the file sorted
 //! bytewise by whole record (sha256 and text).
 
+mod common;
+use common::vectors;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
-
-fn vectors() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors/gensort");
-    assert!(
-        dir.is_dir(),
-        "test vectors missing: expected {} (the shared/ spec directory next to the repository)",
-        dir.display()
-    );
-    dir
-}
 
 /// The `## name` section of CHECKSUMS.txt as (command, output) pairs.
 fn section(name: &str) -> Vec<(String, String)> {

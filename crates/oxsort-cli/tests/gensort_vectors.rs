@@ -1,19 +1,11 @@
 //! The drop-in `gensort` binary against every stored gensort 1.5 vector: file bytes, stderr
 //! text, empty stdout, exit status; plus thread counts, file options and stream outputs.
 
+mod common;
+use common::vectors;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-
-fn vectors() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors/gensort");
-    assert!(
-        dir.is_dir(),
-        "test vectors missing: expected {} (the shared/ spec directory next to the repository)",
-        dir.display()
-    );
-    dir
-}
 
 fn gensort(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gensort")).args(args).current_dir(dir).output().unwrap()

@@ -2,19 +2,11 @@
 //! `edge/edge.txt` and `partition/partition-demo.txt` (unstored inputs rebuilt as described),
 //! with text, stream (stderr only), exit status and written summaries checked.
 
+mod common;
+use common::vectors;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn vectors() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors/gensort");
-    assert!(
-        dir.is_dir(),
-        "test vectors missing: expected {} (the shared/ spec directory next to the repository)",
-        dir.display()
-    );
-    dir
-}
 
 fn valsort(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_valsort")).args(args).current_dir(dir).output().unwrap()

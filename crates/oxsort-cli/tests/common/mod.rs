@@ -1,7 +1,7 @@
 //! Helpers shared by the `oxsort` command-line tests.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The built `oxsort` binary.
@@ -32,4 +32,16 @@ pub fn assert_sorted_permutation(path: &Path, n: u64, checksum: u128) {
     assert!(s.is_sorted(), "{} is not sorted", path.display());
     assert_eq!(s.records, n as u128);
     assert_eq!(s.checksum, checksum);
+}
+
+/// The gensort 1.5 vectors in the shared spec directory next to the repository; fails (never
+/// skips) when it is missing.
+pub fn vectors() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors/gensort");
+    assert!(
+        dir.is_dir(),
+        "test vectors missing: expected {} (the shared/ spec directory next to the repository)",
+        dir.display()
+    );
+    dir
 }

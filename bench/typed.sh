@@ -62,7 +62,7 @@ measure() {
   local times=() rss=() s m i
   for ((i = 1; i <= runs; i++)); do
     rm -f "$o"
-    read -r s m < <(timed "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress "$@")
+    read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress "$@")
     check "$o" "$sum" "$how"
     times+=("$s"); rss+=("$m"); row "$case" "$tool" "$i" "$s" "$m" "$fl"
   done
@@ -83,18 +83,22 @@ floor=$("$iofloor" "$in" "$scratch" "$runs")
 copy=$(echo "$floor" | sed 's/.*"copy_s": \([0-9.]*\).*/\1/')
 printf '* typed keys: region descending, amount, then the benchmark key\n SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A)\n' > "$ctl"
 
-read -r plain_m plain_runs plain_rss < <(measure fields plain sorted "$copy")
-read -r fields_m fields_runs fields_rss < <(measure fields fields-1-10-CH-A sorted "$copy" --fields 1,10,CH,A)
-read -r typed_m typed_runs typed_rss < <(measure typed control-BI-FI-CH checksum "$copy" --control "$ctl")
-rm -f "$in" "$o" "$ctl"; sync
-
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
-{
-  echo "### typed keys: $records records, --memory $memory ($(date -Iseconds))"
-  echo
-  echo "- I/O floor (iofloor, median of $runs): $floor"
-  echo "- plain oxsort sort: median $plain_m s over runs $plain_runs; peak RSS max $((plain_rss / 1024)) MiB"
-  echo "- --fields 1,10,CH,A: median $fields_m s over runs $fields_runs; peak RSS max $((fields_rss / 1024)) MiB; **$(ratio "$fields_m" "$plain_m") x plain** (target <= 1.05)"
-  echo "- SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A): median $typed_m s over runs $typed_runs; peak RSS max $((typed_rss / 1024)) MiB; **$(ratio "$typed_m" "$copy") x the one-pass floor** (target <= 1.30)"
-  echo
-} | tee -a "$summary"
+for variant in fresh pool; do
+  [ "$variant" = pool ] && pool_reserve "$memory"
+  sfx=$([ "$variant" = pool ] && echo -pool || true)
+  read -r plain_m plain_runs plain_rss < <(measure fields "plain$sfx" sorted "$copy")
+  read -r fields_m fields_runs fields_rss < <(measure fields "fields-1-10-CH-A$sfx" sorted "$copy" --fields 1,10,CH,A)
+  read -r typed_m typed_runs typed_rss < <(measure typed "control-BI-FI-CH$sfx" checksum "$copy" --control "$ctl")
+  [ "$variant" = pool ] && pool_release
+  {
+    echo "### typed keys: $records records, --memory $memory, $variant memory ($(date -Iseconds))"
+    echo
+    echo "- I/O floor (iofloor, median of $runs): $floor"
+    echo "- plain oxsort sort: median $plain_m s over runs $plain_runs; peak memory max $((plain_rss / 1024)) MiB"
+    echo "- --fields 1,10,CH,A: median $fields_m s over runs $fields_runs; peak memory max $((fields_rss / 1024)) MiB; **$(ratio "$fields_m" "$plain_m") x plain** (target <= 1.05)"
+    echo "- SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A): median $typed_m s over runs $typed_runs; peak memory max $((typed_rss / 1024)) MiB; **$(ratio "$typed_m" "$copy") x the one-pass floor** (target <= 1.30)"
+    echo
+  } | tee -a "$summary"
+done
+rm -f "$in" "$o" "$ctl"; sync

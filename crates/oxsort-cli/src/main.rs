@@ -44,6 +44,11 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
 }
 
+/// Big allocations (entry arrays, offsets) come from the hugetlb pool when one is reserved,
+/// like the I/O buffers (see `oxsort_io::bigmem`).
+#[global_allocator]
+static ALLOC: oxsort_io::BigAlloc = oxsort_io::BigAlloc;
+
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {

@@ -1,4 +1,4 @@
-//! What the machine offers: cores, available memory (within a cgroup limit), peak RSS.
+//! What the machine offers: cores, available memory (within a cgroup limit), peak memory.
 //! Read from `/proc` and `/sys` so no unsafe code is needed here.
 
 use std::fs;
@@ -8,17 +8,23 @@ pub fn cores() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
-/// Memory this process can use without swapping others out: `MemAvailable`, capped by the
+/// Memory this process can use without swapping others out: `MemAvailable` plus the free pages
+/// of a hugetlb pool (which `MemAvailable` leaves out, and big buffers use first), capped by the
 /// cgroup v2 (`memory.max`) or v1 (`memory.limit_in_bytes`) limit of this process.
 pub fn available_memory() -> u64 {
     let meminfo = fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let avail = meminfo
-        .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .unwrap_or(1 << 30);
-    avail.min(cgroup_limit().unwrap_or(u64::MAX))
+    let field = |name: &str| {
+        meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    let avail = field("MemAvailable:").map(|kb| kb * 1024).unwrap_or(1 << 30);
+    let pool = match (field("HugePages_Free:"), field("Hugepagesize:")) {
+        (Some(pages), Some(2048)) => pages * (2 << 20),
+        _ => 0,
+    };
+    (avail + pool).min(cgroup_limit().unwrap_or(u64::MAX))
 }
 
 fn cgroup_limit() -> Option<u64> {
@@ -58,9 +64,10 @@ fn cgroup_limit() -> Option<u64> {
         .min()
 }
 
-/// Peak resident set size of this process so far (`VmHWM`), in bytes.
+/// Peak memory of this process so far, in bytes: the resident set's high-water mark (`VmHWM`)
+/// plus the most hugetlb-pool memory it held at once, which `VmHWM` does not count.
 pub fn peak_rss() -> u64 {
-    status_kb("VmHWM:").unwrap_or(0) * 1024
+    status_kb("VmHWM:").unwrap_or(0) * 1024 + oxsort_io::bigmem::hugetlb_peak()
 }
 
 fn status_kb(field: &str) -> Option<u64> {

@@ -5,6 +5,7 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 
+use crate::bigmem::{self, BIG_ALLOC};
 use crate::tuning::{DIRECT_ALIGN, HUGE_THRESHOLD, MMAP_THRESHOLD, PAGE_SIZE};
 
 /// Rounds `n` up to a multiple of [`DIRECT_ALIGN`].
@@ -21,12 +22,17 @@ enum Origin {
     Heap,
     /// An anonymous private `mmap`.
     Mmap,
+    /// [`bigmem::map`]: the hugetlb pool or 2 MiB-aligned ordinary pages.
+    Big,
 }
 
 /// A heap buffer aligned to [`DIRECT_ALIGN`], whose length is fixed at creation (rounded up to a
 /// multiple of [`DIRECT_ALIGN`]) and whose bytes start zeroed.
 ///
 /// Big buffers come from `mmap`, so the zeroing is lazy: a page costs nothing until touched.
+/// From 2 MiB up they come from the hugetlb pool when one is reserved (see [`BigAlloc`]).
+///
+/// [`BigAlloc`]: crate::BigAlloc
 /// [`AlignedBuf::huge`] also asks for transparent huge pages, and [`AlignedBuf::prefault`]
 /// touches every page from several threads so the first transfer does not pay the page faults.
 ///
@@ -84,6 +90,14 @@ impl AlignedBuf {
     }
 
     fn mmap(len: usize, huge: bool) -> Self {
+        if len >= BIG_ALLOC {
+            // Big buffers: the hugetlb pool when one is reserved, else 2 MiB-aligned ordinary
+            // pages advised for transparent huge pages (see `bigmem`).
+            return match NonNull::new(bigmem::map(len)) {
+                Some(ptr) => AlignedBuf { ptr, len, origin: Origin::Big },
+                None => alloc::handle_alloc_error(Self::layout(len)),
+            };
+        }
         // SAFETY: an anonymous private mapping with a null hint has no preconditions; the result
         // is checked against MAP_FAILED before use.
         let p = unsafe {
@@ -192,6 +206,8 @@ impl Drop for AlignedBuf {
             Origin::Mmap => unsafe {
                 libc::munmap(self.ptr.as_ptr().cast(), self.len);
             },
+            // SAFETY: made by bigmem::map with exactly this length, unmapped once.
+            Origin::Big => unsafe { bigmem::unmap(self.ptr.as_ptr(), self.len) },
         }
     }
 }

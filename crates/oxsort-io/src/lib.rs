@@ -2,6 +2,8 @@
 //!
 //! - [`AlignedBuf`]: heap memory aligned to [`DIRECT_ALIGN`], lazily zeroed, optionally on huge
 //!   pages and pre-faulted in parallel.
+//! - [`BigAlloc`] / [`bigmem`]: big mappings from the hugetlb pool when one is reserved (memory
+//!   a VM host keeps backed between sorts), transparent huge pages otherwise.
 //! - [`DirectFile`]: positional reads/writes with `O_DIRECT` where the filesystem allows,
 //!   falling back to the page cache (tmpfs, pipes, [`IoOptions::buffered`]); any offset and
 //!   length work, unaligned edges go through a second buffered descriptor.
@@ -48,6 +50,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bigmem;
 mod buf;
 pub mod cleanup;
 mod error;
@@ -59,6 +62,7 @@ pub mod tuning;
 mod uring;
 mod writer;
 
+pub use bigmem::BigAlloc;
 pub use buf::AlignedBuf;
 pub use error::IoError;
 pub use file::{DirectFile, FaultPlan, IoOptions};

@@ -34,6 +34,14 @@ pub const MMAP_THRESHOLD: usize = 1 << 20;
 /// [`AlignedBuf::new`]: crate::AlignedBuf::new
 pub const HUGE_THRESHOLD: usize = 4 << 20;
 
+/// Size of the huge pages taken from the kernel's hugetlb pool (`vm.nr_hugepages`), and the
+/// alignment of every big mapping so transparent huge pages can back it when there is no pool.
+///
+/// 2 MiB is the PMD-sized huge page of x86-64 and of aarch64 with 4 KiB pages; mappings ask for
+/// it explicitly (`MAP_HUGE_2MB`), so a kernel whose default huge page differs refuses the pool
+/// and oxsort falls back to ordinary pages.
+pub const HUGETLB_PAGE: usize = 2 << 20;
+
 /// Largest number of worker threads the thread-pool backend starts per pipeline.
 ///
 /// The thread backend uses one thread per in-flight transfer up to this cap. With 8–64 MiB
@@ -57,6 +65,7 @@ const _: () = assert!(DIRECT_ALIGN.is_power_of_two());
 const _: () = assert!(MMAP_THRESHOLD % DIRECT_ALIGN == 0);
 const _: () = assert!(HUGE_THRESHOLD >= MMAP_THRESHOLD);
 const _: () = assert!(DIRECT_ALIGN % PAGE_SIZE == 0);
+const _: () = assert!(HUGETLB_PAGE % DIRECT_ALIGN == 0 && HUGETLB_PAGE.is_power_of_two());
 const _: () = assert!(MAX_POOL_THREADS >= 1 && MAX_DEPTH >= MAX_POOL_THREADS);
 
 /// Largest single transfer a pipeline issues (bytes).

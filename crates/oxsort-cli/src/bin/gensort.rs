@@ -107,6 +107,11 @@ fn parse(args: Vec<OsString>) -> Result<Options, UsageError> {
     })
 }
 
+/// Big allocations (entry arrays, offsets) come from the hugetlb pool when one is reserved,
+/// like the I/O buffers (see `oxsort_io::bigmem`).
+#[global_allocator]
+static ALLOC: oxsort_io::BigAlloc = oxsort_io::BigAlloc;
+
 fn main() {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let opts = match parse(args) {

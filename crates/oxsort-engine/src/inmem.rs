@@ -404,6 +404,11 @@ pub(crate) fn emit(
             &chunks[c][i * r..(i + 1) * r]
         }
     };
+    // What `locate` reads to find a delimited record: its offset, a random miss of its own.
+    let hint = move |idx: u64| {
+        let c = (idx >> log2) as usize;
+        oxsort_kernels::prefetch_read(&chunk_offsets[c][(idx & mask) as usize]);
+    };
     // Every part's place in the output is known before any is built: parts of fixed records
     // hold records × size bytes; parts of delimited records add up their records' lengths (on
     // all threads). With -u sizes are known only piece by piece: pieces are then staged and
@@ -497,12 +502,14 @@ pub(crate) fn emit(
                                 let (c, b) = match fused.as_mut() {
                                     Some(f) => oxsort_kernels::gather_var_with(
                                         &ents[done..],
+                                        hint,
                                         locate,
                                         &mut buf[pos..room],
                                         |rec| f.push(rec),
                                     ),
                                     None => oxsort_kernels::gather_var(
                                         &ents[done..],
+                                        hint,
                                         locate,
                                         &mut buf[pos..room],
                                     ),

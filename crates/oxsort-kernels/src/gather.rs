@@ -8,6 +8,20 @@ use rayon::prelude::*;
 const LINE: usize = 64;
 
 /// Hints the CPU to bring the cache lines of `rec` into cache.
+/// Asks the CPU to bring the cache line holding `*r` into cache, without waiting for it: for
+/// tables a later lookup will read at random. Does nothing on targets without a prefetch.
+#[inline(always)]
+pub fn prefetch_read<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint that never faults; `r` is a valid reference anyway.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 #[inline(always)]
 fn prefetch_record(rec: &[u8]) {
     #[cfg(target_arch = "x86_64")]
@@ -55,39 +69,58 @@ pub fn gather<'a, L: Fn(u64) -> &'a [u8]>(
         return;
     }
     let mut pos = 0;
-    prefetched(entries, locate, |rec| {
-        out[pos..pos + rec_size].copy_from_slice(rec);
-        pos += rec_size;
-        true
-    });
+    prefetched(
+        entries,
+        |_| {},
+        locate,
+        |rec| {
+            out[pos..pos + rec_size].copy_from_slice(rec);
+            pos += rec_size;
+            true
+        },
+    );
 }
 
 /// Calls `each` with the record of every entry, in entry order, until it returns `false`;
-/// returns how many records it accepted. Lookups are batched (OzSort's pointer set): while
-/// batch `b` is handed out, the [`GATHER_PREFETCH_DISTANCE`] records of batch `b + 1` have
-/// already been located and prefetched, so the random reads overlap instead of waiting one by
-/// one.
+/// returns how many records it accepted. Lookups are batched (OzSort's pointer set) in a
+/// three-stage pipeline of [`GATHER_PREFETCH_DISTANCE`] entries per batch:
+///
+/// ```text
+///   batch b      each(record)          the records were prefetched one batch ago
+///   batch b + 1  locate + prefetch     reads the metadata `hint` prefetched one batch ago
+///   batch b + 2  hint(index)           prefetches what `locate` will read (record offsets)
+/// ```
+///
+/// so neither the record nor the table that says where it is (for delimited records, a random
+/// offset per record) is waited for one miss at a time.
 #[inline]
-fn prefetched<'a, L: Fn(u64) -> &'a [u8]>(
+fn prefetched<'a, H: Fn(u64), L: Fn(u64) -> &'a [u8]>(
     entries: &[Entry],
+    hint: H,
     locate: L,
     mut each: impl FnMut(&'a [u8]) -> bool,
 ) -> usize {
-    let mut batches = entries.chunks(GATHER_PREFETCH_DISTANCE);
-    let mut cur: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
-    let mut next: Vec<&'a [u8]> = Vec::with_capacity(GATHER_PREFETCH_DISTANCE);
-    let resolve = |batch: Option<&[Entry]>, into: &mut Vec<&'a [u8]>| {
+    let d = GATHER_PREFETCH_DISTANCE;
+    let batch = |b: usize| &entries[(b * d).min(entries.len())..((b + 1) * d).min(entries.len())];
+    let mut cur: Vec<&'a [u8]> = Vec::with_capacity(d);
+    let mut next: Vec<&'a [u8]> = Vec::with_capacity(d);
+    let resolve = |b: usize, into: &mut Vec<&'a [u8]>| {
         into.clear();
-        for &e in batch.unwrap_or(&[]) {
+        for &e in batch(b) {
             let rec = locate(entry_index(e));
             prefetch_record(rec);
             into.push(rec);
         }
     };
-    resolve(batches.next(), &mut cur);
+    let hint_batch = |b: usize| batch(b).iter().for_each(|&e| hint(entry_index(e)));
+    hint_batch(0);
+    hint_batch(1);
+    resolve(0, &mut cur);
     let mut accepted = 0;
+    let mut b = 0;
     while !cur.is_empty() {
-        resolve(batches.next(), &mut next);
+        hint_batch(b + 2);
+        resolve(b + 1, &mut next);
         for rec in &cur {
             if !each(rec) {
                 return accepted;
@@ -95,6 +128,7 @@ fn prefetched<'a, L: Fn(u64) -> &'a [u8]>(
             accepted += 1;
         }
         std::mem::swap(&mut cur, &mut next);
+        b += 1;
     }
     accepted
 }
@@ -133,26 +167,30 @@ pub fn par_gather<'a, L: Fn(u64) -> &'a [u8] + Sync>(
 /// [`gather`] for records of varying length (delimited text): copies `locate(index)` of the
 /// entries, in entry order, back to back into `out`, as many whole records as fit, and returns
 /// how many entries were copied and the bytes written. The records of the next batch are
-/// located and prefetched while the current batch is copied. A caller that cannot size `out`
-/// in advance grows it and calls again with the remaining entries.
-pub fn gather_var<'a, L: Fn(u64) -> &'a [u8]>(
+/// located and prefetched while the current batch is copied, and `hint(index)` is called a
+/// batch before `locate(index)`: it should prefetch whatever `locate` reads to find the record
+/// (say, its offset in a table), or do nothing. A caller that cannot size `out` in advance grows
+/// it and calls again with the remaining entries.
+pub fn gather_var<'a, H: Fn(u64), L: Fn(u64) -> &'a [u8]>(
     entries: &[Entry],
+    hint: H,
     locate: L,
     out: &mut [u8],
 ) -> (usize, usize) {
-    gather_var_with(entries, locate, out, |_| {})
+    gather_var_with(entries, hint, locate, out, |_| {})
 }
 
 /// [`gather_var`] that also hands every record it copies to `seen`, in order, while the record
 /// is still in cache: checks of the output (checksums, order) then cost no second pass over it.
-pub fn gather_var_with<'a, L: Fn(u64) -> &'a [u8], S: FnMut(&'a [u8])>(
+pub fn gather_var_with<'a, H: Fn(u64), L: Fn(u64) -> &'a [u8], S: FnMut(&'a [u8])>(
     entries: &[Entry],
+    hint: H,
     locate: L,
     out: &mut [u8],
     mut seen: S,
 ) -> (usize, usize) {
     let mut pos = 0;
-    let copied = prefetched(entries, locate, |rec| {
+    let copied = prefetched(entries, hint, locate, |rec| {
         if pos + rec.len() > out.len() {
             return false;
         }
@@ -176,20 +214,26 @@ mod var_tests {
         let entries: Vec<Entry> = order.iter().map(|&i| make_entry(&[0; 10], i)).collect();
         let want: Vec<u8> = order.iter().flat_map(|&i| recs[i as usize].clone()).collect();
         let mut out = vec![0u8; want.len() + 5];
-        let (copied, n) = gather_var(&entries, |i| &recs[i as usize], &mut out);
+        let (copied, n) = gather_var(&entries, |_| {}, |i| &recs[i as usize], &mut out);
         assert_eq!((copied, n), (entries.len(), want.len()));
         assert_eq!(&out[..n], &want[..]);
         // Too small: whole records only, and the rest follows on a second call.
         let mut small = vec![0u8; want.len() / 2];
-        let (c1, n1) = gather_var(&entries, |i| &recs[i as usize], &mut small);
+        let (c1, n1) = gather_var(&entries, |_| {}, |i| &recs[i as usize], &mut small);
         assert!(c1 < entries.len() && n1 <= small.len());
         assert_eq!(&small[..n1], &want[..n1]);
         let mut rest = vec![0u8; want.len()];
-        let (c2, n2) = gather_var(&entries[c1..], |i| &recs[i as usize], &mut rest);
+        let (c2, n2) = gather_var(&entries[c1..], |_| {}, |i| &recs[i as usize], &mut rest);
         assert_eq!((c1 + c2, n1 + n2), (entries.len(), want.len()));
         assert_eq!(&rest[..n2], &want[n1..]);
         let mut seen = Vec::new();
-        gather_var_with(&entries, |i| &recs[i as usize], &mut out, |r| seen.extend_from_slice(r));
+        gather_var_with(
+            &entries,
+            |_| {},
+            |i| &recs[i as usize],
+            &mut out,
+            |r| seen.extend_from_slice(r),
+        );
         assert_eq!(seen, want);
     }
 }

@@ -202,8 +202,11 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
     while chunk > 4096 && chunk * (1 + ENTRY_BYTES + 4) * 4 > m {
         chunk /= 2;
     }
-    let chunk_alloc = align_up(chunk + 1);
-    let log2 = 64 - chunk.leading_zeros();
+    // A chunk's buffer has room for the rest of its last record (see DELIM_SLACK); the bytes,
+    // so the records, of one chunk are at most `most`.
+    let most = chunk + delim_room(chunk as usize) as u64;
+    let chunk_alloc = align_up(most);
+    let log2 = 64 - most.leading_zeros();
     // Parts of lines of ~64 bytes, their window at most 1/8 of memory.
     let spare = m.saturating_sub(FIXED_OVERHEAD);
     let per_rec = 64 + ENTRY_BYTES;
@@ -213,7 +216,7 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
     let read_ahead = (cfg.read_depth + PROVISION_AHEAD) as u64 * chunk_alloc + staging as u64;
     let fixed = FIXED_OVERHEAD + window + read_ahead;
     let arena_bytes = m.saturating_sub(fixed);
-    let worst_chunk = chunk_alloc + chunk * (ENTRY_BYTES + 4);
+    let worst_chunk = chunk_alloc + most * (ENTRY_BYTES + 4);
     if arena_bytes < worst_chunk {
         return Err(EngineError::MemoryTooSmall {
             given: m,

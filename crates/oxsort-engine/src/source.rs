@@ -18,7 +18,7 @@ use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
 use crate::config::Input;
 use crate::error::{EngineError, Result};
 use crate::stats::FileStats;
-use crate::tuning::PROVISION_AHEAD;
+use crate::tuning::{delim_room, PROVISION_AHEAD};
 
 /// A chunk of whole records read from one input.
 pub(crate) struct Chunk {
@@ -128,10 +128,12 @@ impl ChunkSource {
         }
     }
 
-    /// Bytes of a chunk buffer: a chunk, and for delimited records one more byte for a
-    /// terminator added at an input's end; rounded as [`AlignedBuf`] rounds.
+    /// Bytes of a chunk buffer: a chunk, and for delimited records [`delim_room`] more for
+    /// the rest of a record borrowed from the next piece (or a terminator added at an input's
+    /// end); rounded as [`AlignedBuf`] rounds.
     fn buf_len(&self) -> usize {
-        let want = self.chunk_bytes + usize::from(self.delim.is_some());
+        let want =
+            self.chunk_bytes + if self.delim.is_some() { delim_room(self.chunk_bytes) } else { 0 };
         want.div_ceil(oxsort_io::DIRECT_ALIGN) * oxsort_io::DIRECT_ALIGN
     }
 
@@ -149,8 +151,14 @@ impl ChunkSource {
         };
         let end = if file.is_seekable() { file.len()? } else { u64::MAX };
         let direct = file.is_direct();
-        let mut reader =
-            Reader::new(Arc::new(file), 0..end, self.chunk_bytes, self.read_depth, &self.io)?;
+        let mut reader = Reader::with_buffer_len(
+            Arc::new(file),
+            0..end,
+            self.chunk_bytes,
+            self.read_depth,
+            &self.io,
+            self.buf_len(),
+        )?;
         for b in self.spare.drain(..) {
             reader.recycle(b);
         }
@@ -204,18 +212,17 @@ impl ChunkSource {
                 None => return Ok(None),
             }
         }
-        // A buffer for the read the reader submits next: a recycled one, else a populated one.
-        // (Delimited records are copied into chunk buffers; the reader keeps its own.)
-        let ready = if self.delim.is_some() {
-            None
-        } else {
-            self.spare
-                .pop()
-                .or_else(|| self.provision.as_ref().and_then(|(rx, _)| rx.try_recv().ok()))
-        };
+        // A buffer for the read the reader submits next, when it has none: a recycled one, else
+        // a populated one.
         let (reader, _, _) = self.current.as_mut().expect("opened above");
-        if let Some(b) = ready {
-            reader.recycle(b);
+        if reader.spare_buffers() == 0 {
+            let ready = self
+                .spare
+                .pop()
+                .or_else(|| self.provision.as_ref().and_then(|(rx, _)| rx.try_recv().ok()));
+            if let Some(b) = ready {
+                reader.recycle(b);
+            }
         }
         match reader.next_chunk() {
             Some(Ok(piece)) => Ok(Some(piece)),
@@ -301,11 +308,17 @@ impl ChunkSource {
         }
     }
 
-    /// Builds the next chunk of delimited records: bytes are copied into a chunk buffer (after
-    /// the previous chunk's unfinished record) up to its end or the input's, then cut after the
-    /// last terminator; what follows waits for the next chunk. An input's last record gets a
-    /// terminator if it lacks one (as GNU sort writes it).
+    /// Builds the next chunk of delimited records, in place when it can
+    /// ([`ChunkSource::delimited_in_place`]). The copying path: bytes are copied into a chunk
+    /// buffer (after the previous chunk's unfinished record) up to its end or the input's, then
+    /// cut after the last terminator; what follows waits for the next chunk. An input's last
+    /// record gets a terminator if it lacks one (as GNU sort writes it).
     fn read_delimited(&mut self, t: u8) -> Result<Option<Chunk>> {
+        if self.leftover.is_empty() {
+            if let Some(done) = self.delimited_in_place(t)? {
+                return Ok(done);
+            }
+        }
         let cap = self.chunk_bytes;
         let mut out: Option<AlignedBuf> = None;
         let mut filled = 0usize;
@@ -331,7 +344,7 @@ impl ChunkSource {
                                     b[filled] = t;
                                     filled += 1;
                                 }
-                                let chunk = self.delimited_chunk(b, filled, t);
+                                let chunk = self.delimited_chunk(b, 0, filled, t);
                                 self.file_records = 0;
                                 self.file_pos = 0;
                                 return Ok(Some(chunk));
@@ -372,7 +385,93 @@ impl ChunkSource {
             )));
         };
         self.leftover.extend_from_slice(&b[last + 1..filled]);
-        Ok(Some(self.delimited_chunk(b, last + 1, t)))
+        Ok(Some(self.delimited_chunk(b, 0, last + 1, t)))
+    }
+
+    /// The fast path of delimited chunks: the piece as read becomes the chunk, from the record
+    /// boundary where the previous chunk stopped to its last terminator, plus the rest of the
+    /// record that straddles into the next piece, copied into the room after the data:
+    ///
+    /// ```text
+    ///   piece k    [ ..records.. | rec  ][ room  ]     chunk k = records + rec + fragment
+    ///   piece k+1  [ frag | ..records.. | rec  ]       chunk k+1 starts after `frag`
+    /// ```
+    ///
+    /// Returns `None`, with the state left for the copying path, when a record has no
+    /// terminator in the rest of its piece or its rest does not fit the room.
+    fn delimited_in_place(&mut self, t: u8) -> Result<Option<Option<Chunk>>> {
+        while self.carry.is_none() {
+            match self.next_piece()? {
+                Some(p) => self.carry = Some((p.buf, 0, p.len, p.offset)),
+                None => {
+                    self.file_records = 0;
+                    self.file_pos = 0;
+                    if self.current.is_none() && self.pending.is_empty() {
+                        return Ok(Some(None));
+                    }
+                }
+            }
+        }
+        let (buf, pos, len, _) = self.carry.as_ref().expect("set above");
+        let (pos, len) = (*pos, *len);
+        // A chunk holds at most `most` bytes, so no more records than an entry's index can name
+        // (pieces longer than a chunk come from transfers rounded up past tiny chunks).
+        let most = self.chunk_bytes + delim_room(self.chunk_bytes);
+        if len - pos > self.chunk_bytes {
+            return Ok(None);
+        }
+        let Some(last) = memchr::memrchr(t, &buf[pos..len]).map(|i| pos + i) else {
+            return Ok(None);
+        };
+        if last + 1 == len {
+            let (buf, ..) = self.carry.take().expect("set above");
+            self.consumed(len - pos);
+            return Ok(Some(Some(self.delimited_chunk(buf, pos, len, t))));
+        }
+        // The last record goes on in the next piece (or ends the input unterminated).
+        let next = self.next_piece()?;
+        let (mut buf, ..) = self.carry.take().expect("set above");
+        let Some(next) = next else {
+            // The input's last record lacks its terminator: add one.
+            if buf.len() <= len {
+                let mut bigger = AlignedBuf::new(len + 1);
+                bigger[..len].copy_from_slice(&buf[..len]);
+                buf = bigger;
+            }
+            buf[len] = t;
+            self.consumed(len - pos);
+            let chunk = self.delimited_chunk(buf, pos, len + 1, t);
+            self.file_records = 0;
+            self.file_pos = 0;
+            return Ok(Some(Some(chunk)));
+        };
+        // Room for the rest: what the buffer has, within the chunk's most, and no more than lets
+        // the record stay within a chunk's length (longer ones are the copying path's error).
+        let room =
+            (buf.len() - len).min(most - (len - pos)).min(self.chunk_bytes - (len - last - 1));
+        match memchr::memchr(t, &next.buf[..next.len.min(room)]) {
+            Some(f) => {
+                buf[len..len + f + 1].copy_from_slice(&next.buf[..f + 1]);
+                self.consumed(len - pos + f + 1);
+                let chunk = self.delimited_chunk(buf, pos, len + f + 1, t);
+                self.carry = Some((next.buf, f + 1, next.len, next.offset));
+                Ok(Some(Some(chunk)))
+            }
+            None => {
+                // A long record at the boundary: its start becomes the copying path's leftover.
+                self.leftover.extend_from_slice(&buf[last + 1..len]);
+                self.consumed(len - pos);
+                let chunk = self.delimited_chunk(buf, pos, last + 1, t);
+                self.carry = Some((next.buf, 0, next.len, next.offset));
+                Ok(Some(Some(chunk)))
+            }
+        }
+    }
+
+    /// Counts `n` more input bytes as taken into chunks.
+    fn consumed(&mut self, n: usize) {
+        self.file_pos += n as u64;
+        self.bytes_read += n as u64;
     }
 
     /// A buffer for a chunk: a recycled one, else a populated one, else a new one. One byte
@@ -384,10 +483,11 @@ impl ChunkSource {
             .unwrap_or_else(|| AlignedBuf::new(self.buf_len()))
     }
 
-    fn delimited_chunk(&mut self, buf: AlignedBuf, len: usize, t: u8) -> Chunk {
-        let mut offsets = Vec::with_capacity(len / 32 + 2);
-        offsets.push(0u32);
-        offsets.extend(memchr::memchr_iter(t, &buf[..len]).map(|i| (i + 1) as u32));
+    /// A chunk of the records in `buf[start..end]` (which ends with a terminator).
+    fn delimited_chunk(&mut self, buf: AlignedBuf, start: usize, end: usize, t: u8) -> Chunk {
+        let mut offsets = Vec::with_capacity((end - start) / 32 + 2);
+        offsets.push(start as u32);
+        offsets.extend(memchr::memchr_iter(t, &buf[start..end]).map(|i| (start + i + 1) as u32));
         let records = offsets.len() - 1;
         let first_record = self.file_records;
         self.file_records += records as u64;

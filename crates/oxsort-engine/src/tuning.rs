@@ -61,3 +61,21 @@ pub const FIXED_OVERHEAD: u64 = 256 << 10;
 const _: () = assert!(TRANSFER_TARGET % 4096 == 0);
 const _: () = assert!(MERGE_BLOCK_MIN % 4096 == 0 && MERGE_BLOCK_MAX % 4096 == 0);
 const _: () = assert!(MERGE_BLOCK_MIN <= MERGE_BLOCK_MAX);
+
+/// Room after a delimited chunk's data, in every chunk buffer: a chunk is the piece read from the
+/// file, cut after its last terminator, plus the rest of that last record, copied from the start
+/// of the next piece into this room. Only that fragment is copied, not the chunk; a record whose
+/// rest is longer than this (lines of more than 64 KiB at a chunk boundary) sends the source to
+/// the copying path. 64 KiB is 0.4% of a 16 MiB chunk; chunks smaller than that (tiny memory
+/// budgets) get as much room as their own size ([`delim_room`]).
+pub const DELIM_SLACK: usize = 64 << 10;
+
+/// The room after a delimited chunk of `chunk` bytes (see [`DELIM_SLACK`]). A chunk holds at
+/// most `chunk + delim_room(chunk)` bytes, so at most that many records.
+pub const fn delim_room(chunk: usize) -> usize {
+    if chunk < DELIM_SLACK {
+        chunk
+    } else {
+        DELIM_SLACK
+    }
+}

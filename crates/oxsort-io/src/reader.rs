@@ -80,6 +80,8 @@ pub struct Reader {
     next_offset: u64,
     end: u64,
     transfer: usize,
+    /// Length of the buffers this reader allocates and keeps (at least `transfer`).
+    buf_len: usize,
     depth: usize,
     /// Sequence numbers: next to submit, next to yield.
     next_submit: u64,
@@ -110,6 +112,20 @@ impl Reader {
         depth: usize,
         opts: &IoOptions,
     ) -> Result<Self, IoError> {
+        Self::with_buffer_len(file, range, transfer, depth, opts, 0)
+    }
+
+    /// Like [`Reader::new`], but every buffer it reads into is at least `buf_len` bytes (rounded
+    /// up to [`DIRECT_ALIGN`]): room after the data a caller may append to (say, the rest of a
+    /// record that straddles two pieces). Recycled buffers shorter than that are dropped.
+    pub fn with_buffer_len(
+        file: Arc<DirectFile>,
+        range: Range<u64>,
+        transfer: usize,
+        depth: usize,
+        opts: &IoOptions,
+        buf_len: usize,
+    ) -> Result<Self, IoError> {
         if range.start > range.end {
             return Err(IoError::read(
                 file.path(),
@@ -118,6 +134,7 @@ impl Reader {
             ));
         }
         let transfer = align_up(transfer.clamp(1, MAX_TRANSFER));
+        let buf_len = align_up(buf_len).max(transfer);
         let depth = depth.clamp(1, MAX_DEPTH);
         let clock = BusyClock::new();
         let (engine, backend) = Engine::new(&file, depth, opts, &clock);
@@ -128,6 +145,7 @@ impl Reader {
             next_offset: range.start,
             end: range.end,
             transfer,
+            buf_len,
             depth,
             next_submit: 0,
             next_yield: 0,
@@ -153,7 +171,7 @@ impl Reader {
             let base = self.next_offset - self.next_offset % DIRECT_ALIGN as u64;
             let piece_end = base.saturating_add(self.transfer as u64).min(self.end);
             let len = (piece_end - self.next_offset) as usize;
-            let buf = self.free.pop().unwrap_or_else(|| AlignedBuf::new(self.transfer));
+            let buf = self.free.pop().unwrap_or_else(|| AlignedBuf::new(self.buf_len));
             let op =
                 Op { seq: self.next_submit, dir: Dir::Read, offset: self.next_offset, len, buf };
             self.next_submit += 1;
@@ -208,11 +226,18 @@ impl Reader {
     }
 
     /// Gives a buffer back for later reads (otherwise each read may allocate a new one).
-    /// Buffers smaller than the transfer size are dropped.
+    /// Buffers smaller than the buffer length (the transfer size unless
+    /// [`Reader::with_buffer_len`] asked for more) are dropped.
     pub fn recycle(&mut self, buf: AlignedBuf) {
-        if buf.len() >= self.transfer && self.free.len() < self.depth {
+        if buf.len() >= self.buf_len && self.free.len() < self.depth {
             self.free.push(buf);
         }
+    }
+
+    /// Buffers the reader holds for its next reads (at most the depth); a caller that feeds it
+    /// buffers gives one only when this is 0.
+    pub fn spare_buffers(&self) -> usize {
+        self.free.len()
     }
 
     /// Statistics so far.

@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use oxsort_format::{KeyError, KeySpec};
+use oxsort_format::{FixedKey, KeyError, KeySpec};
 
 use crate::config::RecordFormat;
 
@@ -34,12 +34,26 @@ pub(crate) struct Keys {
     pub(crate) copy: bool,
     /// Records end with this byte (variable length); `None`: fixed `fmt.record_size` bytes.
     pub(crate) delim: Option<u8>,
+    /// `spec` written without allocating, when all its fields are fixed-width
+    /// ([`KeySpec::fixed_key`]): prefixes and whole keys come from it.
+    fixed: Option<FixedKey>,
 }
 
 impl Keys {
     /// Keys of fixed records described by `fmt` alone.
     pub(crate) fn fixed(fmt: RecordFormat) -> Keys {
-        Keys { fmt, spec: None, copy: false, delim: None }
+        Keys { fmt, spec: None, copy: false, delim: None, fixed: None }
+    }
+
+    /// Keys of records of `fmt` ordered by `spec` (raw key bytes of `fmt` without one).
+    pub(crate) fn new(
+        fmt: RecordFormat,
+        spec: Option<Arc<KeySpec>>,
+        copy: bool,
+        delim: Option<u8>,
+    ) -> Keys {
+        let fixed = spec.as_ref().and_then(|s| s.fixed_key());
+        Keys { fmt, spec, copy, delim, fixed }
     }
 
     /// Whether equal prefixes may hide different keys (then ties need [`Keys::cmp_full`]).
@@ -81,8 +95,7 @@ impl Keys {
         p
     }
 
-    /// The 10-byte prefix of a record's key; `scratch` holds the normalized key afterwards
-    /// (general keys only).
+    /// The 10-byte prefix of a record's key (`scratch`: room for a normalized key).
     #[inline]
     pub(crate) fn prefix(&self, rec: &[u8], scratch: &mut Vec<u8>) -> Result<[u8; 10], KeyError> {
         if self.copy {
@@ -93,9 +106,14 @@ impl Keys {
             None if self.delim.is_some() => Ok(Self::raw_prefix(rec)),
             None => Ok(self.fmt.key_prefix(rec)),
             Some(spec) => {
+                let mut p = [0u8; 10];
+                if let Some(f) = &self.fixed {
+                    if f.write(rec, &mut p).is_some() {
+                        return Ok(p);
+                    }
+                }
                 scratch.clear();
                 spec.normalize(rec, scratch)?;
-                let mut p = [0u8; 10];
                 let n = scratch.len().min(10);
                 p[..n].copy_from_slice(&scratch[..n]);
                 Ok(p)
@@ -116,6 +134,13 @@ impl Keys {
             None => self.fmt.key_prefix(a).cmp(&self.fmt.key_prefix(b)),
             Some(spec) => SCRATCH.with(|s| {
                 let (x, y) = &mut *s.borrow_mut();
+                if let Some(f) = &self.fixed {
+                    x.resize(f.width(), 0);
+                    y.resize(f.width(), 0);
+                    if f.write(a, x).and(f.write(b, y)).is_some() {
+                        return x.as_slice().cmp(y.as_slice());
+                    }
+                }
                 x.clear();
                 y.clear();
                 match (spec.normalize(a, x), spec.normalize(b, y)) {
@@ -137,6 +162,13 @@ impl Keys {
             None if self.delim.is_some() => out.extend_from_slice(rec),
             None => out.extend_from_slice(&self.fmt.key_prefix(rec)),
             Some(spec) => {
+                if let Some(f) = &self.fixed {
+                    out.resize(f.width(), 0);
+                    if f.write(rec, out).is_some() {
+                        return;
+                    }
+                    out.clear();
+                }
                 if spec.normalize(rec, out).is_err() {
                     out.clear();
                 }

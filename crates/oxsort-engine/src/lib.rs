@@ -112,8 +112,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         plan::Passes::Two { run_chunks, .. } => *run_chunks,
         plan::Passes::Unknown { run_chunks, .. } => *run_chunks,
     };
-    let keys =
-        keys::Keys { fmt, spec: cfg.key.clone(), copy: cfg.mode == Mode::Copy, delim: cfg.delim };
+    let keys = keys::Keys::new(fmt, cfg.key.clone(), cfg.mode == Mode::Copy, cfg.delim);
     let ctx = inmem::Ctx {
         g: &g,
         keys: &keys,

@@ -33,6 +33,7 @@ mod filter;
 mod gnu;
 mod layout;
 mod normalize;
+pub use normalize::FixedKey;
 mod nsort;
 mod spec;
 

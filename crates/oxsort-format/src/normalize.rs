@@ -183,25 +183,122 @@ pub(crate) fn float32_key(bits: u32) -> u32 {
 }
 
 fn encode_float(bytes: &[u8], endian: Endian, out: &mut Vec<u8>) {
-    match bytes.len() {
-        4 => {
-            let raw: [u8; 4] = bytes.try_into().unwrap_or([0; 4]);
-            let bits = match endian {
-                Endian::Big => u32::from_be_bytes(raw),
-                Endian::Little => u32::from_le_bytes(raw),
-            };
-            out.extend_from_slice(&float32_key(bits).to_be_bytes());
+    let (key, width) = float_key_bytes(bytes, endian);
+    out.extend_from_slice(&key[..width]);
+}
+
+/// The encoding of a float field: 4 bytes for binary32 (a 4-byte field), else 8 (binary64).
+fn float_key_bytes(bytes: &[u8], endian: Endian) -> ([u8; 8], usize) {
+    let mut key = [0u8; 8];
+    if bytes.len() == 4 {
+        let raw: [u8; 4] = bytes.try_into().unwrap_or([0; 4]);
+        let bits = match endian {
+            Endian::Big => u32::from_be_bytes(raw),
+            Endian::Little => u32::from_le_bytes(raw),
+        };
+        key[..4].copy_from_slice(&float32_key(bits).to_be_bytes());
+        return (key, 4);
+    }
+    let mut raw = [0u8; 8];
+    let n = bytes.len().min(8);
+    raw[..n].copy_from_slice(&bytes[..n]);
+    let bits = match endian {
+        Endian::Big => u64::from_be_bytes(raw),
+        Endian::Little => u64::from_le_bytes(raw),
+    };
+    key.copy_from_slice(&float64_key(bits).to_be_bytes());
+    (key, 8)
+}
+
+/// A key whose fields all sit at fixed positions and encode to fixed widths (`CH`, `BI`, `LU`,
+/// `FI`, `LI`, `FL`, `LF`), with short records an error: its normalized bytes are each field's
+/// bytes transformed where they stand, so they can be written into a caller's buffer with no
+/// allocation and no error path, and the first few without the rest (the entry prefix of a
+/// sort needs 10). [`KeySpec::fixed_key`] builds one; it writes exactly what
+/// [`KeySpec::normalize`] appends.
+///
+/// ```text
+///   record  [....|BI 4|........|FI 8    |...]        SORT FIELDS=(5,4,BI,D,13,8,FI,A)
+///   key     [ !BI 4 | FI 8, top bit ^ ]             width 12; prefix(10) stops inside FI
+/// ```
+#[derive(Clone, Debug)]
+pub struct FixedKey {
+    /// (offset, field length, encoded width, type, descending), most significant first.
+    fields: Vec<(usize, usize, usize, FieldType, bool)>,
+    width: usize,
+}
+
+impl KeySpec {
+    /// The allocation-free form of this key, if every field is fixed-position and fixed-width
+    /// and short records are errors (see [`FixedKey`]).
+    pub fn fixed_key(&self) -> Option<FixedKey> {
+        if self.short_fields != ShortFields::Error {
+            return None;
         }
-        _ => {
-            let mut raw = [0u8; 8];
-            let n = bytes.len().min(8);
-            raw[..n].copy_from_slice(&bytes[..n]);
-            let bits = match endian {
-                Endian::Big => u64::from_be_bytes(raw),
-                Endian::Little => u64::from_le_bytes(raw),
+        let mut fields = Vec::with_capacity(self.fields.len());
+        let mut width = 0;
+        for f in &self.fields {
+            let FieldLoc::Bytes { offset, len } = f.loc else {
+                return None;
             };
-            out.extend_from_slice(&float64_key(bits).to_be_bytes());
+            let enc = match f.kind {
+                FieldType::Char | FieldType::Unsigned(_) | FieldType::Signed(_) => len,
+                FieldType::Float(_) if len == 4 => 4,
+                FieldType::Float(_) => 8,
+                _ => return None,
+            };
+            fields.push((offset, len, enc, f.kind, f.descending));
+            width += enc;
         }
+        Some(FixedKey { fields, width })
+    }
+}
+
+impl FixedKey {
+    /// Bytes of the whole normalized key.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Writes the first `out.len()` bytes of the normalized key of `record` into `out` (zeros
+    /// past the key's end). `None` if `record` is too short for a field it needed; `out` is
+    /// then unspecified (use [`KeySpec::normalize`] for the error).
+    #[inline]
+    pub fn write(&self, record: &[u8], out: &mut [u8]) -> Option<()> {
+        let mut pos = 0;
+        for &(offset, len, enc, kind, descending) in &self.fields {
+            if pos == out.len() {
+                break;
+            }
+            let bytes = record.get(offset..offset + len)?;
+            let take = enc.min(out.len() - pos);
+            let dst = &mut out[pos..pos + take];
+            match kind {
+                FieldType::Unsigned(Endian::Little) => {
+                    dst.iter_mut().zip(bytes.iter().rev()).for_each(|(d, s)| *d = *s);
+                }
+                FieldType::Signed(endian) => {
+                    match endian {
+                        Endian::Big => dst.copy_from_slice(&bytes[..take]),
+                        Endian::Little => {
+                            dst.iter_mut().zip(bytes.iter().rev()).for_each(|(d, s)| *d = *s)
+                        }
+                    }
+                    dst[0] ^= 0x80;
+                }
+                FieldType::Float(endian) => {
+                    let (key, _) = float_key_bytes(bytes, endian);
+                    dst.copy_from_slice(&key[..take]);
+                }
+                _ => dst.copy_from_slice(&bytes[..take]),
+            }
+            if descending {
+                complement(dst);
+            }
+            pos += take;
+        }
+        out[pos..].fill(0);
+        Some(())
     }
 }
 

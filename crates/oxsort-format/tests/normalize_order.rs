@@ -360,6 +360,41 @@ proptest! {
         prop_assert_eq!(key(&spec, &r1).cmp(&key(&spec, &r2)), want);
     }
 
+    /// The allocation-free form of fixed-width keys writes exactly what `normalize` appends,
+    /// whole or cut to any length (the entry prefix), zero-padded past the key's end; it
+    /// exists for exactly the fixed-width types, and is refused a record too short.
+    #[test]
+    fn fixed_keys_write_what_normalize_appends(
+        cases in proptest::collection::vec(case(), 1..5),
+        cut in 0usize..40,
+    ) {
+        let mut fields = Vec::new();
+        let mut rec = Vec::new();
+        for (kind, len, v1, _, s1, _, desc) in &cases {
+            fields.push(KeyField::bytes(rec.len(), *len, *kind, *desc));
+            rec.extend(encode(*kind, *len, v1, *s1));
+        }
+        let fixed_width = cases.iter().all(|c| matches!(c.0,
+            FieldType::Char | FieldType::Unsigned(_) | FieldType::Signed(_) | FieldType::Float(_)));
+        let spec = KeySpec::new(fields).unwrap();
+        let Some(fixed) = spec.fixed_key() else {
+            prop_assert!(!fixed_width);
+            return Ok(());
+        };
+        prop_assert!(fixed_width);
+        let want = key(&spec, &rec);
+        prop_assert_eq!(fixed.width(), want.len());
+        let mut out = vec![0xA5u8; cut];
+        prop_assert!(fixed.write(&rec, &mut out).is_some());
+        let mut padded = want.clone();
+        padded.resize(cut.max(want.len()), 0);
+        prop_assert_eq!(&out[..], &padded[..cut]);
+        if !rec.is_empty() && !want.is_empty() {
+            let mut whole = vec![0u8; want.len()];
+            prop_assert!(fixed.write(&rec[..rec.len() - 1], &mut whole).is_none());
+        }
+    }
+
     /// Variable-length columns (bytes including 0x00 and 0xFF, numbers) never bleed into the
     /// next field, in either direction.
     #[test]

@@ -83,31 +83,91 @@ pub fn hugetlb_peak() -> u64 {
 
 /// Maps `len` zeroed bytes (`len` a non-zero multiple of [`DIRECT_ALIGN`]), 2 MiB aligned.
 /// Returns null if the address space or memory is not available.
+///
+/// Never uses `MAP_FIXED` (which replaces whatever is mapped there, and when it fails may leave
+/// a hole another thread's mapping can fall into): the pool's pages are mapped where the kernel
+/// puts them (2 MiB aligned for hugetlb), and the header and tail beside them with
+/// `MAP_FIXED_NOREPLACE`, which fails rather than replace; any failure falls back to ordinary
+/// pages.
 pub fn map(len: usize) -> *mut u8 {
     debug_assert!(len > 0 && len % DIRECT_ALIGN == 0);
-    let Some(reserve) = len.checked_add(HEADER + HUGETLB_PAGE) else {
-        return ptr::null_mut();
-    };
-    // SAFETY: a fresh PROT_NONE reservation with a null hint has no preconditions; the result is
-    // checked before use.
-    let base = unsafe {
+    let head = len / HUGETLB_PAGE * HUGETLB_PAGE;
+    if head > 0 && hugetlb_enabled() && !POOL_REFUSED.load(Ordering::Relaxed) {
+        if let Some(a) = map_pool(len, head) {
+            let now = POOL_NOW.fetch_add(head as u64, Ordering::Relaxed) + head as u64;
+            POOL_PEAK.fetch_max(now, Ordering::Relaxed);
+            // SAFETY: the header page [a - HEADER, a) is mapped read-write and owned here.
+            unsafe { a.sub(HEADER).write(KIND_POOL) };
+            return a;
+        }
+    }
+    map_ordinary(len)
+}
+
+/// An anonymous read-write mapping of `n` bytes at `at` exactly, or at a place the kernel picks
+/// when `at` is 0; `extra` flags are added. `None` if it could not be made (there).
+fn anon(at: usize, n: usize, extra: libc::c_int) -> Option<usize> {
+    // SAFETY: a new private anonymous mapping; with MAP_FIXED_NOREPLACE the kernel refuses to
+    // replace anything already mapped, so no other memory is affected.
+    let p = unsafe {
         libc::mmap(
-            ptr::null_mut(),
-            reserve,
-            libc::PROT_NONE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            at as *mut libc::c_void,
+            n,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | extra,
             -1,
             0,
         )
     };
-    if base == libc::MAP_FAILED {
-        return ptr::null_mut();
+    if p == libc::MAP_FAILED {
+        return None;
     }
-    let base = base as usize;
+    if at != 0 && p as usize != at {
+        // A kernel older than MAP_FIXED_NOREPLACE (4.17) took the address as a hint.
+        // SAFETY: the mapping was just made by this call and nothing refers to it.
+        unsafe { libc::munmap(p, n) };
+        return None;
+    }
+    Some(p as usize)
+}
+
+/// The head from the hugetlb pool, with the header page before it and the tail after it on
+/// ordinary pages. `None` (nothing left mapped) if the pool or the neighbouring addresses
+/// refuse.
+fn map_pool(len: usize, head: usize) -> Option<*mut u8> {
+    let Some(a) = anon(0, head, libc::MAP_HUGETLB | libc::MAP_HUGE_2MB) else {
+        POOL_REFUSED.store(true, Ordering::Relaxed);
+        return None;
+    };
+    let header = a.checked_sub(HEADER).and_then(|h| anon(h, HEADER, libc::MAP_FIXED_NOREPLACE));
+    let tail_ok = header.is_some()
+        && (len == head || anon(a + head, len - head, libc::MAP_FIXED_NOREPLACE).is_some());
+    if !tail_ok {
+        // SAFETY: the pool pages and (if made) the header page were mapped just above and are
+        // not handed out.
+        unsafe {
+            libc::munmap(a as *mut libc::c_void, head);
+            if let Some(h) = header {
+                libc::munmap(h as *mut libc::c_void, HEADER);
+            }
+        }
+        return None;
+    }
+    Some(a as *mut u8)
+}
+
+/// `len` bytes of ordinary pages, 2 MiB aligned, advised for transparent huge pages, with the
+/// header page in front: one read-write mapping, trimmed to the alignment.
+fn map_ordinary(len: usize) -> *mut u8 {
+    let Some(reserve) = len.checked_add(HEADER + HUGETLB_PAGE) else {
+        return ptr::null_mut();
+    };
+    let Some(base) = anon(0, reserve, 0) else {
+        return ptr::null_mut();
+    };
     let a = (base + HEADER).next_multiple_of(HUGETLB_PAGE);
-    let start = a - HEADER;
-    let end = a + len;
-    // SAFETY: the two trimmed ranges lie inside the reservation just made and nothing uses them.
+    let (start, end) = (a - HEADER, a + len);
+    // SAFETY: the trimmed ranges lie inside the mapping just made and nothing uses them.
     unsafe {
         if start > base {
             libc::munmap(base as *mut libc::c_void, start - base);
@@ -115,51 +175,11 @@ pub fn map(len: usize) -> *mut u8 {
         if base + reserve > end {
             libc::munmap(end as *mut libc::c_void, base + reserve - end);
         }
+        // The advice only changes paging policy; its failure (THP disabled) is harmless.
+        libc::madvise(a as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        // The header page [start, a) is mapped read-write and owned here.
+        (start as *mut u8).write(KIND_ORDINARY);
     }
-    let fixed = |at: usize, n: usize, extra: libc::c_int| -> bool {
-        // SAFETY: [at, at+n) lies inside [start, end), which this function reserved and owns;
-        // MAP_FIXED replaces only that reservation.
-        let p = unsafe {
-            libc::mmap(
-                at as *mut libc::c_void,
-                n,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | extra,
-                -1,
-                0,
-            )
-        };
-        p != libc::MAP_FAILED
-    };
-    let head = len / HUGETLB_PAGE * HUGETLB_PAGE;
-    let mut kind = KIND_ORDINARY;
-    if head > 0 && hugetlb_enabled() && !POOL_REFUSED.load(Ordering::Relaxed) {
-        if fixed(a, head, libc::MAP_HUGETLB | libc::MAP_HUGE_2MB) {
-            kind = KIND_POOL;
-            let now = POOL_NOW.fetch_add(head as u64, Ordering::Relaxed) + head as u64;
-            POOL_PEAK.fetch_max(now, Ordering::Relaxed);
-        } else {
-            POOL_REFUSED.store(true, Ordering::Relaxed);
-        }
-    }
-    let ok = fixed(start, HEADER, 0)
-        && if kind == KIND_POOL {
-            head == len || fixed(a + head, len - head, 0)
-        } else {
-            fixed(a, len, 0)
-        };
-    if !ok {
-        // SAFETY: [start, end) is this function's reservation; nothing else refers to it.
-        unsafe { unmap_range(start, end, kind, head) };
-        return ptr::null_mut();
-    }
-    if kind == KIND_ORDINARY {
-        // SAFETY: [a, a+len) was just mapped; the advice only changes paging policy, and its
-        // failure (THP disabled) is harmless.
-        unsafe { libc::madvise(a as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
-    }
-    // SAFETY: the header page [start, a) is mapped read-write and owned by this mapping.
-    unsafe { (start as *mut u8).write(kind) };
     a as *mut u8
 }
 
@@ -292,5 +312,37 @@ mod tests {
                 a.dealloc(q, Layout::from_size_align(grown, 16).unwrap());
             }
         }
+    }
+
+    #[test]
+    fn mapping_never_disturbs_other_threads_mappings() {
+        // Each round retries the pool (refused on machines without one) while other threads
+        // start and stop (their stacks and TLS are mappings too) and map and write their own
+        // buffers: a refused mapping must not leave a hole that another mapping can fall into
+        // and then be replaced.
+        let rounds = 1000;
+        std::thread::scope(|s| {
+            for t in 0..4u8 {
+                s.spawn(move || {
+                    for _ in 0..rounds {
+                        POOL_REFUSED.store(false, Ordering::Relaxed);
+                        let len = 2 * HUGETLB_PAGE + DIRECT_ALIGN;
+                        let p = map(len);
+                        assert!(!p.is_null());
+                        let child = std::thread::spawn(move || {
+                            let v = vec![t; 1 << 16];
+                            v.iter().map(|&b| b as u64).sum::<u64>()
+                        });
+                        // SAFETY: p is a fresh mapping of len bytes, written then unmapped once.
+                        unsafe {
+                            std::ptr::write_bytes(p, t, len);
+                            assert_eq!(*p.add(len - 1), t);
+                            unmap(p, len);
+                        }
+                        assert_eq!(child.join().unwrap(), t as u64 * (1 << 16));
+                    }
+                });
+            }
+        });
     }
 }

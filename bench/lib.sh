@@ -1,4 +1,6 @@
 # Shared by the end-to-end benchmark scripts (sourced, not run).
+# check_output FILE CHECKSUM [sorted]: FILE has the checksum of the input (and is sorted by the
+#   10-byte key when asked), by oxsort valsort; stops the script otherwise (needs $bin).
 # drop: write back dirty pages and drop the page cache (as root), so no run reads from memory.
 # median: the median of the numbers on stdin, one per line.
 # timed CMD...: runs CMD with the cache dropped, its output discarded; prints
@@ -65,4 +67,13 @@ timed_variant() {
   local v=$1
   shift
   if [ "$v" = pool ]; then timed_pool "$@"; else timed env OXSORT_HUGETLB=off "$@"; fi
+}
+
+check_output() {
+  local s
+  s=$("$bin/oxsort" valsort --json "$1" || true)
+  echo "$s" | grep -q "\"checksum\":\"$2\"" || { echo "WRONG CHECKSUM $1: $s" >&2; exit 1; }
+  if [ "${3:-}" = sorted ]; then
+    echo "$s" | grep -q '"ok":true' || { echo "NOT SORTED $1: $s" >&2; exit 1; }
+  fi
 }

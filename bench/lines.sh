@@ -42,18 +42,15 @@ copy=$(echo "$floor" | sed 's/.*"copy_s": \([0-9.]*\).*/\1/')
 
 # oxsort with fresh memory (OXSORT_HUGETLB=off), then from a warm hugetlb pool (bench/lib.sh).
 ox=(); oxp=(); gnu=(); rss=(); rssp=()
-for ((i = 1; i <= runs; i++)); do
-  rm -f "$o"
-  read -r s m < <(timed_variant fresh "$bin/oxsort" sort --lines "$in" -o "$o" --memory "$memory" --no-progress)
-  ox+=("$s"); rss+=("$m")
-  echo "$(date -Iseconds),lines,oxsort,$bytes,$memory,2,$i,$s,$m,$copy" >> "$csv"
-done
-pool_reserve "$memory"
-for ((i = 1; i <= runs; i++)); do
-  rm -f "$o"
-  read -r s m < <(timed_variant pool "$bin/oxsort" sort --lines "$in" -o "$o" --memory "$memory" --no-progress)
-  oxp+=("$s"); rssp+=("$m")
-  echo "$(date -Iseconds),lines,oxsort-pool,$bytes,$memory,2,$i,$s,$m,$copy" >> "$csv"
+for variant in fresh pool; do
+  [ "$variant" = pool ] && pool_reserve "$memory"
+  tool=$([ "$variant" = pool ] && echo oxsort-pool || echo oxsort)
+  for ((i = 1; i <= runs; i++)); do
+    rm -f "$o"
+    read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort --lines "$in" -o "$o" --memory "$memory" --no-progress)
+    echo "$(date -Iseconds),lines,$tool,$bytes,$memory,2,$i,$s,$m,$copy" >> "$csv"
+    if [ "$variant" = pool ]; then oxp+=("$s"); rssp+=("$m"); else ox+=("$s"); rss+=("$m"); fi
+  done
 done
 pool_release
 for ((i = 1; i <= runs; i++)); do

@@ -39,12 +39,6 @@ summary=$out/summary.md
 row() { # case tool records memory run seconds rss floor
   echo "$(date -Iseconds),$1,$2,$3,$(($3 * 100)),$4,2,$5,$6,$7,$8" >> "$csv"
 }
-check() { # file checksum records
-  local s
-  s=$("$bin/oxsort" valsort --json "$1")
-  echo "$s" | grep -q "\"checksum\":\"$2\"" && echo "$s" | grep -q '"ok":true' || { echo "INVALID OUTPUT $1: $s" >&2; exit 1; }
-}
-bytes_of() { awk -v b="$1" 'BEGIN{printf "%.0f", b/1}'; }
 
 run_case() { # name records kind memory passes
   local name=$1 records=$2 kind=$3 memory=$4 passes=$5
@@ -60,19 +54,17 @@ run_case() { # name records kind memory passes
   local fl
   fl=$(awk -v c="$copy" -v p="$passes" 'BEGIN{printf "%.3f", c*p}')
   # oxsort twice: with fresh memory (no pool; OXSORT_HUGETLB=off), then from a warm hugetlb pool.
-  local ox=() rss=() oxp=() rssp=()
-  for ((i = 1; i <= runs; i++)); do
-    rm -f "$out"
-    read -r s m < <(timed env OXSORT_HUGETLB=off "$bin/oxsort" sort "$in" -o "$out" --memory "$memory" --no-progress)
-    check "$out" "$sum" "$records"
-    ox+=("$s"); rss+=("$m"); row "$name" oxsort "$records" "$memory" "$i" "$s" "$m" "$fl"
-  done
-  pool_reserve "$memory"
-  for ((i = 1; i <= runs; i++)); do
-    rm -f "$out"
-    read -r s m < <(timed_pool "$bin/oxsort" sort "$in" -o "$out" --memory "$memory" --no-progress)
-    check "$out" "$sum" "$records"
-    oxp+=("$s"); rssp+=("$m"); row "$name" oxsort-pool "$records" "$memory" "$i" "$s" "$m" "$fl"
+  local ox=() rss=() oxp=() rssp=() variant tool
+  for variant in fresh pool; do
+    [ "$variant" = pool ] && pool_reserve "$memory"
+    tool=$([ "$variant" = pool ] && echo oxsort-pool || echo oxsort)
+    for ((i = 1; i <= runs; i++)); do
+      rm -f "$out"
+      read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$out" --memory "$memory" --no-progress)
+      check_output "$out" "$sum" sorted
+      row "$name" "$tool" "$records" "$memory" "$i" "$s" "$m" "$fl"
+      if [ "$variant" = pool ]; then oxp+=("$s"); rssp+=("$m"); else ox+=("$s"); rss+=("$m"); fi
+    done
   done
   pool_release
   local gnu=()

@@ -45,16 +45,6 @@ threads=$(nproc)
 row() { # case tool run seconds rss floor
   echo "$(date -Iseconds),$1,$2,$records,$((records * 100)),$memory,$threads,$3,$4,$5,$6" >> "$csv"
 }
-# check FILE CHECKSUM [sorted]: the output has the input's checksum (and is sorted by the
-# 10-byte key when asked)
-check() {
-  local s
-  s=$("$bin/oxsort" valsort --json "$1" || true)
-  echo "$s" | grep -q "\"checksum\":\"$2\"" || { echo "WRONG CHECKSUM $1: $s" >&2; exit 1; }
-  if [ "${3:-}" = sorted ]; then
-    echo "$s" | grep -q '"ok":true' || { echo "NOT SORTED $1: $s" >&2; exit 1; }
-  fi
-}
 # measure CASE TOOL CHECK FLOOR ARGS...: RUNS timed sorts of $in into $o; prints the median
 measure() {
   local case=$1 tool=$2 how=$3 fl=$4
@@ -63,7 +53,7 @@ measure() {
   for ((i = 1; i <= runs; i++)); do
     rm -f "$o"
     read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress "$@")
-    check "$o" "$sum" "$how"
+    check_output "$o" "$sum" "$how"
     times+=("$s"); rss+=("$m"); row "$case" "$tool" "$i" "$s" "$m" "$fl"
   done
   # One word per field: median, [runs joined by commas], peak RSS.

@@ -171,8 +171,7 @@ impl KeyArgs {
                 t.key = Some(key);
                 control_key = true;
             }
-            // We always sort stably, so EQUALS and NOEQUALS are both satisfied.
-            let _ = c.equals;
+            // EQUALS and NOEQUALS (`c.equals`) both hold: oxsort always sorts stably.
             t.unique |= c.sum_none;
             t.filter = c.filter;
         }

@@ -65,18 +65,13 @@ pub struct NsortArgs {
     pub args: Vec<String>,
 }
 
-/// What oxsort did with a directive it accepts but does not follow to the letter; printed
-/// with `-statistics`.
-struct Notes(Vec<String>);
-
-/// The engine configuration an nsort command line maps to, with the notes on what was
-/// adjusted.
+/// The engine configuration an nsort command line maps to, with the notes (printed with
+/// `-statistics`) on what oxsort did with directives it accepts but does not follow to the
+/// letter.
 struct Mapped {
     cfg: SortConfig,
-    notes: Notes,
+    notes: Vec<String>,
     layout: RecordLayout,
-    threads_asked: Option<u32>,
-    memory_asked: Option<u64>,
 }
 
 /// Runs `oxsort nsort`; returns the exit status.
@@ -118,7 +113,7 @@ fn located(e: &ParseError, args: &[String]) -> String {
 }
 
 fn map(cmd: &NsortCommand) -> Result<Mapped> {
-    let mut notes = Notes(Vec::new());
+    let mut notes = Vec::new();
     let inputs: Vec<Input> = if cmd.inputs.is_empty() {
         vec![Input::Stdin]
     } else {
@@ -135,7 +130,7 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
         cmd.inputs.iter().chain(cmd.output.iter()).chain(cmd.temps.iter()).collect();
     let asks_buffered = files.iter().any(|f| f.direct == Some(false));
     if asks_buffered && files.iter().any(|f| f.direct == Some(true)) {
-        notes.0.push(
+        notes.push(
             "some files ask for direct and some for buffered I/O; oxsort uses one mode for \
              every file: buffered"
                 .into(),
@@ -147,27 +142,16 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
         .key(cmd.key.clone())
         .io(IoOptions { buffered: asks_buffered, ..IoOptions::default() });
 
-    if let Some(asked) = cmd.memory {
-        let available = oxsort_engine::available_memory();
-        if asked > available {
-            let used = (available as f64 * oxsort_engine::tuning::DEFAULT_MEMORY_SHARE) as u64;
-            notes.0.push(format!(
-                "-memory asks for {} but only {} is available here: using {} (oxsort's default \
-                 share of it)",
-                human_bytes(asked),
-                human_bytes(available),
-                human_bytes(used)
-            ));
-            b = b.memory(used);
-        } else {
-            b = b.memory(asked);
-        }
+    // More memory than the machine has: left to the engine's default share of what is there.
+    let memory_capped = cmd.memory.filter(|&asked| asked > oxsort_engine::available_memory());
+    if let Some(asked) = cmd.memory.filter(|_| memory_capped.is_none()) {
+        b = b.memory(asked);
     }
     if let Some(p) = cmd.processes {
         let cores = oxsort_engine::cores();
         let used = (p.max(1) as usize).min(cores);
         if used < p as usize {
-            notes.0.push(format!(
+            notes.push(format!(
                 "-processes={p}: this machine has {cores} core{}, so {used} thread{} ran",
                 plural(cores),
                 plural(used)
@@ -179,7 +163,7 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
         b = b.temp_dir(PathBuf::from(&t.path));
     }
     if let Some(method) = cmd.method {
-        notes.0.push(format!(
+        notes.push(format!(
             "-method={}: accepted; oxsort picks its own in-memory sort (radix on key prefixes)",
             match method {
                 NsortMethod::Radix => "radix",
@@ -188,7 +172,7 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
         ));
     }
     if cmd.touch {
-        notes.0.push("-touch: accepted; oxsort faults its buffers in as it fills them".into());
+        notes.push("-touch: accepted; oxsort faults its buffers in as it fills them".into());
     }
     // Input transfer size and count drive the reader; the temp files' transfer size bounds
     // the merge's read blocks. The output's are noted: oxsort writes parts as they are built.
@@ -199,7 +183,7 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
     if let Some(c) = cmd.inputs.iter().find_map(|f| f.count) {
         let used = (c as usize).clamp(1, 64);
         if used != c as usize {
-            notes.0.push(format!("in_file count={c}: {used} transfers in flight (oxsort's limit)"));
+            notes.push(format!("in_file count={c}: {used} transfers in flight (oxsort's limit)"));
         }
         b = b.read_depth(used);
     }
@@ -223,16 +207,26 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
         })
         .collect();
     if !asked.is_empty() {
-        notes.0.push(format!(
-            "output and temp write options accepted; oxsort writes each part or merge block as              one transfer as soon as it is ready: {}",
+        notes.push(format!(
+            "output and temp write options accepted; oxsort writes each part or merge block as \
+             one transfer as soon as it is ready: {}",
             asked.join("; ")
         ));
     }
     if files.iter().any(|f| f.preallocate) {
-        notes.0.push("preallocate: oxsort always preallocates its output and temp files".into());
+        notes.push("preallocate: oxsort always preallocates its output and temp files".into());
     }
     let cfg = b.build()?;
-    Ok(Mapped { cfg, notes, layout, threads_asked: cmd.processes, memory_asked: cmd.memory })
+    if let Some(asked) = memory_capped {
+        notes.push(format!(
+            "-memory asks for {} but only {} is available here: using {} (oxsort's default \
+             share of it)",
+            human_bytes(asked),
+            human_bytes(oxsort_engine::available_memory()),
+            human_bytes(cfg.memory())
+        ));
+    }
+    Ok(Mapped { cfg, notes, layout })
 }
 
 fn plural(n: usize) -> &'static str {
@@ -322,7 +316,7 @@ fn statistics(cmd: &NsortCommand, m: &Mapped, stats: &SortStats) -> String {
         stats.records, stats.records_written
     );
     let _ = writeln!(s, "  Key:          {}", describe_key(&cmd.key));
-    let asked = m.memory_asked.map(|a| format!(", -memory={} asked", human_bytes(a)));
+    let asked = cmd.memory.map(|a| format!(", -memory={} asked", human_bytes(a)));
     let _ = writeln!(
         s,
         "  Memory:       {} budget{}, peak resident {}",
@@ -330,7 +324,7 @@ fn statistics(cmd: &NsortCommand, m: &Mapped, stats: &SortStats) -> String {
         asked.unwrap_or_default(),
         human_bytes(stats.peak_rss)
     );
-    let asked = m.threads_asked.map(|p| format!(", -processes={p} asked"));
+    let asked = cmd.processes.map(|p| format!(", -processes={p} asked"));
     let _ = writeln!(
         s,
         "  Threads:      {}{} ({} core{} here)",
@@ -342,7 +336,8 @@ fn statistics(cmd: &NsortCommand, m: &Mapped, stats: &SortStats) -> String {
     if stats.passes > 1 {
         let _ = writeln!(
             s,
-            "  Passes:       2 ({} runs, fan-in {}, {} merge level{}, {} spilled)",
+            "  Passes:       {} ({} runs, fan-in {}, {} merge level{}, {} spilled)",
+            stats.passes,
             stats.runs,
             stats.fan_in,
             stats.merge_levels,
@@ -360,7 +355,7 @@ fn statistics(cmd: &NsortCommand, m: &Mapped, stats: &SortStats) -> String {
         human_bytes(m.cfg.transfer_size() as u64),
         m.cfg.read_depth()
     );
-    for n in &m.notes.0 {
+    for n in &m.notes {
         let _ = writeln!(s, "  Note:         {n}");
     }
 

@@ -329,7 +329,7 @@ fn cut_parts(keys: &Keys, runs: &[&[Entry]], parts: usize, threads: usize) -> Ve
     if !keys.general() {
         return cuts;
     }
-    let prefix = |e: Entry| e >> (128 - 80);
+    let prefix = oxsort_kernels::entry_prefix;
     for p in 1..parts {
         let boundary = cuts
             .iter()
@@ -455,6 +455,11 @@ pub(crate) fn emit(
                 let _meter = crate::stats::ThreadMeter::new("output");
                 let mut entries: Vec<Entry> = Vec::new();
                 let mut key_buf = Vec::new();
+                // A written piece's buffer if it is big enough, else a new one.
+                let piece_buf = |want: usize| match free_rx.try_recv() {
+                    Ok(b) if b.len() >= want => b,
+                    _ => AlignedBuf::new(want),
+                };
                 loop {
                     if token_rx.recv().is_err() {
                         return;
@@ -492,10 +497,7 @@ pub(crate) fn emit(
                             // Sized from the load's mean record, grown if the records are longer;
                             // a page of slack stays free for the shift below.
                             let want = pad + ents.len() * avg_record * 5 / 4 + 2 * 4096;
-                            let mut buf = match free_rx.try_recv() {
-                                Ok(b) if b.len() >= want => b,
-                                _ => AlignedBuf::new(want),
-                            };
+                            let mut buf = piece_buf(want);
                             let (mut done, mut pos) = (0, pad);
                             loop {
                                 let room = buf.len() - 4096;
@@ -526,10 +528,7 @@ pub(crate) fn emit(
                             (buf, pos - pad)
                         } else {
                             let len = ents.len() * r;
-                            let mut buf = match free_rx.try_recv() {
-                                Ok(b) if b.len() >= pad + len => b,
-                                _ => AlignedBuf::new(pad + len),
-                            };
+                            let mut buf = piece_buf(pad + len);
                             oxsort_kernels::gather(ents, r, locate, &mut buf[pad..pad + len]);
                             (buf, len)
                         };

@@ -107,6 +107,7 @@ impl Keys {
             None => Ok(self.fmt.key_prefix(rec)),
             Some(spec) => {
                 let mut p = [0u8; 10];
+                // Fixed-width keys: only the prefix's bytes are written.
                 if let Some(f) = &self.fixed {
                     if f.write(rec, &mut p).is_some() {
                         return Ok(p);
@@ -134,16 +135,9 @@ impl Keys {
             None => self.fmt.key_prefix(a).cmp(&self.fmt.key_prefix(b)),
             Some(spec) => SCRATCH.with(|s| {
                 let (x, y) = &mut *s.borrow_mut();
-                if let Some(f) = &self.fixed {
-                    x.resize(f.width(), 0);
-                    y.resize(f.width(), 0);
-                    if f.write(a, x).and(f.write(b, y)).is_some() {
-                        return x.as_slice().cmp(y.as_slice());
-                    }
-                }
                 x.clear();
                 y.clear();
-                match (spec.normalize(a, x), spec.normalize(b, y)) {
+                match (self.normalize(spec, a, x), self.normalize(spec, b, y)) {
                     (Ok(()), Ok(())) => x.as_slice().cmp(y.as_slice()),
                     _ => Ordering::Equal,
                 }
@@ -162,18 +156,27 @@ impl Keys {
             None if self.delim.is_some() => out.extend_from_slice(rec),
             None => out.extend_from_slice(&self.fmt.key_prefix(rec)),
             Some(spec) => {
-                if let Some(f) = &self.fixed {
-                    out.resize(f.width(), 0);
-                    if f.write(rec, out).is_some() {
-                        return;
-                    }
-                    out.clear();
-                }
-                if spec.normalize(rec, out).is_err() {
+                if self.normalize(spec, rec, out).is_err() {
                     out.clear();
                 }
             }
         }
+    }
+
+    /// Appends the normalized key of `key` (a record's key part) to `out`: written in place for
+    /// fixed-width keys ([`FixedKey`]), through [`KeySpec::normalize`] otherwise (and for a
+    /// record too short, to get its error).
+    #[inline]
+    fn normalize(&self, spec: &KeySpec, key: &[u8], out: &mut Vec<u8>) -> Result<(), KeyError> {
+        if let Some(f) = &self.fixed {
+            let start = out.len();
+            out.resize(start + f.width(), 0);
+            if f.write(key, &mut out[start..]).is_some() {
+                return Ok(());
+            }
+            out.truncate(start);
+        }
+        spec.normalize(key, out)
     }
 }
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::bounded;
 use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
-use oxsort_kernels::{make_entry, LoserTree};
+use oxsort_kernels::{entry_index, entry_prefix, make_entry, LoserTree};
 
 use crate::error::{EngineError, Result};
 use crate::keys::Keys;
@@ -202,12 +202,13 @@ pub(crate) fn merge(
 ) -> Result<(OrderCheck, Vec<FileStats>)> {
     let MergeOpts { keys, block, io, verify, unique, reporter } = *opts;
     let r = keys.fmt.record_size;
-    // Delimited runs are read in aligned blocks; records are found across them.
-    let in_block = record_block(block, if keys.delim.is_some() { 1 } else { r });
+    // Blocks read and written: whole records when fixed; delimited runs are read in aligned
+    // blocks and records are found across them.
+    let block = record_block(block, if keys.delim.is_some() { 1 } else { r });
     let total: u64 = runs.iter().map(|x| x.bytes).sum();
     let mut cursors = Vec::with_capacity(runs.len());
     for run in runs {
-        let reader = Reader::new(run.file.clone(), 0..run.bytes, in_block, 1, io)?;
+        let reader = Reader::new(run.file.clone(), 0..run.bytes, block, 1, io)?;
         cursors.push(RunCursor {
             reader,
             buf: None,
@@ -228,30 +229,28 @@ pub(crate) fn merge(
     }
     // Prefixes decide; equal prefixes of a general key are decided by the whole keys of the
     // runs' current records; equal keys go to the lower run (stable).
-    let prefix = |e: &u128| *e >> (128 - 80);
-    let run_of = |e: &u128| (*e as u64 & ((1u64 << 48) - 1)) as usize;
     let general = keys.general();
-    let mut tree = if general {
-        let cs = &cursors;
-        LoserTree::new_by(heads, |x, y| {
-            prefix(x) < prefix(y)
-                || (prefix(x) == prefix(y)
-                    && keys.cmp_full(cs[run_of(x)].record(), cs[run_of(y)].record()).is_lt())
-        })
-    } else {
-        LoserTree::new_by(heads, |x: &u128, y: &u128| x < y)
+    let order = |cs: &[RunCursor], x: &u128, y: &u128| {
+        if !general {
+            return x.cmp(y);
+        }
+        let run = |e: &u128| entry_index(*e) as usize;
+        entry_prefix(*x)
+            .cmp(&entry_prefix(*y))
+            .then_with(|| keys.cmp_full(cs[run(x)].record(), cs[run(y)].record()))
     };
-    let mut last_key: Option<Vec<u8>> = None;
+    let mut tree = LoserTree::new_by(heads, |x, y| order(&cursors, x, y));
+    // -u: the key of the last record written (valid once one was).
+    let (mut last_key, mut have_last) = (Vec::new(), false);
     let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
     let mut written_bytes = 0u64;
     let mut key_buf = Vec::new();
-    let out_block = record_block(block, if keys.delim.is_some() { 1 } else { r });
 
     let (full_tx, full_rx) = bounded::<(AlignedBuf, usize, u64)>(1);
     let (checked_tx, checked_rx) = bounded::<(AlignedBuf, usize, u64)>(1);
     let (free_tx, free_rx) = bounded::<AlignedBuf>(MERGE_OUT_BUFFERS);
     for _ in 0..MERGE_OUT_BUFFERS {
-        let _ = free_tx.send(AlignedBuf::new(out_block));
+        let _ = free_tx.send(AlignedBuf::new(block));
     }
 
     let outcome = std::thread::scope(|s| -> Result<OrderCheck> {
@@ -287,12 +286,13 @@ pub(crate) fn merge(
                 let c = &mut cursors[run];
                 let keep = if unique {
                     keys.full_key(c.record(), &mut key_buf);
-                    if last_key.as_ref() == Some(&key_buf) {
+                    if have_last && last_key == key_buf {
                         dropped += 1;
                         dropped_checksum += crc32fast::hash(c.record()) as u128;
                         false
                     } else {
-                        last_key = Some(key_buf.clone());
+                        std::mem::swap(&mut last_key, &mut key_buf);
+                        have_last = true;
                         true
                     }
                 } else {
@@ -301,11 +301,11 @@ pub(crate) fn merge(
                 if keep {
                     let mut rec = c.record();
                     while !rec.is_empty() {
-                        let take = rec.len().min(out_block - o);
+                        let take = rec.len().min(block - o);
                         out[o..o + take].copy_from_slice(&rec[..take]);
                         o += take;
                         rec = &rec[take..];
-                        if o == out_block {
+                        if o == block {
                             full_tx.send((out, o, offset)).map_err(|_| stopped())?;
                             offset += o as u64;
                             o = 0;
@@ -316,18 +316,7 @@ pub(crate) fn merge(
                 c.advance();
                 let next =
                     if c.fill()? { Some(head(keys, c.record(), run, &mut scratch)) } else { None };
-                if general {
-                    let cs = &cursors;
-                    tree.replace_top_by(next, |x, y| {
-                        prefix(x) < prefix(y)
-                            || (prefix(x) == prefix(y)
-                                && keys
-                                    .cmp_full(cs[run_of(x)].record(), cs[run_of(y)].record())
-                                    .is_lt())
-                    });
-                } else {
-                    tree.replace_top_by(next, |x: &u128, y: &u128| x < y);
-                }
+                tree.replace_top_by(next, |x, y| order(&cursors, x, y));
             }
             if o > 0 {
                 full_tx.send((out, o, offset)).map_err(|_| stopped())?;
@@ -353,15 +342,7 @@ pub(crate) fn merge(
         .iter()
         .zip(&cursors)
         .map(|(run, c)| {
-            let st = c.reader.stats();
-            FileStats {
-                path: run.path.display().to_string(),
-                direction: "read",
-                bytes: st.bytes,
-                transfers: st.transfers,
-                busy_s: st.busy.as_secs_f64(),
-                direct: run.file.is_direct(),
-            }
+            FileStats::read(run.path.display().to_string(), &c.reader.stats(), run.file.is_direct())
         })
         .collect();
     Ok((check, files))

@@ -169,15 +169,7 @@ impl ChunkSource {
 
     fn close_current(&mut self) {
         if let Some((reader, name, direct)) = self.current.take() {
-            let st = reader.stats();
-            self.files.push(FileStats {
-                path: name.to_string(),
-                direction: "read",
-                bytes: st.bytes,
-                transfers: st.transfers,
-                busy_s: st.busy.as_secs_f64(),
-                direct,
-            });
+            self.files.push(FileStats::read(name.to_string(), &reader.stats(), direct));
         }
     }
 
@@ -265,10 +257,10 @@ impl ChunkSource {
                                 return Err(self.partial(&self.name.clone(), self.file_pos));
                             }
                             let chunk = self.chunk(buf, len);
-                            self.file_pos = 0;
+                            self.input_ended();
                             return Ok(Some(chunk));
                         }
-                        self.file_pos = 0;
+                        self.input_ended();
                         if self.current.is_none() && self.pending.is_empty() {
                             return Ok(None);
                         }
@@ -284,8 +276,7 @@ impl ChunkSource {
                 && *len > 0
             {
                 let (buf, _, len, _) = self.carry.take().expect("set above");
-                self.file_pos += len as u64;
-                self.bytes_read += len as u64;
+                self.consumed(len);
                 return Ok(Some(self.chunk(buf, len)));
             }
             let (out, filled) = assembling.get_or_insert_with(|| {
@@ -295,9 +286,9 @@ impl ChunkSource {
             out[*filled..*filled + take].copy_from_slice(&buf[*pos..*pos + take]);
             *filled += take;
             *pos += take;
-            self.file_pos += take as u64;
-            self.bytes_read += take as u64;
-            if *pos == *len {
+            let piece_done = *pos == *len;
+            self.consumed(take);
+            if piece_done {
                 let (buf, ..) = self.carry.take().expect("set above");
                 self.recycle_piece(buf);
             }
@@ -345,14 +336,12 @@ impl ChunkSource {
                                     filled += 1;
                                 }
                                 let chunk = self.delimited_chunk(b, 0, filled, t);
-                                self.file_records = 0;
-                                self.file_pos = 0;
+                                self.input_ended();
                                 return Ok(Some(chunk));
                             }
                             self.spare.push(b);
                         }
-                        self.file_records = 0;
-                        self.file_pos = 0;
+                        self.input_ended();
                         if self.current.is_none() && self.pending.is_empty() {
                             return Ok(None);
                         }
@@ -369,9 +358,9 @@ impl ChunkSource {
             b[filled..filled + take].copy_from_slice(&piece[*pos..*pos + take]);
             filled += take;
             *pos += take;
-            self.file_pos += take as u64;
-            self.bytes_read += take as u64;
-            if *pos == *len {
+            let piece_done = *pos == *len;
+            self.consumed(take);
+            if piece_done {
                 let (piece, ..) = self.carry.take().expect("set above");
                 self.recycle_piece(piece);
             }
@@ -404,8 +393,7 @@ impl ChunkSource {
             match self.next_piece()? {
                 Some(p) => self.carry = Some((p.buf, 0, p.len, p.offset)),
                 None => {
-                    self.file_records = 0;
-                    self.file_pos = 0;
+                    self.input_ended();
                     if self.current.is_none() && self.pending.is_empty() {
                         return Ok(Some(None));
                     }
@@ -441,8 +429,7 @@ impl ChunkSource {
             buf[len] = t;
             self.consumed(len - pos);
             let chunk = self.delimited_chunk(buf, pos, len + 1, t);
-            self.file_records = 0;
-            self.file_pos = 0;
+            self.input_ended();
             return Ok(Some(Some(chunk)));
         };
         // Room for the rest: what the buffer has, within the chunk's most, and no more than lets
@@ -472,6 +459,12 @@ impl ChunkSource {
     fn consumed(&mut self, n: usize) {
         self.file_pos += n as u64;
         self.bytes_read += n as u64;
+    }
+
+    /// An input was read to its end: positions and record numbers restart with the next one.
+    fn input_ended(&mut self) {
+        self.file_records = 0;
+        self.file_pos = 0;
     }
 
     /// A buffer for a chunk: a recycled one, else a populated one, else a new one. One byte

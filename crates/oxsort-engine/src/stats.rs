@@ -25,6 +25,18 @@ pub struct FileStats {
 }
 
 impl FileStats {
+    /// What a reader of `path` moved.
+    pub(crate) fn read(path: String, st: &oxsort_io::IoStats, direct: bool) -> FileStats {
+        FileStats {
+            path,
+            direction: "read",
+            bytes: st.bytes,
+            transfers: st.transfers,
+            busy_s: st.busy.as_secs_f64(),
+            direct,
+        }
+    }
+
     /// Bytes per second of busy time, in MB/s.
     pub fn mb_per_s(&self) -> f64 {
         if self.busy_s > 0.0 {

@@ -237,15 +237,9 @@ impl StreamCheck {
     }
 }
 
-/// Valsort's hex rendering of a checksum: the high 64 bits (when non-zero) then the low 64 bits
-/// as 16 digits.
+/// Valsort's hex rendering of a checksum (as [`oxsort_gensort::Checksum`] displays it).
 pub fn checksum_hex(sum: u128) -> String {
-    let (hi, lo) = ((sum >> 64) as u64, sum as u64);
-    if hi == 0 {
-        format!("{lo:x}")
-    } else {
-        format!("{hi:x}{lo:016x}")
-    }
+    oxsort_gensort::Checksum::from_value(sum).to_string()
 }
 
 #[cfg(test)]

@@ -63,9 +63,7 @@ where
         out.push(hi << 4 | lo);
     }
     if negative {
-        for b in &mut out[start..] {
-            *b = !*b;
-        }
+        crate::normalize::complement(&mut out[start..]);
     }
 }
 

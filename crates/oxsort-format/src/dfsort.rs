@@ -206,7 +206,7 @@ pub fn parse_fields(text: &str) -> Result<KeySpec, ParseError> {
     if paren {
         p.next();
     }
-    let (fields, _) = p.field_list(true)?;
+    let fields = p.field_list()?;
     if paren {
         p.expect(&Tok::RParen, "expected ')' after the fields")?;
     }
@@ -567,12 +567,6 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// `KEYWORD=` at the start of an operand.
-    fn keyword(&mut self, expected: &str) -> Result<(String, Pos), ParseError> {
-        let (w, pos) = self.word(expected)?;
-        Ok((w, pos))
-    }
-
     fn format(&mut self) -> Result<FieldType, ParseError> {
         let (w, pos) = self.word(&format!("expected a format ({FORMATS})"))?;
         FieldType::from_dfsort(&w)
@@ -585,7 +579,7 @@ impl<'s> Parser<'s> {
         let mut format = None;
         let mut equals = None;
         loop {
-            let (kw, kw_pos) = self.keyword("expected FIELDS=, FORMAT=, EQUALS or NOEQUALS")?;
+            let (kw, kw_pos) = self.word("expected FIELDS=, FORMAT=, EQUALS or NOEQUALS")?;
             match kw.as_str() {
                 "FIELDS" => {
                     self.expect(&Tok::Equals, "expected '=' after FIELDS")?;
@@ -598,7 +592,7 @@ impl<'s> Parser<'s> {
                         }
                     } else {
                         self.expect(&Tok::LParen, "expected '(' or COPY after FIELDS=")?;
-                        let list = self.field_list(false)?;
+                        let list = self.field_list()?;
                         self.expect(&Tok::RParen, "expected ',' or ')' after the order")?;
                         fields = Some(Some(list));
                     }
@@ -631,7 +625,7 @@ impl<'s> Parser<'s> {
                 ))
             }
             Some(None) => SortFields::Copy,
-            Some(Some((raw, _))) => {
+            Some(Some(raw)) => {
                 let mut out = Vec::new();
                 let mut positions = Vec::new();
                 for (f, pos) in raw {
@@ -645,9 +639,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `p,l[,f],o,...` up to (not including) `)` or the end.
-    #[allow(clippy::type_complexity)]
-    fn field_list(&mut self, top: bool) -> Result<(Vec<(RawField, Pos)>, ()), ParseError> {
-        let _ = top;
+    fn field_list(&mut self) -> Result<Vec<(RawField, Pos)>, ParseError> {
         let mut list = Vec::new();
         loop {
             let (p, pos) = self.number("expected a field position (1-based number)")?;
@@ -687,14 +679,14 @@ impl<'s> Parser<'s> {
             if self.peek_is(&Tok::Comma) {
                 self.i += 1;
             } else {
-                return Ok((list, ()));
+                return Ok(list);
             }
         }
     }
 
     fn sum_operands(&mut self) -> Result<(), ParseError> {
         self.tokens_check()?;
-        let (kw, pos) = self.keyword("expected FIELDS=NONE")?;
+        let (kw, pos) = self.word("expected FIELDS=NONE")?;
         if kw != "FIELDS" {
             return Err(self.err_at(pos, "expected FIELDS=NONE", &kw));
         }
@@ -730,7 +722,7 @@ impl<'s> Parser<'s> {
         let mut typ = None;
         let mut length = None;
         loop {
-            let (kw, pos) = self.keyword("expected TYPE= or LENGTH=")?;
+            let (kw, pos) = self.word("expected TYPE= or LENGTH=")?;
             self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
             match kw.as_str() {
                 "TYPE" => {
@@ -794,7 +786,7 @@ impl<'s> Parser<'s> {
         let mut cond_start = None;
         let mut format = None;
         loop {
-            let (kw, pos) = self.keyword("expected COND= or FORMAT=")?;
+            let (kw, pos) = self.word("expected COND= or FORMAT=")?;
             self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
             match kw.as_str() {
                 "COND" => {
@@ -995,7 +987,7 @@ impl CondParser<'_, '_> {
                             Some(n),
                         ));
                     }
-                    Operand::Number { negative, digits }
+                    Operand::number(negative, digits, left.kind)
                 }
             }
             _ => {

@@ -22,7 +22,7 @@ use std::cmp::Ordering;
 
 use crate::decimal;
 use crate::error::KeyError;
-use crate::normalize::{encode_field, float64_key};
+use crate::normalize::{encode_field, float64_key, float_key_bytes};
 use crate::spec::{Endian, FieldType, ShortFields};
 
 /// A comparison operator of a condition.
@@ -88,13 +88,32 @@ pub enum Operand {
     Chars(Vec<u8>),
     /// `X'...'` constant: compared as bytes, padded with zeros.
     Hex(Vec<u8>),
-    /// A decimal constant such as `+100` or `-5`.
+    /// A decimal constant such as `+100` or `-5` (build it with [`Operand::number`]).
     Number {
         /// `true` for a leading `-`.
         negative: bool,
         /// The digits as written (ASCII).
         digits: String,
+        /// The constant encoded once as the field it is compared with is encoded for each
+        /// record: the 8-byte float key for `FL`/`LF` fields, canonical decimal otherwise.
+        key: Vec<u8>,
     },
+}
+
+impl Operand {
+    /// The decimal constant `[-]digits` (ASCII digits), to compare with a field of `kind`.
+    pub fn number(negative: bool, digits: String, kind: FieldType) -> Operand {
+        let mut key = Vec::new();
+        if let FieldType::Float(_) = kind {
+            let value: f64 =
+                format!("{}{digits}", if negative { "-" } else { "" }).parse().unwrap_or(0.0);
+            key.extend_from_slice(&float64_key(value.to_bits()).to_be_bytes());
+        } else {
+            let d = digits.bytes().map(|d| d - b'0');
+            decimal::encode(&mut key, negative, d, std::iter::empty());
+        }
+        Operand::Number { negative, digits, key }
+    }
 }
 
 /// A condition tree.
@@ -153,19 +172,13 @@ fn eval(cond: &Condition, record: &[u8], short: ShortFields) -> Result<bool, Key
             let ord = match right {
                 Operand::Chars(c) => cmp_padded(lhs, c, b' '),
                 Operand::Hex(c) => cmp_padded(lhs, c, 0),
-                Operand::Number { negative, digits } => {
+                Operand::Number { key, .. } => {
                     if let FieldType::Float(endian) = left.kind {
-                        let value: f64 = format!("{}{digits}", if *negative { "-" } else { "" })
-                            .parse()
-                            .unwrap_or(0.0);
-                        float_value(lhs, endian).cmp(&float64_key(value.to_bits()))
+                        float_value(lhs, endian).to_be_bytes().as_slice().cmp(key)
                     } else {
                         let mut l = Vec::new();
                         numeric(left.kind, lhs, *index, left.offset, &mut l)?;
-                        let mut r = Vec::new();
-                        let digits = digits.bytes().map(|d| d - b'0');
-                        decimal::encode(&mut r, *negative, digits, std::iter::empty());
-                        l.cmp(&r)
+                        l.cmp(key)
                     }
                 }
                 Operand::Field(f) => {
@@ -293,25 +306,17 @@ fn unsigned_digits(mut be: Vec<u8>, out: &mut Vec<u8>) {
     decimal::encode(out, false, digits.into_iter(), std::iter::empty());
 }
 
+/// A float field's order key as binary64 (binary32 values widened exactly), so fields of both
+/// widths compare with each other and with constants.
 fn float_value(bytes: &[u8], endian: Endian) -> u64 {
-    let mut key = Vec::with_capacity(8);
-    let _ = encode_field(FieldType::Float(endian), bytes, false, 0, 0, &mut key);
-    match key.len() {
-        4 => {
-            // Widen binary32 exactly: decode the key back to bits, then to f64.
-            let k = u32::from_be_bytes([key[0], key[1], key[2], key[3]]);
-            if k == u32::MAX {
-                return u64::MAX;
-            }
-            let bits = if k >> 31 == 1 { k & !(1 << 31) } else { !k };
-            float64_key((f32::from_bits(bits) as f64).to_bits())
-        }
-        _ => {
-            let mut raw = [0u8; 8];
-            raw.copy_from_slice(&key[..8]);
-            u64::from_be_bytes(raw)
-        }
+    if let Ok(raw) = <[u8; 4]>::try_from(bytes) {
+        let bits = match endian {
+            Endian::Big => u32::from_be_bytes(raw),
+            Endian::Little => u32::from_le_bytes(raw),
+        };
+        return float64_key((f32::from_bits(bits) as f64).to_bits());
     }
+    u64::from_be_bytes(float_key_bytes(bytes, endian).0)
 }
 
 fn cmp_padded(field: &[u8], constant: &[u8], pad: u8) -> Ordering {

@@ -103,17 +103,11 @@ pub(crate) fn encode_field(
 ) -> Result<(), KeyError> {
     match kind {
         FieldType::Char | FieldType::Unsigned(Endian::Big) if column => escape(bytes, out),
-        FieldType::Char | FieldType::Unsigned(Endian::Big) => out.extend_from_slice(bytes),
-        FieldType::Unsigned(Endian::Little) => out.extend(bytes.iter().rev()),
-        FieldType::Signed(endian) => {
+        FieldType::Char | FieldType::Unsigned(_) | FieldType::Signed(_) | FieldType::Float(_) => {
             let start = out.len();
-            match endian {
-                Endian::Big => out.extend_from_slice(bytes),
-                Endian::Little => out.extend(bytes.iter().rev()),
-            }
-            out[start] ^= 0x80;
+            out.resize(start + fixed_width(kind, bytes.len()), 0);
+            write_fixed(kind, bytes, &mut out[start..]);
         }
-        FieldType::Float(endian) => encode_float(bytes, endian, out),
         FieldType::Packed => {
             if bytes.is_empty() {
                 decimal::encode(out, false, std::iter::empty(), std::iter::empty());
@@ -182,13 +176,41 @@ pub(crate) fn float32_key(bits: u32) -> u32 {
     }
 }
 
-fn encode_float(bytes: &[u8], endian: Endian, out: &mut Vec<u8>) {
-    let (key, width) = float_key_bytes(bytes, endian);
-    out.extend_from_slice(&key[..width]);
+/// Bytes of the encoding of a fixed-width type's field of `len` bytes: the field's own length,
+/// but 4 (binary32) or 8 (binary64) for floats.
+fn fixed_width(kind: FieldType, len: usize) -> usize {
+    match kind {
+        FieldType::Float(_) if len == 4 => 4,
+        FieldType::Float(_) => 8,
+        _ => len,
+    }
+}
+
+/// Writes the first `dst.len()` bytes (at most [`fixed_width`]) of the ascending encoding of a
+/// `CH`, `BI`, `LU`, `FI`, `LI`, `FL` or `LF` field: raw, byte-reversed, sign bit flipped, or
+/// the float key. The one place these encodings are written, for whole keys and prefixes.
+#[inline]
+fn write_fixed(kind: FieldType, bytes: &[u8], dst: &mut [u8]) {
+    match kind {
+        FieldType::Unsigned(Endian::Little) | FieldType::Signed(Endian::Little) => {
+            dst.iter_mut().zip(bytes.iter().rev()).for_each(|(d, s)| *d = *s);
+        }
+        FieldType::Float(endian) => {
+            let n = dst.len();
+            dst.copy_from_slice(&float_key_bytes(bytes, endian).0[..n]);
+        }
+        _ => {
+            let n = dst.len();
+            dst.copy_from_slice(&bytes[..n]);
+        }
+    }
+    if let (FieldType::Signed(_), Some(top)) = (kind, dst.first_mut()) {
+        *top ^= 0x80;
+    }
 }
 
 /// The encoding of a float field: 4 bytes for binary32 (a 4-byte field), else 8 (binary64).
-fn float_key_bytes(bytes: &[u8], endian: Endian) -> ([u8; 8], usize) {
+pub(crate) fn float_key_bytes(bytes: &[u8], endian: Endian) -> ([u8; 8], usize) {
     let mut key = [0u8; 8];
     if bytes.len() == 4 {
         let raw: [u8; 4] = bytes.try_into().unwrap_or([0; 4]);
@@ -242,9 +264,10 @@ impl KeySpec {
                 return None;
             };
             let enc = match f.kind {
-                FieldType::Char | FieldType::Unsigned(_) | FieldType::Signed(_) => len,
-                FieldType::Float(_) if len == 4 => 4,
-                FieldType::Float(_) => 8,
+                FieldType::Char
+                | FieldType::Unsigned(_)
+                | FieldType::Signed(_)
+                | FieldType::Float(_) => fixed_width(f.kind, len),
                 _ => return None,
             };
             fields.push((offset, len, enc, f.kind, f.descending));
@@ -273,25 +296,7 @@ impl FixedKey {
             let bytes = record.get(offset..offset + len)?;
             let take = enc.min(out.len() - pos);
             let dst = &mut out[pos..pos + take];
-            match kind {
-                FieldType::Unsigned(Endian::Little) => {
-                    dst.iter_mut().zip(bytes.iter().rev()).for_each(|(d, s)| *d = *s);
-                }
-                FieldType::Signed(endian) => {
-                    match endian {
-                        Endian::Big => dst.copy_from_slice(&bytes[..take]),
-                        Endian::Little => {
-                            dst.iter_mut().zip(bytes.iter().rev()).for_each(|(d, s)| *d = *s)
-                        }
-                    }
-                    dst[0] ^= 0x80;
-                }
-                FieldType::Float(endian) => {
-                    let (key, _) = float_key_bytes(bytes, endian);
-                    dst.copy_from_slice(&key[..take]);
-                }
-                _ => dst.copy_from_slice(&bytes[..take]),
-            }
+            write_fixed(kind, bytes, dst);
             if descending {
                 complement(dst);
             }

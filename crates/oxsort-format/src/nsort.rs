@@ -27,6 +27,27 @@ use crate::error::{Location, ParseError};
 use crate::layout::{RecordLayout, MAX_RECORD_SIZE};
 use crate::spec::{Endian, FieldType, KeyField, KeySpec, ShortFields};
 
+/// The words of a field definition (`-field=` and inline `-key=`).
+const FIELD_WORDS: &[&str] = &[
+    "name",
+    "size",
+    "offset",
+    "position",
+    "delimiter",
+    "character",
+    "integer",
+    "unsigned",
+    "float",
+    "double",
+    "decimal",
+    "packed",
+    "zoned",
+    "ascending",
+    "descending",
+    "big_endian",
+    "little_endian",
+];
+
 /// nsort's `-method`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NsortMethod {
@@ -466,31 +487,11 @@ impl State {
         src: &Source<'_>,
         items: &[Item],
         allow_name: bool,
-        allow_direction: bool,
     ) -> Result<Attrs, ParseError> {
         let mut a = Attrs::default();
-        const WORDS: &[&str] = &[
-            "name",
-            "size",
-            "offset",
-            "position",
-            "delimiter",
-            "character",
-            "integer",
-            "unsigned",
-            "float",
-            "double",
-            "decimal",
-            "packed",
-            "zoned",
-            "ascending",
-            "descending",
-            "big_endian",
-            "little_endian",
-        ];
         for item in items {
             let (word, val) = item.split();
-            let w = resolve(word, WORDS).map_err(|hits| {
+            let w = resolve(word, FIELD_WORDS).map_err(|hits| {
                 if hits.is_empty() {
                     src.err(item.at, "a field attribute oxsort supports (name, size, offset, position, delimiter, character, integer, unsigned, float, double, decimal, packed, zoned, ascending, descending)", Some(&item.text))
                 } else {
@@ -516,9 +517,7 @@ impl State {
                     a.offset = Some(p as usize - 1);
                 }
                 "delimiter" => a.delimiter = Some(delimiter(src, item, val.unwrap_or_default())?),
-                "ascending" | "descending" if allow_direction => {
-                    a.descending = Some(w == "descending")
-                }
+                "ascending" | "descending" => a.descending = Some(w == "descending"),
                 "big_endian" => a.endian = Some(Endian::Big),
                 "little_endian" => a.endian = Some(Endian::Little),
                 "character" | "integer" | "unsigned" | "float" | "double" | "decimal"
@@ -607,7 +606,7 @@ impl State {
     }
 
     fn field(&mut self, src: &Source<'_>, items: &[Item], at: usize) -> Result<(), ParseError> {
-        let a = self.attributes(src, items, true, true)?;
+        let a = self.attributes(src, items, true)?;
         let Some(name) = a.name.clone() else {
             return Err(src.err(at, "name:NAME in -field", None));
         };
@@ -631,33 +630,13 @@ impl State {
         let (word, val) = first.split();
         let defined =
             val.is_none() && self.fields.iter().any(|f| f.name.eq_ignore_ascii_case(word));
-        let is_attr = resolve(
-            word,
-            &[
-                "size",
-                "offset",
-                "position",
-                "delimiter",
-                "character",
-                "integer",
-                "unsigned",
-                "float",
-                "double",
-                "decimal",
-                "packed",
-                "zoned",
-                "ascending",
-                "descending",
-                "big_endian",
-                "little_endian",
-            ],
-        )
-        .is_ok();
+        // Every field word but `name` (the only word starting with `n`) defines a field inline.
+        let is_attr = resolve(word, FIELD_WORDS).is_ok_and(|w| w != "name");
         if self.first_key.is_none() {
             self.first_key = Some(src.loc(at));
         }
         if defined || (!is_attr && val.is_none()) {
-            let a = self.attributes(src, &items[1..], false, true)?;
+            let a = self.attributes(src, &items[1..], false)?;
             if a.offset.is_some() || a.size.is_some() || a.kind.is_some() || a.delimiter.is_some() {
                 return Err(src.err(
                     items[1].at,
@@ -671,7 +650,7 @@ impl State {
                 loc: src.loc(first.at),
             });
         } else {
-            let a = self.attributes(src, items, false, true)?;
+            let a = self.attributes(src, items, false)?;
             let column = if a.delimiter.is_some() { self.fields.len() } else { 0 };
             let (field, separator) = self.build(src, &a, at, column)?;
             self.keys.push(KeyEntry::Inline { field, separator });

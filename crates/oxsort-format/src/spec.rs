@@ -127,11 +127,6 @@ impl FieldType {
             FieldType::Unsigned(_) | FieldType::Signed(_) | FieldType::Float(_) | FieldType::Packed
         )
     }
-
-    /// Whether values of this type are numbers (compared by value in INCLUDE/OMIT).
-    pub fn is_numeric(self) -> bool {
-        !matches!(self, FieldType::Char)
-    }
 }
 
 /// Where a field's bytes are in the record.

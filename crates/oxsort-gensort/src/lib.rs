@@ -53,7 +53,7 @@ pub use parallel::{
     effective_threads, generate_file, generate_file_without_checksum, generate_to_writer,
     validate_file, validate_summaries_file, write_summary_file, Progress,
 };
-pub use record::{generate, key, skew_index, Kind};
+pub use record::{generate, skew_index, Kind};
 pub use summary::{first_unordered_line, Summary, SUMMARY_LEN};
 pub use validate::{validate_records, Validator};
 

@@ -2,7 +2,7 @@
 //! gensort 1.5.
 
 use crate::rng::{state, step};
-use crate::{KEY_LEN, RECORD_LEN};
+use crate::RECORD_LEN;
 
 /// Which records to generate (gensort's `-a` and `-s`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -245,12 +245,6 @@ fn gen_ascii<const SKEW: bool>(start: u128, buf: &mut [u8]) {
         }
         n = n.wrapping_add(1);
     }
-}
-
-/// The 10-byte key of a record (its first 10 bytes).
-#[inline(always)]
-pub fn key(record: &[u8]) -> &[u8] {
-    &record[..KEY_LEN]
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! the disk never sees. Pages in a hugetlb pool (`vm.nr_hugepages`) are never returned to the
 //! buddy allocator, so the host keeps them backed from one sort to the next: the cost is paid
 //! once, when the pool is first touched. Without a pool the mapping falls back to ordinary pages
-//! advised with `MADV_HUGEPAGE`, exactly as before.
+//! advised with `MADV_HUGEPAGE`.
 //!
 //! Layout of one mapping of `len` bytes (the returned pointer is `a`):
 //!
@@ -81,8 +81,8 @@ pub fn hugetlb_peak() -> u64 {
     POOL_PEAK.load(Ordering::Relaxed)
 }
 
-/// Maps `len` zeroed bytes (`len` a non-zero multiple of [`DIRECT_ALIGN`]), 2 MiB aligned.
-/// Returns null if the address space or memory is not available.
+/// Maps `len` zeroed bytes (rounded up to a multiple of [`DIRECT_ALIGN`]; `len` > 0), 2 MiB
+/// aligned. Returns null if the address space or memory is not available.
 ///
 /// Never uses `MAP_FIXED` (which replaces whatever is mapped there, and when it fails may leave
 /// a hole another thread's mapping can fall into): the pool's pages are mapped where the kernel
@@ -90,7 +90,8 @@ pub fn hugetlb_peak() -> u64 {
 /// `MAP_FIXED_NOREPLACE`, which fails rather than replace; any failure falls back to ordinary
 /// pages.
 pub fn map(len: usize) -> *mut u8 {
-    debug_assert!(len > 0 && len % DIRECT_ALIGN == 0);
+    debug_assert!(len > 0);
+    let len = len.next_multiple_of(DIRECT_ALIGN);
     let head = len / HUGETLB_PAGE * HUGETLB_PAGE;
     if head > 0 && hugetlb_enabled() && !POOL_REFUSED.load(Ordering::Relaxed) {
         if let Some(a) = map_pool(len, head) {
@@ -189,20 +190,17 @@ fn map_ordinary(len: usize) -> *mut u8 {
 /// `p` and `len` must be a pointer returned by [`map`] and the length given to it, unmapped
 /// once, with no references into the memory left.
 pub unsafe fn unmap(p: *mut u8, len: usize) {
-    let a = p as usize;
-    // SAFETY: by the contract, the header page in front of `p` is mapped and holds the kind.
-    let kind = unsafe { p.sub(HEADER).read() };
-    let head = len / HUGETLB_PAGE * HUGETLB_PAGE;
-    // SAFETY: by the contract, [a - HEADER, a + len) is one live mapping made by `map`.
-    unsafe { unmap_range(a - HEADER, a + len, kind, head) };
-}
-
-unsafe fn unmap_range(start: usize, end: usize, kind: u8, head: usize) {
-    // SAFETY: the caller owns [start, end); one munmap removes every piece of it (the pool part
-    // starts and ends on 2 MiB boundaries, as munmap requires for hugetlb pages).
-    unsafe { libc::munmap(start as *mut libc::c_void, end - start) };
+    let len = len.next_multiple_of(DIRECT_ALIGN);
+    // SAFETY: by the contract, the header page in front of `p` is mapped and holds the kind, and
+    // [p - HEADER, p + len) is one live mapping made by `map`: one munmap removes every piece of
+    // it (the pool part starts and ends on 2 MiB boundaries, as munmap requires).
+    let kind = unsafe {
+        let kind = p.sub(HEADER).read();
+        libc::munmap(p.sub(HEADER).cast(), HEADER + len);
+        kind
+    };
     if kind == KIND_POOL {
-        POOL_NOW.fetch_sub(head as u64, Ordering::Relaxed);
+        POOL_NOW.fetch_sub((len / HUGETLB_PAGE * HUGETLB_PAGE) as u64, Ordering::Relaxed);
         POOL_REFUSED.store(false, Ordering::Relaxed);
     }
 }
@@ -226,7 +224,7 @@ fn is_big(l: &Layout) -> bool {
 unsafe impl GlobalAlloc for BigAlloc {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         if is_big(&l) {
-            map(l.size().next_multiple_of(DIRECT_ALIGN))
+            map(l.size())
         } else {
             // SAFETY: forwarded with the caller's (non-zero size) layout.
             unsafe { System.alloc(l) }
@@ -235,7 +233,8 @@ unsafe impl GlobalAlloc for BigAlloc {
 
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         if is_big(&l) {
-            map(l.size().next_multiple_of(DIRECT_ALIGN))
+            // Fresh mappings are zeroed.
+            map(l.size())
         } else {
             // SAFETY: forwarded with the caller's layout.
             unsafe { System.alloc_zeroed(l) }
@@ -244,8 +243,8 @@ unsafe impl GlobalAlloc for BigAlloc {
 
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         if is_big(&l) {
-            // SAFETY: a big layout means `p` came from `map` with this rounded length.
-            unsafe { unmap(p, l.size().next_multiple_of(DIRECT_ALIGN)) }
+            // SAFETY: a big layout means `p` came from `map` with this length.
+            unsafe { unmap(p, l.size()) }
         } else {
             // SAFETY: a small layout means `p` came from System with this layout.
             unsafe { System.dealloc(p, l) }

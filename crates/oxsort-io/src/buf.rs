@@ -5,8 +5,8 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 
-use crate::bigmem::{self, BIG_ALLOC};
-use crate::tuning::{DIRECT_ALIGN, HUGE_THRESHOLD, MMAP_THRESHOLD, PAGE_SIZE};
+use crate::bigmem;
+use crate::tuning::{DIRECT_ALIGN, MMAP_THRESHOLD, PAGE_SIZE};
 
 /// Rounds `n` up to a multiple of [`DIRECT_ALIGN`].
 pub const fn align_up(n: usize) -> usize {
@@ -20,8 +20,6 @@ enum Origin {
     Empty,
     /// `std::alloc::alloc_zeroed` with a [`DIRECT_ALIGN`]-aligned layout.
     Heap,
-    /// An anonymous private `mmap`.
-    Mmap,
     /// [`bigmem::map`]: the hugetlb pool or 2 MiB-aligned ordinary pages.
     Big,
 }
@@ -29,12 +27,10 @@ enum Origin {
 /// A heap buffer aligned to [`DIRECT_ALIGN`], whose length is fixed at creation (rounded up to a
 /// multiple of [`DIRECT_ALIGN`]) and whose bytes start zeroed.
 ///
-/// Big buffers come from `mmap`, so the zeroing is lazy: a page costs nothing until touched.
-/// From 2 MiB up they come from the hugetlb pool when one is reserved (see [`BigAlloc`]).
-///
-/// [`BigAlloc`]: crate::BigAlloc
-/// [`AlignedBuf::huge`] also asks for transparent huge pages, and [`AlignedBuf::prefault`]
-/// touches every page from several threads so the first transfer does not pay the page faults.
+/// Big buffers come from [`bigmem::map`] (the hugetlb pool when one is reserved, else pages
+/// advised for transparent huge pages), so the zeroing is lazy: a page costs nothing until
+/// touched. [`AlignedBuf::prefault`] touches every page from several threads so the first
+/// transfer does not pay the page faults.
 ///
 /// ```
 /// # use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
@@ -58,7 +54,8 @@ unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes rounded up to a multiple of [`DIRECT_ALIGN`]. Buffers of
-    /// [`HUGE_THRESHOLD`](crate::tuning::HUGE_THRESHOLD) or more are advised to use huge pages.
+    /// [`MMAP_THRESHOLD`](crate::tuning::MMAP_THRESHOLD) or more are mapped by [`bigmem::map`]:
+    /// huge pages from the pool or transparent ones.
     ///
     /// # Panics
     /// If the memory cannot be obtained (like `Vec` on allocation failure).
@@ -68,7 +65,10 @@ impl AlignedBuf {
             return AlignedBuf { ptr: Self::dangling(), len: 0, origin: Origin::Empty };
         }
         if len >= MMAP_THRESHOLD {
-            return Self::mmap(len, len >= HUGE_THRESHOLD);
+            return match NonNull::new(bigmem::map(len)) {
+                Some(ptr) => AlignedBuf { ptr, len, origin: Origin::Big },
+                None => alloc::handle_alloc_error(Self::layout(len)),
+            };
         }
         let layout = Self::layout(len);
         // SAFETY: the layout has a non-zero size (len > 0 checked above).
@@ -77,49 +77,6 @@ impl AlignedBuf {
             Some(ptr) => AlignedBuf { ptr, len, origin: Origin::Heap },
             None => alloc::handle_alloc_error(layout),
         }
-    }
-
-    /// Like [`AlignedBuf::new`], but always `mmap`ed and advised with `MADV_HUGEPAGE`, for the
-    /// big sort arenas (fewer TLB misses while scattering records). The advice is best effort.
-    pub fn huge(len: usize) -> Self {
-        let len = align_up(len);
-        if len == 0 {
-            return Self::new(0);
-        }
-        Self::mmap(len, true)
-    }
-
-    fn mmap(len: usize, huge: bool) -> Self {
-        if len >= BIG_ALLOC {
-            // Big buffers: the hugetlb pool when one is reserved, else 2 MiB-aligned ordinary
-            // pages advised for transparent huge pages (see `bigmem`).
-            return match NonNull::new(bigmem::map(len)) {
-                Some(ptr) => AlignedBuf { ptr, len, origin: Origin::Big },
-                None => alloc::handle_alloc_error(Self::layout(len)),
-            };
-        }
-        // SAFETY: an anonymous private mapping with a null hint has no preconditions; the result
-        // is checked against MAP_FAILED before use.
-        let p = unsafe {
-            libc::mmap(
-                ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            alloc::handle_alloc_error(Self::layout(len));
-        }
-        if huge {
-            // SAFETY: [p, p+len) is the mapping just created; madvise only changes paging policy.
-            // Failure (THP disabled, old kernel) is harmless and ignored.
-            unsafe { libc::madvise(p, len, libc::MADV_HUGEPAGE) };
-        }
-        let ptr = NonNull::new(p.cast::<u8>()).expect("mmap returned null");
-        AlignedBuf { ptr, len, origin: Origin::Mmap }
     }
 
     fn dangling() -> NonNull<u8> {
@@ -201,11 +158,6 @@ impl Drop for AlignedBuf {
             Origin::Empty => {}
             // SAFETY: allocated by alloc_zeroed with exactly this layout, freed once.
             Origin::Heap => unsafe { alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len)) },
-            // SAFETY: the mapping [ptr, ptr+len) was created by mmap in `Self::mmap` and is
-            // unmapped once; no references into it outlive `self`.
-            Origin::Mmap => unsafe {
-                libc::munmap(self.ptr.as_ptr().cast(), self.len);
-            },
             // SAFETY: made by bigmem::map with exactly this length, unmapped once.
             Origin::Big => unsafe { bigmem::unmap(self.ptr.as_ptr(), self.len) },
         }
@@ -226,17 +178,16 @@ mod tests {
     fn lengths_round_up_and_memory_is_zeroed_and_aligned() {
         for len in [0, 1, 4095, 4096, 4097, MMAP_THRESHOLD - 1, MMAP_THRESHOLD, MMAP_THRESHOLD + 1]
         {
-            for b in [AlignedBuf::new(len), AlignedBuf::huge(len)] {
-                assert_eq!(b.len(), align_up(len));
-                assert_eq!(b.as_ptr() as usize % DIRECT_ALIGN, 0);
-                assert!(b.iter().all(|&x| x == 0));
-            }
+            let b = AlignedBuf::new(len);
+            assert_eq!(b.len(), align_up(len));
+            assert_eq!(b.as_ptr() as usize % DIRECT_ALIGN, 0);
+            assert!(b.iter().all(|&x| x == 0));
         }
     }
 
     #[test]
     fn prefault_keeps_contents() {
-        let mut b = AlignedBuf::huge(3 * MMAP_THRESHOLD + 5);
+        let mut b = AlignedBuf::new(3 * MMAP_THRESHOLD + 5);
         for (i, x) in b.iter_mut().enumerate().step_by(997) {
             *x = i as u8;
         }

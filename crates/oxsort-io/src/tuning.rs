@@ -23,19 +23,13 @@ pub const PAGE_SIZE: usize = 4096;
 /// 1 MiB the memset is cheap and the allocator avoids a syscall per buffer.
 pub const MMAP_THRESHOLD: usize = 1 << 20;
 
-/// Buffers at least this large are advised with `MADV_HUGEPAGE` by [`AlignedBuf::new`] too.
+/// Size of the huge pages taken from the kernel's hugetlb pool (`vm.nr_hugepages`), and the
+/// alignment of every big mapping so transparent huge pages can back it when there is no pool.
 ///
 /// A sort touches its chunk buffers at random while gathering records in key order; with 4 KiB
 /// pages nearly every record costs a TLB miss and a page walk. Measured on a one-pass sort of
-/// 4e7 records: without the advice 20% of all cycles sat on the gather's first touch of a
-/// record (the page walk), and fresh-page faults took another 17%. Below a few huge pages the
-/// advice buys nothing (the mapping's unaligned ends stay small pages).
-///
-/// [`AlignedBuf::new`]: crate::AlignedBuf::new
-pub const HUGE_THRESHOLD: usize = 4 << 20;
-
-/// Size of the huge pages taken from the kernel's hugetlb pool (`vm.nr_hugepages`), and the
-/// alignment of every big mapping so transparent huge pages can back it when there is no pool.
+/// 4e7 records: without huge pages 20% of all cycles sat on the gather's first touch of a record
+/// (the page walk), and fresh-page faults took another 17%.
 ///
 /// 2 MiB is the PMD-sized huge page of x86-64 and of aarch64 with 4 KiB pages; mappings ask for
 /// it explicitly (`MAP_HUGE_2MB`), so a kernel whose default huge page differs refuses the pool
@@ -63,7 +57,6 @@ pub const UNIQUE_NAME_ATTEMPTS: u32 = 64;
 
 const _: () = assert!(DIRECT_ALIGN.is_power_of_two());
 const _: () = assert!(MMAP_THRESHOLD % DIRECT_ALIGN == 0);
-const _: () = assert!(HUGE_THRESHOLD >= MMAP_THRESHOLD);
 const _: () = assert!(DIRECT_ALIGN % PAGE_SIZE == 0);
 const _: () = assert!(HUGETLB_PAGE % DIRECT_ALIGN == 0 && HUGETLB_PAGE.is_power_of_two());
 const _: () = assert!(MAX_POOL_THREADS >= 1 && MAX_DEPTH >= MAX_POOL_THREADS);

@@ -7,41 +7,37 @@ use rayon::prelude::*;
 /// Cache-line size assumed by the prefetcher.
 const LINE: usize = 64;
 
-/// Hints the CPU to bring the cache lines of `rec` into cache.
-/// Asks the CPU to bring the cache line holding `*r` into cache, without waiting for it: for
-/// tables a later lookup will read at random. Does nothing on targets without a prefetch.
+/// Asks the CPU to bring the cache line holding `p` into cache, without waiting for it. Does
+/// nothing on targets without a prefetch.
 #[inline(always)]
-pub fn prefetch_read<T>(r: &T) {
+fn prefetch_ptr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint that never faults; `r` is a valid reference anyway.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>()) };
+        // SAFETY: a prefetch is a hint that never faults, whatever the address, and has no
+        // architectural effect; SSE is baseline on x86_64.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    let _ = p;
 }
 
+/// Prefetches the cache line holding `*r`: for tables a later lookup will read at random.
+#[inline(always)]
+pub fn prefetch_read<T>(r: &T) {
+    prefetch_ptr((r as *const T).cast());
+}
+
+/// Prefetches every cache line `rec` touches, once each.
 #[inline(always)]
 fn prefetch_record(rec: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = rec.as_ptr();
-        let mut off = 0;
-        while off < rec.len() {
-            // SAFETY: `p + off` is inside `rec` (off < rec.len()); a prefetch is only a hint
-            // that never faults and has no architectural effect, and SSE is baseline on x86_64.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(off).cast::<i8>()) };
-            off += LINE;
-        }
-        if let Some(last) = rec.len().checked_sub(1) {
-            // SAFETY: `last` is the final byte of `rec`; the record may straddle one more line.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(last).cast::<i8>()) };
-        }
+    let p = rec.as_ptr();
+    let misalign = p as usize % LINE;
+    let lines = (misalign + rec.len()).div_ceil(LINE);
+    let first_line = p.wrapping_sub(misalign);
+    for i in 0..lines {
+        prefetch_ptr(first_line.wrapping_add(i * LINE));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = rec;
 }
 
 /// Copies the records into `out` in entry order: record `i` of `out` is

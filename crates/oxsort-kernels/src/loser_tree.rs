@@ -1,5 +1,7 @@
 //! Loser tree (tournament tree of losers) for k-way merging.
 
+use std::cmp::Ordering;
+
 /// A tournament tree of losers over `k` sorted sources.
 ///
 /// Leaf `i` (source `i`) sits at array position `k + i`; internal node `j` (`1 <= j < k`) has
@@ -39,7 +41,7 @@ impl<K: Ord + Copy> LoserTree<K> {
     /// # Panics
     /// If there are more than `u32::MAX / 2` sources.
     pub fn new(initial: Vec<Option<K>>) -> Self {
-        Self::new_by(initial, |x, y| x < y)
+        Self::new_by(initial, K::cmp)
     }
 
     /// Number of sources.
@@ -52,12 +54,6 @@ impl<K: Ord + Copy> LoserTree<K> {
         self.keys.is_empty()
     }
 
-    /// The winning source and its key, or `None` when every source is exhausted.
-    #[inline]
-    pub fn peek(&self) -> Option<(usize, K)> {
-        self.top()
-    }
-
     /// Replaces the winner's key by its source's next key (`None` = that source is exhausted)
     /// and replays the winner's path.
     ///
@@ -65,19 +61,19 @@ impl<K: Ord + Copy> LoserTree<K> {
     /// If the tree has no sources.
     #[inline]
     pub fn replace_top(&mut self, next: Option<K>) {
-        self.replace_top_by(next, |x, y| x < y);
+        self.replace_top_by(next, K::cmp);
     }
 }
 
 /// The same tree ordered by a caller's comparison instead of `Ord`: for keys whose order needs
 /// more than the key value (an integer prefix whose ties are broken by comparing the records).
-/// `less(x, y)` must be a strict weak order; equal keys go to the lower source (stable).
+/// `cmp(x, y)` must be a total order; equal keys go to the lower source (stable).
 impl<K: Copy> LoserTree<K> {
-    /// Builds the tree ordered by `less`.
+    /// Builds the tree ordered by `cmp`.
     ///
     /// # Panics
     /// If there are more than `u32::MAX / 2` sources.
-    pub fn new_by<L: Fn(&K, &K) -> bool>(initial: Vec<Option<K>>, less: L) -> Self {
+    pub fn new_by<C: Fn(&K, &K) -> Ordering>(initial: Vec<Option<K>>, cmp: C) -> Self {
         let k = initial.len();
         assert!(k <= (u32::MAX / 2) as usize, "too many merge sources: {k}");
         let mut tree = LoserTree { keys: initial, losers: vec![0; k.max(1)], winner: 0 };
@@ -90,7 +86,7 @@ impl<K: Copy> LoserTree<K> {
         }
         for j in (1..k).rev() {
             let (a, b) = (winners[2 * j], winners[2 * j + 1]);
-            let (win, lose) = if tree.beats_by(a, b, &less) { (a, b) } else { (b, a) };
+            let (win, lose) = if tree.beats_by(a, b, &cmp) { (a, b) } else { (b, a) };
             winners[j] = win;
             tree.losers[j] = lose;
         }
@@ -105,12 +101,12 @@ impl<K: Copy> LoserTree<K> {
         self.keys.get(w).copied().flatten().map(|key| (w, key))
     }
 
-    /// [`LoserTree::replace_top`] for a tree built with [`LoserTree::new_by`] (same `less`).
+    /// [`LoserTree::replace_top`] for a tree built with [`LoserTree::new_by`] (same `cmp`).
     ///
     /// # Panics
     /// If the tree has no sources.
     #[inline]
-    pub fn replace_top_by<L: Fn(&K, &K) -> bool>(&mut self, next: Option<K>, less: L) {
+    pub fn replace_top_by<C: Fn(&K, &K) -> Ordering>(&mut self, next: Option<K>, cmp: C) {
         let k = self.keys.len();
         assert!(k > 0, "replace_top on a loser tree without sources");
         let mut cand = self.winner;
@@ -118,7 +114,7 @@ impl<K: Copy> LoserTree<K> {
         let mut node = (cand as usize + k) / 2;
         while node >= 1 {
             let other = self.losers[node];
-            if self.beats_by(other, cand, &less) {
+            if self.beats_by(other, cand, &cmp) {
                 self.losers[node] = cand;
                 cand = other;
             }
@@ -128,9 +124,10 @@ impl<K: Copy> LoserTree<K> {
     }
 
     #[inline(always)]
-    fn beats_by<L: Fn(&K, &K) -> bool>(&self, a: u32, b: u32, less: &L) -> bool {
+    fn beats_by<C: Fn(&K, &K) -> Ordering>(&self, a: u32, b: u32, cmp: &C) -> bool {
         match (&self.keys[a as usize], &self.keys[b as usize]) {
-            (Some(x), Some(y)) => less(x, y) || (!less(y, x) && a < b),
+            // One comparison per match: the key order, then the source number.
+            (Some(x), Some(y)) => cmp(x, y).then(a.cmp(&b)).is_lt(),
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (None, None) => a < b,
@@ -151,14 +148,14 @@ mod by_tests {
             vec![],
             vec![(0, 30), (3, 30), (10, 30)],
         ];
-        let less = |x: &(u32, u32), y: &(u32, u32)| x.0 < y.0;
+        let cmp = |x: &(u32, u32), y: &(u32, u32)| x.0.cmp(&y.0);
         let mut pos = vec![0usize; runs.len()];
-        let mut tree = LoserTree::new_by(runs.iter().map(|r| r.first().copied()).collect(), less);
+        let mut tree = LoserTree::new_by(runs.iter().map(|r| r.first().copied()).collect(), cmp);
         let mut out = Vec::new();
         while let Some((s, k)) = tree.top() {
             out.push(k);
             pos[s] += 1;
-            tree.replace_top_by(runs[s].get(pos[s]).copied(), less);
+            tree.replace_top_by(runs[s].get(pos[s]).copied(), cmp);
         }
         let mut want: Vec<(u32, u32)> = runs.concat();
         want.sort_by_key(|k| k.0); // stable: source order within equal values

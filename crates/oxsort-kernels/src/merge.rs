@@ -136,7 +136,7 @@ pub fn merge_entries(runs: &[&[Entry]], out: &mut [Entry]) {
     let mut pos: Vec<usize> = vec![1; runs.len()];
     let mut tree = LoserTree::new(runs.iter().map(|r| r.first().copied()).collect());
     for slot in out.iter_mut() {
-        let (src, key) = tree.peek().expect("runs hold as many entries as out");
+        let (src, key) = tree.top().expect("runs hold as many entries as out");
         *slot = key;
         let p = pos[src];
         tree.replace_top(runs[src].get(p).copied());

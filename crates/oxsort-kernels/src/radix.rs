@@ -171,10 +171,10 @@ fn histogram_by(v: &[Entry], d: impl DigitOf) -> Hist {
     h
 }
 
-/// Exclusive prefix sums of `h` starting at `base`.
-fn bucket_starts(h: &Hist, base: usize) -> Hist {
+/// Exclusive prefix sums of `h`: where each bucket starts.
+fn bucket_starts(h: &Hist) -> Hist {
     let mut starts = [0usize; RADIX_BUCKETS];
-    let mut sum = base;
+    let mut sum = 0;
     for (s, &c) in starts.iter_mut().zip(h) {
         *s = sum;
         sum += c;
@@ -257,7 +257,7 @@ fn msd(src: &mut [Entry], tmp: &mut [Entry], dst_is_src: bool, shift: u32) {
         }
         return;
     };
-    let mut heads = bucket_starts(&h, 0);
+    let mut heads = bucket_starts(&h);
     // SAFETY: `heads` are the exclusive prefix sums of the histogram of `src` at `shift`, so the
     // bucket ranges partition `0..n` = `0..tmp.len()`, and `tmp` is exclusively borrowed.
     unsafe { scatter(src, tmp.as_mut_ptr(), n, &mut heads, shift) };
@@ -340,7 +340,7 @@ fn par_msd(src: &mut [Entry], tmp: &mut [Entry], dst_is_src: bool, shift: u32, t
             *t += c;
         }
     }
-    let mut next_head = bucket_starts(&total, 0);
+    let mut next_head = bucket_starts(&total);
     let heads: Vec<Hist> = hists
         .iter()
         .map(|h| {
@@ -436,7 +436,7 @@ fn permute_in_place(v: &mut [Entry], h: &Hist, shift: u32) {
 
 #[inline(always)]
 fn permute_in_place_by(v: &mut [Entry], h: &Hist, d: impl DigitOf) {
-    let mut heads = bucket_starts(h, 0);
+    let mut heads = bucket_starts(h);
     let mut ends = [0usize; RADIX_BUCKETS];
     for (e, (&s, &c)) in ends.iter_mut().zip(heads.iter().zip(h)) {
         *e = s + c;

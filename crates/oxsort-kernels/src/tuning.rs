@@ -51,9 +51,9 @@ pub const OUT_OF_PLACE_MAX: usize = 1 << 16;
 ///
 /// A parallel radix pass costs a few microseconds of task spawning and one histogram per
 /// thread; 65 536 entries take ~1 ms to sort on one core, so the overhead stays under 1 %.
-/// Set by that reasoning; equal to [`OUT_OF_PLACE_MAX`] so a sequential bucket task never needs
-/// an in-place pass.
-pub const PAR_GRAIN: usize = 1 << 16;
+/// Equal to [`OUT_OF_PLACE_MAX`] (which that reasoning also lands on) so a sequential bucket
+/// task never needs an in-place pass.
+pub const PAR_GRAIN: usize = OUT_OF_PLACE_MAX;
 
 /// How many records ahead `gather` resolves and prefetches (the size of one pointer batch).
 ///

@@ -83,7 +83,7 @@ fn drain(sources: &[Vec<u64>]) -> Vec<(u64, usize)> {
     let mut t = LoserTree::new(sources.iter().map(|s| s.first().copied()).collect());
     assert_eq!(t.len(), sources.len());
     let mut out = Vec::new();
-    while let Some((src, key)) = t.peek() {
+    while let Some((src, key)) = t.top() {
         out.push((key, src));
         t.replace_top(sources[src].get(pos[src]).copied());
         pos[src] += 1;
@@ -122,15 +122,15 @@ fn loser_tree_merges_like_a_stable_sort() {
 fn loser_tree_edge_cases() {
     let t: LoserTree<u32> = LoserTree::new(vec![]);
     assert!(t.is_empty());
-    assert_eq!(t.peek(), None);
+    assert_eq!(t.top(), None);
     let mut t = LoserTree::new(vec![None, None, Some(3u32)]);
-    assert_eq!(t.peek(), Some((2, 3)));
+    assert_eq!(t.top(), Some((2, 3)));
     t.replace_top(None);
-    assert_eq!(t.peek(), None);
+    assert_eq!(t.top(), None);
     let mut t = LoserTree::new(vec![Some(1u8)]);
-    assert_eq!(t.peek(), Some((0, 1)));
+    assert_eq!(t.top(), Some((0, 1)));
     t.replace_top(Some(7));
-    assert_eq!(t.peek(), Some((0, 7)));
+    assert_eq!(t.top(), Some((0, 7)));
 }
 
 #[test]

@@ -74,7 +74,7 @@ proptest! {
     fn loser_tree_pops_sorted(keys in prop::collection::vec(prop::option::of(any::<i16>()), 0..40)) {
         let mut t = LoserTree::new(keys.clone());
         let mut got = Vec::new();
-        while let Some((src, k)) = t.peek() {
+        while let Some((src, k)) = t.top() {
             got.push((k, src));
             t.replace_top(None);
         }

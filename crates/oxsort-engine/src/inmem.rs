@@ -583,11 +583,13 @@ pub(crate) fn emit(
                         }
                     }
                     if sizes[p] == 0 {
+                        // An empty part starts (and ends) where the part before it ends: known
+                        // up front for fixed records, once that part is gathered when chained.
+                        let mut at = offsets[p];
                         if chained {
-                            // An empty part ends where the part before it ends.
                             let (m, cv) = ends;
                             let mut e = m.lock().unwrap_or_else(|e| e.into_inner());
-                            let start = if p == 0 {
+                            at = if p == 0 {
                                 0
                             } else {
                                 loop {
@@ -597,7 +599,7 @@ pub(crate) fn emit(
                                     e = cv.wait(e).unwrap_or_else(|e| e.into_inner());
                                 }
                             };
-                            e[p] = Some(start);
+                            e[p] = Some(at);
                             cv.notify_all();
                         }
                         let piece = Piece {
@@ -607,7 +609,7 @@ pub(crate) fn emit(
                             buf: AlignedBuf::new(0),
                             pad: 0,
                             len: 0,
-                            off: offsets[p],
+                            off: at,
                             check: OrderCheck::default(),
                         };
                         if done_tx.send(piece).is_err() {

@@ -127,6 +127,25 @@ pub enum SpecError {
     /// A key without fields.
     #[error("the key has no fields")]
     NoFields,
+    /// No key given, and fixed records shorter than the default key (bytes 1 to 10).
+    #[error("the default key (bytes 1 to 10) ends past the {record_len}-byte records: give a key")]
+    DefaultKeyPastRecord {
+        /// The fixed record length.
+        record_len: usize,
+    },
+    /// A raw key that is empty, longer than an entry's prefix or past the record's end.
+    #[error(
+        "a raw key of {len} bytes at offset {offset} must be 1 to 10 bytes inside the \
+         {record_len}-byte records"
+    )]
+    RawKey {
+        /// 0-based offset.
+        offset: usize,
+        /// Length.
+        len: usize,
+        /// The fixed record length.
+        record_len: usize,
+    },
 }
 
 /// Why a record's key could not be built. The engine adds the record number.

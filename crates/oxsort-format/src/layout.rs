@@ -63,6 +63,58 @@ impl RecordLayout {
             RecordLayout::Fixed(_) => record,
         }
     }
+
+    /// The terminator of delimited records, if any.
+    pub fn terminator(self) -> Option<u8> {
+        match self {
+            RecordLayout::Fixed(_) => None,
+            RecordLayout::Delimited(t) => Some(t),
+        }
+    }
+
+    /// The records of `data`, a buffer of whole records (each delimited record with its
+    /// terminator; the last one may lack it). Bytes after the last whole fixed record are not
+    /// a record and are not returned.
+    #[inline]
+    pub fn records(self, data: &[u8]) -> Records<'_> {
+        match self {
+            RecordLayout::Fixed(n) => Records::Fixed(data.chunks_exact(n)),
+            RecordLayout::Delimited(t) => Records::Delimited { data, t },
+        }
+    }
+}
+
+/// The records of a buffer of whole records: [`RecordLayout::records`].
+#[derive(Debug, Clone)]
+pub enum Records<'a> {
+    /// Fixed-size records.
+    Fixed(std::slice::ChunksExact<'a, u8>),
+    /// Records ending with a terminator byte (the last one may lack it).
+    Delimited {
+        /// What is left.
+        data: &'a [u8],
+        /// The terminator.
+        t: u8,
+    },
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = &'a [u8];
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        match self {
+            Records::Fixed(c) => c.next(),
+            Records::Delimited { data, t } => {
+                if data.is_empty() {
+                    return None;
+                }
+                let end = memchr::memchr(*t, data).map_or(data.len(), |i| i + 1);
+                let (rec, rest) = data.split_at(end);
+                *data = rest;
+                Some(rec)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -78,6 +130,15 @@ mod tests {
             RecordLayout::fixed(65_536).unwrap_err().to_string(),
             "record size must be 1 to 65535 bytes, found 65536"
         );
+    }
+
+    #[test]
+    fn records_split_fixed_and_delimited_buffers() {
+        let fixed: Vec<&[u8]> = RecordLayout::Fixed(2).records(b"abcde").collect();
+        assert_eq!(fixed, [b"ab", b"cd"]);
+        let lines: Vec<&[u8]> = RecordLayout::LINES.records(b"a\n\nbc").collect();
+        assert_eq!(lines, [&b"a\n"[..], b"\n", b"bc"]);
+        assert_eq!(RecordLayout::NUL.records(b"").count(), 0);
     }
 
     #[test]

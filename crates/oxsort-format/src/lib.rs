@@ -9,6 +9,9 @@
 //!   ([`parse_control`], [`parse_fields`]), nsort command lines ([`parse_nsort`],
 //!   [`parse_nsort_spec`]) and GNU sort flags ([`parse_gnu_args`]).
 //! - [`Filter`]: DFSORT `INCLUDE`/`OMIT` conditions evaluated on records.
+//! - [`SortSpec`]: what is sorted (layout, key, filter, duplicate removal, mode), the one model
+//!   every front end builds; [`SortSpec::compile`] turns it into the [`SortKey`] the engine
+//!   calls per record.
 //!
 //! The crate does no I/O: specification files are passed in as text.
 //!
@@ -35,6 +38,7 @@ mod layout;
 mod normalize;
 pub use normalize::FixedKey;
 mod nsort;
+mod sort_spec;
 mod spec;
 
 pub use columns::{ColumnEnd, ColumnSpan};
@@ -42,8 +46,11 @@ pub use dfsort::{parse_control, parse_fields, Control};
 pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
 pub use gnu::{parse_gnu_args, GnuSort};
-pub use layout::{RecordLayout, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
+pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
 };
-pub use spec::{Endian, FastKey, FieldLoc, FieldType, KeyField, KeySpec, ShortFields};
+pub use sort_spec::{KeyKind, Mode, SortKey, SortSpec};
+pub use spec::{
+    Endian, FastKey, FieldLoc, FieldType, KeyField, KeySpec, Prefix, ShortFields, PREFIX_BYTES,
+};

@@ -184,15 +184,18 @@ pub enum ShortFields {
 pub struct FastKey {
     /// 0-based offset of the key in each record.
     pub offset: usize,
-    /// Key length, 1 to [`FastKey::MAX_LEN`].
+    /// Key length, 1 to [`PREFIX_BYTES`].
     pub len: usize,
 }
 
-impl FastKey {
-    /// The longest fast key: 10 bytes = 80 bits, which leave 48 bits of a `u128` for the
-    /// record index (the benchmark key packing).
-    pub const MAX_LEN: usize = 10;
-}
+/// Bytes of a key that a sort entry carries: 10 bytes = 80 bits, which leave 48 bits of a
+/// `u128` for the record index (the benchmark key packing). Keys of at most this many raw
+/// bytes are compared whole by one integer comparison; longer or normalized keys are compared
+/// by this prefix first and by the whole key only when prefixes tie.
+pub const PREFIX_BYTES: usize = 10;
+
+/// The first [`PREFIX_BYTES`] bytes of a key, zero-padded.
+pub type Prefix = [u8; PREFIX_BYTES];
 
 /// A sort key: fields compared in order, each ascending or descending.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -287,7 +290,7 @@ impl KeySpec {
     }
 
     /// `Some` when the key is one ascending `CH`/`BI` byte range (or several adjacent ones,
-    /// in order) of at most [`FastKey::MAX_LEN`] bytes inside fixed records. Then the
+    /// in order) of at most [`PREFIX_BYTES`] bytes inside fixed records. Then the
     /// normalized key is exactly `record[offset..offset + len]`, and the engine may use those
     /// bytes directly (the benchmark key takes this path).
     pub fn fast_path(&self, layout: RecordLayout) -> Option<FastKey> {
@@ -310,7 +313,7 @@ impl KeySpec {
                 Some(_) => return None,
             };
         }
-        fast.filter(|k| k.len <= FastKey::MAX_LEN && k.offset + k.len <= record_len)
+        fast.filter(|k| k.len <= PREFIX_BYTES && k.offset + k.len <= record_len)
     }
 
     /// Compares two records by this key (normalizing both; for tests and small jobs).

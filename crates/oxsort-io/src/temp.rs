@@ -63,6 +63,18 @@ impl TempDir {
         }
         DirectFile::create_private(&self.path.join(name), opts)
     }
+
+    /// Removes the file `name` inside (it was read and is no longer needed). A file already
+    /// gone is not an error: the directory goes at the end anyway.
+    pub fn remove_file(&self, name: &str) -> Result<(), IoError> {
+        let path = self.path.join(name);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(IoError::other("removing", &path, e))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Drop for TempDir {
@@ -208,6 +220,25 @@ pub fn free_space(path: &Path) -> Result<u64, IoError> {
     let st = unsafe { st.assume_init() };
     #[allow(clippy::unnecessary_cast)] // the field types differ between targets
     Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// The device (filesystem) `path` lives on, or `None` if it cannot be looked at.
+pub fn device_of(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.dev())
+}
+
+/// Looks at an input before it is read: it must exist, be readable and not be a directory.
+/// Returns its size when it is a regular file, `None` when its size is known only at its end
+/// (a FIFO, a character device).
+pub fn probe_input(path: &Path) -> io::Result<Option<u64>> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    // Readability is checked too, so a bad input stops the sort before any output.
+    std::fs::File::open(path)?;
+    Ok(meta.is_file().then_some(meta.len()))
 }
 
 /// Checks that `dir` exists, is a directory, and that this process may create files in it.

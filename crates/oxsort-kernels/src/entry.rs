@@ -14,8 +14,9 @@ pub type Entry = u128;
 /// Bits of an entry that hold the record index; a single sort handles at most `2^48` records.
 pub const INDEX_BITS: u32 = 48;
 
-/// Bytes of key prefix held in an entry.
-pub const PREFIX_BYTES: usize = 10;
+/// Bytes of key prefix held in an entry: the key model's prefix width, defined once in
+/// `oxsort-format`.
+pub use oxsort_format::PREFIX_BYTES;
 
 /// Mask of the index bits of an entry.
 pub const INDEX_MASK: u128 = (1u128 << INDEX_BITS) - 1;

@@ -1,0 +1,449 @@
+//! What is sorted, in one place: [`SortSpec`] is what every front end builds (oxsort's flags,
+//! DFSORT control statements, nsort command lines, GNU sort's argv, the Python package), and
+//! [`SortKey`] is its compiled form, the one thing the engine's stages call per record.
+//!
+//! ```text
+//!  front ends ──> SortSpec { layout, key, filter, unique, mode }
+//!                    │ compile (once, checks the key against the layout)
+//!                    v
+//!                 SortKey { layout, kind }
+//!                    kind:  Copy           every key equal: input order
+//!                           RawBytes       ≤ 10 raw bytes at a place: the prefix is the key
+//!                           RawLines       whole delimited records as bytes (no key given)
+//!                           Fixed          fixed-width typed fields, written in place
+//!                           General        any KeySpec, normalized into a Vec
+//!
+//!  entry (u128):  | key prefix, PREFIX_BYTES = 10 bytes (80 bits) | record index (48 bits) |
+//!  RawBytes:      equal prefixes mean equal keys: one integer comparison decides
+//!  otherwise:     equal prefixes are decided by whole keys (`cmp_full`), then the index
+//! ```
+//!
+//! The Sort Benchmark key (`SORT FIELDS=(1,10,CH,A)` on 100-byte records) compiles to
+//! `RawBytes { offset: 0, len: 10 }`, the fast path.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::columns::ColumnSpan;
+use crate::error::{KeyError, SpecError};
+use crate::filter::Filter;
+use crate::layout::{RecordLayout, Records};
+use crate::normalize::FixedKey;
+use crate::spec::{FieldLoc, FieldType, KeySpec, Prefix, PREFIX_BYTES};
+
+/// What the sort does with the records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Order the records by key (stable).
+    #[default]
+    Sort,
+    /// The inputs are each already in key order: merge them. A record out of order is an
+    /// error naming the file and the record.
+    Merge,
+    /// Keep the input order (with a filter, the records it keeps).
+    Copy,
+}
+
+impl Mode {
+    /// The mode's name in reports (`sort`, `merge`, `copy`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Sort => "sort",
+            Mode::Merge => "merge",
+            Mode::Copy => "copy",
+        }
+    }
+}
+
+/// What is sorted: the record layout, the key, the records kept, and what is done with them.
+///
+/// The default is the Sort Benchmark's: 100-byte records ordered by their first 10 bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SortSpec {
+    /// How the input splits into records.
+    pub layout: RecordLayout,
+    /// The key; `None`: bytes 1 to 10 of fixed records, whole delimited records as bytes.
+    pub key: Option<KeySpec>,
+    /// Keeps only the records the filter accepts (DFSORT `INCLUDE`/`OMIT`).
+    pub filter: Option<Filter>,
+    /// Keeps only the first record (in input order) of each run of equal keys
+    /// (`SUM FIELDS=NONE`, `sort -u`).
+    pub unique: bool,
+    /// Sort, merge presorted inputs, or copy.
+    pub mode: Mode,
+}
+
+impl SortSpec {
+    /// Records of this layout with the default key.
+    pub fn with_layout(layout: RecordLayout) -> SortSpec {
+        SortSpec { layout, ..SortSpec::default() }
+    }
+
+    /// Checks the key against the layout and compiles the spec into the form the engine calls
+    /// per record.
+    pub fn compile(&self) -> Result<SortKey, SpecError> {
+        let layout = self.layout;
+        if let RecordLayout::Fixed(n) = layout {
+            RecordLayout::fixed(n)?;
+        }
+        let kind = self.key_kind()?;
+        let kind = if self.mode == Mode::Copy { KeyKind::Copy } else { kind };
+        Ok(SortKey { layout, kind })
+    }
+
+    fn key_kind(&self) -> Result<KeyKind, SpecError> {
+        let layout = self.layout;
+        let Some(key) = &self.key else {
+            return match layout {
+                RecordLayout::Delimited(_) => Ok(KeyKind::RawLines),
+                RecordLayout::Fixed(n) if n >= PREFIX_BYTES => {
+                    Ok(KeyKind::RawBytes { offset: 0, len: PREFIX_BYTES })
+                }
+                RecordLayout::Fixed(n) => Err(SpecError::DefaultKeyPastRecord { record_len: n }),
+            };
+        };
+        // On delimited records, a key that is the whole record in ascending byte order (GNU
+        // sort without -k) is the raw-bytes order: no need to normalize every record.
+        if layout.terminator().is_some() && whole_record_bytes(key) {
+            return Ok(KeyKind::RawLines);
+        }
+        let key = key.clone().for_layout(layout)?;
+        if let Some(fast) = key.fast_path(layout) {
+            return Ok(KeyKind::RawBytes { offset: fast.offset, len: fast.len });
+        }
+        let spec = Arc::new(key);
+        Ok(match spec.fixed_key() {
+            Some(fixed) => KeyKind::Fixed { fixed, spec },
+            None => KeyKind::General(spec),
+        })
+    }
+}
+
+/// Whether every field of `key` is the whole record as ascending bytes (several such fields
+/// order as one).
+fn whole_record_bytes(key: &KeySpec) -> bool {
+    !key.fields.is_empty()
+        && key.fields.iter().all(|f| {
+            f.kind == FieldType::Char
+                && !f.descending
+                && matches!(f.loc, FieldLoc::Columns(c) if c == ColumnSpan::whole())
+        })
+}
+
+/// How keys are made and compared: see [`SortKey`].
+#[derive(Clone, Debug)]
+pub enum KeyKind {
+    /// Copy mode: every key is equal, so the order is the input order.
+    Copy,
+    /// Raw ascending bytes at a fixed place of fixed records, at most [`PREFIX_BYTES`] long:
+    /// the prefix is the whole key.
+    RawBytes {
+        /// 0-based offset of the key in the record.
+        offset: usize,
+        /// Key length, 1 to [`PREFIX_BYTES`].
+        len: usize,
+    },
+    /// Delimited records without a key: the whole record (without its terminator) as bytes.
+    RawLines,
+    /// A key of fixed-position, fixed-width fields, written without allocating.
+    Fixed {
+        /// The allocation-free writer.
+        fixed: FixedKey,
+        /// The key it writes (for the error of a record too short).
+        spec: Arc<KeySpec>,
+    },
+    /// Any other key, normalized per record.
+    General(Arc<KeySpec>),
+}
+
+/// A compiled [`SortSpec`]: the record layout and the key kind, with the per-record operations
+/// the engine's stages call.
+///
+/// ```text
+///  entry (u128):  | key prefix, PREFIX_BYTES = 10 bytes (80 bits) | record index (48 bits) |
+///  RawBytes:      equal prefixes mean equal keys: one integer comparison decides
+///  otherwise:     equal prefixes are decided by whole keys (cmp_full), then the index
+/// ```
+#[derive(Clone, Debug)]
+pub struct SortKey {
+    layout: RecordLayout,
+    kind: KeyKind,
+}
+
+thread_local! {
+    /// Two scratch buffers per thread for normalized keys being compared.
+    static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl SortKey {
+    /// The Sort Benchmark's key on its 100-byte records.
+    pub fn benchmark() -> SortKey {
+        SortKey {
+            layout: RecordLayout::BENCHMARK,
+            kind: KeyKind::RawBytes { offset: 0, len: PREFIX_BYTES },
+        }
+    }
+
+    /// Raw ascending key bytes `offset..offset + len` of `size`-byte records.
+    pub fn raw_bytes(size: usize, offset: usize, len: usize) -> Result<SortKey, SpecError> {
+        let layout = RecordLayout::fixed(size)?;
+        if len == 0 || len > PREFIX_BYTES || offset + len > size {
+            return Err(SpecError::RawKey { offset, len, record_len: size });
+        }
+        Ok(SortKey { layout, kind: KeyKind::RawBytes { offset, len } })
+    }
+
+    /// The record layout.
+    #[inline]
+    pub fn layout(&self) -> RecordLayout {
+        self.layout
+    }
+
+    /// The key kind.
+    #[inline]
+    pub fn kind(&self) -> &KeyKind {
+        &self.kind
+    }
+
+    /// Fixed records' size, if fixed.
+    #[inline]
+    pub fn record_size(&self) -> Option<usize> {
+        self.layout.fixed_size()
+    }
+
+    /// Whether every key is equal (copy mode).
+    #[inline]
+    pub fn is_copy(&self) -> bool {
+        matches!(self.kind, KeyKind::Copy)
+    }
+
+    /// Whether keys are whole delimited records as raw bytes.
+    #[inline]
+    pub fn is_raw_lines(&self) -> bool {
+        matches!(self.kind, KeyKind::RawLines)
+    }
+
+    /// The offset of a raw key that fills the whole prefix: entries can then be made straight
+    /// from the record bytes (the benchmark's fast path).
+    #[inline]
+    pub fn full_prefix_offset(&self) -> Option<usize> {
+        match self.kind {
+            KeyKind::RawBytes { offset, len } if len == PREFIX_BYTES => Some(offset),
+            _ => None,
+        }
+    }
+
+    /// Whether equal prefixes may hide different keys (then ties need [`SortKey::cmp_full`]).
+    #[inline]
+    pub fn ties_possible(&self) -> bool {
+        !matches!(self.kind, KeyKind::Copy | KeyKind::RawBytes { .. })
+    }
+
+    /// The records of `data`, a buffer of whole records.
+    #[inline]
+    pub fn records<'a>(&self, data: &'a [u8]) -> Records<'a> {
+        self.layout.records(data)
+    }
+
+    /// The part of a record its key is made from (without the terminator).
+    #[inline]
+    pub fn key_part<'a>(&self, rec: &'a [u8]) -> &'a [u8] {
+        self.layout.key_bytes(rec)
+    }
+
+    /// The [`PREFIX_BYTES`]-byte prefix of a record's key (`scratch`: room for a normalized
+    /// key). Errors are records a key cannot be built from (too short, bad decimal data).
+    #[inline]
+    pub fn prefix(&self, rec: &[u8], scratch: &mut Vec<u8>) -> Result<Prefix, KeyError> {
+        let mut p = [0u8; PREFIX_BYTES];
+        match &self.kind {
+            KeyKind::Copy => {}
+            KeyKind::RawBytes { offset, len } => {
+                p[..*len].copy_from_slice(&rec[*offset..offset + len]);
+            }
+            KeyKind::RawLines => {
+                let line = self.key_part(rec);
+                let n = line.len().min(PREFIX_BYTES);
+                p[..n].copy_from_slice(&line[..n]);
+            }
+            KeyKind::Fixed { fixed, spec } => {
+                // Only the prefix's bytes are written.
+                let rec = self.key_part(rec);
+                if fixed.write(rec, &mut p).is_none() {
+                    scratch.clear();
+                    spec.normalize(rec, scratch)?;
+                    let n = scratch.len().min(PREFIX_BYTES);
+                    p = [0; PREFIX_BYTES];
+                    p[..n].copy_from_slice(&scratch[..n]);
+                }
+            }
+            KeyKind::General(spec) => {
+                scratch.clear();
+                spec.normalize(self.key_part(rec), scratch)?;
+                let n = scratch.len().min(PREFIX_BYTES);
+                p[..n].copy_from_slice(&scratch[..n]);
+            }
+        }
+        Ok(p)
+    }
+
+    /// Compares two records' whole keys. The engine builds every record's key once when it
+    /// reads it, and stops the sort at a record whose key cannot be built, so keys compared
+    /// here always build; were one not to, the two records would compare equal.
+    pub fn cmp_full(&self, a: &[u8], b: &[u8]) -> Ordering {
+        match &self.kind {
+            KeyKind::Copy => Ordering::Equal,
+            KeyKind::RawBytes { offset, len } => {
+                a[*offset..offset + len].cmp(&b[*offset..offset + len])
+            }
+            KeyKind::RawLines => self.key_part(a).cmp(self.key_part(b)),
+            KeyKind::Fixed { .. } | KeyKind::General(_) => SCRATCH.with(|s| {
+                let (x, y) = &mut *s.borrow_mut();
+                x.clear();
+                y.clear();
+                match (self.normalize(a, x), self.normalize(b, y)) {
+                    (Ok(()), Ok(())) => x.as_slice().cmp(y.as_slice()),
+                    _ => Ordering::Equal,
+                }
+            }),
+        }
+    }
+
+    /// The whole key of a record, as compared (raw bytes on the fast path; empty in copy mode
+    /// and, as [`SortKey::cmp_full`] explains, for a record whose key cannot be built).
+    pub fn full_key(&self, rec: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        match &self.kind {
+            KeyKind::Copy => {}
+            KeyKind::RawBytes { offset, len } => {
+                out.extend_from_slice(&rec[*offset..offset + len]);
+            }
+            KeyKind::RawLines => out.extend_from_slice(self.key_part(rec)),
+            KeyKind::Fixed { .. } | KeyKind::General(_) => {
+                if self.normalize(rec, out).is_err() {
+                    out.clear();
+                }
+            }
+        }
+    }
+
+    /// Appends the normalized key of record `rec` to `out`: written in place for fixed-width
+    /// keys, through [`KeySpec::normalize`] otherwise (and for a record too short, to get its
+    /// error).
+    #[inline]
+    fn normalize(&self, rec: &[u8], out: &mut Vec<u8>) -> Result<(), KeyError> {
+        let rec = self.key_part(rec);
+        match &self.kind {
+            KeyKind::Fixed { fixed, spec } => {
+                let start = out.len();
+                out.resize(start + fixed.width(), 0);
+                if fixed.write(rec, &mut out[start..]).is_some() {
+                    return Ok(());
+                }
+                out.truncate(start);
+                spec.normalize(rec, out)
+            }
+            KeyKind::General(spec) => spec.normalize(rec, out),
+            _ => {
+                self.full_key(rec, out);
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{Endian, KeyField};
+    use crate::{parse_fields, parse_gnu_args};
+
+    fn kind(spec: &SortSpec) -> String {
+        let k = spec.compile().unwrap();
+        format!("{:?}", k.kind()).split([' ', '(', '{']).next().unwrap().to_string()
+    }
+
+    #[test]
+    fn every_front_end_key_compiles_to_its_kind() {
+        assert_eq!(kind(&SortSpec::default()), "RawBytes");
+        let bench = SortSpec { key: Some(KeySpec::benchmark()), ..SortSpec::default() };
+        assert_eq!(bench.compile().unwrap().full_prefix_offset(), Some(0));
+        let short = SortSpec { key: Some(parse_fields("3,4,CH,A").unwrap()), ..bench.clone() };
+        let k = short.compile().unwrap();
+        assert!(matches!(k.kind(), KeyKind::RawBytes { offset: 2, len: 4 }));
+        assert_eq!(k.full_prefix_offset(), None);
+        let typed = SortSpec { key: Some(parse_fields("11,4,BI,D").unwrap()), ..bench.clone() };
+        assert_eq!(kind(&typed), "Fixed");
+        let packed = SortSpec { key: Some(parse_fields("1,4,PD,A").unwrap()), ..bench.clone() };
+        assert_eq!(kind(&packed), "General");
+        let lines = SortSpec::with_layout(RecordLayout::LINES);
+        assert_eq!(kind(&lines), "RawLines");
+        let whole =
+            SortSpec { key: Some(parse_gnu_args(&["-s".into()]).unwrap().key), ..lines.clone() };
+        assert_eq!(kind(&whole), "RawLines");
+        let numeric = SortSpec {
+            key: Some(parse_gnu_args(&["-k2,2n".into()]).unwrap().key),
+            ..lines.clone()
+        };
+        assert_eq!(kind(&numeric), "General");
+        let copy = SortSpec { mode: Mode::Copy, ..numeric };
+        assert_eq!(kind(&copy), "Copy");
+    }
+
+    #[test]
+    fn layout_and_key_conflicts_are_errors() {
+        let small = SortSpec::with_layout(RecordLayout::Fixed(8));
+        assert_eq!(
+            small.compile().unwrap_err().to_string(),
+            "the default key (bytes 1 to 10) ends past the 8-byte records: give a key"
+        );
+        let past = SortSpec { key: Some(parse_fields("5,8,CH,A").unwrap()), ..small };
+        assert!(matches!(past.compile(), Err(SpecError::FieldPastRecord { end: 12, .. })));
+        assert!(SortSpec::with_layout(RecordLayout::Fixed(0)).compile().is_err());
+        assert!(SortKey::raw_bytes(100, 95, 10).is_err());
+        assert!(SortKey::raw_bytes(100, 0, 11).is_err());
+    }
+
+    #[test]
+    fn kinds_agree_with_the_key_they_compile() {
+        // The compiled comparison of every kind equals KeySpec::compare on the same records.
+        let recs: Vec<[u8; 12]> = (0u32..40)
+            .map(|i| {
+                let mut r = [0u8; 12];
+                r[..4].copy_from_slice(&(i.wrapping_mul(2_654_435_761) % 7).to_be_bytes());
+                r[4..8].copy_from_slice(&(i as i32 - 20).to_be_bytes());
+                r[8..].copy_from_slice(b"z\n\0a");
+                r
+            })
+            .collect();
+        let keys = [
+            KeySpec::new(vec![KeyField::bytes(0, 4, FieldType::Char, false)]).unwrap(),
+            KeySpec::new(vec![
+                KeyField::bytes(0, 4, FieldType::Unsigned(Endian::Big), true),
+                KeyField::bytes(4, 4, FieldType::Signed(Endian::Big), false),
+            ])
+            .unwrap(),
+            parse_fields("5,4,FI,D,1,2,CH,A").unwrap(),
+        ];
+        for key in keys {
+            let spec = SortSpec {
+                layout: RecordLayout::Fixed(12),
+                key: Some(key.clone()),
+                ..SortSpec::default()
+            };
+            let sk = spec.compile().unwrap();
+            let mut scratch = Vec::new();
+            for a in &recs {
+                for b in &recs {
+                    let want = key.compare(a, b).unwrap();
+                    assert_eq!(sk.cmp_full(a, b), want, "{key:?}");
+                    let (pa, pb) =
+                        (sk.prefix(a, &mut scratch).unwrap(), sk.prefix(b, &mut scratch).unwrap());
+                    // Prefix order never contradicts key order.
+                    assert!(pa.cmp(&pb) == want || pa == pb, "{key:?}");
+                }
+            }
+        }
+    }
+}

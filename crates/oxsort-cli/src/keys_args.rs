@@ -1,15 +1,15 @@
 //! Record layout and key flags of `oxsort sort` / `explain`: `--record-size`, `--lines`,
 //! `--nul`, `--fields`, `--control`, `--unique` and the GNU-sort-like `-k -t -n -r -s`.
 //!
-//! Every front end ends in the same [`Typed`] (layout, key, filter, unique, mode), which
-//! [`crate::sort_cmd`] hands to the engine. Key sources are exclusive: one of `--fields`, the
+//! The flags end in a [`SortSpec`] (layout, key, filter, unique, mode), the model every front
+//! end builds, which [`crate::sort_cmd`] hands to the engine. Key sources are exclusive: one of `--fields`, the
 //! control file's `SORT`/`MERGE FIELDS=`, or the GNU flags (delimited text only).
 //!
 //! ```text
 //!  --record-size N ─┐
 //!  --lines / --nul ─┼─> layout ─────────────────────────┐
 //!  RECORD LENGTH=n ─┘                                   │
-//!  --fields p,l,f,o ─┐                                  ├─> Typed ─> SortConfig
+//!  --fields p,l,f,o ─┐                                  ├─> SortSpec ─> SortConfig
 //!  SORT/MERGE FIELDS ┼─> key  (exactly one source)      │
 //!  -k -t -n -r -s ───┘                                  │
 //!  INCLUDE/OMIT, SUM FIELDS=NONE, -u, COPY, MERGE ──────┘
@@ -18,8 +18,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use oxsort_engine::Mode;
-use oxsort_format::{parse_control, parse_fields, parse_gnu_args, Filter, KeySpec, ParseError};
+use oxsort_format::{parse_control, parse_fields, parse_gnu_args, Mode, ParseError, SortSpec};
 use oxsort_format::{Location, RecordLayout};
 
 /// Layout and key flags (flattened into [`crate::sort_cmd::SortArgs`]).
@@ -76,21 +75,6 @@ pub struct KeyArgs {
     pub stable: bool,
 }
 
-/// What the flags ask of the engine.
-#[derive(Debug, Default)]
-pub struct Typed {
-    /// The record layout; `None` leaves the engine's default (100-byte records).
-    pub layout: Option<RecordLayout>,
-    /// The key; `None` leaves the engine's default (bytes 1 to 10).
-    pub key: Option<KeySpec>,
-    /// INCLUDE/OMIT.
-    pub filter: Option<Filter>,
-    /// Duplicate removal.
-    pub unique: bool,
-    /// Sort, merge or copy.
-    pub mode: Mode,
-}
-
 impl KeyArgs {
     /// Whether any GNU-only flag was given.
     fn gnu_flags(&self) -> Vec<&'static str> {
@@ -115,8 +99,10 @@ impl KeyArgs {
 
     /// Reads and checks the flags (and the control file). Errors name the flag or the file,
     /// with line and column for parse errors.
-    pub fn typed(&self) -> Result<Typed> {
-        let mut t = Typed { unique: self.unique, ..Typed::default() };
+    pub fn spec(&self) -> Result<SortSpec> {
+        // The layout the flags give, if any (the default is the benchmark's 100-byte records).
+        let mut layout: Option<RecordLayout> = None;
+        let mut t = SortSpec { unique: self.unique, ..SortSpec::default() };
 
         // Layout from the flags.
         let delimited = match (self.lines, self.nul) {
@@ -128,10 +114,10 @@ impl KeyArgs {
             if delimited.is_some() {
                 bail!("--record-size gives fixed records; it cannot go with --lines or --nul");
             }
-            t.layout = Some(RecordLayout::fixed(n).context("--record-size")?);
+            layout = Some(RecordLayout::fixed(n).context("--record-size")?);
         }
         if delimited.is_some() {
-            t.layout = delimited;
+            layout = delimited;
         }
 
         // The control file.
@@ -142,7 +128,7 @@ impl KeyArgs {
             let c = parse_control(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             let name = path.display();
             if let Some(RecordLayout::Fixed(n)) = c.record {
-                match t.layout {
+                match layout {
                     Some(RecordLayout::Fixed(m)) if m != n => {
                         bail!("{name}: RECORD LENGTH={n} conflicts with --record-size {m}")
                     }
@@ -150,7 +136,7 @@ impl KeyArgs {
                         "{name}: RECORD TYPE=F,LENGTH={n} (fixed records) conflicts with {}",
                         if self.lines { "--lines" } else { "--nul" }
                     ),
-                    _ => t.layout = Some(RecordLayout::Fixed(n)),
+                    _ => layout = Some(RecordLayout::Fixed(n)),
                 }
             }
             if c.copy {
@@ -211,6 +197,9 @@ impl KeyArgs {
                 parse_gnu_args(&argv).map_err(|e| anyhow::anyhow!("{}", gnu_error(&e, &labels)))?;
             t.key = Some(g.key);
             t.unique |= g.unique;
+        }
+        if let Some(l) = layout {
+            t.layout = l;
         }
         Ok(t)
     }
@@ -284,7 +273,7 @@ mod tests {
     #[test]
     fn fields_errors_point_at_the_column() {
         let a = args(|a| a.fields = Some("1,10,CH,Q".into()));
-        let e = a.typed().unwrap_err().to_string();
+        let e = a.spec().unwrap_err().to_string();
         assert!(e.starts_with("--fields '1,10,CH,Q': column 9: "), "{e}");
         assert!(e.contains("found 'Q'"), "{e}");
     }
@@ -292,27 +281,27 @@ mod tests {
     #[test]
     fn gnu_flags_need_delimited_records() {
         let a = args(|a| a.gnu_keys = vec!["2".into()]);
-        let e = a.typed().unwrap_err().to_string();
+        let e = a.spec().unwrap_err().to_string();
         assert!(e.contains("add --lines or --nul"), "{e}");
         let a = args(|a| {
             a.lines = true;
             a.gnu_keys = vec!["2,2Q".into()];
         });
-        let e = a.typed().unwrap_err().to_string();
+        let e = a.spec().unwrap_err().to_string();
         assert!(e.starts_with("-k '2,2Q': column "), "{e}");
     }
 
     #[test]
     fn lines_without_a_key_sort_whole_lines() {
-        let t = args(|a| a.lines = true).typed().unwrap();
-        assert_eq!(t.layout, Some(RecordLayout::LINES));
+        let t = args(|a| a.lines = true).spec().unwrap();
+        assert_eq!(t.layout, RecordLayout::LINES);
         assert_eq!(t.key.unwrap().fields.len(), 1);
         let t = args(|a| {
             a.nul = true;
             a.unique = true;
             a.gnu_keys = vec!["2,2n".into()];
         })
-        .typed()
+        .spec()
         .unwrap();
         assert!(t.unique);
         // -u drops GNU's last-resort comparison.
@@ -321,9 +310,9 @@ mod tests {
 
     #[test]
     fn record_size_bounds() {
-        assert!(args(|a| a.record_size = Some(0)).typed().is_err());
-        assert!(args(|a| a.record_size = Some(65_536)).typed().is_err());
-        let t = args(|a| a.record_size = Some(65_535)).typed().unwrap();
-        assert_eq!(t.layout, Some(RecordLayout::Fixed(65_535)));
+        assert!(args(|a| a.record_size = Some(0)).spec().is_err());
+        assert!(args(|a| a.record_size = Some(65_536)).spec().is_err());
+        let t = args(|a| a.record_size = Some(65_535)).spec().unwrap();
+        assert_eq!(t.layout, RecordLayout::Fixed(65_535));
     }
 }

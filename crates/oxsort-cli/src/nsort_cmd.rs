@@ -18,13 +18,13 @@
 //! As nsort does, nothing is printed on success without `-statistics`.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use oxsort_engine::{human_bytes, sort, FileStats, Input, Output, SortConfig, SortStats};
 use oxsort_format::{
     parse_nsort_with, FieldLoc, KeySpec, Location, NsortCommand, NsortFile, NsortMethod,
-    ParseError, RecordLayout,
+    ParseError, RecordLayout, SortSpec,
 };
 use oxsort_io::IoOptions;
 
@@ -137,9 +137,9 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
         );
     }
     let layout = cmd.layout.unwrap_or(RecordLayout::BENCHMARK);
+    let spec = SortSpec { layout, key: Some(cmd.key.clone()), ..SortSpec::default() };
     let mut b = SortConfig::builder(inputs, output)
-        .layout(layout)
-        .key(cmd.key.clone())
+        .spec(spec)
         .io(IoOptions { buffered: asks_buffered, ..IoOptions::default() });
 
     // More memory than the machine has: left to the engine's default share of what is there.
@@ -263,24 +263,18 @@ fn group_temp_files(files: &[FileStats], elapsed_s: f64) -> Vec<FileStats> {
     let mut out: Vec<FileStats> = Vec::new();
     let mut temps: Vec<(String, FileStats, usize)> = Vec::new();
     for f in files {
-        let path = Path::new(&f.path);
-        let temp_dir = path
-            .parent()
-            .filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with(".oxsort-")))
-            .and_then(Path::parent);
-        let Some(dir) = temp_dir else {
+        let Some(dir) = &f.temp_dir else {
             out.push(f.clone());
             continue;
         };
-        let dir = if dir.as_os_str().is_empty() { ".".into() } else { dir.display().to_string() };
-        match temps.iter_mut().find(|(d, t, _)| *d == dir && t.direction == f.direction) {
+        match temps.iter_mut().find(|(d, t, _)| d == dir && t.direction == f.direction) {
             Some((_, t, n)) => {
                 t.bytes += f.bytes;
                 t.transfers += f.transfers;
                 t.busy_s += f.busy_s;
                 *n += 1;
             }
-            None => temps.push((dir, f.clone(), 1)),
+            None => temps.push((dir.clone(), f.clone(), 1)),
         }
     }
     for (dir, mut t, n) in temps {

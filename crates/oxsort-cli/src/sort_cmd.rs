@@ -64,7 +64,7 @@ impl SortArgs {
     /// The engine configuration these arguments describe.
     pub fn config(&self, progress: bool) -> Result<SortConfig> {
         // Flags and control file first: a bad key is reported before any file is touched.
-        let typed = self.keys.typed()?;
+        let spec = self.keys.spec()?;
         let inputs = self
             .inputs
             .iter()
@@ -75,25 +75,16 @@ impl SortArgs {
         } else {
             Output::Path(PathBuf::from(&self.output))
         };
-        let mut b = SortConfig::builder(inputs, output).io(IoOptions {
+        let mut b = SortConfig::builder(inputs, output).spec(spec).io(IoOptions {
             buffered: self.buffered,
             no_uring: self.no_uring,
             ..IoOptions::default()
         });
-        if let Some(layout) = typed.layout {
-            b = b.layout(layout);
-        }
-        if let Some(key) = typed.key {
-            b = b.key(key);
-        }
-        if let Some(filter) = typed.filter {
-            b = b.filter(filter);
-        }
-        b = b.unique(typed.unique).mode(typed.mode);
         if let Some(m) = self.memory {
             b = b.memory(m);
         }
         if let Some(t) = self.threads {
+            anyhow::ensure!(t >= 1, "--threads must be at least 1");
             b = b.threads(t);
         }
         for d in &self.temp_dirs {

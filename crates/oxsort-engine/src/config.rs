@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use oxsort_format::{Filter, KeySpec, RecordLayout};
-use oxsort_io::IoOptions;
+use oxsort_format::{SortKey, SortSpec};
+use oxsort_io::{IoOptions, DIRECT_ALIGN};
 
 use crate::error::{EngineError, Result};
 use crate::progress::ProgressFn;
@@ -39,73 +39,6 @@ impl Input {
     }
 }
 
-/// Fixed-size records with a key of up to 10 bytes at a fixed offset, compared as unsigned bytes.
-///
-/// The Sort Benchmark layout (100-byte records, 10-byte key at offset 0) is
-/// [`RecordFormat::BENCHMARK`]. Keys of up to 10 bytes fit whole in the 80-bit prefix of a sort
-/// entry, so no record is ever compared beyond one integer comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct RecordFormat {
-    /// Bytes per record.
-    pub record_size: usize,
-    /// Offset of the key in the record.
-    pub key_offset: usize,
-    /// Length of the key (1 to 10 bytes).
-    pub key_len: usize,
-}
-
-impl RecordFormat {
-    /// 100-byte records, 10-byte key at offset 0.
-    pub const BENCHMARK: RecordFormat =
-        RecordFormat { record_size: 100, key_offset: 0, key_len: 10 };
-
-    fn validate(&self) -> Result<()> {
-        if self.record_size == 0 || self.record_size > 65535 {
-            return Err(EngineError::Config(format!(
-                "record size {} is outside 1..=65535",
-                self.record_size
-            )));
-        }
-        if self.key_len == 0 || self.key_len > oxsort_kernels::PREFIX_BYTES {
-            return Err(EngineError::Config(format!(
-                "key length {} is outside 1..={}",
-                self.key_len,
-                oxsort_kernels::PREFIX_BYTES
-            )));
-        }
-        if self.key_offset + self.key_len > self.record_size {
-            return Err(EngineError::Config(format!(
-                "the key (offset {}, length {}) ends past the {}-byte record",
-                self.key_offset, self.key_len, self.record_size
-            )));
-        }
-        Ok(())
-    }
-
-    /// The key of a record, zero-padded to 10 bytes (padding keeps the order: every key pads the
-    /// same way).
-    #[inline]
-    pub fn key_prefix(&self, record: &[u8]) -> [u8; 10] {
-        let mut k = [0u8; 10];
-        k[..self.key_len].copy_from_slice(&record[self.key_offset..self.key_offset + self.key_len]);
-        k
-    }
-}
-
-/// What the sort does with the records.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// Order the records by key (stable).
-    #[default]
-    Sort,
-    /// The inputs are each already in key order: merge them. A record out of order is an
-    /// error naming the file and the record.
-    Merge,
-    /// Keep the input order (with a filter, the records it keeps).
-    Copy,
-}
-
 /// A validated sort configuration. Build it with [`SortConfig::builder`].
 #[derive(Clone)]
 pub struct SortConfig {
@@ -114,13 +47,10 @@ pub struct SortConfig {
     pub(crate) memory: u64,
     pub(crate) threads: usize,
     pub(crate) temp_dirs: Vec<PathBuf>,
-    pub(crate) format: RecordFormat,
-    /// Records end with this byte (variable length); `None`: fixed-size records.
-    pub(crate) delim: Option<u8>,
-    pub(crate) key: Option<Arc<KeySpec>>,
-    pub(crate) filter: Option<Arc<Filter>>,
-    pub(crate) unique: bool,
-    pub(crate) mode: Mode,
+    /// What is sorted, as the front end gave it.
+    pub(crate) spec: Arc<SortSpec>,
+    /// Its compiled form, called per record.
+    pub(crate) key: Arc<SortKey>,
     pub(crate) io: IoOptions,
     pub(crate) chunk_records_log2: Option<u32>,
     pub(crate) max_fan_in: Option<usize>,
@@ -138,11 +68,7 @@ impl std::fmt::Debug for SortConfig {
             .field("memory", &self.memory)
             .field("threads", &self.threads)
             .field("temp_dirs", &self.temp_dirs)
-            .field("format", &self.format)
-            .field("key", &self.key)
-            .field("filter", &self.filter.is_some())
-            .field("unique", &self.unique)
-            .field("mode", &self.mode)
+            .field("spec", &self.spec)
             .field("chunk_records_log2", &self.chunk_records_log2)
             .field("max_fan_in", &self.max_fan_in)
             .finish_non_exhaustive()
@@ -158,12 +84,7 @@ impl SortConfig {
             memory: None,
             threads: None,
             temp_dirs: Vec::new(),
-            format: RecordFormat::BENCHMARK,
-            layout: None,
-            key: None,
-            filter: None,
-            unique: false,
-            mode: Mode::Sort,
+            spec: SortSpec::default(),
             io: IoOptions::default(),
             chunk_records_log2: None,
             max_fan_in: None,
@@ -193,17 +114,17 @@ impl SortConfig {
     pub fn temp_dirs(&self) -> &[PathBuf] {
         &self.temp_dirs
     }
-    /// The record layout and key.
-    pub fn format(&self) -> RecordFormat {
-        self.format
+    /// What is sorted.
+    pub fn spec(&self) -> &SortSpec {
+        &self.spec
+    }
+    /// The compiled key the stages call per record.
+    pub fn sort_key(&self) -> &SortKey {
+        &self.key
     }
     /// The I/O options.
     pub fn io(&self) -> &IoOptions {
         &self.io
-    }
-    /// The general key, when the key is not raw bytes at a fixed place (the fast path).
-    pub fn key(&self) -> Option<&KeySpec> {
-        self.key.as_deref()
     }
     /// Bytes read per input transfer.
     pub fn transfer_size(&self) -> usize {
@@ -212,14 +133,6 @@ impl SortConfig {
     /// Input transfers in flight.
     pub fn read_depth(&self) -> usize {
         self.read_depth
-    }
-    /// Whether only the first record of each run of equal keys is kept.
-    pub fn unique(&self) -> bool {
-        self.unique
-    }
-    /// Sort, merge or copy.
-    pub fn mode(&self) -> Mode {
-        self.mode
     }
 }
 
@@ -230,12 +143,7 @@ pub struct SortConfigBuilder {
     memory: Option<u64>,
     threads: Option<usize>,
     temp_dirs: Vec<PathBuf>,
-    format: RecordFormat,
-    layout: Option<RecordLayout>,
-    key: Option<KeySpec>,
-    filter: Option<Filter>,
-    unique: bool,
-    mode: Mode,
+    spec: SortSpec,
     io: IoOptions,
     chunk_records_log2: Option<u32>,
     max_fan_in: Option<usize>,
@@ -263,33 +171,9 @@ impl SortConfigBuilder {
         self.merge_block = Some(bytes);
         self
     }
-    /// Record layout (default: 100-byte records). Overrides the record size of
-    /// [`SortConfigBuilder::format`].
-    pub fn layout(mut self, layout: RecordLayout) -> Self {
-        self.layout = Some(layout);
-        self
-    }
-    /// The key (default: the bytes [`SortConfigBuilder::format`] names, or `(1,10,CH,A)`).
-    /// A key that is raw ascending bytes at a fixed place (of up to 10 bytes) takes the fast
-    /// path; any other is normalized per record.
-    pub fn key(mut self, key: KeySpec) -> Self {
-        self.key = Some(key);
-        self
-    }
-    /// Keeps only the records the filter accepts (DFSORT `INCLUDE`/`OMIT`).
-    pub fn filter(mut self, filter: Filter) -> Self {
-        self.filter = Some(filter);
-        self
-    }
-    /// Keeps only the first record (in input order) of each run of equal keys
-    /// (`SUM FIELDS=NONE`, `sort -u`).
-    pub fn unique(mut self, on: bool) -> Self {
-        self.unique = on;
-        self
-    }
-    /// Sort (default), merge presorted inputs, or copy.
-    pub fn mode(mut self, mode: Mode) -> Self {
-        self.mode = mode;
+    /// What is sorted (default: the Sort Benchmark's 100-byte records, 10-byte key).
+    pub fn spec(mut self, spec: SortSpec) -> Self {
+        self.spec = spec;
         self
     }
     /// Memory budget in bytes (default: a safe share of available memory, within a cgroup limit).
@@ -305,11 +189,6 @@ impl SortConfigBuilder {
     /// Adds a temp directory; runs are striped over all of them (default: the output's directory).
     pub fn temp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.temp_dirs.push(dir.into());
-        self
-    }
-    /// Record layout and key (default [`RecordFormat::BENCHMARK`]).
-    pub fn format(mut self, format: RecordFormat) -> Self {
-        self.format = format;
         self
     }
     /// I/O options: direct I/O and io_uring on or off, fault injection for tests.
@@ -342,47 +221,10 @@ impl SortConfigBuilder {
         if self.inputs.iter().filter(|i| **i == Input::Stdin).count() > 1 {
             return Err(EngineError::Config("standard input (-) named more than once".into()));
         }
-        let mut format = self.format;
-        let layout = self.layout.unwrap_or(RecordLayout::Fixed(format.record_size));
-        let (size, delim) = match layout {
-            RecordLayout::Fixed(n) => (n, None),
-            // Sizes of delimited records vary: the format's size is their least, one byte.
-            RecordLayout::Delimited(t) => (1, Some(t)),
-        };
-        format.record_size = size;
-        let mut key = None;
-        // On delimited records, a key that is the whole record in ascending byte order (GNU
-        // sort without -k) is the raw-bytes order: no need to normalize every record.
-        let spec = self.key.filter(|k| !(delim.is_some() && whole_record_bytes(k)));
-        if let Some(spec) = spec {
-            let spec = spec.for_layout(layout).map_err(|e| EngineError::Config(e.to_string()))?;
-            match spec.fast_path(layout).filter(|_| delim.is_none()) {
-                Some(fast) => {
-                    format.key_offset = fast.offset;
-                    format.key_len = fast.len;
-                }
-                None => {
-                    // The format's own key is unused; keep it valid for the checks below.
-                    format.key_offset = 0;
-                    format.key_len = size.min(oxsort_kernels::PREFIX_BYTES);
-                    key = Some(Arc::new(spec));
-                }
-            }
-        } else if delim.is_some() {
-            // No key: whole records (without their terminator) as raw bytes, like `sort`.
-            format.key_offset = 0;
-            format.key_len = 1;
-        } else if self.layout.is_some() && format.key_offset + format.key_len > size {
-            return Err(EngineError::Config(format!(
-                "the default key (bytes {}..{}) ends past the {size}-byte record: give a key",
-                format.key_offset + 1,
-                format.key_offset + format.key_len
-            )));
-        }
-        format.validate()?;
+        let key = self.spec.compile()?;
         let threads = self.threads.unwrap_or_else(sysinfo::cores);
         if threads == 0 {
-            return Err(EngineError::Config("--threads must be at least 1".into()));
+            return Err(EngineError::Config("the thread count must be at least 1".into()));
         }
         if let Some(l) = self.chunk_records_log2 {
             if !(1..=30).contains(&l) {
@@ -391,13 +233,13 @@ impl SortConfigBuilder {
                 )));
             }
         }
-        if matches!(self.transfer, Some(t) if !(4096..=1 << 30).contains(&t)) {
+        if matches!(self.transfer, Some(t) if !(DIRECT_ALIGN..=1 << 30).contains(&t)) {
             return Err(EngineError::Config("the transfer size must be 4 KiB to 1 GiB".into()));
         }
         if matches!(self.read_depth, Some(d) if !(1..=64).contains(&d)) {
             return Err(EngineError::Config("transfers in flight must be 1 to 64".into()));
         }
-        if matches!(self.merge_block, Some(b) if !(4096..=1 << 30).contains(&b)) {
+        if matches!(self.merge_block, Some(b) if !(DIRECT_ALIGN..=1 << 30).contains(&b)) {
             return Err(EngineError::Config("the merge block must be 4 KiB to 1 GiB".into()));
         }
         if matches!(self.max_fan_in, Some(f) if f < 2) {
@@ -418,33 +260,19 @@ impl SortConfigBuilder {
             memory,
             threads,
             temp_dirs,
-            format,
-            delim,
-            key,
-            filter: self.filter.map(Arc::new),
-            unique: self.unique,
-            mode: self.mode,
+            spec: Arc::new(self.spec),
+            key: Arc::new(key),
             io: self.io,
             chunk_records_log2: self.chunk_records_log2,
             max_fan_in: self.max_fan_in,
             transfer: self.transfer.unwrap_or(tuning::TRANSFER_TARGET),
             read_depth: self.read_depth.unwrap_or(tuning::READ_DEPTH),
-            merge_block: self.merge_block.map_or(tuning::MERGE_BLOCK_MAX, |b| b / 4096 * 4096),
+            merge_block: self
+                .merge_block
+                .map_or(tuning::MERGE_BLOCK_MAX, |b| b / DIRECT_ALIGN * DIRECT_ALIGN),
             progress: self.progress,
         })
     }
-}
-
-/// Whether every field of `key` is the whole record as ascending bytes (several such fields
-/// order as one).
-fn whole_record_bytes(key: &KeySpec) -> bool {
-    use oxsort_format::{ColumnSpan, FieldLoc, FieldType};
-    !key.fields.is_empty()
-        && key.fields.iter().all(|f| {
-            f.kind == FieldType::Char
-                && !f.descending
-                && matches!(f.loc, FieldLoc::Columns(c) if c == ColumnSpan::whole())
-        })
 }
 
 /// The output's directory, or the current one for stdout.

@@ -9,6 +9,9 @@ pub enum EngineError {
     /// The configuration is inconsistent (no input, zero threads, ...).
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// What is sorted is inconsistent (a key past the record's end, a bad record size, ...).
+    #[error("{0}")]
+    Spec(#[from] oxsort_format::SpecError),
     /// An input file's length is not a whole number of records.
     #[error(
         "{}: {len} bytes is not a whole number of {record_size}-byte records: \
@@ -31,7 +34,7 @@ pub enum EngineError {
     },
     /// The memory budget is below what the plan needs.
     #[error(
-        "--memory {given} bytes is too small: this sort needs at least {needed} bytes ({why})"
+        "a memory budget of {given} bytes is too small: this sort needs at least {needed} bytes ({why})"
     )]
     MemoryTooSmall {
         /// The budget given.

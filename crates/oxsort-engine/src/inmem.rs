@@ -23,27 +23,30 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use crossbeam_channel::{bounded, unbounded};
-use oxsort_io::AlignedBuf;
+use oxsort_format::{Filter, Mode, SortKey, PREFIX_BYTES};
+use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
 use oxsort_kernels::{make_entry, Entry, INDEX_BITS};
 
-use crate::config::Mode;
 use crate::error::{EngineError, Result};
-use crate::keys::Keys;
 use crate::plan::Geometry;
 use crate::progress::{Phase, Reporter};
 use crate::sink::{Sink, Staging};
 use crate::source::{Chunk, ChunkSource};
-use crate::tuning::{MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD};
+use crate::stats::Meters;
+use crate::tuning::{
+    MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD, PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS,
+};
 use crate::verify::{OrderBuilder, OrderCheck};
 
 /// What every in-memory step needs to know: sizes, keys, threads, progress, what to keep.
 #[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {
     pub(crate) g: &'a Geometry,
-    pub(crate) keys: &'a Keys,
+    pub(crate) keys: &'a SortKey,
     pub(crate) threads: usize,
     pub(crate) reporter: &'a Reporter,
-    pub(crate) filter: Option<&'a oxsort_format::Filter>,
+    pub(crate) meters: &'a Meters,
+    pub(crate) filter: Option<&'a Filter>,
     pub(crate) mode: Mode,
     pub(crate) unique: bool,
 }
@@ -85,12 +88,10 @@ fn chunk_entries(
     out: &mut Vec<Entry>,
 ) -> Result<ChunkFacts> {
     let keys = ctx.keys;
-    let r = keys.fmt.record_size;
-    let delimited = keys.delim.is_some();
-    let data = if delimited {
-        &chunk.buf[..chunk.offsets[chunk.records] as usize]
-    } else {
-        &chunk.buf[..chunk.records * r]
+    let fixed_size = keys.record_size();
+    let data = match fixed_size {
+        Some(r) => &chunk.buf[..chunk.records * r],
+        None => &chunk.buf[..chunk.offsets[chunk.records] as usize],
     };
     let base = (c as u64) << ctx.g.chunk_log2;
     let mut facts = ChunkFacts {
@@ -101,10 +102,11 @@ fn chunk_entries(
         last_key: Vec::new(),
         unordered_at: None,
     };
-    let plain = ctx.filter.is_none() && !keys.general() && ctx.mode != Mode::Copy && !delimited;
-    if plain && keys.fmt.key_len == oxsort_kernels::PREFIX_BYTES && ctx.mode == Mode::Sort {
+    if let (Some(r), Some(offset), None, Mode::Sort) =
+        (fixed_size, keys.full_prefix_offset(), ctx.filter, ctx.mode)
+    {
         // The fast path: raw 10-byte keys, every record kept.
-        oxsort_kernels::extract_entries(data, r, keys.fmt.key_offset, base, out);
+        oxsort_kernels::extract_entries(data, r, offset, base, out);
         facts.checksum = crate::verify::checksum_records(data, r);
         facts.bytes = data.len() as u64;
         oxsort_kernels::sort_entries(out);
@@ -119,10 +121,9 @@ fn chunk_entries(
     };
     // Delimited chunks come with their records' offsets: no need to search for terminators again.
     let offs = &chunk.offsets;
-    let recs: Box<dyn Iterator<Item = &[u8]>> = if delimited {
-        Box::new(offs.windows(2).map(|w| &data[w[0] as usize..w[1] as usize]))
-    } else {
-        Box::new(keys.records(data))
+    let recs: Box<dyn Iterator<Item = &[u8]>> = match fixed_size {
+        None => Box::new(offs.windows(2).map(|w| &data[w[0] as usize..w[1] as usize])),
+        Some(_) => Box::new(keys.records(data)),
     };
     for (i, rec) in recs.enumerate() {
         if let Some(f) = ctx.filter {
@@ -133,7 +134,7 @@ fn chunk_entries(
         facts.checksum += crc32fast::hash(rec) as u128;
         facts.bytes += rec.len() as u64;
         let prefix = if ctx.mode == Mode::Copy {
-            [0u8; 10]
+            [0u8; PREFIX_BYTES]
         } else {
             keys.prefix(rec, &mut scratch).map_err(|e| key_error(i, e))?
         };
@@ -153,25 +154,26 @@ fn chunk_entries(
     }
     if ctx.mode != Mode::Copy {
         let mask = (1u64 << ctx.g.chunk_log2) - 1;
-        if delimited {
-            let offs = &chunk.offsets;
-            sort_microrun(keys, out, |idx| {
-                let i = (idx & mask) as usize;
-                &data[offs[i] as usize..offs[i + 1] as usize]
-            });
-        } else {
-            sort_microrun(keys, out, |idx| {
+        match fixed_size {
+            None => {
+                let offs = &chunk.offsets;
+                sort_microrun(keys, out, |idx| {
+                    let i = (idx & mask) as usize;
+                    &data[offs[i] as usize..offs[i + 1] as usize]
+                });
+            }
+            Some(r) => sort_microrun(keys, out, |idx| {
                 let s = (idx & mask) as usize * r;
                 &data[s..s + r]
-            });
+            }),
         }
     }
     Ok(facts)
 }
 
 /// Sorts entries by key: integer order on the fast path, whole keys for tied prefixes otherwise.
-fn sort_microrun<'a>(keys: &Keys, v: &mut [Entry], locate: impl Fn(u64) -> &'a [u8] + Sync) {
-    if keys.general() {
+fn sort_microrun<'a>(keys: &SortKey, v: &mut [Entry], locate: impl Fn(u64) -> &'a [u8] + Sync) {
+    if keys.ties_possible() {
         oxsort_kernels::sort_entries_with_ties(v, &|a, b| keys.cmp_full(locate(a), locate(b)));
     } else {
         oxsort_kernels::sort_entries(v);
@@ -204,7 +206,7 @@ pub(crate) fn load(
             let job_rx = job_rx.clone();
             let res_tx = res_tx.clone();
             s.spawn(move || {
-                let _meter = crate::stats::ThreadMeter::new("sort");
+                let _meter = ctx.meters.meter("sort");
                 for (c, chunk) in job_rx {
                     let mut entries = Vec::with_capacity(chunk.records);
                     let facts = chunk_entries(ctx, c, &chunk, &mut entries);
@@ -324,9 +326,9 @@ fn check_merge_order(
 
 /// Cut positions of the parts: equal-sized by value, then moved so that a group of equal
 /// prefixes is never split when prefixes may tie (general keys).
-fn cut_parts(keys: &Keys, runs: &[&[Entry]], parts: usize, threads: usize) -> Vec<Vec<usize>> {
+fn cut_parts(keys: &SortKey, runs: &[&[Entry]], parts: usize, threads: usize) -> Vec<Vec<usize>> {
     let mut cuts = oxsort_kernels::par_split_sorted(runs, parts, threads);
-    if !keys.general() {
+    if !keys.ties_possible() {
         return cuts;
     }
     let prefix = oxsort_kernels::entry_prefix;
@@ -377,8 +379,9 @@ pub(crate) fn emit(
     verify: bool,
     phase: Phase,
 ) -> Result<OrderCheck> {
-    let Ctx { g, keys, threads, reporter, .. } = *ctx;
-    let r = keys.fmt.record_size;
+    let Ctx { g, keys, threads, reporter, meters, .. } = *ctx;
+    let fixed_size = keys.record_size();
+    let r = fixed_size.unwrap_or(0);
     let n = loaded.records;
     let mut check = OrderCheck::default();
     if n == 0 {
@@ -389,7 +392,7 @@ pub(crate) fn emit(
     let cuts = cut_parts(keys, &runs, parts, threads);
     let sizes: Vec<usize> =
         (0..parts).map(|p| cuts.iter().map(|c| c[p + 1] - c[p]).sum::<usize>()).collect();
-    let delimited = keys.delim.is_some();
+    let delimited = fixed_size.is_none();
     let log2 = g.chunk_log2;
     let mask = (1u64 << log2) - 1;
     let chunks = &loaded.chunks;
@@ -452,7 +455,7 @@ pub(crate) fn emit(
             let (cuts, sizes, offsets, next, locate, runs, writing, ends) =
                 (&cuts, &sizes, &offsets, &next, &locate, &runs, &writing, &ends);
             s.spawn(move || {
-                let _meter = crate::stats::ThreadMeter::new("output");
+                let _meter = meters.meter("output");
                 let mut entries: Vec<Entry> = Vec::new();
                 let mut key_buf = Vec::new();
                 // A written piece's buffer if it is big enough, else a new one.
@@ -487,7 +490,7 @@ pub(crate) fn emit(
                             }
                         }
                         let mut pad = match off {
-                            Some(o) if !streamed => (o % 4096) as usize,
+                            Some(o) if !streamed => (o % DIRECT_ALIGN as u64) as usize,
                             _ => 0,
                         };
                         // Delimited pieces are checked as they are gathered (no second pass).
@@ -496,11 +499,13 @@ pub(crate) fn emit(
                         let (mut buf, len) = if delimited {
                             // Sized from the load's mean record, grown if the records are longer;
                             // a page of slack stays free for the shift below.
-                            let want = pad + ents.len() * avg_record * 5 / 4 + 2 * 4096;
+                            let want = pad
+                                + ents.len() * avg_record * PIECE_SLACK_QUARTERS / 4
+                                + 2 * DIRECT_ALIGN;
                             let mut buf = piece_buf(want);
                             let (mut done, mut pos) = (0, pad);
                             loop {
-                                let room = buf.len() - 4096;
+                                let room = buf.len() - DIRECT_ALIGN;
                                 let (c, b) = match fused.as_mut() {
                                     Some(f) => oxsort_kernels::gather_var_with(
                                         &ents[done..],
@@ -521,7 +526,9 @@ pub(crate) fn emit(
                                 if done == ents.len() {
                                     break;
                                 }
-                                let mut bigger = AlignedBuf::new(buf.len() * 3 / 2 + (1 << 20));
+                                let mut bigger = AlignedBuf::new(
+                                    buf.len() * PIECE_GROWTH_HALVES / 2 + (1 << 20),
+                                );
                                 bigger[..pos].copy_from_slice(&buf[..pos]);
                                 buf = bigger;
                             }
@@ -547,7 +554,7 @@ pub(crate) fn emit(
                                     e = cv.wait(e).unwrap_or_else(|e| e.into_inner());
                                 }
                             };
-                            pad = (o % 4096) as usize;
+                            pad = (o % DIRECT_ALIGN as u64) as usize;
                             buf.copy_within(0..len, pad);
                             off = Some(o);
                         }
@@ -559,7 +566,7 @@ pub(crate) fn emit(
                         let mut check = if let Some(f) = fused {
                             f.finish()
                         } else if verify || unique {
-                            OrderCheck::of_keys(&buf[pad..pad + len], keys)
+                            OrderCheck::of(&buf[pad..pad + len], keys)
                         } else {
                             OrderCheck {
                                 records: (ents.len() as u64),
@@ -629,7 +636,7 @@ pub(crate) fn emit(
                     let data = &piece.buf[piece.pad..piece.pad + piece.len];
                     match &mut staging {
                         None => {
-                            sink.write(piece.off, data, piece.pad)?;
+                            sink.write(piece.off, data)?;
                             check.append(&piece.check);
                         }
                         Some(st) => {
@@ -646,7 +653,7 @@ pub(crate) fn emit(
                             st.push(sink, &data[skip..])?;
                             let mut c = piece.check.clone();
                             if skip > 0 {
-                                c = OrderCheck::of_keys(&data[skip..], keys);
+                                c = OrderCheck::of(&data[skip..], keys);
                                 c.dropped = piece.check.dropped + 1;
                                 c.dropped_checksum = piece.check.dropped_checksum
                                     + crc32fast::hash(&data[..skip]) as u128;
@@ -711,7 +718,7 @@ pub(crate) fn emit(
 /// Drops every record whose key equals the one before it (stable: the first of each group is
 /// kept), compacting `data` in place. Returns the bytes kept, and the count and CRC32-sum of
 /// the records dropped.
-fn dedupe(keys: &Keys, data: &mut [u8], key_buf: &mut Vec<u8>) -> (usize, u64, u128) {
+fn dedupe(keys: &SortKey, data: &mut [u8], key_buf: &mut Vec<u8>) -> (usize, u64, u128) {
     let bounds: Vec<(usize, usize)> = {
         let mut pos = 0;
         keys.records(data)

@@ -1,12 +1,13 @@
 //! The oxsort engine: a stable external merge sort of fixed-size records that overlaps all I/O
 //! with computation and checks its own output.
 //!
-//! - [`SortConfig`] says what to sort (inputs, output, record format) and with what (memory
-//!   budget, threads, temp directories, I/O options); its builder validates it.
-//! - [`plan()`] decides one pass or two, run and chunk sizes, merge fan-in and levels, and checks
-//!   the plan against memory, free space and permissions before any work.
-//! - [`sort()`] carries the plan out and returns [`SortStats`]; progress goes to the callback
-//!   installed on the config.
+//! - [`SortConfig`] says what to sort (inputs, output, and a [`SortSpec`]: record layout, key,
+//!   filter, duplicate removal, mode) and with what (memory budget, threads, temp directories,
+//!   I/O options); its builder validates it and compiles the spec into a [`SortKey`].
+//! - [`plan()`] decides one pass or two, run and chunk sizes, the merge schedule level by level,
+//!   and checks the plan against memory, free space and permissions before any work.
+//! - [`sort()`] carries the plan out as it is and returns [`SortStats`]; progress goes to the
+//!   callback installed on the config.
 //!
 //! One pass: chunks are read with direct I/O while worker threads turn each into a sorted
 //! microrun of 16-byte entries (80-bit key, 48-bit index); the output is then cut into parts by
@@ -39,43 +40,51 @@
 mod config;
 mod error;
 mod inmem;
-mod keys;
 mod merge;
 mod plan;
 mod progress;
 mod sink;
 mod source;
+mod spill;
 mod stats;
 mod sysinfo;
 pub mod tuning;
 mod verify;
 
-use std::sync::Arc;
 use std::time::Instant;
 
-pub use config::{Input, Mode, Output, RecordFormat, SortConfig, SortConfigBuilder};
+pub use config::{Input, Output, SortConfig, SortConfigBuilder};
 pub use error::{EngineError, Result};
-pub use plan::{plan, InputPlan, Passes, Plan, TempPlan};
+pub use oxsort_format::{Mode, SortKey, SortSpec};
+pub use oxsort_io::IoOptions;
+pub use plan::{
+    plan, Geometry, InputPlan, MergeLevel, MergeSchedule, MergeSizing, Passes, Plan, TempPlan,
+};
 pub use progress::{Phase, Progress, ProgressFn};
 pub use stats::{human_bytes, FileStats, PhaseStats, SortStats, ThreadStats};
 pub use sysinfo::{available_memory, cores, peak_rss};
 pub use verify::{checksum_hex, checksum_records, OrderCheck};
 
-use merge::RunFile;
-use oxsort_io::{AtomicOutput, TempDir};
+use oxsort_io::AtomicOutput;
 use progress::Reporter;
 use sink::{FileSink, Sink, StdoutSink};
 use source::ChunkSource;
-use stats::PhaseTimer;
+use spill::{RunKind, SpillRoom};
+use stats::{Meters, PhaseTimer};
 
 /// Sorts as the configuration says. On success the output is complete, verified and under its
 /// final name; on error nothing is under the output name and no temp file remains.
+///
+/// The sort carries out [`plan()`]'s plan as it is: the input phase reads memory-loads of the
+/// plan's size; a load that holds the whole input is written straight to the output (one pass),
+/// otherwise each becomes a run in the spill room and the runs are merged by the plan's
+/// schedule for their number.
 pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let t0 = Instant::now();
     let plan = plan::plan(cfg)?;
-    let g = plan::geometry(cfg)?;
-    let fmt = cfg.format;
+    let g = &plan.geometry;
     let reporter = Reporter::new(cfg.progress.clone());
+    let meters = Meters::default();
 
     let output = match &cfg.output {
         Output::Path(p) => Some(AtomicOutput::create(p, &cfg.io)?),
@@ -97,39 +106,39 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         passes: 1,
         ..SortStats::default()
     };
-    let mut source =
-        ChunkSource::new(&cfg.inputs, fmt.record_size, cfg.delim, g.chunk_bytes, cfg.io.clone());
-    source.read_depth = cfg.read_depth;
-    source.provision(cfg.threads);
+    let mut source = ChunkSource::new(
+        &cfg.inputs,
+        cfg.key.layout(),
+        g.chunk_bytes,
+        cfg.read_depth,
+        cfg.io.clone(),
+    );
+    source.provision(cfg.threads, &meters);
     let mut in_checksum = 0u128;
     let mut in_records = 0u64;
     let mut read_records = 0u64;
     let check;
 
-    let timer = PhaseTimer::start("input");
-    let run_chunks = match &plan.passes {
-        plan::Passes::One => u64::MAX,
-        plan::Passes::Two { run_chunks, .. } => *run_chunks,
-        plan::Passes::Unknown { run_chunks, .. } => *run_chunks,
-    };
-    let keys = keys::Keys::new(fmt, cfg.key.clone(), cfg.mode == Mode::Copy, cfg.delim);
+    let timer = PhaseTimer::start("input", &meters);
     let ctx = inmem::Ctx {
-        g: &g,
-        keys: &keys,
+        g,
+        keys: &cfg.key,
         threads: cfg.threads,
         reporter: &reporter,
-        filter: cfg.filter.as_deref(),
-        mode: cfg.mode,
-        unique: cfg.unique,
+        meters: &meters,
+        filter: cfg.spec.filter.as_ref(),
+        mode: cfg.spec.mode,
+        unique: cfg.spec.unique,
     };
     let quiet = Reporter::default();
     let run_ctx = inmem::Ctx { reporter: &quiet, ..ctx };
-    let mut temps: Vec<TempDir> = Vec::new();
-    let mut runs: Vec<RunFile> = Vec::new();
+    let mut room = SpillRoom::new(&cfg.temp_dirs, &cfg.io);
+    let mut runs = Vec::new();
     let mut run_dropped = verify::OrderCheck::default();
     let mut run_writes: Vec<FileStats> = Vec::new();
     loop {
-        let (loaded, exhausted) = inmem::load(&ctx, &mut source, run_chunks, plan.input_bytes)?;
+        let (loaded, exhausted) =
+            inmem::load(&ctx, &mut source, plan.run_chunks(), plan.input_bytes)?;
         in_checksum += loaded.checksum;
         in_records += loaded.records;
         read_records += loaded.read;
@@ -139,34 +148,22 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         }
         if runs.is_empty() && exhausted {
             // One pass: everything is in memory.
-            let mut files = std::mem::take(&mut source.files);
-            let input_phase = timer.finish(std::mem::take(&mut files));
-            stats.phases.push(input_phase);
-            let out_timer = PhaseTimer::start("output");
+            let files = std::mem::take(&mut source.files);
+            stats.phases.push(timer.finish(files));
+            let out_timer = PhaseTimer::start("output", &meters);
             check = inmem::emit(&ctx, &loaded, sink.as_mut(), true, progress::Phase::Output)?;
             stats.phases.push(out_timer.finish(vec![sink.stats()]));
             break;
         }
         // Two passes: this load becomes a run.
-        if temps.is_empty() {
-            for d in &cfg.temp_dirs {
-                temps.push(TempDir::new(d)?);
-            }
-        }
-        let dir = &temps[runs.len() % temps.len()];
-        let name = format!("run-{:06}", runs.len());
-        let file = Arc::new(dir.create_file(&name, &cfg.io)?);
-        file.preallocate(loaded.bytes)?;
-        let mut run_sink = FileSink::new(file.clone());
+        let (mut run, mut run_sink) = room.create(RunKind::Formed, loaded.bytes)?;
         let formed = inmem::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)?;
         run_writes.push(run_sink.stats());
         // With duplicate removal a run holds fewer records than were loaded.
-        let bytes = formed.bytes;
-        file.set_len(bytes)?;
+        room.finish(&mut run, formed.bytes)?;
         run_dropped.dropped += formed.dropped;
         run_dropped.dropped_checksum += formed.dropped_checksum;
-        stats.bytes_spilled += bytes;
-        runs.push(RunFile { file, path: dir.path().join(&name), bytes });
+        runs.push(run);
         for b in loaded.chunks {
             source.recycle(b);
         }
@@ -174,11 +171,25 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             let mut files = std::mem::take(&mut source.files);
             files.append(&mut run_writes);
             stats.phases.push(timer.finish(files));
-            let mut merged =
-                merge_runs(cfg, &keys, &mut stats, runs, &temps, sink.as_mut(), &reporter)?;
-            merged.dropped += run_dropped.dropped;
-            merged.dropped_checksum += run_dropped.dropped_checksum;
-            check = merged;
+            let schedule = plan.schedule_for(runs.len() as u64);
+            let merge_timer = PhaseTimer::start("merge", &meters);
+            stats.passes = 2;
+            stats.runs = runs.len() as u64;
+            stats.fan_in =
+                schedule.levels.iter().map(|l| l.fan_in.min(l.inputs)).max().unwrap_or(0);
+            stats.merge_levels = schedule.levels.len() as u32;
+            let opts = merge::MergeOpts {
+                keys: &cfg.key,
+                meters: &meters,
+                unique: cfg.spec.unique,
+                reporter: &reporter,
+            };
+            let merged = merge::merge_runs(runs, &schedule, &mut room, &opts, sink.as_mut())?;
+            stats.phases.push(merge_timer.finish(merged.files));
+            let mut c = merged.check;
+            c.dropped += run_dropped.dropped;
+            c.dropped_checksum += run_dropped.dropped_checksum;
+            check = c;
             break;
         }
     }
@@ -198,7 +209,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             checksum_hex(in_checksum)
         )));
     }
-    if cfg.unique && check.duplicates > 0 {
+    if cfg.spec.unique && check.duplicates > 0 {
         return Err(EngineError::Verify(format!(
             "{} duplicate keys remain in the output of a unique sort",
             check.duplicates
@@ -217,7 +228,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         o.file().set_len(check.bytes)?;
         o.commit()?;
     }
-    drop(temps);
+    stats.bytes_spilled = room.bytes_spilled;
+    drop(room);
     stats.records = read_records;
     stats.records_written = check.records;
     stats.bytes = bytes_read;
@@ -226,80 +238,4 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     stats.peak_rss = sysinfo::peak_rss();
     stats.elapsed_s = t0.elapsed().as_secs_f64();
     Ok(stats)
-}
-
-/// Merges the runs into the sink, in levels when there are more runs than the fan-in.
-fn merge_runs(
-    cfg: &SortConfig,
-    keys: &keys::Keys,
-    stats: &mut SortStats,
-    mut runs: Vec<RunFile>,
-    temps: &[TempDir],
-    sink: &mut (dyn Sink + Send),
-    reporter: &Reporter,
-) -> Result<verify::OrderCheck> {
-    let timer = PhaseTimer::start("merge");
-    let (fan_in, _, _, _) = plan::merge_shape(cfg, runs.len() as u64)?;
-    let fan_in = fan_in as usize;
-    stats.passes = 2;
-    stats.runs = runs.len() as u64;
-    stats.fan_in = runs.len().min(fan_in) as u64;
-    let mut files = Vec::new();
-    // Duplicates dropped by intermediate merges, for the final verification.
-    let mut carried = verify::OrderCheck::default();
-    let mut level = 1u32;
-    let mut seq = 0usize;
-    while runs.len() > fan_in {
-        let (_, _, block, _) = plan::merge_shape(cfg, fan_in as u64)?;
-        let mut next = Vec::new();
-        let mut rest = runs.into_iter().peekable();
-        while rest.peek().is_some() {
-            let group: Vec<RunFile> = rest.by_ref().take(fan_in).collect();
-            if group.len() == 1 {
-                next.extend(group);
-                continue;
-            }
-            let dir = &temps[seq % temps.len()];
-            let name = format!("merge-{level}-{seq:06}");
-            seq += 1;
-            let file = Arc::new(dir.create_file(&name, &cfg.io)?);
-            let bytes: u64 = group.iter().map(|r| r.bytes).sum();
-            file.preallocate(bytes)?;
-            let mut run_sink = FileSink::new(file.clone());
-            let quiet = Reporter::default();
-            let opts = merge::MergeOpts {
-                keys,
-                block,
-                io: &cfg.io,
-                verify: false,
-                unique: cfg.unique,
-                reporter: &quiet,
-            };
-            let (dropped, read) = merge::merge(&group, &opts, &mut run_sink)?;
-            carried.dropped += dropped.dropped;
-            carried.dropped_checksum += dropped.dropped_checksum;
-            let bytes = dropped.bytes;
-            file.set_len(bytes)?;
-            files.extend(read);
-            files.push(run_sink.stats());
-            stats.bytes_spilled += bytes;
-            for r in group {
-                let _ = std::fs::remove_file(&r.path);
-            }
-            next.push(RunFile { file, path: dir.path().join(&name), bytes });
-        }
-        runs = next;
-        level += 1;
-    }
-    stats.merge_levels = level;
-    let (_, _, block, _) = plan::merge_shape(cfg, runs.len() as u64)?;
-    let opts =
-        merge::MergeOpts { keys, block, io: &cfg.io, verify: true, unique: cfg.unique, reporter };
-    let (mut check, read) = merge::merge(&runs, &opts, sink)?;
-    check.dropped += carried.dropped;
-    check.dropped_checksum += carried.dropped_checksum;
-    files.extend(read);
-    files.push(sink.stats());
-    stats.phases.push(timer.finish(files));
-    Ok(check)
 }

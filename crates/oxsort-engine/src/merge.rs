@@ -9,39 +9,30 @@
 //! ```
 //!
 //! Ties between equal keys go to the lower run number; runs are numbered in input order, so the
-//! merge is stable. A run's next block is requested the moment its current one is taken, so the
-//! run that will run dry first is the one being read (demand-driven forecasting).
+//! merge is stable. Every run keeps one read of its next block in flight.
 //!
-//! Run file format: the run's records, sorted, back to back; no header. Its length is known from
-//! the run table the engine keeps.
-
-use std::path::PathBuf;
-use std::sync::Arc;
+//! [`merge_runs`] carries out the plan's schedule: one loop over its levels, each merging groups
+//! of runs into new runs through the spill room, the last one into the output.
 
 use crossbeam_channel::bounded;
-use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
+use oxsort_format::{SortKey, PREFIX_BYTES};
+use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
 use oxsort_kernels::{entry_index, entry_prefix, make_entry, LoserTree};
 
 use crate::error::{EngineError, Result};
-use crate::keys::Keys;
+use crate::plan::MergeSchedule;
 use crate::progress::{Phase, Reporter};
 use crate::sink::Sink;
-use crate::stats::FileStats;
+use crate::spill::{Run, RunKind, RunReader, SpillRoom};
+use crate::stats::{FileStats, Meters};
 use crate::tuning::MERGE_OUT_BUFFERS;
 use crate::verify::{OrderCheck, StreamCheck};
 
-/// A sorted run in a temp file.
-pub(crate) struct RunFile {
-    pub(crate) file: Arc<DirectFile>,
-    pub(crate) path: PathBuf,
-    pub(crate) bytes: u64,
-}
-
-/// Largest multiple of `r` that is also a multiple of 4096 and at most `block`; or the largest
-/// multiple of `r` when no such multiple fits.
+/// Largest multiple of `r` that is also a multiple of [`DIRECT_ALIGN`] and at most `block`; or
+/// the largest multiple of `r` when no such multiple fits.
 pub(crate) fn record_block(block: usize, r: usize) -> usize {
-    let g = gcd(r, 4096);
-    let lcm = r / g * 4096;
+    let g = gcd(r, DIRECT_ALIGN);
+    let lcm = r / g * DIRECT_ALIGN;
     if block >= lcm {
         block / lcm * lcm
     } else {
@@ -57,129 +48,11 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
-/// Reads one run record by record. Records usually lie whole inside a read block (blocks are
-/// a multiple of the record size when memory allows); one that straddles two blocks is copied
-/// into `stage`. Delimited records are found by their terminator.
-struct RunCursor {
-    reader: Reader,
-    buf: Option<AlignedBuf>,
-    len: usize,
-    pos: usize,
-    /// Length of the current record.
-    cur: usize,
-    stage: Vec<u8>,
-    staged: bool,
-    path: PathBuf,
-    /// Fixed record size (delimited: unused).
-    r: usize,
-    delim: Option<u8>,
-}
-
-impl RunCursor {
-    fn next_block(&mut self) -> Result<bool> {
-        if let Some(b) = self.buf.take() {
-            self.reader.recycle(b);
-        }
-        match self.reader.next_chunk() {
-            Some(Ok(c)) => {
-                self.len = c.len;
-                self.pos = 0;
-                self.buf = Some(c.buf);
-                Ok(true)
-            }
-            Some(Err(e)) => Err(e.into()),
-            None => {
-                self.len = 0;
-                self.pos = 0;
-                Ok(false)
-            }
-        }
-    }
-
-    /// Length of the record at `pos` if it ends inside the current block.
-    #[inline]
-    fn whole_here(&self) -> Option<usize> {
-        let b = self.buf.as_ref()?;
-        let rest = &b[self.pos..self.len];
-        match self.delim {
-            None => (rest.len() >= self.r).then_some(self.r),
-            Some(t) => memchr::memchr(t, rest).map(|i| i + 1),
-        }
-    }
-
-    /// Makes sure the cursor holds a whole record; false when the run is exhausted.
-    fn fill(&mut self) -> Result<bool> {
-        if let Some(n) = self.whole_here() {
-            self.cur = n;
-            return Ok(true);
-        }
-        // The record straddles blocks (or the block is used up): gather it in `stage`.
-        self.stage.clear();
-        if self.pos < self.len {
-            let b = self.buf.as_ref().expect("bytes left");
-            self.stage.extend_from_slice(&b[self.pos..self.len]);
-        }
-        loop {
-            if !self.next_block()? {
-                if self.stage.is_empty() {
-                    return Ok(false);
-                }
-                return Err(EngineError::Verify(format!(
-                    "run {} ends inside a record",
-                    self.path.display()
-                )));
-            }
-            if self.stage.is_empty() {
-                if let Some(n) = self.whole_here() {
-                    self.cur = n;
-                    return Ok(true);
-                }
-            }
-            let b = self.buf.as_ref().expect("just read");
-            let take = match self.delim {
-                None => (self.r - self.stage.len()).min(self.len),
-                Some(t) => memchr::memchr(t, &b[..self.len]).map_or(self.len, |i| i + 1),
-            };
-            self.stage.extend_from_slice(&b[..take]);
-            self.pos = take;
-            let done = match self.delim {
-                None => self.stage.len() == self.r,
-                Some(t) => self.stage.last() == Some(&t),
-            };
-            if done {
-                self.cur = self.stage.len();
-                self.staged = true;
-                return Ok(true);
-            }
-        }
-    }
-
-    #[inline]
-    fn record(&self) -> &[u8] {
-        if self.staged {
-            &self.stage
-        } else {
-            &self.buf.as_ref().expect("filled")[self.pos..self.pos + self.cur]
-        }
-    }
-
-    #[inline]
-    fn advance(&mut self) {
-        if self.staged {
-            self.staged = false;
-        } else {
-            self.pos += self.cur;
-        }
-    }
-}
-
 /// What a merge does besides merging.
+#[derive(Clone, Copy)]
 pub(crate) struct MergeOpts<'a> {
-    pub(crate) keys: &'a Keys,
-    pub(crate) block: usize,
-    pub(crate) io: &'a IoOptions,
-    /// Check order and checksum of what is written.
-    pub(crate) verify: bool,
+    pub(crate) keys: &'a SortKey,
+    pub(crate) meters: &'a Meters,
     /// Drop records whose key equals the previous record's.
     pub(crate) unique: bool,
     pub(crate) reporter: &'a Reporter,
@@ -187,40 +60,32 @@ pub(crate) struct MergeOpts<'a> {
 
 /// The tree's key of a run's current record: 80-bit key prefix over the run number.
 #[inline]
-fn head(keys: &Keys, rec: &[u8], run: usize, scratch: &mut Vec<u8>) -> u128 {
+fn head(keys: &SortKey, rec: &[u8], run: usize, scratch: &mut Vec<u8>) -> u128 {
     // Every record was keyed once when read; a failure here cannot happen.
-    let p = keys.prefix(rec, scratch).unwrap_or([0; 10]);
+    let p = keys.prefix(rec, scratch).unwrap_or([0; PREFIX_BYTES]);
     make_entry(&p, run as u64)
 }
 
 /// Merges `runs` (in input order) into `sink`. Returns the order facts of the output (when
 /// `verify`) and the read statistics of the runs.
+/// Reads `block` bytes per run per transfer; checks order and checksum of what is written when
+/// `verify`.
 pub(crate) fn merge(
-    runs: &[RunFile],
+    runs: &[Run],
+    room: &SpillRoom,
     opts: &MergeOpts<'_>,
+    block: usize,
+    verify: bool,
     sink: &mut (dyn Sink + Send),
 ) -> Result<(OrderCheck, Vec<FileStats>)> {
-    let MergeOpts { keys, block, io, verify, unique, reporter } = *opts;
-    let r = keys.fmt.record_size;
+    let MergeOpts { keys, meters, unique, reporter } = *opts;
     // Blocks read and written: whole records when fixed; delimited runs are read in aligned
     // blocks and records are found across them.
-    let block = record_block(block, if keys.delim.is_some() { 1 } else { r });
+    let block = record_block(block, keys.record_size().unwrap_or(1));
     let total: u64 = runs.iter().map(|x| x.bytes).sum();
     let mut cursors = Vec::with_capacity(runs.len());
     for run in runs {
-        let reader = Reader::new(run.file.clone(), 0..run.bytes, block, 1, io)?;
-        cursors.push(RunCursor {
-            reader,
-            buf: None,
-            len: 0,
-            pos: 0,
-            cur: 0,
-            stage: Vec::with_capacity(r),
-            staged: false,
-            path: run.path.clone(),
-            r,
-            delim: keys.delim,
-        });
+        cursors.push(room.reader(run, block, keys.layout())?);
     }
     let mut scratch = Vec::new();
     let mut heads = Vec::with_capacity(runs.len());
@@ -229,8 +94,8 @@ pub(crate) fn merge(
     }
     // Prefixes decide; equal prefixes of a general key are decided by the whole keys of the
     // runs' current records; equal keys go to the lower run (stable).
-    let general = keys.general();
-    let order = |cs: &[RunCursor], x: &u128, y: &u128| {
+    let general = keys.ties_possible();
+    let order = |cs: &[RunReader], x: &u128, y: &u128| {
         if !general {
             return x.cmp(y);
         }
@@ -255,7 +120,7 @@ pub(crate) fn merge(
 
     let outcome = std::thread::scope(|s| -> Result<OrderCheck> {
         let verifier = s.spawn(move || {
-            let _meter = crate::stats::ThreadMeter::new("verify");
+            let _meter = meters.meter("verify");
             // Output blocks may cut a delimited record in two: check them as a stream.
             let mut check = StreamCheck::default();
             for (buf, len, off) in full_rx {
@@ -269,9 +134,9 @@ pub(crate) fn merge(
             check.finish(keys)
         });
         let writer = s.spawn(move || -> Result<()> {
-            let _meter = crate::stats::ThreadMeter::new("write");
+            let _meter = meters.meter("write");
             for (buf, len, off) in checked_rx {
-                sink.write(off, &buf[..len], 0)?;
+                sink.write(off, &buf[..len])?;
                 reporter.report(Phase::Merge, off + len as u64, Some(total));
                 let _ = free_tx.send(buf);
             }
@@ -338,14 +203,64 @@ pub(crate) fn merge(
         Ok(check)
     });
     let check = outcome?;
-    let files = runs
-        .iter()
-        .zip(&cursors)
-        .map(|(run, c)| {
-            FileStats::read(run.path.display().to_string(), &c.reader.stats(), run.file.is_direct())
-        })
-        .collect();
-    Ok((check, files))
+    Ok((check, cursors.iter().map(RunReader::stats).collect()))
+}
+
+/// What [`merge_runs`] did, besides writing the output.
+pub(crate) struct Merged {
+    /// Order facts of the output, with the duplicates every level dropped.
+    pub(crate) check: OrderCheck,
+    /// Files read and written.
+    pub(crate) files: Vec<FileStats>,
+}
+
+/// Merges `runs` into `sink` as `schedule` says: every level but the last merges groups of
+/// runs into new runs in the spill room (removing the ones merged), the last into `sink`.
+pub(crate) fn merge_runs(
+    mut runs: Vec<Run>,
+    schedule: &MergeSchedule,
+    room: &mut SpillRoom,
+    opts: &MergeOpts<'_>,
+    sink: &mut (dyn Sink + Send),
+) -> Result<Merged> {
+    let mut files = Vec::new();
+    // Duplicates dropped by intermediate merges, for the final verification.
+    let mut carried = OrderCheck::default();
+    let quiet = Reporter::default();
+    let (last, between) = schedule.levels.split_last().expect("a schedule has a final merge");
+    for (i, level) in between.iter().enumerate() {
+        debug_assert_eq!(level.inputs, runs.len() as u64);
+        let level_opts = MergeOpts { reporter: &quiet, ..*opts };
+        let mut next = Vec::with_capacity(level.outputs as usize);
+        let mut rest = runs.into_iter().peekable();
+        while rest.peek().is_some() {
+            let group: Vec<Run> = rest.by_ref().take(level.fan_in as usize).collect();
+            if group.len() == 1 {
+                next.extend(group);
+                continue;
+            }
+            let bytes: u64 = group.iter().map(|r| r.bytes).sum();
+            let (mut run, mut run_sink) = room.create(RunKind::Merged(i as u32 + 1), bytes)?;
+            let (dropped, read) =
+                merge(&group, room, &level_opts, level.block, false, &mut run_sink)?;
+            carried.dropped += dropped.dropped;
+            carried.dropped_checksum += dropped.dropped_checksum;
+            room.finish(&mut run, dropped.bytes)?;
+            files.extend(read);
+            files.push(run_sink.stats());
+            for r in group {
+                room.remove(r)?;
+            }
+            next.push(run);
+        }
+        runs = next;
+    }
+    let (mut check, read) = merge(&runs, room, opts, last.block, true, sink)?;
+    check.dropped += carried.dropped;
+    check.dropped_checksum += carried.dropped_checksum;
+    files.extend(read);
+    files.push(sink.stats());
+    Ok(Merged { check, files })
 }
 
 fn stopped() -> EngineError {

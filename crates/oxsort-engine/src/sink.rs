@@ -10,11 +10,12 @@ use oxsort_io::{AlignedBuf, DirectFile};
 use crate::error::{EngineError, Result};
 use crate::stats::{FileStats, IoMeter};
 
-/// A destination for sorted bytes. `data` sits `pad` bytes into a 4096-aligned buffer with
-/// `pad == offset % 4096`, so its aligned interior can go to the disk directly.
+/// A destination for sorted bytes. Writers place `data` at the same offset within an aligned
+/// buffer as `offset` has within an aligned block, so its aligned interior can go to the disk
+/// directly ([`DirectFile`] splits the unaligned edges off by itself).
 pub(crate) trait Sink: Send {
     /// Writes `data` at byte `offset` of the destination.
-    fn write(&mut self, offset: u64, data: &[u8], pad: usize) -> Result<()>;
+    fn write(&mut self, offset: u64, data: &[u8]) -> Result<()>;
     /// What was written, for the statistics.
     fn stats(&self) -> FileStats;
 }
@@ -24,29 +25,38 @@ pub(crate) struct FileSink {
     pub(crate) file: Arc<DirectFile>,
     meter: IoMeter,
     name: String,
+    /// For a run file: the temp directory it is in (for the statistics).
+    temp_dir: Option<String>,
 }
 
 impl FileSink {
     pub(crate) fn new(file: Arc<DirectFile>) -> Self {
         let name = file.path().display().to_string();
-        FileSink { file, meter: IoMeter::default(), name }
+        FileSink { file, meter: IoMeter::default(), name, temp_dir: None }
     }
 
     /// A sink whose statistics name `name` (the output's final name, not its temporary one).
     pub(crate) fn named(file: Arc<DirectFile>, name: String) -> Self {
-        FileSink { file, meter: IoMeter::default(), name }
+        FileSink { file, meter: IoMeter::default(), name, temp_dir: None }
+    }
+
+    /// A sink writing a run file in the temp directory `temp_dir`.
+    pub(crate) fn temp(file: Arc<DirectFile>, temp_dir: String) -> Self {
+        FileSink { temp_dir: Some(temp_dir), ..FileSink::new(file) }
     }
 }
 
 impl Sink for FileSink {
-    fn write(&mut self, offset: u64, data: &[u8], _pad: usize) -> Result<()> {
+    fn write(&mut self, offset: u64, data: &[u8]) -> Result<()> {
         let t = Instant::now();
         self.file.write_at(data, offset)?;
         self.meter.add(data.len() as u64, t.elapsed());
         Ok(())
     }
     fn stats(&self) -> FileStats {
-        self.meter.file(self.name.clone(), "write", self.file.is_direct())
+        let mut f = self.meter.file(self.name.clone(), "write", self.file.is_direct());
+        f.temp_dir.clone_from(&self.temp_dir);
+        f
     }
 }
 
@@ -63,7 +73,7 @@ impl StdoutSink {
 }
 
 impl Sink for StdoutSink {
-    fn write(&mut self, offset: u64, data: &[u8], _pad: usize) -> Result<()> {
+    fn write(&mut self, offset: u64, data: &[u8]) -> Result<()> {
         if offset != self.pos {
             return Err(EngineError::Internal(format!(
                 "standard output written out of order: {offset} after {}",
@@ -111,7 +121,7 @@ impl Staging {
             self.filled += take;
             data = &data[take..];
             if self.filled == cap {
-                sink.write(self.offset, &self.buf[..cap], 0)?;
+                sink.write(self.offset, &self.buf[..cap])?;
                 self.offset += cap as u64;
                 self.filled = 0;
             }
@@ -122,7 +132,7 @@ impl Staging {
     /// Writes what is left; returns the total bytes written.
     pub(crate) fn finish(&mut self, sink: &mut dyn Sink) -> Result<u64> {
         if self.filled > 0 {
-            sink.write(self.offset, &self.buf[..self.filled], 0)?;
+            sink.write(self.offset, &self.buf[..self.filled])?;
             self.offset += self.filled as u64;
             self.filled = 0;
         }

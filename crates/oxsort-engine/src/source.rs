@@ -13,12 +13,13 @@ use crossbeam_channel::{bounded, Receiver};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use oxsort_format::RecordLayout;
 use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
 
 use crate::config::Input;
 use crate::error::{EngineError, Result};
-use crate::stats::FileStats;
-use crate::tuning::{delim_room, PROVISION_AHEAD};
+use crate::stats::{FileStats, Meters};
+use crate::tuning::{delim_room, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD};
 
 /// A chunk of whole records read from one input.
 pub(crate) struct Chunk {
@@ -35,7 +36,7 @@ pub(crate) struct Chunk {
 pub(crate) struct ChunkSource {
     pending: VecDeque<Input>,
     current: Option<(Reader, Arc<str>, bool)>,
-    record_size: usize,
+    layout: RecordLayout,
     chunk_bytes: usize,
     io: IoOptions,
     spare: Vec<AlignedBuf>,
@@ -46,8 +47,6 @@ pub(crate) struct ChunkSource {
     file_pos: u64,
     /// The input being read (kept after its end until its last chunk is out).
     name: Arc<str>,
-    /// Records end with this byte (variable length), else they are `record_size` bytes.
-    delim: Option<u8>,
     /// Input transfers in flight.
     pub(crate) read_depth: usize,
     /// Delimited records: bytes after the last terminator of the previous chunk.
@@ -63,15 +62,15 @@ pub(crate) struct ChunkSource {
 impl ChunkSource {
     pub(crate) fn new(
         inputs: &[Input],
-        record_size: usize,
-        delim: Option<u8>,
+        layout: RecordLayout,
         chunk_bytes: usize,
+        read_depth: usize,
         io: IoOptions,
     ) -> Self {
         ChunkSource {
             pending: inputs.iter().cloned().collect(),
             current: None,
-            record_size,
+            layout,
             chunk_bytes,
             io,
             spare: Vec::new(),
@@ -79,8 +78,7 @@ impl ChunkSource {
             carry: None,
             file_pos: 0,
             name: Arc::from("-"),
-            delim,
-            read_depth: crate::tuning::READ_DEPTH,
+            read_depth,
             leftover: Vec::new(),
             file_records: 0,
             provision: None,
@@ -90,14 +88,15 @@ impl ChunkSource {
     }
 
     /// Starts populating chunk buffers ahead of the reader on `threads` helper threads.
-    pub(crate) fn provision(&mut self, threads: usize) {
+    pub(crate) fn provision(&mut self, threads: usize, meters: &Meters) {
         let (tx, rx) = bounded::<AlignedBuf>(PROVISION_AHEAD);
         let size = self.buf_len();
         let handles = (0..threads.max(1))
             .map(|_| {
                 let tx = tx.clone();
+                let meters = meters.clone();
                 std::thread::spawn(move || {
-                    let _meter = crate::stats::ThreadMeter::new("prefault");
+                    let _meter = meters.meter("prefault");
                     loop {
                         let mut b = AlignedBuf::new(size);
                         b.prefault(1);
@@ -133,7 +132,7 @@ impl ChunkSource {
     /// end); rounded as [`AlignedBuf`] rounds.
     fn buf_len(&self) -> usize {
         let want =
-            self.chunk_bytes + if self.delim.is_some() { delim_room(self.chunk_bytes) } else { 0 };
+            self.chunk_bytes + self.layout.terminator().map_or(0, |_| delim_room(self.chunk_bytes));
         want.div_ceil(oxsort_io::DIRECT_ALIGN) * oxsort_io::DIRECT_ALIGN
     }
 
@@ -226,12 +225,12 @@ impl ChunkSource {
         }
     }
 
-    fn partial(&self, name: &str, end: u64) -> EngineError {
-        let r = self.record_size as u64;
+    fn partial(&self, name: &str, end: u64, r: usize) -> EngineError {
+        let (record_size, r) = (r, r as u64);
         EngineError::PartialRecord {
             path: PathBuf::from(name),
             len: end,
-            record_size: self.record_size,
+            record_size,
             records: end / r,
             leftover: end % r,
             offset: end / r * r,
@@ -242,10 +241,10 @@ impl ChunkSource {
     /// final piece) becomes the chunk as it is. Otherwise (chunks that are not a multiple of
     /// the direct-I/O alignment, pipes returning short reads) bytes are copied into a chunk.
     fn read_chunk(&mut self) -> Result<Option<Chunk>> {
-        if let Some(t) = self.delim {
-            return self.read_delimited(t);
-        }
-        let r = self.record_size;
+        let r = match self.layout {
+            RecordLayout::Delimited(t) => return self.read_delimited(t),
+            RecordLayout::Fixed(r) => r,
+        };
         let mut assembling: Option<(AlignedBuf, usize)> = None;
         loop {
             if self.carry.is_none() {
@@ -254,9 +253,9 @@ impl ChunkSource {
                     None => {
                         if let Some((buf, len)) = assembling.take() {
                             if len % r != 0 {
-                                return Err(self.partial(&self.name.clone(), self.file_pos));
+                                return Err(self.partial(&self.name.clone(), self.file_pos, r));
                             }
-                            let chunk = self.chunk(buf, len);
+                            let chunk = self.chunk(buf, len, r);
                             self.input_ended();
                             return Ok(Some(chunk));
                         }
@@ -277,7 +276,7 @@ impl ChunkSource {
             {
                 let (buf, _, len, _) = self.carry.take().expect("set above");
                 self.consumed(len);
-                return Ok(Some(self.chunk(buf, len)));
+                return Ok(Some(self.chunk(buf, len, r)));
             }
             let (out, filled) = assembling.get_or_insert_with(|| {
                 (self.spare.pop().unwrap_or_else(|| AlignedBuf::new(self.chunk_bytes)), 0)
@@ -294,7 +293,7 @@ impl ChunkSource {
             }
             if *filled == self.chunk_bytes {
                 let (buf, len) = assembling.take().expect("set above");
-                return Ok(Some(self.chunk(buf, len)));
+                return Ok(Some(self.chunk(buf, len, r)));
             }
         }
     }
@@ -478,7 +477,7 @@ impl ChunkSource {
 
     /// A chunk of the records in `buf[start..end]` (which ends with a terminator).
     fn delimited_chunk(&mut self, buf: AlignedBuf, start: usize, end: usize, t: u8) -> Chunk {
-        let mut offsets = Vec::with_capacity((end - start) / 32 + 2);
+        let mut offsets = Vec::with_capacity((end - start) / OFFSETS_GUESS_RECORD_BYTES + 2);
         offsets.push(start as u32);
         offsets.extend(memchr::memchr_iter(t, &buf[start..end]).map(|i| (start + i + 1) as u32));
         let records = offsets.len() - 1;
@@ -488,8 +487,7 @@ impl ChunkSource {
     }
 
     /// A chunk of `len` bytes that ends at the current position in the current input.
-    fn chunk(&self, buf: AlignedBuf, len: usize) -> Chunk {
-        let r = self.record_size;
+    fn chunk(&self, buf: AlignedBuf, len: usize, r: usize) -> Chunk {
         Chunk {
             records: len / r,
             buf,

@@ -1,6 +1,7 @@
 //! Statistics of a sort, in the spirit of nsort's `-statistics`: per phase elapsed time, CPU,
 //! I/O busy time and rates per file; runs, fan-in, bytes spilled, peak memory.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -22,6 +23,9 @@ pub struct FileStats {
     pub busy_s: f64,
     /// Whether the file was opened with O_DIRECT.
     pub direct: bool,
+    /// For a run file: the temp directory it was given (its private subdirectory's parent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temp_dir: Option<String>,
 }
 
 impl FileStats {
@@ -34,6 +38,7 @@ impl FileStats {
             transfers: st.transfers,
             busy_s: st.busy.as_secs_f64(),
             direct,
+            temp_dir: None,
         }
     }
 
@@ -58,26 +63,33 @@ pub struct ThreadStats {
     pub sys_s: f64,
 }
 
-/// Threads that ended since the current phase began (each records itself when it ends).
-static ENDED: std::sync::Mutex<Vec<ThreadStats>> = std::sync::Mutex::new(Vec::new());
+/// The threads of one sort that ended since its current phase began, each recorded as it ends.
+/// Every sort has its own: sorts running side by side in one process keep their threads apart.
+#[derive(Clone, Default)]
+pub(crate) struct Meters(Arc<Mutex<Vec<ThreadStats>>>);
 
-/// Records the calling thread's CPU under `name` when dropped: hold one for a worker's life.
-pub(crate) struct ThreadMeter(&'static str);
-
-impl ThreadMeter {
-    pub(crate) fn new(name: &'static str) -> Self {
-        ThreadMeter(name)
+impl Meters {
+    /// A meter for the calling thread, recording its CPU under `name` when dropped: hold one for
+    /// a worker's life.
+    pub(crate) fn meter(&self, name: &'static str) -> ThreadMeter {
+        ThreadMeter { name, meters: self.clone() }
     }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<ThreadStats>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// See [`Meters::meter`].
+pub(crate) struct ThreadMeter {
+    name: &'static str,
+    meters: Meters,
 }
 
 impl Drop for ThreadMeter {
     fn drop(&mut self) {
         let (user_s, sys_s) = sysinfo::thread_cpu_times();
-        ENDED.lock().unwrap_or_else(|e| e.into_inner()).push(ThreadStats {
-            name: self.0,
-            user_s,
-            sys_s,
-        });
+        self.meters.lock().push(ThreadStats { name: self.name, user_s, sys_s });
     }
 }
 
@@ -136,16 +148,18 @@ pub struct SortStats {
 /// Measures one phase: wall and CPU time between `start` and `finish`.
 pub(crate) struct PhaseTimer {
     name: &'static str,
+    meters: Meters,
     t0: Instant,
     cpu0: (f64, f64),
     main0: (f64, f64),
 }
 
 impl PhaseTimer {
-    pub(crate) fn start(name: &'static str) -> Self {
-        ENDED.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    pub(crate) fn start(name: &'static str, meters: &Meters) -> Self {
+        meters.lock().clear();
         PhaseTimer {
             name,
+            meters: meters.clone(),
             t0: Instant::now(),
             cpu0: sysinfo::cpu_times(),
             main0: sysinfo::thread_cpu_times(),
@@ -156,7 +170,7 @@ impl PhaseTimer {
         let (mu, ms) = sysinfo::thread_cpu_times();
         let mut threads =
             vec![ThreadStats { name: "main", user_s: mu - self.main0.0, sys_s: ms - self.main0.1 }];
-        for t in ENDED.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        for t in self.meters.lock().drain(..) {
             match threads.iter_mut().find(|x| x.name == t.name) {
                 Some(x) => {
                     x.user_s += t.user_s;
@@ -198,6 +212,7 @@ impl IoMeter {
             transfers: self.transfers,
             busy_s: self.busy.as_secs_f64(),
             direct,
+            temp_dir: None,
         }
     }
 }

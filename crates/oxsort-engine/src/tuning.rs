@@ -58,8 +58,50 @@ pub const ENTRY_BYTES: u64 = 16;
 /// channels, the part and run tables. A 1e7-record sort measured about 100 KiB of these.
 pub const FIXED_OVERHEAD: u64 = 256 << 10;
 
-const _: () = assert!(TRANSFER_TARGET % 4096 == 0);
-const _: () = assert!(MERGE_BLOCK_MIN % 4096 == 0 && MERGE_BLOCK_MAX % 4096 == 0);
+/// Chunks a memory-load holds at least, when the budget is small enough that it matters: the
+/// chunk shrinks (down to [`MIN_CHUNK_RECORDS_LOG2`]) until this many fit, so that run formation
+/// still overlaps reading one chunk with sorting the ones before.
+pub const ARENA_MIN_CHUNKS: u64 = 16;
+
+/// Largest record count per chunk, as a power of two: far above what any transfer holds; it
+/// bounds the shift in an entry's index.
+pub const MAX_CHUNK_RECORDS_LOG2: u32 = 40;
+
+/// The output window (parts in flight, their records and entries) takes at most 1/this of the
+/// budget; the rest holds the memory-load being written out.
+pub const OUTPUT_WINDOW_SHARE: u64 = 8;
+
+/// Bytes of a delimited record assumed when sizing output parts before any is read (parts are
+/// counted in records; their buffers grow if the records are longer).
+pub const LINE_BYTES_ESTIMATE: u64 = 64;
+
+/// Bytes of a delimited record's offset in its chunk's offset table (a `u32`).
+pub const OFFSET_BYTES: u64 = 4;
+
+/// A delimited chunk at its worst (one-byte records: the byte, an entry and an offset each)
+/// takes at most 1/this of the budget.
+pub const DELIM_CHUNK_SHARE: u64 = 4;
+
+/// The staging buffer of streamed output takes at most 1/this of a small budget.
+pub const STAGING_SHARE: u64 = 32;
+
+/// A gathered piece of delimited records is first sized at this many quarters of its records'
+/// mean length (most pieces then fit at once; a piece that does not grows by
+/// [`PIECE_GROWTH_HALVES`]).
+pub const PIECE_SLACK_QUARTERS: usize = 5;
+
+/// A piece buffer that proves too small grows to this many halves of its size, plus 1 MiB.
+pub const PIECE_GROWTH_HALVES: usize = 3;
+
+/// Bytes per delimited record assumed when reserving a chunk's offset table on the copying path
+/// (the table grows if the records are shorter).
+pub const OFFSETS_GUESS_RECORD_BYTES: usize = 32;
+
+const _: () = assert!(TRANSFER_TARGET % oxsort_io::DIRECT_ALIGN == 0);
+const _: () = assert!(
+    MERGE_BLOCK_MIN % oxsort_io::DIRECT_ALIGN == 0
+        && MERGE_BLOCK_MAX % oxsort_io::DIRECT_ALIGN == 0
+);
 const _: () = assert!(MERGE_BLOCK_MIN <= MERGE_BLOCK_MAX);
 
 /// Room after a delimited chunk's data, in every chunk buffer: a chunk is the piece read from the

@@ -5,8 +5,7 @@
 //! The checksum is valsort's: the 128-bit sum of each record's CRC32 (zlib/IEEE), so for
 //! Sort Benchmark records it equals `valsort`'s `Checksum:` line and `gensort -c`.
 
-use crate::config::RecordFormat;
-use crate::keys::Keys;
+use oxsort_format::{KeyKind, RecordLayout, SortKey};
 
 /// The sum of the CRC32 of every record in `data` (whole records of `record_size` bytes).
 pub fn checksum_records(data: &[u8], record_size: usize) -> u128 {
@@ -39,35 +38,30 @@ pub struct OrderCheck {
 }
 
 impl OrderCheck {
-    /// Checks `data` (whole records of `fmt`) on its own.
-    pub fn of(data: &[u8], fmt: &RecordFormat) -> OrderCheck {
-        OrderCheck::of_keys(data, &Keys::fixed(*fmt))
-    }
-
-    /// Checks `data` (whole records) with the sort's key model.
-    pub(crate) fn of_keys(data: &[u8], keys: &Keys) -> OrderCheck {
-        if keys.copy || keys.general() {
+    /// Checks `data` (whole records) on its own, ordered by `keys`.
+    pub fn of(data: &[u8], keys: &SortKey) -> OrderCheck {
+        let (KeyKind::RawBytes { offset, len }, Some(r)) = (keys.kind(), keys.record_size()) else {
             // Copy mode, lines, normalized keys: record by record, as the gather checks them.
             let mut b = OrderBuilder::new(keys);
             for rec in keys.records(data) {
                 b.push(rec);
             }
             return b.finish();
-        }
-        // The fast path: 10-byte keys compared in place.
-        let r = keys.fmt.record_size;
+        };
+        // The fast path: raw keys compared in place.
+        let key = *offset..offset + len;
         let mut c = OrderCheck {
             bytes: data.len() as u64,
             records: (data.len() / r) as u64,
             ..OrderCheck::default()
         };
-        let mut prev: Option<[u8; 10]> = None;
+        let mut prev: Option<&[u8]> = None;
         for (i, rec) in data.chunks_exact(r).enumerate() {
-            let k = keys.fmt.key_prefix(rec);
+            let k = &rec[key.clone()];
             c.checksum += crc32fast::hash(rec) as u128;
             match prev {
                 None => c.first_key = k.to_vec(),
-                Some(p) => c.compare_step(&p, &k, i),
+                Some(p) => c.compare_step(p, k, i),
             }
             prev = Some(k);
         }
@@ -127,7 +121,7 @@ impl OrderCheck {
 
 /// [`OrderCheck`] built record by record, as records are copied (while they are in cache).
 pub(crate) struct OrderBuilder<'k, 'a> {
-    keys: &'k Keys,
+    keys: &'k SortKey,
     check: OrderCheck,
     /// Raw-lines keys: the previous record's key, in place.
     prev_raw: Option<&'a [u8]>,
@@ -137,7 +131,7 @@ pub(crate) struct OrderBuilder<'k, 'a> {
 }
 
 impl<'k, 'a> OrderBuilder<'k, 'a> {
-    pub(crate) fn new(keys: &'k Keys) -> Self {
+    pub(crate) fn new(keys: &'k SortKey) -> Self {
         OrderBuilder {
             keys,
             check: OrderCheck::default(),
@@ -155,10 +149,10 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
         c.records += 1;
         c.bytes += rec.len() as u64;
         c.checksum += crc32fast::hash(rec) as u128;
-        if self.keys.copy {
+        if self.keys.is_copy() {
             return;
         }
-        if self.keys.raw_lines() {
+        if self.keys.is_raw_lines() {
             let k = self.keys.key_part(rec);
             match self.prev_raw {
                 None => c.first_key = k.to_vec(),
@@ -178,7 +172,7 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
 
     /// The facts of the records pushed.
     pub(crate) fn finish(mut self) -> OrderCheck {
-        if !self.keys.copy && self.check.records > 0 {
+        if !self.keys.is_copy() && self.check.records > 0 {
             self.check.last_key = match self.prev_raw {
                 Some(p) => p.to_vec(),
                 None => std::mem::take(&mut self.prev),
@@ -197,41 +191,42 @@ pub(crate) struct StreamCheck {
 
 impl StreamCheck {
     /// Checks the next piece of the stream.
-    pub(crate) fn feed(&mut self, mut data: &[u8], keys: &Keys) {
+    pub(crate) fn feed(&mut self, mut data: &[u8], keys: &SortKey) {
+        let layout = keys.layout();
         if !self.carry.is_empty() {
             // Complete the record the last piece ended inside.
-            let need = match keys.delim {
-                None => (keys.fmt.record_size - self.carry.len()).min(data.len()),
-                Some(t) => memchr::memchr(t, data).map_or(data.len(), |i| i + 1),
+            let need = match layout {
+                RecordLayout::Fixed(r) => (r - self.carry.len()).min(data.len()),
+                RecordLayout::Delimited(t) => memchr::memchr(t, data).map_or(data.len(), |i| i + 1),
             };
             self.carry.extend_from_slice(&data[..need]);
             data = &data[need..];
-            let whole = match keys.delim {
-                None => self.carry.len() == keys.fmt.record_size,
-                Some(t) => self.carry.last() == Some(&t),
+            let whole = match layout {
+                RecordLayout::Fixed(r) => self.carry.len() == r,
+                RecordLayout::Delimited(t) => self.carry.last() == Some(&t),
             };
             if !whole {
                 return;
             }
             let rec = std::mem::take(&mut self.carry);
-            self.check.append(&OrderCheck::of_keys(&rec, keys));
+            self.check.append(&OrderCheck::of(&rec, keys));
         }
-        let end = match keys.delim {
-            None => data.len() / keys.fmt.record_size * keys.fmt.record_size,
-            Some(t) => memchr::memrchr(t, data).map_or(0, |i| i + 1),
+        let end = match layout {
+            RecordLayout::Fixed(r) => data.len() / r * r,
+            RecordLayout::Delimited(t) => memchr::memrchr(t, data).map_or(0, |i| i + 1),
         };
         if end > 0 {
-            self.check.append(&OrderCheck::of_keys(&data[..end], keys));
+            self.check.append(&OrderCheck::of(&data[..end], keys));
         }
         self.carry.extend_from_slice(&data[end..]);
     }
 
     /// The facts of the whole stream; bytes left after the last whole record are counted as
     /// one more record (a stream never ends inside a record when written right).
-    pub(crate) fn finish(mut self, keys: &Keys) -> OrderCheck {
+    pub(crate) fn finish(mut self, keys: &SortKey) -> OrderCheck {
         if !self.carry.is_empty() {
             let rec = std::mem::take(&mut self.carry);
-            self.check.append(&OrderCheck::of_keys(&rec, keys));
+            self.check.append(&OrderCheck::of(&rec, keys));
         }
         self.check
     }
@@ -252,7 +247,7 @@ mod tests {
 
     #[test]
     fn appending_stretches_equals_checking_the_whole() {
-        let fmt = RecordFormat { record_size: 4, key_offset: 0, key_len: 1 };
+        let fmt = SortKey::raw_bytes(4, 0, 1).unwrap();
         let keys = [1u8, 2, 2, 5, 3, 3, 7, 1, 9, 9, 9, 0];
         let all = recs(&keys);
         let whole = OrderCheck::of(&all, &fmt);

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use oxsort_engine::{plan, sort, EngineError, Input, Output, Passes, RecordFormat, SortConfig};
+use oxsort_engine::{plan, sort, EngineError, Input, Output, Passes, SortConfig, SortSpec};
+use oxsort_format::{FieldType, KeyField, KeySpec, RecordLayout};
 use oxsort_io::{FaultPlan, IoOptions};
 use oxsort_testkit::{leftovers, make_records, oracle_sort, seed, Pattern, Rng};
 
@@ -193,7 +194,13 @@ fn other_record_sizes_and_key_positions() {
         for memory in [64 << 20, TINY + 1_000_000] {
             let cfg =
                 SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(output.clone()))
-                    .format(RecordFormat { record_size: size, key_offset: off, key_len: len })
+                    .spec(SortSpec {
+                        key: Some(
+                            KeySpec::new(vec![KeyField::bytes(off, len, FieldType::Char, false)])
+                                .unwrap(),
+                        ),
+                        ..SortSpec::with_layout(RecordLayout::Fixed(size))
+                    })
                     .memory(memory)
                     .chunk_records_log2(5)
                     .build()

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use oxsort_engine::{sort, Input, Output, SortConfig};
+use oxsort_engine::{sort, Input, Output, SortConfig, SortSpec};
 use oxsort_format::{parse_gnu_args, RecordLayout};
 use oxsort_testkit::{leftovers, seed, Rng};
 
@@ -54,12 +54,12 @@ fn gnu_sort(input: &Path, args: &[&str]) -> Vec<u8> {
 fn config(
     input: &Path,
     out: &Path,
-    layout: RecordLayout,
+    spec: SortSpec,
     memory: u64,
     fan_in: Option<usize>,
 ) -> oxsort_engine::SortConfigBuilder {
     let mut b = SortConfig::builder(vec![Input::Path(input.into())], Output::Path(out.into()))
-        .layout(layout)
+        .spec(spec)
         .memory(memory)
         .chunk_records_log2(12);
     if let Some(f) = fan_in {
@@ -89,9 +89,12 @@ fn lines_sort_like_c_locale_stable_sort() {
                 data.pop(); // no final newline
             }
             std::fs::write(&input, &data).unwrap();
-            let stats =
-                sort(&config(&input, &out, RecordLayout::LINES, memory, fan_in).build().unwrap())
-                    .unwrap_or_else(|e| panic!("{what} n={n}: {e}"));
+            let stats = sort(
+                &config(&input, &out, SortSpec::with_layout(RecordLayout::LINES), memory, fan_in)
+                    .build()
+                    .unwrap(),
+            )
+            .unwrap_or_else(|e| panic!("{what} n={n}: {e}"));
             let got = std::fs::read(&out).unwrap();
             assert!(got == reference(&data, b'\n'), "{what} n={n} max={max}");
             assert!(
@@ -137,7 +140,7 @@ fn long_lines_across_chunk_boundaries_sort_whole() {
     }
     let out = d.path().join("out.txt");
     let cfg = SortConfig::builder(inputs, Output::Path(out.clone()))
-        .layout(RecordLayout::LINES)
+        .spec(SortSpec::with_layout(RecordLayout::LINES))
         .memory(256 << 20)
         .chunk_records_log2(17)
         .build()
@@ -156,12 +159,15 @@ fn nul_terminated_records_and_unique() {
         let (input, out) = (d.path().join("in.bin"), d.path().join("out.bin"));
         let data = lines(4000, 8, 0, true, &mut rng);
         std::fs::write(&input, &data).unwrap();
-        sort(&config(&input, &out, RecordLayout::NUL, memory, fan_in).build().unwrap()).unwrap();
-        assert!(std::fs::read(&out).unwrap() == reference(&data, 0), "{what}");
         sort(
-            &config(&input, &out, RecordLayout::NUL, memory, fan_in).unique(true).build().unwrap(),
+            &config(&input, &out, SortSpec::with_layout(RecordLayout::NUL), memory, fan_in)
+                .build()
+                .unwrap(),
         )
         .unwrap();
+        assert!(std::fs::read(&out).unwrap() == reference(&data, 0), "{what}");
+        let unique_nul = SortSpec { unique: true, ..SortSpec::with_layout(RecordLayout::NUL) };
+        sort(&config(&input, &out, unique_nul, memory, fan_in).build().unwrap()).unwrap();
         let mut want: Vec<&[u8]> = Vec::new();
         let sorted = reference(&data, 0);
         for rec in sorted.split_inclusive(|&b| b == 0) {
@@ -196,11 +202,12 @@ fn gnu_keys_match_gnu_sort() {
         let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let gnu = parse_gnu_args(&owned).unwrap();
         for &(memory, fan_in, what) in &SETUPS {
-            let cfg = config(&input, &out, RecordLayout::LINES, memory, fan_in)
-                .key(gnu.key.clone())
-                .unique(gnu.unique)
-                .build()
-                .unwrap();
+            let spec = SortSpec {
+                key: Some(gnu.key.clone()),
+                unique: gnu.unique,
+                ..SortSpec::with_layout(RecordLayout::LINES)
+            };
+            let cfg = config(&input, &out, spec, memory, fan_in).build().unwrap();
             sort(&cfg).unwrap_or_else(|e| panic!("{args:?} {what}: {e}"));
             let got = std::fs::read(&out).unwrap();
             assert!(got == gnu_sort(&input, args), "{args:?} {what}: differs from LC_ALL=C sort");
@@ -216,8 +223,12 @@ fn a_record_longer_than_a_chunk_is_a_clear_error() {
     data.extend(std::iter::repeat_n(b'x', 20_000));
     data.push(b'\n');
     std::fs::write(&input, &data).unwrap();
-    let e = sort(&config(&input, &out, RecordLayout::LINES, 64 << 20, None).build().unwrap())
-        .unwrap_err();
+    let e = sort(
+        &config(&input, &out, SortSpec::with_layout(RecordLayout::LINES), 64 << 20, None)
+            .build()
+            .unwrap(),
+    )
+    .unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("in.txt") && msg.contains("longer than"), "{msg}");
     assert!(!out.exists());
@@ -231,15 +242,15 @@ fn a_line_shorter_than_its_key_field_is_named_unless_vlshrt() {
     std::fs::write(&input, b"aaaa9xx\nbbbb1yy\ncc\ndddd5zz\n").unwrap();
     // DFSORT's default: a record too short for a key field is an error naming it.
     let strict = parse_control(" SORT FIELDS=(5,3,CH,A)\n").unwrap().key.unwrap();
-    let cfg =
-        config(&input, &out, RecordLayout::LINES, 64 << 20, None).key(strict).build().unwrap();
+    let spec = SortSpec { key: Some(strict), ..SortSpec::with_layout(RecordLayout::LINES) };
+    let cfg = config(&input, &out, spec, 64 << 20, None).build().unwrap();
     let msg = sort(&cfg).unwrap_err().to_string();
     assert!(msg.contains("in.txt") && msg.contains("record 3"), "{msg}");
     assert!(!out.exists());
     // With OPTION VLSHRT the short field sorts first.
     let lenient = parse_control(" OPTION VLSHRT\n SORT FIELDS=(5,3,CH,A)\n").unwrap().key.unwrap();
-    let cfg =
-        config(&input, &out, RecordLayout::LINES, 64 << 20, None).key(lenient).build().unwrap();
+    let spec = SortSpec { key: Some(lenient), ..SortSpec::with_layout(RecordLayout::LINES) };
+    let cfg = config(&input, &out, spec, 64 << 20, None).build().unwrap();
     sort(&cfg).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), b"cc\nbbbb1yy\ndddd5zz\naaaa9xx\n");
 }
@@ -263,8 +274,12 @@ fn parts_of_uneven_lines_and_a_failed_write_lose_nothing() {
     }
     std::fs::write(&input, &data).unwrap();
     for &(memory, fan_in, what) in &SETUPS {
-        sort(&config(&input, &out, RecordLayout::LINES, memory, fan_in).build().unwrap())
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        sort(
+            &config(&input, &out, SortSpec::with_layout(RecordLayout::LINES), memory, fan_in)
+                .build()
+                .unwrap(),
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(std::fs::read(&out).unwrap() == reference(&data, b'\n'), "{what}");
     }
     let mut failed = 0;
@@ -274,7 +289,10 @@ fn parts_of_uneven_lines_and_a_failed_write_lose_nothing() {
             faults: Some(Arc::new(FaultPlan::fail_write(fail_at, 5))),
             ..IoOptions::default()
         };
-        let cfg = config(&input, &out, RecordLayout::LINES, 64 << 20, None).io(io).build().unwrap();
+        let cfg = config(&input, &out, SortSpec::with_layout(RecordLayout::LINES), 64 << 20, None)
+            .io(io)
+            .build()
+            .unwrap();
         match sort(&cfg) {
             Err(_) => {
                 failed += 1;

@@ -5,8 +5,8 @@
 use std::cmp::Reverse;
 use std::path::Path;
 
-use oxsort_engine::{sort, EngineError, Input, Mode, Output, SortConfig};
-use oxsort_format::{parse_control, parse_fields, RecordLayout};
+use oxsort_engine::{sort, EngineError, Input, Mode, Output, SortConfig, SortSpec};
+use oxsort_format::{parse_control, parse_fields, KeySpec, RecordLayout};
 use oxsort_testkit::{leftovers, seed, Rng};
 
 const R: usize = 40;
@@ -53,14 +53,20 @@ fn reference(data: &[u8], keep: impl Fn(&[u8]) -> bool, unique: bool) -> Vec<u8>
     recs.concat()
 }
 
+/// What is sorted: `R`-byte records by `key`.
+fn spec(key: Option<KeySpec>) -> SortSpec {
+    SortSpec { layout: RecordLayout::Fixed(R), key, ..SortSpec::default() }
+}
+
 fn config(
     input: &Path,
     out: &Path,
     memory: u64,
     fan_in: Option<usize>,
+    spec: SortSpec,
 ) -> oxsort_engine::SortConfigBuilder {
     let mut b = SortConfig::builder(vec![Input::Path(input.into())], Output::Path(out.into()))
-        .layout(RecordLayout::Fixed(R))
+        .spec(spec)
         .memory(memory)
         .chunk_records_log2(5);
     if let Some(f) = fan_in {
@@ -82,9 +88,10 @@ fn composite_typed_key_matches_the_decoded_reference() {
             let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
             let data = records(n, &mut rng);
             std::fs::write(&input, &data).unwrap();
-            let stats =
-                sort(&config(&input, &out, memory, fan_in).key(key.clone()).build().unwrap())
-                    .unwrap_or_else(|e| panic!("{what} n={n}: {e}"));
+            let stats = sort(
+                &config(&input, &out, memory, fan_in, spec(Some(key.clone()))).build().unwrap(),
+            )
+            .unwrap_or_else(|e| panic!("{what} n={n}: {e}"));
             assert!(
                 std::fs::read(&out).unwrap() == reference(&data, |_| true, false),
                 "{what} n={n}"
@@ -121,7 +128,8 @@ fn keys_whose_prefixes_all_tie_are_ordered_by_their_whole_keys() {
             ]);
         }
         std::fs::write(&input, &data).unwrap();
-        sort(&config(&input, &out, memory, fan_in).key(key.clone()).build().unwrap()).unwrap();
+        sort(&config(&input, &out, memory, fan_in, spec(Some(key.clone()))).build().unwrap())
+            .unwrap();
         let mut want: Vec<&[u8]> = data.chunks_exact(R).collect();
         want.sort_by(|a, b| a[..20].cmp(&b[..20]));
         assert!(std::fs::read(&out).unwrap() == want.concat(), "{what}");
@@ -142,12 +150,9 @@ fn include_omit_and_sum_fields_none_match_the_reference() {
             let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
             let data = records(6000, &mut rng);
             std::fs::write(&input, &data).unwrap();
-            let cfg = config(&input, &out, memory, fan_in)
-                .key(control.key.clone().unwrap())
-                .filter(control.filter.clone().unwrap())
-                .unique(unique)
-                .build()
-                .unwrap();
+            let s =
+                SortSpec { filter: control.filter.clone(), unique, ..spec(control.key.clone()) };
+            let cfg = config(&input, &out, memory, fan_in, s).build().unwrap();
             let stats = sort(&cfg).unwrap_or_else(|e| panic!("{what} unique={unique}: {e}"));
             let want = reference(&data, keep, unique);
             assert!(std::fs::read(&out).unwrap() == want, "{what} unique={unique}");
@@ -166,9 +171,8 @@ fn unique_on_the_fast_path_keeps_the_first_of_each_key() {
         let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
         let data = records(7000, &mut rng);
         std::fs::write(&input, &data).unwrap();
-        let cfg = config(&input, &out, memory, fan_in)
-            .key(parse_fields("1,10,CH,A").unwrap())
-            .unique(true);
+        let s = SortSpec { unique: true, ..spec(Some(parse_fields("1,10,CH,A").unwrap())) };
+        let cfg = config(&input, &out, memory, fan_in, s);
         sort(&cfg.build().unwrap()).unwrap();
         let mut want: Vec<&[u8]> = data.chunks_exact(R).collect();
         want.sort_by(|a, b| a[..10].cmp(&b[..10]));
@@ -195,9 +199,7 @@ fn merge_mode_merges_sorted_inputs_and_names_an_unsorted_one() {
     let out = d.path().join("out.dat");
     for &(memory, fan_in, what) in &SETUPS {
         let mut b = SortConfig::builder(inputs.clone(), Output::Path(out.clone()))
-            .layout(RecordLayout::Fixed(R))
-            .key(key.clone())
-            .mode(Mode::Merge)
+            .spec(SortSpec { mode: Mode::Merge, ..spec(Some(key.clone())) })
             .memory(memory)
             .chunk_records_log2(5);
         if let Some(f) = fan_in {
@@ -215,9 +217,7 @@ fn merge_mode_merges_sorted_inputs_and_names_an_unsorted_one() {
     data[b..b + R].copy_from_slice(&tmp);
     std::fs::write(&bad, &data).unwrap();
     let cfg = SortConfig::builder(inputs.clone(), Output::Path(out.clone()))
-        .layout(RecordLayout::Fixed(R))
-        .key(key.clone())
-        .mode(Mode::Merge)
+        .spec(SortSpec { mode: Mode::Merge, ..spec(Some(key.clone())) })
         .chunk_records_log2(5)
         .build()
         .unwrap();
@@ -241,9 +241,8 @@ fn copy_mode_keeps_input_order_through_the_filter() {
         let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
         let data = records(5000, &mut rng);
         std::fs::write(&input, &data).unwrap();
-        let cfg = config(&input, &out, memory, fan_in)
-            .filter(control.filter.clone().unwrap())
-            .mode(Mode::Copy);
+        let s = SortSpec { filter: control.filter.clone(), mode: Mode::Copy, ..spec(None) };
+        let cfg = config(&input, &out, memory, fan_in, s);
         sort(&cfg.build().unwrap()).unwrap();
         let want: Vec<u8> =
             data.chunks_exact(R).filter(|r| &r[..10] != b"aaaaaaaaaa").flatten().copied().collect();
@@ -261,8 +260,7 @@ fn invalid_packed_digits_name_the_record_and_lose_nothing() {
     }
     data[57 * R + 1] = 0xA0; // a nibble above 9 in record 58
     std::fs::write(&input, &data).unwrap();
-    let cfg = config(&input, &out, 64 << 20, None)
-        .key(parse_fields("1,3,PD,A").unwrap())
+    let cfg = config(&input, &out, 64 << 20, None, spec(Some(parse_fields("1,3,PD,A").unwrap())))
         .build()
         .unwrap();
     let e = sort(&cfg).unwrap_err();

@@ -1,0 +1,136 @@
+//! The plan as a person reads it (`oxsort explain`): every size the sort will use.
+
+use std::fmt::Write;
+
+use super::{MergeSchedule, Passes, Plan};
+use crate::stats::human_bytes;
+
+impl Plan {
+    /// The plan as a person reads it (`oxsort explain`).
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let size = |b: Option<u64>| b.map_or("unknown size".to_string(), human_bytes);
+        let g = &self.geometry;
+        let _ = writeln!(s, "oxsort plan");
+        for i in &self.inputs {
+            let _ = writeln!(s, "  input        {} ({})", i.name, size(i.bytes));
+        }
+        match self.record_size {
+            Some(r) => {
+                let _ = writeln!(
+                    s,
+                    "  records      {} of {r} bytes ({})",
+                    self.records.map_or("unknown".to_string(), |n| n.to_string()),
+                    size(self.input_bytes)
+                );
+            }
+            None => {
+                let _ = writeln!(s, "  records      delimited, {}", size(self.input_bytes));
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  memory       {} budget, {} threads",
+            human_bytes(self.memory),
+            self.threads
+        );
+        let load = match self.record_size {
+            Some(_) => format!(
+                "memory holds {} chunks ({} records)",
+                g.arena_chunks,
+                g.arena_chunks << g.chunk_log2
+            ),
+            None => {
+                format!("memory holds {} of records with their entries", human_bytes(g.arena_bytes))
+            }
+        };
+        let _ = writeln!(
+            s,
+            "  chunks       {} per read, {} read or populated ahead; {load}",
+            human_bytes(g.chunk_bytes as u64),
+            g.read_ahead_chunks
+        );
+        let _ = writeln!(
+            s,
+            "  output       parts of up to {} records, {} in flight, {} staging",
+            g.part_records,
+            g.window_parts,
+            human_bytes(g.staging_bytes as u64)
+        );
+        match &self.passes {
+            Passes::One => {
+                let _ = writeln!(s, "  passes       one: the input fits in memory");
+            }
+            Passes::Two { runs, run_chunks, schedule } => {
+                let _ = writeln!(
+                    s,
+                    "  passes       two: {runs} runs of up to {} records",
+                    run_chunks << g.chunk_log2
+                );
+                write_schedule(&mut s, schedule);
+            }
+            Passes::Unknown { run_chunks } => {
+                let per_run = match self.record_size {
+                    Some(_) => format!("{} records", run_chunks << g.chunk_log2),
+                    None => human_bytes(g.arena_bytes),
+                };
+                let _ = writeln!(
+                    s,
+                    "  passes       decided while reading: one if the input fits, else runs of up \
+                     to {per_run} merged up to {} at a time",
+                    self.merge.fan_in
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  memory use   input phase {}, merge phase {}",
+            human_bytes(self.memory_input_phase),
+            human_bytes(self.memory_merge_phase)
+        );
+        if self.temp.is_empty() {
+            let _ = writeln!(s, "  temp         none");
+        }
+        for t in &self.temp {
+            let _ = writeln!(
+                s,
+                "  temp         {}: {} at peak, {} free",
+                t.dir.display(),
+                human_bytes(t.bytes),
+                human_bytes(t.free)
+            );
+        }
+        match self.output_free {
+            Some(free) => {
+                let _ = writeln!(
+                    s,
+                    "  output       {} ({} free there)",
+                    self.output,
+                    human_bytes(free)
+                );
+            }
+            None => {
+                let _ = writeln!(s, "  output       standard output");
+            }
+        }
+        s
+    }
+}
+
+/// One line per merge level.
+fn write_schedule(s: &mut String, schedule: &MergeSchedule) {
+    let n = schedule.levels.len();
+    for (i, l) in schedule.levels.iter().enumerate() {
+        let into =
+            if i + 1 == n { "the output".to_string() } else { format!("{} runs", l.outputs) };
+        let _ = writeln!(
+            s,
+            "  merge {}/{n}    {} runs, {} at a time, into {into}; {} read block per run, {} in all",
+            i + 1,
+            l.inputs,
+            l.fan_in.min(l.inputs),
+            human_bytes(l.block as u64),
+            human_bytes(l.memory)
+        );
+    }
+}

@@ -1,0 +1,334 @@
+//! The plan's arithmetic: chunk, part, arena and merge sizes from the budget, the layout and
+//! the thread count. Pure functions of the configuration: no file is looked at here.
+
+use serde::Serialize;
+
+use oxsort_io::DIRECT_ALIGN;
+
+use crate::config::SortConfig;
+use crate::error::{EngineError, Result};
+use crate::sink::STAGING_BYTES;
+use crate::tuning::*;
+
+/// Round up to a multiple of the direct-I/O alignment.
+fn align_up(n: u64) -> u64 {
+    n.div_ceil(DIRECT_ALIGN as u64) * DIRECT_ALIGN as u64
+}
+
+/// Sizes of the input phase (reading, run formation, one-pass output), fixed by the plan.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Geometry {
+    /// Records per chunk slot range, as a power of two (a record's index is
+    /// `chunk << chunk_log2 | slot`).
+    pub chunk_log2: u32,
+    /// Bytes of records per chunk (one read transfer).
+    pub chunk_bytes: usize,
+    /// Bytes of one chunk buffer, with its room for a delimited record's rest.
+    pub chunk_alloc: usize,
+    /// Records per output part (and per gathered piece).
+    pub part_records: usize,
+    /// Output parts in flight at once (being built or written).
+    pub window_parts: usize,
+    /// Chunks a memory-load holds (fixed records).
+    pub arena_chunks: u64,
+    /// Bytes a memory-load may hold (chunks, entries, offsets).
+    pub arena_bytes: u64,
+    /// Bytes staged before a write when output sizes are known only piece by piece.
+    pub staging_bytes: usize,
+    /// Chunk buffers read or populated ahead of the workers.
+    pub read_ahead_chunks: usize,
+    /// Memory of the input phase, all of it.
+    pub input_memory: u64,
+}
+
+/// Sizes of the input phase for `cfg`.
+pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
+    let Some(r) = cfg.key.record_size() else { return delimited_geometry(cfg) };
+    let r = r as u64;
+    let m = cfg.memory;
+    let window_parts = cfg.threads * PARTS_IN_FLIGHT_PER_THREAD;
+    let read_ahead_chunks = cfg.read_depth + PROVISION_AHEAD;
+    let mut log2 = match cfg.chunk_records_log2 {
+        Some(l) => l,
+        None => {
+            let mut l = ((cfg.transfer as u64 / r).max(1)).ilog2().max(MIN_CHUNK_RECORDS_LOG2);
+            // Enough chunks in the arena that run formation overlaps reading with sorting.
+            while l > MIN_CHUNK_RECORDS_LOG2 && (r << l) * ARENA_MIN_CHUNKS > m {
+                l -= 1;
+            }
+            l
+        }
+    };
+    log2 = log2.min(MAX_CHUNK_RECORDS_LOG2);
+    let chunk_records = 1u64 << log2;
+    let chunk_alloc = align_up(chunk_records * r);
+    let chunk_cost = chunk_alloc + chunk_records * ENTRY_BYTES;
+    // Parts: as large as allowed, but the window of parts in flight takes at most a share of
+    // memory.
+    let per_rec = r + ENTRY_BYTES;
+    let part_records = part_records(m, window_parts, per_rec);
+    let window = window_parts as u64
+        * (align_up(part_records * r) + DIRECT_ALIGN as u64 + part_records * ENTRY_BYTES);
+    let staging = staging_bytes(m);
+    let read_ahead = read_ahead_chunks as u64 * chunk_alloc + staging as u64;
+    let fixed = FIXED_OVERHEAD + window + read_ahead;
+    let arena_chunks = m.saturating_sub(fixed) / chunk_cost;
+    if arena_chunks == 0 {
+        return Err(EngineError::MemoryTooSmall {
+            given: m,
+            needed: fixed + chunk_cost,
+            why: format!(
+                "one chunk of {chunk_records} records, {read_ahead_chunks} chunks read or \
+                 prepared ahead and {window_parts} output parts in flight"
+            ),
+        });
+    }
+    Ok(Geometry {
+        chunk_log2: log2,
+        chunk_bytes: (chunk_records * r) as usize,
+        chunk_alloc: chunk_alloc as usize,
+        part_records: part_records as usize,
+        window_parts,
+        arena_chunks,
+        arena_bytes: arena_chunks * chunk_cost,
+        staging_bytes: staging,
+        read_ahead_chunks,
+        input_memory: fixed + arena_chunks * chunk_cost,
+    })
+}
+
+/// Records per output part: the window of `window_parts` parts of records costing `per_rec`
+/// bytes each takes at most 1/[`OUTPUT_WINDOW_SHARE`] of the budget.
+fn part_records(memory: u64, window_parts: usize, per_rec: u64) -> u64 {
+    let spare = memory.saturating_sub(FIXED_OVERHEAD);
+    ((spare / OUTPUT_WINDOW_SHARE) / (window_parts as u64 * per_rec))
+        .clamp(1, MAX_PART_RECORDS as u64)
+}
+
+/// Delimited records: chunks are byte ranges cut after a terminator, holding a varying number
+/// of records (at most one per byte), so the record index reserves a slot per chunk byte and a
+/// load is limited by bytes (chunks, entries and offsets) rather than by chunk count.
+fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
+    let m = cfg.memory;
+    let window_parts = cfg.threads * PARTS_IN_FLIGHT_PER_THREAD;
+    let read_ahead_chunks = cfg.read_depth + PROVISION_AHEAD;
+    // A chunk of one-byte records costs 21 bytes of memory per chunk byte: keep one chunk well
+    // under the budget.
+    let mut chunk = cfg.transfer as u64;
+    if let Some(l) = cfg.chunk_records_log2 {
+        chunk = chunk.min(1 << l);
+    }
+    let worst_per_byte = 1 + ENTRY_BYTES + OFFSET_BYTES;
+    while chunk > DIRECT_ALIGN as u64 && chunk * worst_per_byte * DELIM_CHUNK_SHARE > m {
+        chunk /= 2;
+    }
+    // A chunk's buffer has room for the rest of its last record (see DELIM_SLACK); the bytes,
+    // so the records, of one chunk are at most `most`.
+    let most = chunk + delim_room(chunk as usize) as u64;
+    let chunk_alloc = align_up(most);
+    let log2 = 64 - most.leading_zeros();
+    // Parts of lines of a typical length, their window a share of memory.
+    let per_rec = LINE_BYTES_ESTIMATE + ENTRY_BYTES;
+    let part_records = part_records(m, window_parts, per_rec);
+    let window = window_parts as u64 * (part_records * per_rec + DIRECT_ALIGN as u64);
+    let staging = staging_bytes(m);
+    let read_ahead = read_ahead_chunks as u64 * chunk_alloc + staging as u64;
+    let fixed = FIXED_OVERHEAD + window + read_ahead;
+    let arena_bytes = m.saturating_sub(fixed);
+    let worst_chunk = chunk_alloc + most * (ENTRY_BYTES + OFFSET_BYTES);
+    if arena_bytes < worst_chunk {
+        return Err(EngineError::MemoryTooSmall {
+            given: m,
+            needed: fixed + worst_chunk,
+            why: format!(
+                "a chunk of {chunk} bytes of records with their entries, read-ahead and output \
+                 parts"
+            ),
+        });
+    }
+    Ok(Geometry {
+        chunk_log2: log2,
+        chunk_bytes: chunk as usize,
+        chunk_alloc: chunk_alloc as usize,
+        part_records: part_records as usize,
+        window_parts,
+        arena_chunks: arena_bytes / chunk_alloc,
+        arena_bytes,
+        staging_bytes: staging,
+        read_ahead_chunks,
+        input_memory: fixed + arena_bytes,
+    })
+}
+
+/// The staging buffer: [`STAGING_BYTES`], or 1/[`STAGING_SHARE`] of a small budget (at least
+/// one aligned block).
+fn staging_bytes(memory: u64) -> usize {
+    let align = DIRECT_ALIGN as u64;
+    (memory / STAGING_SHARE / align * align).clamp(align, STAGING_BYTES) as usize
+}
+
+/// What the merge may use, fixed by the plan: the widest fan-in the budget allows and the
+/// block range. The schedule for a given number of runs follows from it alone
+/// ([`MergeSizing::schedule`]).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct MergeSizing {
+    /// Runs merged at once, at most.
+    pub fan_in: u64,
+    /// Smallest read block per run.
+    pub min_block: usize,
+    /// Largest read block per run.
+    pub max_block: usize,
+    /// Bytes the merge may spend on blocks (the budget less the fixed overhead).
+    pub block_memory: u64,
+    /// Bytes per record when fixed (blocks hold whole records); 1 for delimited records.
+    pub record_unit: usize,
+}
+
+/// One level of the merge: `inputs` runs merged `fan_in` at a time into `outputs` runs (the
+/// last level into the output).
+///
+/// ```text
+///  level 1:  r0 r1 r2 r3 r4 r5 r6   (fan-in 3)  ──>  m0 m1 r6      (a lone run passes through)
+///  level 2:  m0 m1 r6                           ──>  output
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MergeLevel {
+    /// Runs entering the level.
+    pub inputs: u64,
+    /// Runs merged at once.
+    pub fan_in: u64,
+    /// Runs leaving it (1 on the last level: the output).
+    pub outputs: u64,
+    /// Bytes read per run per transfer.
+    pub block: usize,
+    /// Memory the level's merges use at most.
+    pub memory: u64,
+}
+
+/// The merge, level by level.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MergeSchedule {
+    /// The levels, first to last (the last merges into the output).
+    pub levels: Vec<MergeLevel>,
+}
+
+impl MergeSchedule {
+    /// Memory the merge uses at most (its widest level).
+    pub fn memory(&self) -> u64 {
+        self.levels.iter().map(|l| l.memory).max().unwrap_or(0)
+    }
+}
+
+/// The merge's sizing for `cfg`.
+pub(crate) fn merge_sizing(cfg: &SortConfig) -> Result<MergeSizing> {
+    let m = cfg.memory.saturating_sub(FIXED_OVERHEAD);
+    let unit = cfg.key.record_size().unwrap_or(1);
+    let r = unit as u64;
+    let out = MERGE_OUT_BUFFERS as u64;
+    // Every block must hold at least one record. Blocks below MERGE_BLOCK_MIN are slow, so they
+    // are used only when the budget cannot give a two-way merge otherwise.
+    let mut min_block = align_up((MERGE_BLOCK_MIN as u64).max(r));
+    if m / min_block < 4 + out {
+        min_block = align_up(r.max(DIRECT_ALIGN as u64));
+    }
+    let mut fan_in = ((m / min_block).saturating_sub(out) / 2).min(MAX_FAN_IN as u64);
+    if let Some(cap) = cfg.max_fan_in {
+        fan_in = fan_in.min(cap as u64);
+    }
+    if fan_in < 2 {
+        return Err(EngineError::MemoryTooSmall {
+            given: cfg.memory,
+            needed: FIXED_OVERHEAD + (4 + out) * min_block,
+            why: "a two-way merge with its read and output blocks".into(),
+        });
+    }
+    Ok(MergeSizing {
+        fan_in,
+        min_block: min_block as usize,
+        max_block: (cfg.merge_block as u64).max(min_block) as usize,
+        block_memory: m,
+        record_unit: unit,
+    })
+}
+
+impl MergeSizing {
+    /// The block and memory of a merge of `k` runs: two blocks per run (one merged, one read)
+    /// and [`MERGE_OUT_BUFFERS`] output blocks share the budget.
+    fn level(&self, inputs: u64, k: u64, outputs: u64) -> MergeLevel {
+        let out = MERGE_OUT_BUFFERS as u64;
+        let align = DIRECT_ALIGN as u64;
+        let block = ((self.block_memory / (2 * k + out)) / align * align)
+            .clamp(self.min_block as u64, self.max_block as u64);
+        MergeLevel {
+            inputs,
+            fan_in: k,
+            outputs,
+            block: block as usize,
+            memory: FIXED_OVERHEAD + (2 * k + out) * block,
+        }
+    }
+
+    /// The schedule that merges `runs` runs: full-width levels while more runs remain than one
+    /// merge takes, then the final merge.
+    pub fn schedule(&self, runs: u64) -> MergeSchedule {
+        let mut levels = Vec::new();
+        let mut n = runs;
+        while n > self.fan_in {
+            let outputs = n.div_ceil(self.fan_in);
+            levels.push(self.level(n, self.fan_in, outputs));
+            n = outputs;
+        }
+        levels.push(self.level(n, n.max(2), 1));
+        MergeSchedule { levels }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizing(fan_in: u64) -> MergeSizing {
+        MergeSizing {
+            fan_in,
+            min_block: 64 << 10,
+            max_block: 8 << 20,
+            block_memory: 1 << 30,
+            record_unit: 100,
+        }
+    }
+
+    #[test]
+    fn schedules_merge_every_run_in_the_fewest_levels() {
+        for fan_in in 2..9u64 {
+            for runs in 1..200u64 {
+                let s = sizing(fan_in).schedule(runs);
+                let last = s.levels.last().unwrap();
+                assert_eq!(last.outputs, 1);
+                assert_eq!(s.levels[0].inputs, runs);
+                for w in s.levels.windows(2) {
+                    assert_eq!(w[0].outputs, w[1].inputs);
+                }
+                // Each level takes at most fan_in runs per merge.
+                for l in &s.levels {
+                    assert!(l.inputs.div_ceil(l.fan_in) == l.outputs && l.fan_in <= fan_in.max(2));
+                }
+                // The fewest levels: fan_in^(levels-1) < runs <= fan_in^levels.
+                let levels = s.levels.len() as u32;
+                assert!(
+                    runs <= fan_in.pow(levels) && (levels == 1 || fan_in.pow(levels - 1) < runs)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_stay_within_their_range_and_the_budget() {
+        let s = sizing(256);
+        for k in [2, 3, 17, 256] {
+            let l = s.level(k, k, 1);
+            assert!(l.block >= s.min_block && l.block <= s.max_block);
+            assert_eq!(l.block % DIRECT_ALIGN, 0);
+            assert!(l.memory <= FIXED_OVERHEAD + s.block_memory || l.block == s.min_block);
+        }
+    }
+}

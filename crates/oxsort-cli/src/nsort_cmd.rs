@@ -142,9 +142,8 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
         .spec(spec)
         .io(IoOptions { buffered: asks_buffered, ..IoOptions::default() });
 
-    // More memory than the machine has: left to the engine's default share of what is there.
-    let memory_capped = cmd.memory.filter(|&asked| asked > oxsort_engine::available_memory());
-    if let Some(asked) = cmd.memory.filter(|_| memory_capped.is_none()) {
+    // More memory than the machine has is capped by the engine, with a note.
+    if let Some(asked) = cmd.memory {
         b = b.memory(asked);
     }
     if let Some(p) = cmd.processes {
@@ -217,15 +216,7 @@ fn map(cmd: &NsortCommand) -> Result<Mapped> {
         notes.push("preallocate: oxsort always preallocates its output and temp files".into());
     }
     let cfg = b.build()?;
-    if let Some(asked) = memory_capped {
-        notes.push(format!(
-            "-memory asks for {} but only {} is available here: using {} (oxsort's default \
-             share of it)",
-            human_bytes(asked),
-            human_bytes(oxsort_engine::available_memory()),
-            human_bytes(cfg.memory())
-        ));
-    }
+    notes.extend(cfg.notes().iter().map(|n| format!("-memory: {n}")));
     Ok(Mapped { cfg, notes, layout })
 }
 
@@ -349,7 +340,9 @@ fn statistics(cmd: &NsortCommand, m: &Mapped, stats: &SortStats) -> String {
         human_bytes(m.cfg.transfer_size() as u64),
         m.cfg.read_depth()
     );
-    for n in &m.notes {
+    // The plan's notes after the mapping's (the budget's note is the mapping's already).
+    let plan_notes = stats.notes.iter().filter(|n| !m.cfg.notes().contains(n));
+    for n in m.notes.iter().chain(plan_notes) {
         let _ = writeln!(s, "  Note:         {n}");
     }
 

@@ -137,6 +137,9 @@ pub fn run_sort(args: SortArgs) -> Result<i32> {
     oxsort_io::cleanup::install_signal_handlers();
     let cfg = args.config(args.wants_progress())?;
     let stats = sort(&cfg)?;
+    for n in &stats.notes {
+        eprintln!("oxsort: note: {n}");
+    }
     // valsort-style closing lines: the run checked itself.
     eprintln!("Records: {}", stats.records);
     eprintln!("Checksum: {}", stats.checksum);

@@ -58,6 +58,8 @@ pub struct SortConfig {
     pub(crate) read_depth: usize,
     pub(crate) merge_block: usize,
     pub(crate) progress: Option<ProgressFn>,
+    /// What was changed from what was asked, and why (a budget capped, ...).
+    pub(crate) notes: Vec<String>,
 }
 
 impl std::fmt::Debug for SortConfig {
@@ -125,6 +127,10 @@ impl SortConfig {
     /// The I/O options.
     pub fn io(&self) -> &IoOptions {
         &self.io
+    }
+    /// What the builder changed from what was asked, and why: print them as warnings.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
     /// Bytes read per input transfer.
     pub fn transfer_size(&self) -> usize {
@@ -245,9 +251,22 @@ impl SortConfigBuilder {
         if matches!(self.max_fan_in, Some(f) if f < 2) {
             return Err(EngineError::Config("merge fan-in must be at least 2".into()));
         }
+        let mut notes = Vec::new();
+        let available = sysinfo::available_memory();
+        let default_share = (available as f64 * tuning::DEFAULT_MEMORY_SHARE) as u64;
         let memory = match self.memory {
+            // More than the machine has would swap or be killed: capped, as nsort caps it.
+            Some(m) if m > available => {
+                notes.push(format!(
+                    "the memory budget of {} is more than the {} available: using {}",
+                    crate::human_bytes(m),
+                    crate::human_bytes(available),
+                    crate::human_bytes(default_share)
+                ));
+                default_share
+            }
             Some(m) => m,
-            None => (sysinfo::available_memory() as f64 * tuning::DEFAULT_MEMORY_SHARE) as u64,
+            None => default_share,
         };
         let temp_dirs = if self.temp_dirs.is_empty() {
             vec![default_temp_dir(&self.output)]
@@ -271,6 +290,7 @@ impl SortConfigBuilder {
                 .merge_block
                 .map_or(tuning::MERGE_BLOCK_MAX, |b| b / DIRECT_ALIGN * DIRECT_ALIGN),
             progress: self.progress,
+            notes,
         })
     }
 }

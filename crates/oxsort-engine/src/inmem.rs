@@ -34,7 +34,8 @@ use crate::sink::{Sink, Staging};
 use crate::source::{Chunk, ChunkSource};
 use crate::stats::Meters;
 use crate::tuning::{
-    MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD, PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS,
+    ENTRY_BYTES, LINE_BYTES_ESTIMATE, MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD,
+    PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS,
 };
 use crate::verify::{OrderBuilder, OrderCheck};
 
@@ -446,7 +447,15 @@ pub(crate) fn emit(
     // its part is being written, so a huge group of equal prefixes stays within the window.
     let writing = (Mutex::new(0usize), Condvar::new());
     let next = AtomicUsize::new(0);
-    let piece_records = g.part_records;
+    // Pieces of delimited records are as many bytes as the plan's window gave them (records of
+    // LINE_BYTES_ESTIMATE bytes): longer records make pieces of fewer records.
+    let piece_records = if delimited {
+        let planned = g.part_records * (LINE_BYTES_ESTIMATE + ENTRY_BYTES) as usize;
+        let per_record = avg_record * PIECE_SLACK_QUARTERS / 4 + ENTRY_BYTES as usize;
+        (planned / per_record).clamp(1, g.part_records)
+    } else {
+        g.part_records
+    };
     let written = std::thread::scope(|s| -> Result<()> {
         for _ in 0..threads {
             let token_rx = token_rx.clone();

@@ -104,13 +104,14 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         memory_budget: cfg.memory,
         threads: cfg.threads,
         passes: 1,
+        notes: plan.notes.clone(),
         ..SortStats::default()
     };
     let mut source = ChunkSource::new(
         &cfg.inputs,
         cfg.key.layout(),
         g.chunk_bytes,
-        cfg.read_depth,
+        g.read_depth,
         cfg.io.clone(),
     );
     source.provision(cfg.threads, &meters);
@@ -143,8 +144,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         in_records += loaded.records;
         read_records += loaded.read;
         if exhausted {
-            // Nothing more to read: free the buffers populated ahead.
-            source.stop_provision();
+            // Nothing more to read: free the buffers populated ahead or kept for reuse.
+            source.finish();
         }
         if runs.is_empty() && exhausted {
             // One pass: everything is in memory.
@@ -164,34 +165,38 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         run_dropped.dropped += formed.dropped;
         run_dropped.dropped_checksum += formed.dropped_checksum;
         runs.push(run);
-        for b in loaded.chunks {
-            source.recycle(b);
+        if !exhausted {
+            // The next load reads into this one's buffers: fresh memory costs a fault per page.
+            for b in loaded.chunks {
+                source.recycle(b);
+            }
+            continue;
         }
-        if exhausted {
-            let mut files = std::mem::take(&mut source.files);
-            files.append(&mut run_writes);
-            stats.phases.push(timer.finish(files));
-            let schedule = plan.schedule_for(runs.len() as u64);
-            let merge_timer = PhaseTimer::start("merge", &meters);
-            stats.passes = 2;
-            stats.runs = runs.len() as u64;
-            stats.fan_in =
-                schedule.levels.iter().map(|l| l.fan_in.min(l.inputs)).max().unwrap_or(0);
-            stats.merge_levels = schedule.levels.len() as u32;
-            let opts = merge::MergeOpts {
-                keys: &cfg.key,
-                meters: &meters,
-                unique: cfg.spec.unique,
-                reporter: &reporter,
-            };
-            let merged = merge::merge_runs(runs, &schedule, &mut room, &opts, sink.as_mut())?;
-            stats.phases.push(merge_timer.finish(merged.files));
-            let mut c = merged.check;
-            c.dropped += run_dropped.dropped;
-            c.dropped_checksum += run_dropped.dropped_checksum;
-            check = c;
-            break;
-        }
+        // The input phase's memory goes before the merge takes its own.
+        drop(loaded);
+        oxsort_io::trim_heap();
+        let mut files = std::mem::take(&mut source.files);
+        files.append(&mut run_writes);
+        stats.phases.push(timer.finish(files));
+        let schedule = plan.schedule_for(runs.len() as u64);
+        let merge_timer = PhaseTimer::start("merge", &meters);
+        stats.passes = 2;
+        stats.runs = runs.len() as u64;
+        stats.fan_in = schedule.levels.iter().map(|l| l.fan_in.min(l.inputs)).max().unwrap_or(0);
+        stats.merge_levels = schedule.levels.len() as u32;
+        let opts = merge::MergeOpts {
+            keys: &cfg.key,
+            meters: &meters,
+            unique: cfg.spec.unique,
+            reporter: &reporter,
+        };
+        let merged = merge::merge_runs(runs, &schedule, &mut room, &opts, sink.as_mut())?;
+        stats.phases.push(merge_timer.finish(merged.files));
+        let mut c = merged.check;
+        c.dropped += run_dropped.dropped;
+        c.dropped_checksum += run_dropped.dropped_checksum;
+        check = c;
+        break;
     }
     let bytes_read = source.bytes_read;
     drop(source);

@@ -87,11 +87,14 @@ impl ChunkSource {
         }
     }
 
-    /// Starts populating chunk buffers ahead of the reader on `threads` helper threads.
+    /// Starts populating chunk buffers ahead of the reader on up to `threads` helper threads.
+    /// At most [`PROVISION_AHEAD`] populated buffers exist at once, the one each helper holds
+    /// while it waits to hand it over included: that is what the plan accounts for.
     pub(crate) fn provision(&mut self, threads: usize, meters: &Meters) {
-        let (tx, rx) = bounded::<AlignedBuf>(PROVISION_AHEAD);
+        let helpers = threads.clamp(1, PROVISION_AHEAD);
+        let (tx, rx) = bounded::<AlignedBuf>(PROVISION_AHEAD - helpers);
         let size = self.buf_len();
-        let handles = (0..threads.max(1))
+        let handles = (0..helpers)
             .map(|_| {
                 let tx = tx.clone();
                 let meters = meters.clone();
@@ -110,8 +113,16 @@ impl ChunkSource {
         self.provision = Some((rx, handles));
     }
 
+    /// The input is read: stops the helper threads and frees every buffer kept for reuse
+    /// (what the merge needs is its own).
+    pub(crate) fn finish(&mut self) {
+        self.stop_provision();
+        self.spare = Vec::new();
+        self.carry = None;
+    }
+
     /// Stops the helper threads (buffers they made are freed).
-    pub(crate) fn stop_provision(&mut self) {
+    fn stop_provision(&mut self) {
         if let Some((rx, handles)) = self.provision.take() {
             drop(rx);
             for h in handles {

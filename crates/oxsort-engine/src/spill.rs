@@ -29,9 +29,10 @@ pub(crate) enum RunKind {
     Merged(u32),
 }
 
-/// A sorted run in a temp file.
+/// A sorted run in a temp file. Its file is open only while it is written or read: a sort may
+/// form more runs than a process may hold files open.
 pub(crate) struct Run {
-    pub(crate) file: Arc<DirectFile>,
+    file: Option<Arc<DirectFile>>,
     /// Which temp directory it is in.
     dir: usize,
     name: String,
@@ -96,12 +97,15 @@ impl SpillRoom {
         let file = Arc::new(self.temps[dir].create_file(&name, &self.io)?);
         file.preallocate(bytes)?;
         let sink = FileSink::temp(file.clone(), self.dirs[dir].display().to_string());
-        Ok((Run { file, dir, name, bytes }, sink))
+        Ok((Run { file: Some(file), dir, name, bytes }, sink))
     }
 
     /// A run is written: `bytes` of records (fewer than reserved when duplicates were dropped).
+    /// Its file is closed once the writer's sink is dropped too.
     pub(crate) fn finish(&mut self, run: &mut Run, bytes: u64) -> Result<()> {
-        run.file.set_len(bytes)?;
+        if let Some(f) = run.file.take() {
+            f.set_len(bytes)?;
+        }
         run.bytes = bytes;
         self.bytes_spilled += bytes;
         Ok(())
@@ -121,7 +125,9 @@ impl SpillRoom {
         block: usize,
         layout: RecordLayout,
     ) -> Result<RunReader> {
-        let reader = Reader::new(run.file.clone(), 0..run.bytes, block, 1, &self.io)?;
+        let file = Arc::new(DirectFile::open(&run.path(self), &self.io)?);
+        let direct = file.is_direct();
+        let reader = Reader::new(file, 0..run.bytes, block, 1, &self.io)?;
         Ok(RunReader {
             reader,
             buf: None,
@@ -132,7 +138,7 @@ impl SpillRoom {
             staged: false,
             path: run.path(self),
             temp_dir: self.dirs[run.dir].display().to_string(),
-            direct: run.file.is_direct(),
+            direct,
             layout,
         })
     }

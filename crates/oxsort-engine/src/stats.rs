@@ -143,6 +143,8 @@ pub struct SortStats {
     pub checksum: String,
     /// Adjacent records with equal keys in the output.
     pub duplicate_keys: u64,
+    /// What was changed from what was asked, and why (from the plan).
+    pub notes: Vec<String>,
 }
 
 /// Measures one phase: wall and CPU time between `start` and `finish`.

@@ -271,6 +271,19 @@ unsafe impl GlobalAlloc for BigAlloc {
     }
 }
 
+/// Gives the C allocator's free heap memory back to the system (`malloc_trim`). Arrays of
+/// medium size (a chunk's entries, its offsets) come from the C heap, whose `mmap` threshold
+/// rises as big blocks are freed; the memory of one phase then stays resident while the next
+/// phase allocates its own. The engine calls this between phases so that its peak memory is
+/// what its plan accounts for.
+pub fn trim_heap() {
+    // SAFETY: malloc_trim only walks and releases the allocator's own free memory; it has no
+    // preconditions and may be called at any time from any thread.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,7 +62,7 @@ pub mod tuning;
 mod uring;
 mod writer;
 
-pub use bigmem::BigAlloc;
+pub use bigmem::{trim_heap, BigAlloc};
 pub use buf::AlignedBuf;
 pub use error::IoError;
 pub use file::{DirectFile, FaultPlan, IoOptions};

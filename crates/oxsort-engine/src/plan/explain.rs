@@ -100,6 +100,9 @@ impl Plan {
                 human_bytes(t.free)
             );
         }
+        for n in &self.notes {
+            let _ = writeln!(s, "  note         {n}");
+        }
         match self.output_free {
             Some(free) => {
                 let _ = writeln!(

@@ -106,6 +106,8 @@ pub struct Plan {
     pub output: String,
     /// Free bytes where the output goes (None for stdout).
     pub output_free: Option<u64>,
+    /// What was changed from what was asked, and why (a budget capped, fewer transfers).
+    pub notes: Vec<String>,
 }
 
 /// Computes the plan and checks it against the machine: inputs present and whole, output
@@ -115,8 +117,8 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     let mut inputs = Vec::new();
     let mut total: Option<u64> = Some(0);
     let mut chunks: u64 = 0;
-    let g = sizing::geometry(cfg)?;
-    let merge = sizing::merge_sizing(cfg)?;
+    let (g, merge, mut notes) = sizing::sizes(cfg)?;
+    notes.splice(0..0, cfg.notes.iter().cloned());
     for input in &cfg.inputs {
         match input {
             Input::Stdin => {
@@ -212,6 +214,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
             Output::Stdout => "-".into(),
         },
         output_free,
+        notes,
     };
     plan.check_space(out_dev)?;
     Ok(plan)
@@ -297,6 +300,7 @@ mod tests {
                 arena_chunks: 10,
                 arena_bytes: 10 << 20,
                 staging_bytes: 1 << 20,
+                read_depth: 2,
                 read_ahead_chunks: 5,
                 input_memory: 1 << 30,
             },
@@ -307,6 +311,7 @@ mod tests {
             temp,
             output: "out.dat".into(),
             output_free,
+            notes: Vec::new(),
         }
     }
 

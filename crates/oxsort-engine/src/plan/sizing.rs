@@ -35,6 +35,8 @@ pub struct Geometry {
     pub arena_bytes: u64,
     /// Bytes staged before a write when output sizes are known only piece by piece.
     pub staging_bytes: usize,
+    /// Input transfers in flight.
+    pub read_depth: usize,
     /// Chunk buffers read or populated ahead of the workers.
     pub read_ahead_chunks: usize,
     /// Memory of the input phase, all of it.
@@ -92,6 +94,7 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
         arena_chunks,
         arena_bytes: arena_chunks * chunk_cost,
         staging_bytes: staging,
+        read_depth: cfg.read_depth,
         read_ahead_chunks,
         input_memory: fixed + arena_chunks * chunk_cost,
     })
@@ -155,6 +158,7 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
         arena_chunks: arena_bytes / chunk_alloc,
         arena_bytes,
         staging_bytes: staging,
+        read_depth: cfg.read_depth,
         read_ahead_chunks,
         input_memory: fixed + arena_bytes,
     })
@@ -216,6 +220,63 @@ impl MergeSchedule {
     /// Memory the merge uses at most (its widest level).
     pub fn memory(&self) -> u64 {
         self.levels.iter().map(|l| l.memory).max().unwrap_or(0)
+    }
+}
+
+/// Whether a budget of `memory` bytes gives the sort of `cfg` both phases (with one transfer
+/// in flight, the least [`sizes`] falls back to).
+fn fits(cfg: &SortConfig, memory: u64) -> bool {
+    let mut c = cfg.clone();
+    c.memory = memory;
+    c.read_depth = 1;
+    geometry(&c).is_ok() && merge_sizing(&c).is_ok()
+}
+
+/// The least budget with which `cfg` plans (to the direct-I/O alignment): what a "too small"
+/// error reports, so that the number it gives works when used. The sizes scale with the budget
+/// (parts, staging, chunks), so the least budget is searched for, not estimated.
+pub(crate) fn least_memory(cfg: &SortConfig) -> u64 {
+    let align = DIRECT_ALIGN as u64;
+    let mut hi = align;
+    while !fits(cfg, hi) && hi < 1 << 40 {
+        hi *= 2;
+    }
+    let mut lo = hi / 2; // does not fit (or is below the first step)
+    while hi - lo > align {
+        let mid = (lo + hi) / 2 / align * align;
+        if fits(cfg, mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// The sizes of both phases for `cfg`, and notes of what was reduced to fit. Transfers in
+/// flight that do not fit the budget are fewer, with a note; a budget too small even then is
+/// reported with the least budget that plans.
+pub(crate) fn sizes(cfg: &SortConfig) -> Result<(Geometry, MergeSizing, Vec<String>)> {
+    let both = |c: &SortConfig| geometry(c).and_then(|g| Ok((g, merge_sizing(c)?)));
+    let mut notes = Vec::new();
+    let mut c = cfg.clone();
+    let mut result = both(&c);
+    while matches!(result, Err(EngineError::MemoryTooSmall { .. })) && c.read_depth > 1 {
+        c.read_depth /= 2;
+        result = both(&c);
+    }
+    if result.is_ok() && c.read_depth < cfg.read_depth {
+        notes.push(format!(
+            "{} input transfers in flight do not fit the memory budget: {} are",
+            cfg.read_depth, c.read_depth
+        ));
+    }
+    match result {
+        Ok((g, m)) => Ok((g, m, notes)),
+        Err(EngineError::MemoryTooSmall { given, why, .. }) => {
+            Err(EngineError::MemoryTooSmall { given, needed: least_memory(cfg), why })
+        }
+        Err(e) => Err(e),
     }
 }
 

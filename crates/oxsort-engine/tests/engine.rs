@@ -3,88 +3,29 @@
 //! directories, io_uring on and off, buffered fallback), then error paths with injected faults.
 //! After every sort, no temp file or uncommitted output remains.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use oxsort_engine::{plan, sort, EngineError, Input, Output, Passes, SortConfig, SortSpec};
 use oxsort_format::{FieldType, KeyField, KeySpec, RecordLayout};
 use oxsort_io::{FaultPlan, IoOptions};
-use oxsort_testkit::{leftovers, make_records, oracle_sort, seed, Pattern, Rng};
+use oxsort_testkit::{
+    least_budget, leftovers, make_records, oracle_sort, seed, setups, EngineTester, Pattern, Rng,
+};
 
-/// A budget small enough that a few thousand records need two passes.
-const TINY: u64 = (256 << 10) + 200_000;
+/// Records per chunk in the tester's setups: small, so a few thousand records cross chunk,
+/// part and run boundaries.
+const CHUNK_LOG2: u32 = 4;
 
-#[derive(Clone, Debug)]
-struct Setup {
-    name: &'static str,
-    memory: u64,
-    chunk_log2: u32,
-    temp_dirs: usize,
-    max_fan_in: Option<usize>,
-    io: IoOptions,
-    threads: usize,
-}
-
-fn setups() -> Vec<Setup> {
-    let base = Setup {
-        name: "one pass",
-        memory: 64 << 20,
-        chunk_log2: 4,
-        temp_dirs: 1,
-        max_fan_in: None,
-        io: IoOptions::default(),
-        threads: 2,
-    };
-    vec![
-        base.clone(),
-        Setup { name: "one pass, 1 thread", threads: 1, ..base.clone() },
-        Setup {
-            name: "one pass, 3 threads, big chunks",
-            threads: 3,
-            chunk_log2: 12,
-            ..base.clone()
-        },
-        Setup { name: "two passes", memory: TINY, ..base.clone() },
-        Setup { name: "two passes, 3 temp dirs", memory: TINY, temp_dirs: 3, ..base.clone() },
-        Setup { name: "multi-level merge", memory: TINY, max_fan_in: Some(2), ..base.clone() },
-        Setup {
-            name: "two passes, no io_uring",
-            memory: TINY,
-            io: IoOptions { no_uring: true, ..IoOptions::default() },
-            ..base.clone()
-        },
-        Setup {
-            name: "two passes, buffered",
-            memory: TINY,
-            io: IoOptions { buffered: true, ..IoOptions::default() },
-            ..base.clone()
-        },
-    ]
-}
-
-fn config(s: &Setup, input: &Path, output: &Path, temps: &[PathBuf]) -> SortConfig {
-    let mut b = SortConfig::builder(vec![Input::Path(input.into())], Output::Path(output.into()))
-        .memory(s.memory)
-        .threads(s.threads)
-        .chunk_records_log2(s.chunk_log2)
-        .io(s.io.clone());
-    for t in temps {
-        b = b.temp_dir(t.clone());
-    }
-    if let Some(f) = s.max_fan_in {
-        b = b.max_fan_in(f);
-    }
-    b.build().expect("valid config")
-}
-
-fn temp_dirs(root: &Path, n: usize) -> Vec<PathBuf> {
-    (0..n)
-        .map(|i| {
-            let d = root.join(format!("tmp{i}"));
-            std::fs::create_dir_all(&d).unwrap();
-            d
-        })
-        .collect()
+/// A budget small enough that a few thousand records need two passes: the least budget the
+/// plan accepts for 100-byte records in chunks of 16.
+fn tiny() -> u64 {
+    let cfg = SortConfig::builder(vec![Input::Stdin], Output::Stdout)
+        .memory(1)
+        .chunk_records_log2(CHUNK_LOG2)
+        .build()
+        .unwrap();
+    least_budget(&cfg)
 }
 
 fn assert_clean(dirs: &[&Path]) {
@@ -98,25 +39,22 @@ fn assert_clean(dirs: &[&Path]) {
 fn pattern_by_size_matrix_matches_the_oracle_on_every_path() {
     let seed = seed();
     let mut rng = Rng::new(seed);
-    // Sizes around chunk (16 records), part and run boundaries of the tiny budgets.
-    let sizes = [0usize, 1, 2, 15, 16, 17, 33, 511, 1000, 2049, 5003];
-    for s in setups() {
-        let root = tempfile::tempdir().unwrap();
-        let temps = temp_dirs(root.path(), s.temp_dirs);
+    let spec = SortSpec::default();
+    // Sizes around chunk (16 records) and part boundaries; the largest make several runs at the
+    // least budget (thousands of records a run).
+    let sizes = [0usize, 1, 2, 15, 16, 17, 33, 511, 1000, 2049, 5003, 12007];
+    for s in setups(CHUNK_LOG2) {
+        let t = EngineTester::new();
         for pattern in Pattern::ALL {
             for &n in &sizes {
                 let data = make_records(pattern, n, 100, &mut rng);
-                let input = root.path().join("in.dat");
-                let output = root.path().join("out.dat");
-                std::fs::write(&input, &data).unwrap();
-                let cfg = config(&s, &input, &output, &temps);
-                let stats =
-                    sort(&cfg).unwrap_or_else(|e| panic!("{} {pattern:?} n={n}: {e}", s.name));
-                let got = std::fs::read(&output).unwrap();
+                let (got, stats) = t
+                    .run(&s, &spec, &data)
+                    .unwrap_or_else(|e| panic!("{} {pattern:?} n={n}: {e}", s.name));
                 let want = oracle_sort(&data, 100, 0, 10);
                 assert!(got == want, "{} {pattern:?} n={n} (seed {seed}): output differs", s.name);
                 assert_eq!(stats.records, n as u64);
-                if s.memory == TINY && n >= 2049 {
+                if s.two_pass() && n >= 12007 {
                     assert_eq!(stats.passes, 2, "{} n={n} should spill", s.name);
                     if s.max_fan_in == Some(2) {
                         assert!(
@@ -127,9 +65,6 @@ fn pattern_by_size_matrix_matches_the_oracle_on_every_path() {
                         );
                     }
                 }
-                let mut dirs: Vec<&Path> = temps.iter().map(|p| p.as_path()).collect();
-                dirs.push(root.path());
-                assert_clean(&dirs);
             }
         }
     }
@@ -139,14 +74,8 @@ fn pattern_by_size_matrix_matches_the_oracle_on_every_path() {
 fn equal_keys_keep_input_order_across_runs_and_merges() {
     let mut rng = Rng::new(seed());
     let data = make_records(Pattern::FewDistinct, 4000, 100, &mut rng);
-    for s in setups() {
-        let root = tempfile::tempdir().unwrap();
-        let temps = temp_dirs(root.path(), s.temp_dirs);
-        let input = root.path().join("in.dat");
-        let output = root.path().join("out.dat");
-        std::fs::write(&input, &data).unwrap();
-        sort(&config(&s, &input, &output, &temps)).unwrap();
-        let got = std::fs::read(&output).unwrap();
+    for s in setups(CHUNK_LOG2) {
+        let (got, _) = EngineTester::new().run(&s, &SortSpec::default(), &data).unwrap();
         for pair in got.chunks_exact(100).collect::<Vec<_>>().windows(2) {
             let (a, b) = (pair[0], pair[1]);
             if a[..10] == b[..10] {
@@ -158,6 +87,7 @@ fn equal_keys_keep_input_order_across_runs_and_merges() {
 
 #[test]
 fn several_inputs_are_concatenated_and_output_may_be_an_input() {
+    let _serial = oxsort_testkit::serial();
     let mut rng = Rng::new(seed());
     let root = tempfile::tempdir().unwrap();
     let parts: Vec<Vec<u8>> = [7usize, 0, 300, 33]
@@ -172,7 +102,7 @@ fn several_inputs_are_concatenated_and_output_may_be_an_input() {
     }
     let target = root.path().join("in0.dat");
     let cfg = SortConfig::builder(inputs, Output::Path(target.clone()))
-        .memory(TINY)
+        .memory(tiny())
         .chunk_records_log2(4)
         .build()
         .unwrap();
@@ -183,6 +113,7 @@ fn several_inputs_are_concatenated_and_output_may_be_an_input() {
 
 #[test]
 fn other_record_sizes_and_key_positions() {
+    let _serial = oxsort_testkit::serial();
     let mut rng = Rng::new(seed());
     let root = tempfile::tempdir().unwrap();
     for (size, off, len) in [(20usize, 0usize, 10usize), (37, 20, 4), (4096, 100, 10), (24, 18, 1)]
@@ -191,7 +122,7 @@ fn other_record_sizes_and_key_positions() {
         let input = root.path().join("in.dat");
         let output = root.path().join("out.dat");
         std::fs::write(&input, &data).unwrap();
-        for memory in [64 << 20, TINY + 1_000_000] {
+        for memory in [64 << 20, tiny() + 1_000_000] {
             let cfg =
                 SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(output.clone()))
                     .spec(SortSpec {
@@ -217,6 +148,7 @@ fn other_record_sizes_and_key_positions() {
 
 #[test]
 fn plan_reports_passes_and_refuses_what_cannot_work() {
+    let _serial = oxsort_testkit::serial();
     let root = tempfile::tempdir().unwrap();
     let input = root.path().join("in.dat");
     std::fs::write(&input, vec![1u8; 100 * 3000]).unwrap();
@@ -229,7 +161,7 @@ fn plan_reports_passes_and_refuses_what_cannot_work() {
             .unwrap()
     };
     assert!(matches!(plan(&mk(64 << 20)).unwrap().passes, Passes::One));
-    let two = plan(&mk(TINY)).unwrap();
+    let two = plan(&mk(tiny())).unwrap();
     assert!(matches!(two.passes, Passes::Two { .. }), "{two:?}");
     assert!(two.to_text().contains("two:"));
     match sort(&mk(100_000)) {
@@ -266,6 +198,7 @@ fn plan_reports_passes_and_refuses_what_cannot_work() {
 
 #[test]
 fn empty_input_sorts_to_an_empty_output() {
+    let _serial = oxsort_testkit::serial();
     let root = tempfile::tempdir().unwrap();
     let input = root.path().join("empty.dat");
     std::fs::write(&input, b"").unwrap();
@@ -279,10 +212,11 @@ fn empty_input_sorts_to_an_empty_output() {
 
 #[test]
 fn a_failed_read_or_write_loses_nothing() {
+    let _serial = oxsort_testkit::serial();
     let mut rng = Rng::new(seed());
     let data = make_records(Pattern::Random, 3000, 100, &mut rng);
     let mut failures = 0;
-    for (memory, what) in [(64u64 << 20, "one pass"), (TINY, "two passes")] {
+    for (memory, what) in [(64u64 << 20, "one pass"), (tiny(), "two passes")] {
         for fail_at in [1u64, 2, 5, 40] {
             for (plan_of, errno) in [
                 (FaultPlan::fail_read as fn(u64, i32) -> FaultPlan, libc_eio()),

@@ -5,11 +5,17 @@
 use std::path::Path;
 use std::process::Command;
 
-use oxsort_engine::{sort, Input, Output, SortConfig, SortSpec};
+use oxsort_engine::{sort, Input, Output, SortConfig, SortSpec, SortStats};
 use oxsort_format::{parse_gnu_args, RecordLayout};
-use oxsort_testkit::{leftovers, seed, Rng};
+use oxsort_testkit::{leftovers, seed, setups, EngineTester, Rng, Setup};
 
-const TINY: u64 = (256 << 10) + 400_000;
+/// Bytes per chunk in the tester's setups (2^12): small, so records cross chunks often.
+const CHUNK_LOG2: u32 = 12;
+
+/// Sorts `data` by `spec` through `s`; the tester checks cleanup and peak memory.
+fn sorted(t: &EngineTester, s: &Setup, spec: &SortSpec, data: &[u8]) -> (Vec<u8>, SortStats) {
+    t.run(s, spec, data).unwrap_or_else(|e| panic!("{}: {e}", s.name))
+}
 
 /// Random lines of 0..max bytes (never the terminator `t`), few distinct when `few`.
 fn lines(n: usize, max: u64, t: u8, few: bool, rng: &mut Rng) -> Vec<u8> {
@@ -40,41 +46,32 @@ fn reference(data: &[u8], t: u8) -> Vec<u8> {
     recs.concat()
 }
 
-fn gnu_sort(input: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("sort")
-        .env("LC_ALL", "C")
-        .args(args)
-        .arg(input)
-        .output()
-        .expect("GNU sort runs");
+/// GNU sort's output in the C locale, or `None` (said once on stderr) where there is no
+/// `sort` to compare with.
+fn gnu_sort(input: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    let Ok(out) = Command::new("sort").env("LC_ALL", "C").args(args).arg(input).output() else {
+        eprintln!("skipping the comparison with GNU sort: no `sort` on PATH");
+        return None;
+    };
     assert!(out.status.success());
-    out.stdout
+    Some(out.stdout)
 }
 
-fn config(
-    input: &Path,
-    out: &Path,
-    spec: SortSpec,
-    memory: u64,
-    fan_in: Option<usize>,
-) -> oxsort_engine::SortConfigBuilder {
-    let mut b = SortConfig::builder(vec![Input::Path(input.into())], Output::Path(out.into()))
+/// A one-pass sort of `input` into `out` by `spec`.
+fn config(input: &Path, out: &Path, spec: SortSpec) -> oxsort_engine::SortConfigBuilder {
+    SortConfig::builder(vec![Input::Path(input.into())], Output::Path(out.into()))
         .spec(spec)
-        .memory(memory)
-        .chunk_records_log2(12);
-    if let Some(f) = fan_in {
-        b = b.max_fan_in(f);
-    }
-    b
+        .memory(64 << 20)
+        .chunk_records_log2(CHUNK_LOG2)
 }
-
-const SETUPS: [(u64, Option<usize>, &str); 3] =
-    [(64 << 20, None, "one pass"), (TINY, None, "two passes"), (TINY, Some(2), "multi-level")];
 
 #[test]
 fn lines_sort_like_c_locale_stable_sort() {
     let mut rng = Rng::new(seed());
-    for &(memory, fan_in, what) in &SETUPS {
+    let spec = SortSpec::with_layout(RecordLayout::LINES);
+    for s in setups(CHUNK_LOG2) {
+        let what = s.name;
+        let t = EngineTester::new();
         for (n, max, few) in [
             (0usize, 10u64, false),
             (1, 10, false),
@@ -82,37 +79,29 @@ fn lines_sort_like_c_locale_stable_sort() {
             (5000, 5, true),
             (2000, 300, false),
         ] {
-            let d = tempfile::tempdir().unwrap();
-            let (input, out) = (d.path().join("in.txt"), d.path().join("out.txt"));
             let mut data = lines(n, max, b'\n', few, &mut rng);
             if n % 2 == 1 {
                 data.pop(); // no final newline
             }
-            std::fs::write(&input, &data).unwrap();
-            let stats = sort(
-                &config(&input, &out, SortSpec::with_layout(RecordLayout::LINES), memory, fan_in)
-                    .build()
-                    .unwrap(),
-            )
-            .unwrap_or_else(|e| panic!("{what} n={n}: {e}"));
-            let got = std::fs::read(&out).unwrap();
+            let (got, stats) = sorted(&t, &s, &spec, &data);
             assert!(got == reference(&data, b'\n'), "{what} n={n} max={max}");
-            assert!(
-                got == gnu_sort(&input, &["-s"]),
-                "{what} n={n}: differs from LC_ALL=C sort -s"
-            );
+            let input = t.dir().join("gnu.txt");
+            std::fs::write(&input, &data).unwrap();
+            if let Some(gnu) = gnu_sort(&input, &["-s"]) {
+                assert!(got == gnu, "{what} n={n}: differs from LC_ALL=C sort -s");
+            }
             let want_records = reference(&data, b'\n').iter().filter(|&&b| b == b'\n').count();
             assert_eq!(stats.records, want_records as u64, "{what} n={n}");
-            if n == 2000 && memory == TINY {
+            if n == 2000 && s.two_pass() {
                 assert_eq!(stats.passes, 2, "{what}");
             }
-            assert!(leftovers(d.path()).is_empty());
         }
     }
 }
 
 #[test]
 fn long_lines_across_chunk_boundaries_sort_whole() {
+    let _serial = oxsort_testkit::serial();
     // Chunks of 128 KiB keep 64 KiB of room for the rest of a record that crosses into the next
     // piece; longer rests take the copying path. Mix both, several inputs, a missing final
     // newline, and compare with the reference.
@@ -154,28 +143,22 @@ fn long_lines_across_chunk_boundaries_sort_whole() {
 #[test]
 fn nul_terminated_records_and_unique() {
     let mut rng = Rng::new(seed());
-    for &(memory, fan_in, what) in &SETUPS {
-        let d = tempfile::tempdir().unwrap();
-        let (input, out) = (d.path().join("in.bin"), d.path().join("out.bin"));
+    let nul = SortSpec::with_layout(RecordLayout::NUL);
+    let unique_nul = SortSpec { unique: true, ..nul.clone() };
+    for s in setups(CHUNK_LOG2) {
+        let what = s.name;
+        let t = EngineTester::new();
         let data = lines(4000, 8, 0, true, &mut rng);
-        std::fs::write(&input, &data).unwrap();
-        sort(
-            &config(&input, &out, SortSpec::with_layout(RecordLayout::NUL), memory, fan_in)
-                .build()
-                .unwrap(),
-        )
-        .unwrap();
-        assert!(std::fs::read(&out).unwrap() == reference(&data, 0), "{what}");
-        let unique_nul = SortSpec { unique: true, ..SortSpec::with_layout(RecordLayout::NUL) };
-        sort(&config(&input, &out, unique_nul, memory, fan_in).build().unwrap()).unwrap();
+        assert!(sorted(&t, &s, &nul, &data).0 == reference(&data, 0), "{what}");
+        let (got, _) = sorted(&t, &s, &unique_nul, &data);
         let mut want: Vec<&[u8]> = Vec::new();
-        let sorted = reference(&data, 0);
-        for rec in sorted.split_inclusive(|&b| b == 0) {
+        let by_bytes = reference(&data, 0);
+        for rec in by_bytes.split_inclusive(|&b| b == 0) {
             if want.last() != Some(&rec) {
                 want.push(rec);
             }
         }
-        assert!(std::fs::read(&out).unwrap() == want.concat(), "{what} unique");
+        assert!(got == want.concat(), "{what} unique");
     }
 }
 
@@ -183,7 +166,7 @@ fn nul_terminated_records_and_unique() {
 fn gnu_keys_match_gnu_sort() {
     let mut rng = Rng::new(seed());
     let d = tempfile::tempdir().unwrap();
-    let (input, out) = (d.path().join("in.txt"), d.path().join("out.txt"));
+    let input = d.path().join("in.txt");
     let mut data = Vec::new();
     for _ in 0..3000 {
         let a = rng.below(20);
@@ -201,34 +184,31 @@ fn gnu_keys_match_gnu_sort() {
     for args in cases {
         let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let gnu = parse_gnu_args(&owned).unwrap();
-        for &(memory, fan_in, what) in &SETUPS {
-            let spec = SortSpec {
-                key: Some(gnu.key.clone()),
-                unique: gnu.unique,
-                ..SortSpec::with_layout(RecordLayout::LINES)
-            };
-            let cfg = config(&input, &out, spec, memory, fan_in).build().unwrap();
-            sort(&cfg).unwrap_or_else(|e| panic!("{args:?} {what}: {e}"));
-            let got = std::fs::read(&out).unwrap();
-            assert!(got == gnu_sort(&input, args), "{args:?} {what}: differs from LC_ALL=C sort");
+        let spec = SortSpec {
+            key: Some(gnu.key.clone()),
+            unique: gnu.unique,
+            ..SortSpec::with_layout(RecordLayout::LINES)
+        };
+        let Some(want) = gnu_sort(&input, args) else { return };
+        for s in setups(CHUNK_LOG2) {
+            let (got, _) = sorted(&EngineTester::new(), &s, &spec, &data);
+            assert!(got == want, "{args:?} {}: differs from LC_ALL=C sort", s.name);
         }
     }
 }
 
 #[test]
 fn a_record_longer_than_a_chunk_is_a_clear_error() {
+    let _serial = oxsort_testkit::serial();
     let d = tempfile::tempdir().unwrap();
     let (input, out) = (d.path().join("in.txt"), d.path().join("out.txt"));
     let mut data = b"short\n".to_vec();
     data.extend(std::iter::repeat_n(b'x', 20_000));
     data.push(b'\n');
     std::fs::write(&input, &data).unwrap();
-    let e = sort(
-        &config(&input, &out, SortSpec::with_layout(RecordLayout::LINES), 64 << 20, None)
-            .build()
-            .unwrap(),
-    )
-    .unwrap_err();
+    let e =
+        sort(&config(&input, &out, SortSpec::with_layout(RecordLayout::LINES)).build().unwrap())
+            .unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("in.txt") && msg.contains("longer than"), "{msg}");
     assert!(!out.exists());
@@ -236,6 +216,7 @@ fn a_record_longer_than_a_chunk_is_a_clear_error() {
 
 #[test]
 fn a_line_shorter_than_its_key_field_is_named_unless_vlshrt() {
+    let _serial = oxsort_testkit::serial();
     use oxsort_format::parse_control;
     let d = tempfile::tempdir().unwrap();
     let (input, out) = (d.path().join("in.txt"), d.path().join("out.txt"));
@@ -243,14 +224,14 @@ fn a_line_shorter_than_its_key_field_is_named_unless_vlshrt() {
     // DFSORT's default: a record too short for a key field is an error naming it.
     let strict = parse_control(" SORT FIELDS=(5,3,CH,A)\n").unwrap().key.unwrap();
     let spec = SortSpec { key: Some(strict), ..SortSpec::with_layout(RecordLayout::LINES) };
-    let cfg = config(&input, &out, spec, 64 << 20, None).build().unwrap();
+    let cfg = config(&input, &out, spec).build().unwrap();
     let msg = sort(&cfg).unwrap_err().to_string();
     assert!(msg.contains("in.txt") && msg.contains("record 3"), "{msg}");
     assert!(!out.exists());
     // With OPTION VLSHRT the short field sorts first.
     let lenient = parse_control(" OPTION VLSHRT\n SORT FIELDS=(5,3,CH,A)\n").unwrap().key.unwrap();
     let spec = SortSpec { key: Some(lenient), ..SortSpec::with_layout(RecordLayout::LINES) };
-    let cfg = config(&input, &out, spec, 64 << 20, None).build().unwrap();
+    let cfg = config(&input, &out, spec).build().unwrap();
     sort(&cfg).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), b"cc\nbbbb1yy\ndddd5zz\naaaa9xx\n");
 }
@@ -273,15 +254,12 @@ fn parts_of_uneven_lines_and_a_failed_write_lose_nothing() {
         data.push(b'\n');
     }
     std::fs::write(&input, &data).unwrap();
-    for &(memory, fan_in, what) in &SETUPS {
-        sort(
-            &config(&input, &out, SortSpec::with_layout(RecordLayout::LINES), memory, fan_in)
-                .build()
-                .unwrap(),
-        )
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert!(std::fs::read(&out).unwrap() == reference(&data, b'\n'), "{what}");
+    let spec = SortSpec::with_layout(RecordLayout::LINES);
+    for s in setups(CHUNK_LOG2) {
+        let (got, _) = sorted(&EngineTester::new(), &s, &spec, &data);
+        assert!(got == reference(&data, b'\n'), "{}", s.name);
     }
+    let _serial = oxsort_testkit::serial();
     let mut failed = 0;
     for fail_at in [1u64, 2, 3, 5, 8] {
         let _ = std::fs::remove_file(&out);
@@ -289,7 +267,7 @@ fn parts_of_uneven_lines_and_a_failed_write_lose_nothing() {
             faults: Some(Arc::new(FaultPlan::fail_write(fail_at, 5))),
             ..IoOptions::default()
         };
-        let cfg = config(&input, &out, SortSpec::with_layout(RecordLayout::LINES), 64 << 20, None)
+        let cfg = config(&input, &out, SortSpec::with_layout(RecordLayout::LINES))
             .io(io)
             .build()
             .unwrap();

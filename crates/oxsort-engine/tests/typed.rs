@@ -5,12 +5,11 @@
 use std::cmp::Reverse;
 use std::path::Path;
 
-use oxsort_engine::{sort, EngineError, Input, Mode, Output, SortConfig, SortSpec};
+use oxsort_engine::{sort, EngineError, Input, Mode, Output, SortConfig, SortSpec, SortStats};
 use oxsort_format::{parse_control, parse_fields, KeySpec, RecordLayout};
-use oxsort_testkit::{leftovers, seed, Rng};
+use oxsort_testkit::{leftovers, seed, setups, EngineTester, Rng, Setup};
 
 const R: usize = 40;
-const TINY: u64 = (256 << 10) + 120_000;
 
 /// Records of 40 bytes: CH key at 0..10 (few distinct values), BI u32 at 10..14 (few distinct),
 /// FI i64 at 20..28, the input position at 32..40.
@@ -58,45 +57,50 @@ fn spec(key: Option<KeySpec>) -> SortSpec {
     SortSpec { layout: RecordLayout::Fixed(R), key, ..SortSpec::default() }
 }
 
-fn config(
-    input: &Path,
-    out: &Path,
-    memory: u64,
-    fan_in: Option<usize>,
-    spec: SortSpec,
-) -> oxsort_engine::SortConfigBuilder {
-    let mut b = SortConfig::builder(vec![Input::Path(input.into())], Output::Path(out.into()))
+/// A one-pass sort of `input` into `out` by `spec`.
+fn config(input: &Path, out: &Path, spec: SortSpec) -> oxsort_engine::SortConfigBuilder {
+    SortConfig::builder(vec![Input::Path(input.into())], Output::Path(out.into()))
         .spec(spec)
-        .memory(memory)
-        .chunk_records_log2(5);
-    if let Some(f) = fan_in {
-        b = b.max_fan_in(f);
-    }
-    b
+        .memory(64 << 20)
+        .chunk_records_log2(CHUNK_LOG2)
 }
 
-const SETUPS: [(u64, Option<usize>, &str); 3] =
-    [(64 << 20, None, "one pass"), (TINY, None, "two passes"), (TINY, Some(2), "multi-level")];
+/// Records per chunk in the tester's setups (2^5): small, so a few thousand records cross
+/// chunks and, at the least budget, runs.
+const CHUNK_LOG2: u32 = 5;
+
+/// Sorts `input` by `spec` through setup `s` (the engine tester checks cleanup and peak
+/// memory) and writes the output to `out`.
+fn sort_through(
+    s: &Setup,
+    spec: SortSpec,
+    input: &Path,
+    out: &Path,
+) -> Result<SortStats, EngineError> {
+    let t = EngineTester::new();
+    let (bytes, stats) = t.run_inputs(s, &spec, vec![Input::Path(input.into())])?;
+    std::fs::write(out, bytes).unwrap();
+    Ok(stats)
+}
 
 #[test]
 fn composite_typed_key_matches_the_decoded_reference() {
     let mut rng = Rng::new(seed());
     let key = parse_fields("11,4,BI,D,21,8,FI,A,1,10,CH,A").unwrap();
-    for &(memory, fan_in, what) in &SETUPS {
-        for n in [0usize, 1, 31, 32, 33, 1000, 6007] {
+    for s in setups(CHUNK_LOG2) {
+        let what = s.name;
+        for n in [0usize, 1, 31, 32, 33, 1000, 30011] {
             let d = tempfile::tempdir().unwrap();
             let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
             let data = records(n, &mut rng);
             std::fs::write(&input, &data).unwrap();
-            let stats = sort(
-                &config(&input, &out, memory, fan_in, spec(Some(key.clone()))).build().unwrap(),
-            )
-            .unwrap_or_else(|e| panic!("{what} n={n}: {e}"));
+            let stats = sort_through(&s, spec(Some(key.clone())), &input, &out)
+                .unwrap_or_else(|e| panic!("{what} n={n}: {e}"));
             assert!(
                 std::fs::read(&out).unwrap() == reference(&data, |_| true, false),
                 "{what} n={n}"
             );
-            if n == 6007 && memory == TINY {
+            if n == 30011 && s.two_pass() {
                 assert_eq!(stats.passes, 2, "{what}");
             }
             assert!(leftovers(d.path()).is_empty());
@@ -109,7 +113,8 @@ fn keys_whose_prefixes_all_tie_are_ordered_by_their_whole_keys() {
     // A 20-byte CH key whose first 12 bytes are shared: every 10-byte prefix ties.
     let mut rng = Rng::new(seed());
     let key = parse_fields("1,20,CH,A").unwrap();
-    for &(memory, fan_in, what) in &SETUPS {
+    for s in setups(CHUNK_LOG2) {
+        let what = s.name;
         let d = tempfile::tempdir().unwrap();
         let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
         let mut data = records(5000, &mut rng);
@@ -128,8 +133,7 @@ fn keys_whose_prefixes_all_tie_are_ordered_by_their_whole_keys() {
             ]);
         }
         std::fs::write(&input, &data).unwrap();
-        sort(&config(&input, &out, memory, fan_in, spec(Some(key.clone()))).build().unwrap())
-            .unwrap();
+        sort_through(&s, spec(Some(key.clone())), &input, &out).unwrap();
         let mut want: Vec<&[u8]> = data.chunks_exact(R).collect();
         want.sort_by(|a, b| a[..20].cmp(&b[..20]));
         assert!(std::fs::read(&out).unwrap() == want.concat(), "{what}");
@@ -144,16 +148,17 @@ fn include_omit_and_sum_fields_none_match_the_reference() {
     )
     .unwrap();
     let keep = |r: &[u8]| r[10..14] != [0, 0, 0, 0] && &r[..10] != b"bbbbbbbbbb";
-    for &(memory, fan_in, what) in &SETUPS {
+    for s in setups(CHUNK_LOG2) {
+        let what = s.name;
         for unique in [false, true] {
             let d = tempfile::tempdir().unwrap();
             let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
             let data = records(6000, &mut rng);
             std::fs::write(&input, &data).unwrap();
-            let s =
+            let sp =
                 SortSpec { filter: control.filter.clone(), unique, ..spec(control.key.clone()) };
-            let cfg = config(&input, &out, memory, fan_in, s).build().unwrap();
-            let stats = sort(&cfg).unwrap_or_else(|e| panic!("{what} unique={unique}: {e}"));
+            let stats = sort_through(&s, sp, &input, &out)
+                .unwrap_or_else(|e| panic!("{what} unique={unique}: {e}"));
             let want = reference(&data, keep, unique);
             assert!(std::fs::read(&out).unwrap() == want, "{what} unique={unique}");
             assert_eq!(stats.records, 6000);
@@ -166,14 +171,14 @@ fn include_omit_and_sum_fields_none_match_the_reference() {
 #[test]
 fn unique_on_the_fast_path_keeps_the_first_of_each_key() {
     let mut rng = Rng::new(seed());
-    for &(memory, fan_in, what) in &SETUPS {
+    for s in setups(CHUNK_LOG2) {
+        let what = s.name;
         let d = tempfile::tempdir().unwrap();
         let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
         let data = records(7000, &mut rng);
         std::fs::write(&input, &data).unwrap();
-        let s = SortSpec { unique: true, ..spec(Some(parse_fields("1,10,CH,A").unwrap())) };
-        let cfg = config(&input, &out, memory, fan_in, s);
-        sort(&cfg.build().unwrap()).unwrap();
+        let sp = SortSpec { unique: true, ..spec(Some(parse_fields("1,10,CH,A").unwrap())) };
+        sort_through(&s, sp, &input, &out).unwrap();
         let mut want: Vec<&[u8]> = data.chunks_exact(R).collect();
         want.sort_by(|a, b| a[..10].cmp(&b[..10]));
         want.dedup_by(|b, a| a[..10] == b[..10]);
@@ -197,18 +202,16 @@ fn merge_mode_merges_sorted_inputs_and_names_an_unsorted_one() {
         inputs.push(Input::Path(p));
     }
     let out = d.path().join("out.dat");
-    for &(memory, fan_in, what) in &SETUPS {
-        let mut b = SortConfig::builder(inputs.clone(), Output::Path(out.clone()))
-            .spec(SortSpec { mode: Mode::Merge, ..spec(Some(key.clone())) })
-            .memory(memory)
-            .chunk_records_log2(5);
-        if let Some(f) = fan_in {
-            b = b.max_fan_in(f);
-        }
-        sort(&b.build().unwrap()).unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert!(std::fs::read(&out).unwrap() == reference(&all, |_| true, false), "{what}");
+    for s in setups(CHUNK_LOG2) {
+        let what = s.name;
+        let sp = SortSpec { mode: Mode::Merge, ..spec(Some(key.clone())) };
+        let (got, _) = EngineTester::new()
+            .run_inputs(&s, &sp, inputs.clone())
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(got == reference(&all, |_| true, false), "{what}");
     }
     // Swap two records of the second input: the error names it and the record.
+    let _serial = oxsort_testkit::serial();
     let bad = d.path().join("sorted1.dat");
     let mut data = std::fs::read(&bad).unwrap();
     let (a, b) = (100 * R, 500 * R);
@@ -236,14 +239,14 @@ fn copy_mode_keeps_input_order_through_the_filter() {
     let control =
         parse_control(" OMIT COND=(1,10,CH,EQ,C'aaaaaaaaaa')\n SORT FIELDS=COPY\n").unwrap();
     assert!(control.copy);
-    for &(memory, fan_in, what) in &SETUPS {
+    for s in setups(CHUNK_LOG2) {
+        let what = s.name;
         let d = tempfile::tempdir().unwrap();
         let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
         let data = records(5000, &mut rng);
         std::fs::write(&input, &data).unwrap();
-        let s = SortSpec { filter: control.filter.clone(), mode: Mode::Copy, ..spec(None) };
-        let cfg = config(&input, &out, memory, fan_in, s);
-        sort(&cfg.build().unwrap()).unwrap();
+        let sp = SortSpec { filter: control.filter.clone(), mode: Mode::Copy, ..spec(None) };
+        sort_through(&s, sp, &input, &out).unwrap();
         let want: Vec<u8> =
             data.chunks_exact(R).filter(|r| &r[..10] != b"aaaaaaaaaa").flatten().copied().collect();
         assert!(std::fs::read(&out).unwrap() == want, "{what}");
@@ -252,6 +255,7 @@ fn copy_mode_keeps_input_order_through_the_filter() {
 
 #[test]
 fn invalid_packed_digits_name_the_record_and_lose_nothing() {
+    let _serial = oxsort_testkit::serial();
     let d = tempfile::tempdir().unwrap();
     let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
     let mut data = vec![0u8; 100 * R];
@@ -260,9 +264,7 @@ fn invalid_packed_digits_name_the_record_and_lose_nothing() {
     }
     data[57 * R + 1] = 0xA0; // a nibble above 9 in record 58
     std::fs::write(&input, &data).unwrap();
-    let cfg = config(&input, &out, 64 << 20, None, spec(Some(parse_fields("1,3,PD,A").unwrap())))
-        .build()
-        .unwrap();
+    let cfg = config(&input, &out, spec(Some(parse_fields("1,3,PD,A").unwrap()))).build().unwrap();
     let e = sort(&cfg).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("in.dat") && msg.contains("record 58"), "{msg}");

@@ -1,5 +1,6 @@
 //! Test support shared by oxsort's suites: seeded input patterns, an obviously correct oracle
-//! sort, and checks that a directory holds no leftovers.
+//! sort, checks that a directory holds no leftovers, and [`EngineTester`], which runs a sort
+//! through every path of the engine and checks cleanup and peak memory after each.
 //!
 //! ```
 //! use oxsort_testkit::{make_records, oracle_sort, Pattern, Rng};
@@ -11,6 +12,9 @@
 #![forbid(unsafe_code)]
 
 use std::path::Path;
+
+pub mod engine;
+pub use engine::{least_budget, serial, setups, EngineTester, MemoryProbe, Setup};
 
 /// A small, fast, seedable generator (splitmix64): test inputs must be reproducible from the
 /// printed seed.

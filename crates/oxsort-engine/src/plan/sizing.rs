@@ -288,18 +288,24 @@ pub(crate) fn merge_sizing(cfg: &SortConfig) -> Result<MergeSizing> {
     let out = MERGE_OUT_BUFFERS as u64;
     // Every block must hold at least one record. Blocks below MERGE_BLOCK_MIN are slow, so they
     // are used only when the budget cannot give a two-way merge otherwise.
+    let widest = |min_block: u64| {
+        let per_run = 2 * min_block + MERGE_RUN_OVERHEAD;
+        let mut fan_in = (m.saturating_sub(out * min_block) / per_run).min(MAX_FAN_IN as u64);
+        if let Some(cap) = cfg.max_fan_in {
+            fan_in = fan_in.min(cap as u64);
+        }
+        fan_in
+    };
     let mut min_block = align_up((MERGE_BLOCK_MIN as u64).max(r));
-    if m / min_block < 4 + out {
+    let mut fan_in = widest(min_block);
+    if fan_in < 2 {
         min_block = align_up(r.max(DIRECT_ALIGN as u64));
-    }
-    let mut fan_in = ((m / min_block).saturating_sub(out) / 2).min(MAX_FAN_IN as u64);
-    if let Some(cap) = cfg.max_fan_in {
-        fan_in = fan_in.min(cap as u64);
+        fan_in = widest(min_block);
     }
     if fan_in < 2 {
         return Err(EngineError::MemoryTooSmall {
             given: cfg.memory,
-            needed: FIXED_OVERHEAD + (4 + out) * min_block,
+            needed: FIXED_OVERHEAD + (4 + out) * min_block + 2 * MERGE_RUN_OVERHEAD,
             why: "a two-way merge with its read and output blocks".into(),
         });
     }
@@ -314,18 +320,20 @@ pub(crate) fn merge_sizing(cfg: &SortConfig) -> Result<MergeSizing> {
 
 impl MergeSizing {
     /// The block and memory of a merge of `k` runs: two blocks per run (one merged, one read)
-    /// and [`MERGE_OUT_BUFFERS`] output blocks share the budget.
+    /// and [`MERGE_OUT_BUFFERS`] output blocks share the budget, less each run's
+    /// [`MERGE_RUN_OVERHEAD`].
     fn level(&self, inputs: u64, k: u64, outputs: u64) -> MergeLevel {
         let out = MERGE_OUT_BUFFERS as u64;
         let align = DIRECT_ALIGN as u64;
-        let block = ((self.block_memory / (2 * k + out)) / align * align)
+        let blocks = self.block_memory.saturating_sub(k * MERGE_RUN_OVERHEAD);
+        let block = ((blocks / (2 * k + out)) / align * align)
             .clamp(self.min_block as u64, self.max_block as u64);
         MergeLevel {
             inputs,
             fan_in: k,
             outputs,
             block: block as usize,
-            memory: FIXED_OVERHEAD + (2 * k + out) * block,
+            memory: FIXED_OVERHEAD + (2 * k + out) * block + k * MERGE_RUN_OVERHEAD,
         }
     }
 

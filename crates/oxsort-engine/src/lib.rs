@@ -41,6 +41,7 @@ mod config;
 mod error;
 mod inmem;
 mod merge;
+mod output;
 mod plan;
 mod progress;
 mod sink;
@@ -152,13 +153,13 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             let files = std::mem::take(&mut source.files);
             stats.phases.push(timer.finish(files));
             let out_timer = PhaseTimer::start("output", &meters);
-            check = inmem::emit(&ctx, &loaded, sink.as_mut(), true, progress::Phase::Output)?;
+            check = output::emit(&ctx, &loaded, sink.as_mut(), true, progress::Phase::Output)?;
             stats.phases.push(out_timer.finish(vec![sink.stats()]));
             break;
         }
         // Two passes: this load becomes a run.
         let (mut run, mut run_sink) = room.create(RunKind::Formed, loaded.bytes)?;
-        let formed = inmem::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)?;
+        let formed = output::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)?;
         run_writes.push(run_sink.stats());
         // With duplicate removal a run holds fewer records than were loaded.
         room.finish(&mut run, formed.bytes)?;

@@ -379,7 +379,7 @@ impl ChunkSource {
         let b = out.expect("a full chunk");
         let Some(last) = memchr::memrchr(t, &b[..filled]) else {
             return Err(EngineError::Config(format!(
-                "{}: a record longer than {cap} bytes (after record {}); give more --memory",
+                "{}: a record longer than {cap} bytes (after record {}); a larger memory budget reads longer records",
                 self.name, self.file_records
             )));
         };
@@ -512,6 +512,60 @@ impl ChunkSource {
         match &mut self.current {
             Some((reader, _, _)) => reader.recycle(buf),
             None => drop(buf),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every chunk of `data` read as delimited records in chunks of `chunk` bytes.
+    fn chunks_of(data: &[u8], chunk: usize, io: IoOptions) -> Vec<Chunk> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in");
+        std::fs::write(&path, data).unwrap();
+        let mut src = ChunkSource::new(&[Input::Path(path)], RecordLayout::LINES, chunk, 2, io);
+        let mut out = Vec::new();
+        while let Some(c) = src.next_chunk().unwrap() {
+            out.push(c);
+        }
+        out
+    }
+
+    #[test]
+    fn delimited_chunks_frame_whole_records_in_place_and_by_copy() {
+        // Lines short and long (their rests straddle pieces), in chunks whose pieces are read
+        // whole (in place) and in chunks of 5000 bytes, shorter than the aligned pieces that
+        // bring them (the copying path); and a last line without its newline.
+        let mut data = Vec::new();
+        for i in 0..400usize {
+            let len = if i % 37 == 0 { 3000 + i } else { i % 50 };
+            data.extend((0..len).map(|j| b'a' + (j % 26) as u8));
+            data.push(b'\n');
+        }
+        data.extend_from_slice(b"tail");
+        let mut want = data.clone();
+        want.push(b'\n');
+        for io in [IoOptions::default(), IoOptions { buffered: true, ..IoOptions::default() }] {
+            for chunk in [5000usize, 8192, 65536] {
+                let chunks = chunks_of(&data, chunk, io.clone());
+                let mut got = Vec::new();
+                let mut records = 0;
+                for c in &chunks {
+                    assert_eq!(c.offsets.len(), c.records + 1);
+                    for w in c.offsets.windows(2) {
+                        let rec = &c.buf[w[0] as usize..w[1] as usize];
+                        assert_eq!(rec.last(), Some(&b'\n'), "chunk {chunk}: a cut record");
+                        assert!(!rec[..rec.len() - 1].contains(&b'\n'), "two records in one");
+                        got.extend_from_slice(rec);
+                    }
+                    assert_eq!(c.first_record, records as u64, "record numbers run on");
+                    records += c.records;
+                }
+                assert_eq!(records, 401, "chunk {chunk}");
+                assert!(got == want, "chunk {chunk}: the records are not the input's");
+            }
         }
     }
 }

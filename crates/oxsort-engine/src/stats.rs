@@ -65,7 +65,10 @@ static ENDED: std::sync::Mutex<Vec<ThreadStats>> = std::sync::Mutex::new(Vec::ne
 pub(crate) struct ThreadMeter(&'static str);
 
 impl ThreadMeter {
+    /// Also names the thread `oxsort-NAME` (best effort), so an outside sampler reading
+    /// `/proc/self/task/*/comm` can tell the kinds of threads apart.
     pub(crate) fn new(name: &'static str) -> Self {
+        let _ = std::fs::write("/proc/thread-self/comm", format!("oxsort-{name}"));
         ThreadMeter(name)
     }
 }

@@ -12,7 +12,12 @@ use crate::size::parse_bytes;
 
 /// Arguments of `oxsort bench`.
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct BenchArgs {
+    /// A Sort Benchmark category, run by its rules, with a report (default: one quick
+    /// generate, sort, validate).
+    #[command(subcommand)]
+    pub category: Option<crate::category::Category>,
     /// Records to generate (100 bytes each): 1e7, 10M or 10000000.
     #[arg(long, default_value = "10M", value_parser = crate::gen_cmd::parse_count)]
     pub records: u64,
@@ -92,6 +97,9 @@ fn median(v: &[f64]) -> f64 {
 
 /// Runs `oxsort bench`; returns the exit status.
 pub fn run(args: BenchArgs) -> Result<i32> {
+    if let Some(category) = args.category {
+        return crate::category::run(category);
+    }
     oxsort_io::cleanup::install_signal_handlers();
     let parent = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let dir = tempfile::Builder::new()

@@ -62,11 +62,11 @@ impl Meter {
             .output()
             .map_err(|e| err(format!("cannot run it: {e}")))?;
         if !out.status.success() {
-            return Err(err(format!(
-                "failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            return Err(err(match stderr.trim() {
+                "" => format!("failed ({})", out.status),
+                e => format!("failed ({}): {e}", out.status),
+            }));
         }
         let text = String::from_utf8_lossy(&out.stdout);
         first_number(&text).ok_or_else(|| err(format!("printed no number: {:?}", text.trim())))

@@ -332,7 +332,12 @@ impl Report {
         let m = &self.machine;
         let _ = writeln!(s, "\n## Machine\n");
         let _ = writeln!(s, "- CPU: {} ({} cores)", m.cpu_model, m.cores);
-        let _ = writeln!(s, "- Memory: {:.1} GiB", m.memory_bytes as f64 / (1u64 << 30) as f64);
+        let _ = writeln!(
+            s,
+            "- Memory: {:.1} GiB; hugetlb pool {:.1} GiB",
+            m.memory_bytes as f64 / (1u64 << 30) as f64,
+            m.hugetlb_pool_bytes as f64 / (1u64 << 30) as f64
+        );
         let _ = writeln!(s, "- Kernel: {} ({})", m.kernel, m.os);
         for d in &m.disks {
             let _ = writeln!(

@@ -8,10 +8,13 @@
 //!        │                           │
 //!        │               largest_within(budget, cap) ──▶ N (a multiple of step(N))
 //!        ▼                           ▼
-//!   confirming run of N ──refit through it──▶ N again? done : try the new N
+//!   confirming run of N ──▶ lo = N (within) or hi = N (over); model through the bracket
+//!   until the model says lo + step(lo) would not fit
 //! ```
-//! The answer is a size that really sorted within the budget and whose next step
-//! (`N + step(N)`) the final model predicts would not have (or that the disk cannot hold).
+//! Once a run has failed the budget, the model is the line between the largest size that
+//! sorted within it and the smallest that did not. The answer is a size that really sorted
+//! within the budget and whose next step (`N + step(N)`) the final model predicts would not
+//! have (or that the disk cannot hold).
 
 use serde::Serialize;
 
@@ -53,11 +56,12 @@ pub fn check_seconds(s: f64) -> Result<f64> {
     Ok(s)
 }
 
-/// The step between sizes a search distinguishes: three significant digits of `records`
-/// (10^(digits - 3)), at least 1000 records.
+/// The step between sizes a search distinguishes: two significant digits of `records`
+/// (10^(digits - 2)), at least 1000 records. Finer steps ask more of a sort's timing than it
+/// holds: run to run, the same sort varies by several percent on a shared machine.
 pub fn step(records: u64) -> u64 {
     let digits = if records == 0 { 1 } else { records.ilog10() + 1 };
-    10u64.pow(digits.saturating_sub(3)).max(1000)
+    10u64.pow(digits.saturating_sub(2)).max(1000)
 }
 
 /// Sort time as a line in bytes moved: `intercept_s + slope_s_per_byte * bytes * passes`.
@@ -123,6 +127,14 @@ impl LinearModel {
             intercept_s: intercept,
             slope_s_per_byte: (p.seconds - intercept) / x.max(1.0),
         }
+    }
+
+    /// The line through two runs, `lo` faster than `hi` (a bracket of the budget: the
+    /// largest size that sorted within it and the smallest that did not).
+    pub fn between(lo: Point, hi: Point) -> LinearModel {
+        let x = |p: Point| p.bytes as f64 * p.passes.max(1) as f64;
+        let slope = (hi.seconds - lo.seconds) / (x(hi) - x(lo)).max(1.0);
+        LinearModel { intercept_s: lo.seconds - slope * x(lo), slope_s_per_byte: slope }
     }
 
     /// Predicted seconds for `bytes` sorted in `passes` passes.
@@ -258,11 +270,21 @@ mod tests {
     }
 
     #[test]
-    fn steps_keep_three_digits() {
-        assert_eq!(step(123_456_789), 1_000_000);
-        assert_eq!(step(999_999), 1000);
-        assert_eq!(step(1_000_000), 10_000);
+    fn steps_keep_two_digits() {
+        assert_eq!(step(123_456_789), 10_000_000);
+        assert_eq!(step(999_999), 10_000);
+        assert_eq!(step(1_000_000), 100_000);
         assert_eq!(step(5), 1000);
+    }
+
+    #[test]
+    fn line_between_two_runs() {
+        let lo = Point { bytes: 100, passes: 1, seconds: 2.0 };
+        let hi = Point { bytes: 100, passes: 2, seconds: 5.0 };
+        let m = LinearModel::between(lo, hi);
+        assert!((m.predict(100, 1) - 2.0).abs() < 1e-12);
+        assert!((m.predict(100, 2) - 5.0).abs() < 1e-12);
+        assert!((m.predict(150, 1) - 3.5).abs() < 1e-12);
     }
 
     #[test]
@@ -291,7 +313,7 @@ mod tests {
         let m = LinearModel { intercept_s: 0.5, slope_s_per_byte: 1e-9 };
         let one = |_: u64| 1u32;
         let n = largest_within(&m, 10.0, u64::MAX / 1000, &one).unwrap();
-        // Brute-force oracle: the continuous answer is 9.5e9 bytes = 9.5e7 records.
+        // The continuous answer is 9.5e9 bytes = 9.5e7 records, already a step multiple.
         assert_eq!(n, 95_000_000);
         assert!(m.predict(n * RECORD, 1) <= 10.0);
         assert!(m.predict((n + step(n)) * RECORD, 1) > 10.0);
@@ -300,7 +322,7 @@ mod tests {
         let n2 = largest_within(&m, 10.0, u64::MAX / 1000, &shape).unwrap();
         assert_eq!(n2, 50_000_000);
         // The disk caps it.
-        assert_eq!(largest_within(&m, 10.0, 12_345_678, &one), Some(12_300_000));
+        assert_eq!(largest_within(&m, 10.0, 12_345_678, &one), Some(12_000_000));
         assert_eq!(largest_within(&m, 0.1, u64::MAX / 1000, &one), None);
     }
 

@@ -93,7 +93,7 @@ pub fn escape(s: &str) -> String {
 
 /// Round tick values covering `[lo, hi]`: steps of 1, 2 or 5 times a power of ten.
 pub fn ticks(lo: f64, hi: f64, at_most: usize) -> Vec<f64> {
-    if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
+    if !lo.is_finite() || !hi.is_finite() || hi <= lo {
         return vec![lo];
     }
     let raw = (hi - lo) / at_most.max(1) as f64;

@@ -319,43 +319,42 @@ impl Session {
         })
     }
 
+    /// The energy of a run that started at reading `before` and took `wall_s` (`tl` is its
+    /// timeline, which the estimate reads CPU time and bytes moved from).
     fn energy_since(
         &self,
         before: Option<Vec<f64>>,
         wall_s: f64,
         tl: &Timeline,
     ) -> Result<Option<Energy>> {
-        let Some(src) = &self.energy else { return Ok(None) };
-        Ok(Some(match (src, before) {
-            (EnergyMeter::Meter(m), Some(b)) => Energy {
-                source: EnergySource::Meter,
-                label: EnergySource::Meter.label().into(),
-                joules: m.read()? - b[0],
-                model: None,
-            },
-            (EnergyMeter::Rapl(r), Some(b)) => {
-                let b: Vec<u64> = b.iter().map(|v| *v as u64).collect();
-                Energy {
-                    source: EnergySource::Rapl,
-                    label: EnergySource::Rapl.label().into(),
-                    joules: r.joules(&b, &r.read()),
-                    model: None,
-                }
+        let measured = |source: EnergySource, joules: f64| Energy {
+            source,
+            label: source.label().into(),
+            joules,
+            model: None,
+        };
+        Ok(match (&self.energy, before) {
+            (None, _) => None,
+            (Some(EnergyMeter::Meter(m)), Some(b)) => {
+                Some(measured(EnergySource::Meter, m.read()? - b[0]))
             }
-            (EnergyMeter::Estimate(_), _) | (_, None) => {
-                let m = match src {
-                    EnergyMeter::Estimate(m) => *m,
+            (Some(EnergyMeter::Rapl(r)), Some(b)) => {
+                let b: Vec<u64> = b.iter().map(|v| *v as u64).collect();
+                Some(measured(EnergySource::Rapl, r.joules(&b, &r.read())))
+            }
+            (Some(EnergyMeter::Estimate(_)), _) | (Some(_), None) => {
+                let m = match &self.energy {
+                    Some(EnergyMeter::Estimate(m)) => *m,
                     _ => DEFAULT_MODEL,
                 };
                 let cpu: f64 = tl.samples.iter().map(|s| s.user_s + s.sys_s).sum();
-                let (first, last) = (tl.samples.first(), tl.samples.last());
-                let moved = match (first, last) {
+                let moved = match (tl.samples.first(), tl.samples.last()) {
                     (Some(f), Some(l)) => {
                         (l.read_bytes - f.read_bytes) + (l.write_bytes - f.write_bytes)
                     }
                     _ => 0,
                 };
-                Energy {
+                Some(Energy {
                     source: EnergySource::Estimate,
                     label: EnergySource::Estimate.label().into(),
                     joules: m.joules(wall_s, cpu, moved),
@@ -364,9 +363,9 @@ impl Session {
                         m.describe(),
                         moved as f64 / 1e9
                     )),
-                }
+                })
             }
-        }))
+        })
     }
 
     /// The largest input sorted within `budget_s`, as one variant.

@@ -387,7 +387,8 @@ fn html_report_renders_in_chromium_with_its_plots() {
     let dir = workdir("render");
     let (_, report) = bench(dir.path(), &["joulesort", "--records", "1000000", "--indy-only"]);
     let shot = dir.path().join("shot.png");
-    let o = run(std::process::Command::new(chromium).args([
+    // Under `timeout`, so a browser that hangs fails the test instead of stalling CI.
+    let o = run(std::process::Command::new("timeout").arg("120").arg(chromium).args([
         "--headless",
         "--no-sandbox",
         "--disable-gpu",

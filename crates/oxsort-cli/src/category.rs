@@ -136,9 +136,25 @@ const MIN_TWO_PASS_MEMORY: u64 = 4 << 20;
 /// (memory handed back to the host between runs); eight leave room for that.
 const MAX_CONFIRM: usize = 8;
 
+/// Where the generated data lives: a private temporary directory removed at the end and on
+/// SIGINT/SIGTERM, or with `--keep` a plain one that stays.
+enum WorkDir {
+    Temp(oxsort_io::TempDir),
+    Kept(PathBuf),
+}
+
+impl WorkDir {
+    fn path(&self) -> &Path {
+        match self {
+            WorkDir::Temp(t) => t.path(),
+            WorkDir::Kept(p) => p,
+        }
+    }
+}
+
 /// What a category run keeps as it goes.
 struct Session {
-    dir: tempfile::TempDir,
+    dir: WorkDir,
     memory: Option<u64>,
     threads: Option<usize>,
     kind: Kind,
@@ -382,21 +398,10 @@ impl Session {
             key: variant_key(daytona).into(),
             ..Variant::default()
         };
+        // The disk's cap: input and output must fit with a reserve, and the runs too once the
+        // plan takes two passes; `--max-size` may cap lower. Checked before anything is made.
         let free = oxsort_io::free_space(self.dir.path())?;
-        // Calibration 1: a small input, for a first rate.
-        let n1 = MIN_CALIBRATION;
-        let (r1, _) = self.run(n1, daytona, "calibration")?;
-        let (input, _) = self.input(n1)?;
-        let passes_of = self.shape(&input, daytona)?;
-        let mut points = vec![Point { bytes: r1.bytes, passes: r1.passes, seconds: r1.seconds }];
-        v.runs.push(r1);
-        // The disk's cap: input, output and (two passes) runs must fit, with a reserve.
-        let one = rules::disk_cap_records(free, reserve(free), false);
-        let mut cap = if passes_of(one) > 1 {
-            rules::disk_cap_records(free, reserve(free), true)
-        } else {
-            one
-        };
+        let mut cap = rules::disk_cap_records(free, reserve(free), false);
         let mut capped_by =
             format!("{:.1} GB free in {}", free as f64 / 1e9, self.dir.path().display());
         if let Some(m) = cap_bytes {
@@ -405,8 +410,23 @@ impl Session {
                 capped_by = format!("--max-size {m}");
             }
         }
+        let n1 = MIN_CALIBRATION;
         if cap < n1 {
             bail!("{capped_by}: not enough for a calibration input of {n1} records");
+        }
+        // Calibration 1: a small input, for a first rate.
+        let (r1, _) = self.run(n1, daytona, "calibration")?;
+        let (input, _) = self.input(n1)?;
+        let passes_of = self.shape(&input, daytona)?;
+        let mut points = vec![Point { bytes: r1.bytes, passes: r1.passes, seconds: r1.seconds }];
+        v.runs.push(r1);
+        if passes_of(cap) > 1 {
+            let two = rules::disk_cap_records(free, reserve(free), true);
+            if two < cap {
+                cap = two;
+                capped_by =
+                    format!("{:.1} GB free in {}", free as f64 / 1e9, self.dir.path().display());
+            }
         }
         // Calibration 2: about a third of the budget by the first rate.
         let m1 = LinearModel::fit(&points);
@@ -566,8 +586,18 @@ fn software() -> Software {
     }
 }
 
-/// Runs `oxsort bench CATEGORY`; returns the exit status.
+/// Runs `oxsort bench CATEGORY`; returns the exit status. A report directory the run created
+/// and left empty (it failed before writing the report) is removed.
 pub fn run(category: Category) -> Result<i32> {
+    let mut created_report = None;
+    let result = run_category(category, &mut created_report);
+    if let (Err(_), Some(d)) = (&result, created_report) {
+        let _ = std::fs::remove_dir(d);
+    }
+    result
+}
+
+fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Result<i32> {
     oxsort_io::cleanup::install_signal_handlers();
     let command_line = std::iter::once("oxsort".to_string())
         .chain(std::env::args().skip(1))
@@ -611,6 +641,9 @@ pub fn run(category: Category) -> Result<i32> {
     let created = utc_now();
     let report_dir = match &common.report {
         Some(d) => {
+            if !d.exists() {
+                *created_report = Some(d.clone());
+            }
             std::fs::create_dir_all(d)
                 .with_context(|| format!("creating the report directory {}", d.display()))?;
             d.clone()
@@ -619,16 +652,24 @@ pub fn run(category: Category) -> Result<i32> {
             let d = PathBuf::from(format!("oxsort-report-{cat}-{}", created.replace(':', "-")));
             std::fs::create_dir(&d)
                 .with_context(|| format!("creating the report directory {}", d.display()))?;
+            *created_report = Some(d.clone());
             d
         }
     };
     oxsort_io::check_dir_writable(&report_dir)
         .with_context(|| format!("the report directory {}", report_dir.display()))?;
     let parent = common.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let dir = tempfile::Builder::new()
-        .prefix("oxsort-bench-")
-        .tempdir_in(&parent)
-        .with_context(|| format!("creating a work directory in {}", parent.display()))?;
+    let dir = if common.keep {
+        let d = parent.join(format!("oxsort-bench-{cat}-{}", created.replace(':', "-")));
+        std::fs::create_dir(&d)
+            .with_context(|| format!("creating the work directory {}", d.display()))?;
+        WorkDir::Kept(d)
+    } else {
+        WorkDir::Temp(
+            oxsort_io::TempDir::new(&parent)
+                .with_context(|| format!("creating a work directory in {}", parent.display()))?,
+        )
+    };
     let kind = match &category {
         Category::Pennysort { .. } => Kind::Ascii,
         Category::Joulesort { records, .. } => match rules::joulesort_class(*records) {
@@ -845,9 +886,8 @@ pub fn run(category: Category) -> Result<i32> {
         eprintln!("  note: {n}");
     }
     eprintln!("  report  {}", w.html.display());
-    if common.keep {
-        let kept = s.dir.keep();
-        eprintln!("  kept    {}", kept.display());
+    if let WorkDir::Kept(d) = &s.dir {
+        eprintln!("  kept    {}", d.display());
     }
     Ok(0)
 }

@@ -335,6 +335,7 @@ fn bad_arguments_fail_before_any_data() {
         ),
         (&["joulesort", "--records", "1000", "--meter", "echo no joules"], "printed no number"),
         (&["cloudsort", "--node-price", "-1"], "--node-price -1"),
+        (&["minutesort", "--seconds", "3", "--max-size", "1000"], "--max-size 1000: not enough"),
     ];
     for (args, msg) in cases {
         let report = dir.path().join("report");

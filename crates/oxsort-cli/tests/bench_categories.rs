@@ -164,10 +164,21 @@ fn check_search(r: &Value, budget: f64) {
             predicted <= next[1].as_f64().unwrap() + 1e-9,
             "the plan cannot take fewer passes for more data"
         );
-        let capped =
-            r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("capped"));
+        let notes: Vec<&str> =
+            r["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+        let capped = notes.iter().any(|n| n.contains("capped"));
+        // On a machine so busy that sort times swing by a factor of two, the search may run
+        // out of confirming runs first; then the report must say so, and every one of them ran.
+        let name = v["name"].as_str().unwrap();
+        let stopped =
+            notes.iter().any(|n| n.starts_with(&format!("{name}: the search stopped after 12")));
+        if stopped {
+            let confirms = runs.iter().filter(|x| x["purpose"] == "confirm").count();
+            assert_eq!(confirms, 12);
+            eprintln!("note: the {name} search stopped before settling (a busy machine)");
+        }
         assert!(
-            next[1].as_f64().unwrap() > budget || capped,
+            next[1].as_f64().unwrap() > budget || capped || stopped,
             "next step {next} fits {budget} s: {v}"
         );
     }

@@ -427,8 +427,16 @@ impl Report {
                         .unwrap_or_default()
                 );
             }
-            if let Some(r) = v.runs.last() {
-                let _ = writeln!(s, "\nPhases of the last run:\n");
+            // The run that set the result (the last one when none matches).
+            let shown = v
+                .runs
+                .iter()
+                .rev()
+                .find(|r| r.records == v.records && r.within_budget != Some(false))
+                .or(v.runs.last());
+            if let Some(r) = shown {
+                let _ =
+                    writeln!(s, "\nPhases of the {} run of {} records:\n", r.purpose, r.records);
                 let _ = writeln!(s, "| phase | elapsed s | user s | sys s | read | written |");
                 let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|");
                 for p in &r.phases {

@@ -427,6 +427,15 @@ impl Report {
                         .unwrap_or_default()
                 );
             }
+            for r in &v.runs {
+                if let Some(m) = r.energy.as_ref().and_then(|e| e.model.as_ref()) {
+                    let _ = writeln!(
+                        s,
+                        "\nEnergy of the {} run of {} records: {m}.",
+                        r.purpose, r.records
+                    );
+                }
+            }
             // The run that set the result (the last one when none matches).
             let shown = v
                 .runs

@@ -3,6 +3,7 @@
 //! Subcommands live in one module each; this file only parses and dispatches.
 
 mod bench_cmd;
+mod category;
 mod gen_cmd;
 mod keys_args;
 mod nsort_cmd;
@@ -40,7 +41,9 @@ enum Command {
     /// Run an nsort command line (`-format=... -key=... -in_file=... -out_file=...`).
     #[command(disable_help_flag = true)]
     Nsort(nsort_cmd::NsortArgs),
-    /// Generate, sort and validate a data set; report throughput and the ratio to the I/O floor.
+    /// Generate, sort and validate a data set; report throughput and the ratio to the I/O floor;
+    /// or run a Sort Benchmark category (`minutesort`, `pennysort`, `joulesort`, `graysort`,
+    /// `cloudsort`) and write its report.
     Bench(bench_cmd::BenchArgs),
 }
 

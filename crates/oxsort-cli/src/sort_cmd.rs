@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use oxsort_engine::{plan, sort, Input, Output, Phase, SortConfig};
 use oxsort_io::IoOptions;
+use oxsort_report::timeline::{self, PhaseMark, Sampler};
 
 use crate::keys_args::KeyArgs;
 use crate::size::parse_bytes;
@@ -55,6 +56,10 @@ pub struct SortArgs {
     /// Never use io_uring (thread-pool I/O).
     #[arg(long = "no-uring")]
     pub no_uring: bool,
+    /// Record every 100 ms the bytes read and written, CPU per kind of thread, memory and
+    /// the phase, as CSV in FILE (sort only).
+    #[arg(long, value_name = "FILE.csv")]
+    pub timeline: Option<PathBuf>,
     /// Record layout, key, filter and mode.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -63,6 +68,11 @@ pub struct SortArgs {
 impl SortArgs {
     /// The engine configuration these arguments describe.
     pub fn config(&self, progress: bool) -> Result<SortConfig> {
+        self.config_marking(progress, None)
+    }
+
+    /// [`SortArgs::config`], also keeping `mark` at the engine's current phase.
+    pub fn config_marking(&self, progress: bool, mark: Option<PhaseMark>) -> Result<SortConfig> {
         // Flags and control file first: a bad key is reported before any file is touched.
         let spec = self.keys.spec()?;
         let inputs = self
@@ -90,14 +100,32 @@ impl SortArgs {
         for d in &self.temp_dirs {
             b = b.temp_dir(d.clone());
         }
-        if progress {
-            b = b.progress(progress_bar());
+        match (progress, mark) {
+            (true, None) => b = b.progress(progress_bar()),
+            (true, Some(mark)) => {
+                let bar = progress_bar();
+                b = b.progress(move |p| {
+                    mark.set(phase_label(p.phase));
+                    bar(p)
+                });
+            }
+            (false, Some(mark)) => b = b.progress(move |p| mark.set(phase_label(p.phase))),
+            (false, None) => {}
         }
         Ok(b.build()?)
     }
 
     fn wants_progress(&self) -> bool {
         !self.no_progress && (self.progress || std::io::stderr().is_terminal())
+    }
+}
+
+/// The timeline's label of an engine phase.
+pub fn phase_label(p: Phase) -> &'static str {
+    match p {
+        Phase::Input => "input",
+        Phase::Merge => "merge",
+        Phase::Output => "output",
     }
 }
 
@@ -135,8 +163,26 @@ fn progress_bar() -> impl Fn(&oxsort_engine::Progress) + Send + Sync + 'static {
 /// Runs `oxsort sort`; returns the exit status.
 pub fn run_sort(args: SortArgs) -> Result<i32> {
     oxsort_io::cleanup::install_signal_handlers();
-    let cfg = args.config(args.wants_progress())?;
-    let stats = sort(&cfg)?;
+    let Some(timeline) = &args.timeline else {
+        let cfg = args.config(args.wants_progress())?;
+        return finish_sort(&args, sort(&cfg)?);
+    };
+    // A timeline that cannot be written is reported before the sort, not after it.
+    std::fs::File::create(timeline)
+        .with_context(|| format!("creating the timeline {}", timeline.display()))?;
+    let mark = PhaseMark::new();
+    let cfg = args.config_marking(args.wants_progress(), Some(mark.clone()))?;
+    let sampler = Sampler::start(timeline::INTERVAL, mark.clone())?;
+    let result = sort(&cfg);
+    mark.set("done");
+    let tl = sampler.stop();
+    // Written whatever the outcome: the timeline of a failed sort is worth having.
+    tl.write_csv(timeline)?;
+    finish_sort(&args, result?)
+}
+
+/// The closing lines, statistics and summary of a finished sort.
+fn finish_sort(args: &SortArgs, stats: oxsort_engine::SortStats) -> Result<i32> {
     for n in &stats.notes {
         eprintln!("oxsort: note: {n}");
     }

@@ -70,8 +70,10 @@ pub(crate) struct Meters(Arc<Mutex<Vec<ThreadStats>>>);
 
 impl Meters {
     /// A meter for the calling thread, recording its CPU under `name` when dropped: hold one for
-    /// a worker's life.
+    /// a worker's life. Also names the thread `oxsort-NAME` (best effort), so an outside sampler
+    /// reading `/proc/self/task/*/comm` can tell the kinds of threads apart.
     pub(crate) fn meter(&self, name: &'static str) -> ThreadMeter {
+        let _ = std::fs::write("/proc/thread-self/comm", format!("oxsort-{name}"));
         ThreadMeter { name, meters: self.clone() }
     }
 

@@ -1,0 +1,95 @@
+//! `oxsort sort --timeline FILE.csv`: a sample every 100 ms with the bytes read and written,
+//! CPU per kind of thread, memory and the phase; a timeline that cannot be written stops the
+//! sort before it starts.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{gen, oxsort, run, stderr};
+
+fn workdir() -> tempfile::TempDir {
+    // On disk (direct I/O reaches the block layer, which /proc/self/io counts), not tmpfs.
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+#[test]
+fn timeline_of_a_two_pass_sort() {
+    let dir = workdir();
+    let input = dir.path().join("in.dat");
+    let n = 2_000_000u64;
+    gen(&input, n);
+    let out = dir.path().join("out.dat");
+    let csv = dir.path().join("t.csv");
+    let o = run(oxsort()
+        .args(["sort", "--memory", "64M", "--no-progress", "--timeline"])
+        .arg(&csv)
+        .arg(&input)
+        .arg("-o")
+        .arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| {
+        header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name} in {header:?}"))
+    };
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    let t: Vec<f64> = rows.iter().map(|r| r[col("t_s")].parse().unwrap()).collect();
+    // A sample every 100 ms (a little late at most), then the last one at the end.
+    for w in t.windows(2).take(t.len().saturating_sub(2)) {
+        assert!((0.05..0.3).contains(&(w[1] - w[0])), "samples {} and {} s", w[0], w[1]);
+    }
+    let phases: Vec<&str> = rows.iter().map(|r| r[col("phase")]).collect();
+    let mut seen: Vec<&str> = phases.clone();
+    seen.dedup();
+    // Two passes go through input (runs), merge, and end at done; no phase comes back.
+    assert_eq!(seen.first(), Some(&"start"));
+    assert_eq!(seen.last(), Some(&"done"));
+    assert!(seen.contains(&"input") && seen.contains(&"merge"), "{seen:?}");
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), seen.len(), "a phase came back: {seen:?}");
+    // Storage I/O: the input read once and the runs read back; the runs and the output written.
+    let last = rows.last().unwrap();
+    let read: u64 = last[col("read_bytes")].parse().unwrap();
+    let written: u64 = last[col("write_bytes")].parse().unwrap();
+    let bytes = n * 100;
+    assert!(read >= 2 * bytes, "read {read} of {bytes}");
+    assert!(written >= 2 * bytes, "wrote {written} of {bytes}");
+    let cumulative: Vec<u64> = rows.iter().map(|r| r[col("read_bytes")].parse().unwrap()).collect();
+    assert!(cumulative.windows(2).all(|w| w[0] <= w[1]));
+    // CPU per kind of thread: the engine's named threads show up, and no kind holds more
+    // than the process as a whole.
+    let total: f64 = rows
+        .iter()
+        .map(|r| {
+            r[col("cpu_user_s")].parse::<f64>().unwrap()
+                + r[col("cpu_sys_s")].parse::<f64>().unwrap()
+        })
+        .sum();
+    assert!(total > 0.0);
+    assert!(header.contains(&"sort_user_s") && header.contains(&"main_user_s"), "{header:?}");
+    for k in header.iter().filter(|h| h.ends_with("_user_s") && **h != "cpu_user_s") {
+        let kind: f64 = rows.iter().map(|r| r[col(k)].parse::<f64>().unwrap()).sum();
+        assert!(kind <= total + 0.05, "{k} {kind} > {total}");
+    }
+    let peak: u64 = rows.iter().map(|r| r[col("memory_bytes")].parse().unwrap()).max().unwrap();
+    assert!(peak > 16 << 20 && peak < 1 << 30, "peak memory {peak}");
+}
+
+#[test]
+fn unwritable_timeline_fails_before_the_sort() {
+    let dir = workdir();
+    let input = dir.path().join("in.dat");
+    gen(&input, 1000);
+    let out = dir.path().join("out.dat");
+    let bad: PathBuf = dir.path().join("no/such/dir/t.csv");
+    let o = run(oxsort().args(["sort", "--timeline"]).arg(&bad).arg(&input).arg("-o").arg(&out));
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("timeline") && e.contains("no/such/dir/t.csv"), "{e}");
+    assert!(!out.exists(), "the sort ran anyway");
+}

@@ -1,0 +1,178 @@
+//! The I/O floor: what the disk itself can do, measured the way `fio` measures it (O_DIRECT,
+//! [`TRANSFER`]-byte transfers, [`DEPTH`] in flight), so a sort is judged against the disk's
+//! limit and not against one-transfer-at-a-time copying.
+//!
+//! ```text
+//!   read:   thread t reads blocks t, t+DEPTH, t+2*DEPTH, ... of the input   (DEPTH in flight)
+//!   write:  thread t writes the same blocks of a scratch file, then fdatasync
+//!   floor1 = read_s + write_s    (a one-pass sort: no output byte before the last input byte)
+//! ```
+//!
+//! Transfers in flight come from [`DEPTH`] threads each doing one positional transfer at a time,
+//! which keeps the queue as deep as `fio --iodepth` without depending on io_uring being allowed.
+
+use std::path::Path;
+use std::time::Instant;
+
+use oxsort_io::{AlignedBuf, DirectFile, IoOptions, DIRECT_ALIGN};
+use serde::Serialize;
+
+use crate::Result;
+
+/// Bytes per transfer: 4 MiB, as `../shared/tools/iofloor` runs fio (`--bs=4M`).
+pub const TRANSFER: usize = 4 << 20;
+/// Transfers in flight: 16, as `iofloor` runs fio (`--iodepth=16`); on the virtio disk of the
+/// machines oxsort is benchmarked on, fewer than 8 in flight leave throughput on the table.
+pub const DEPTH: usize = 16;
+
+/// The disk's floor for moving one file's bytes.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Floor {
+    /// Bytes read and then written.
+    pub bytes: u64,
+    /// Seconds to read them (direct, [`DEPTH`] in flight).
+    pub read_s: f64,
+    /// Seconds to write as many bytes to a scratch file and make them durable.
+    pub write_s: f64,
+    /// The one-pass sort floor: `read_s + write_s`.
+    pub floor1_s: f64,
+    /// Whether the file system accepted O_DIRECT (if not, the page cache was in the way).
+    pub direct: bool,
+    /// How it was measured, for the report.
+    pub method: String,
+}
+
+impl Floor {
+    /// Read throughput in MB/s.
+    pub fn read_mb_s(&self) -> f64 {
+        rate(self.bytes, self.read_s)
+    }
+    /// Write throughput in MB/s.
+    pub fn write_mb_s(&self) -> f64 {
+        rate(self.bytes, self.write_s)
+    }
+    /// The floor of a sort of `bytes` in `passes` passes, scaled from this measurement.
+    pub fn sort_floor_s(&self, bytes: u64, passes: u32) -> f64 {
+        if self.bytes == 0 {
+            return 0.0;
+        }
+        self.floor1_s * bytes as f64 / self.bytes as f64 * passes.max(1) as f64
+    }
+}
+
+fn rate(bytes: u64, s: f64) -> f64 {
+    if s > 0.0 {
+        bytes as f64 / 1e6 / s
+    } else {
+        0.0
+    }
+}
+
+/// Measures the floor of `input`: reads all of it, then writes as many bytes to `scratch`
+/// (removed afterwards). `before_each` runs before each of the two measurements (the caller
+/// drops the page cache there when it can).
+pub fn measure(input: &Path, scratch: &Path, before_each: &dyn Fn()) -> Result<Floor> {
+    let io = IoOptions::default();
+    let file = DirectFile::open(input, &io)?;
+    let bytes = file.len()?;
+    let blocks = bytes.div_ceil(TRANSFER as u64);
+    before_each();
+    let t = Instant::now();
+    striped(blocks, |buf, off| {
+        file.read_at(buf, off)?;
+        Ok(())
+    })?;
+    let read_s = t.elapsed().as_secs_f64();
+    let direct = file.is_direct();
+    drop(file);
+
+    before_each();
+    let out = DirectFile::create(scratch, &io)?;
+    // Whole aligned blocks only, so every transfer goes direct: the last one rounded up.
+    let aligned = bytes.div_ceil(DIRECT_ALIGN as u64) * DIRECT_ALIGN as u64;
+    let result = (|| {
+        out.preallocate(aligned)?;
+        let t = Instant::now();
+        striped(blocks, |buf, off| {
+            let len = (aligned - off).min(TRANSFER as u64) as usize;
+            out.write_at(&buf[..len], off)?;
+            Ok(())
+        })?;
+        out.sync()?;
+        Ok::<f64, crate::ReportError>(t.elapsed().as_secs_f64())
+    })();
+    drop(out);
+    let _ = std::fs::remove_file(scratch);
+    let write_s = result?;
+    Ok(Floor {
+        bytes,
+        read_s,
+        write_s,
+        floor1_s: read_s + write_s,
+        direct,
+        method: format!(
+            "{} MiB transfers, {DEPTH} in flight ({DEPTH} threads), {}; read the input, then \
+             write as many bytes and fdatasync",
+            TRANSFER >> 20,
+            if direct { "O_DIRECT" } else { "buffered (O_DIRECT refused)" }
+        ),
+    })
+}
+
+/// Runs `op(buffer, offset)` on every block, [`DEPTH`] threads each taking every DEPTH-th block.
+fn striped(blocks: u64, op: impl Fn(&mut [u8], u64) -> Result<()> + Sync) -> Result<()> {
+    let threads = (DEPTH as u64).min(blocks.max(1)) as usize;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let op = &op;
+                s.spawn(move || {
+                    let mut buf = AlignedBuf::new(TRANSFER);
+                    buf.fill(0x5a);
+                    let mut b = t as u64;
+                    while b < blocks {
+                        op(&mut buf, b * TRANSFER as u64)?;
+                        b += threads as u64;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measures_a_small_file_and_cleans_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in");
+        // Not a whole number of transfers or alignment blocks: the tail must be read too.
+        std::fs::write(&input, vec![7u8; TRANSFER * 3 + 1234]).unwrap();
+        let scratch = dir.path().join("scratch");
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let f = measure(&input, &scratch, &|| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(f.bytes, (TRANSFER * 3 + 1234) as u64);
+        assert!(f.read_s > 0.0 && f.write_s > 0.0);
+        assert!((f.floor1_s - f.read_s - f.write_s).abs() < 1e-12);
+        assert_eq!(calls.into_inner(), 2);
+        assert!(!scratch.exists(), "the scratch file is removed");
+        // Two passes move every byte twice.
+        assert!((f.sort_floor_s(f.bytes * 2, 2) - 4.0 * f.floor1_s).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_missing_input_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = measure(&dir.path().join("nope"), &dir.path().join("s"), &|| {}).unwrap_err();
+        assert!(err.to_string().contains("nope"), "{err}");
+    }
+}

@@ -64,9 +64,36 @@ fn main() {
     };
     match result {
         Ok(code) => std::process::exit(code),
+        // The reader of the output stopped reading (`oxsort ... | head`): as GNU sort, quietly.
+        Err(err)
+            if matches!(
+                err.downcast_ref::<oxsort_engine::EngineError>(),
+                Some(oxsort_engine::EngineError::OutputClosed { .. })
+            ) =>
+        {
+            std::process::exit(0)
+        }
         Err(err) => {
-            eprintln!("oxsort: {err:#}");
+            eprintln!("oxsort: {}", message(&err));
             std::process::exit(1);
         }
     }
+}
+
+/// An error and its causes on one line, each cause said once: library errors already end with
+/// the operating system's words, which their sources would repeat.
+fn message(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        let bare = text.rfind(" (os error ").map_or(text.as_str(), |i| &text[..i]);
+        if out.contains(bare) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

@@ -163,6 +163,9 @@ fn progress_bar() -> impl Fn(&oxsort_engine::Progress) + Send + Sync + 'static {
 /// Runs `oxsort sort`; returns the exit status.
 pub fn run_sort(args: SortArgs) -> Result<i32> {
     oxsort_io::cleanup::install_signal_handlers();
+    if let Some(path) = &args.summary {
+        check_summary_path(path)?;
+    }
     let Some(timeline) = &args.timeline else {
         let cfg = args.config(args.wants_progress())?;
         return finish_sort(&args, sort(&cfg)?);
@@ -179,6 +182,21 @@ pub fn run_sort(args: SortArgs) -> Result<i32> {
     // Written whatever the outcome: the timeline of a failed sort is worth having.
     tl.write_csv(timeline)?;
     finish_sort(&args, result?)
+}
+
+/// A summary path that cannot be written is reported before the sort, not after it: its
+/// directory must exist and be writable, and it must not name a directory.
+fn check_summary_path(path: &std::path::Path) -> Result<()> {
+    let what = || format!("the summary {}", path.display());
+    if path.is_dir() {
+        anyhow::bail!("{}: it is a directory", what());
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    oxsort_io::check_dir_writable(dir).with_context(what)?;
+    Ok(())
 }
 
 /// The closing lines, statistics and summary of a finished sort.

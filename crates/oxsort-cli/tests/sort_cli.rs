@@ -132,7 +132,7 @@ fn bad_input_gets_a_clear_error_and_loses_nothing() {
 
 #[test]
 fn a_signal_mid_sort_leaves_nothing_behind() {
-    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+    for (signal, code) in [("TERM", 143), ("INT", 130), ("HUP", 129)] {
         let d = tempfile::tempdir().unwrap();
         let input = d.path().join("in.dat");
         gen(&input, 20_000);

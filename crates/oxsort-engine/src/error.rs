@@ -82,6 +82,13 @@ pub enum EngineError {
         /// Why not.
         why: String,
     },
+    /// The reader of a stream output stopped reading (a closed pipe): nothing is wrong with
+    /// the sort, and no one is left to read the rest.
+    #[error("{}: the reader stopped reading", path.display())]
+    OutputClosed {
+        /// The output (`-` for standard output).
+        path: PathBuf,
+    },
     /// A record's key cannot be read (a short record, invalid packed or zoned digits).
     #[error("{}: record {record}: {source}", path.display())]
     Key {

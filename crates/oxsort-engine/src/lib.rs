@@ -68,7 +68,7 @@ pub use verify::{checksum_hex, checksum_records, OrderCheck};
 
 use oxsort_io::AtomicOutput;
 use progress::Reporter;
-use sink::{FileSink, Sink, StdoutSink};
+use sink::{FileSink, Sink, StreamSink};
 use source::ChunkSource;
 use spill::{RunKind, SpillRoom};
 use stats::{Meters, PhaseTimer};
@@ -87,18 +87,27 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let reporter = Reporter::new(cfg.progress.clone());
     let meters = Meters::default();
 
+    // A file output is written under a temporary name and renamed when verified; a stream
+    // (standard output, a device, a FIFO) is written in order where it is.
     let output = match &cfg.output {
-        Output::Path(p) => Some(AtomicOutput::create(p, &cfg.io)?),
-        Output::Stdout => None,
+        Output::Path(p) if !plan.output_stream => Some(AtomicOutput::create(p, &cfg.io)?),
+        _ => None,
     };
-    let mut sink: Box<dyn Sink + Send> = match &output {
-        Some(o) => {
+    let mut sink: Box<dyn Sink + Send> = match (&output, &cfg.output) {
+        (Some(o), _) => {
             if let Some(bytes) = plan.input_bytes {
                 o.file().preallocate(bytes)?;
             }
             Box::new(FileSink::named(o.file().clone(), plan.output.clone()))
         }
-        None => Box::new(StdoutSink::new()),
+        (None, Output::Path(p)) => {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(p)
+                .map_err(|e| EngineError::Output { path: p.clone(), why: e.to_string() })?;
+            Box::new(StreamSink::new(Box::new(f), p.clone()))
+        }
+        (None, Output::Stdout) => Box::new(StreamSink::stdout()),
     };
 
     let mut stats = SortStats {

@@ -2,6 +2,7 @@
 //! written in order.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -60,37 +61,59 @@ impl Sink for FileSink {
     }
 }
 
-/// Standard output, written in order.
-pub(crate) struct StdoutSink {
+/// A stream written in order: standard output, or an output path that is a device, a FIFO or
+/// a socket (nothing to truncate, preallocate or rename over: `/dev/null`, a pipe).
+pub(crate) struct StreamSink {
+    out: Box<dyn Write + Send>,
+    name: PathBuf,
     pos: u64,
     meter: IoMeter,
 }
 
-impl StdoutSink {
-    pub(crate) fn new() -> Self {
-        StdoutSink { pos: 0, meter: IoMeter::default() }
+impl StreamSink {
+    /// Standard output.
+    pub(crate) fn stdout() -> Self {
+        StreamSink::new(Box::new(std::io::stdout()), PathBuf::from("-"))
+    }
+
+    /// The stream `out`, named `name` in messages.
+    pub(crate) fn new(out: Box<dyn Write + Send>, name: PathBuf) -> Self {
+        StreamSink { out, name, pos: 0, meter: IoMeter::default() }
     }
 }
 
-impl Sink for StdoutSink {
+impl Sink for StreamSink {
     fn write(&mut self, offset: u64, data: &[u8]) -> Result<()> {
         if offset != self.pos {
             return Err(EngineError::Internal(format!(
-                "standard output written out of order: {offset} after {}",
+                "{} written out of order: {offset} after {}",
+                self.name.display(),
                 self.pos
             )));
         }
         let t = Instant::now();
-        let mut out = std::io::stdout().lock();
-        out.write_all(data)
-            .and_then(|_| out.flush())
-            .map_err(|e| EngineError::Output { path: "-".into(), why: e.to_string() })?;
+        self.out.write_all(data).and_then(|_| self.out.flush()).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                EngineError::OutputClosed { path: self.name.clone() }
+            } else {
+                EngineError::Output { path: self.name.clone(), why: os_message(&e) }
+            }
+        })?;
         self.pos += data.len() as u64;
         self.meter.add(data.len() as u64, t.elapsed());
         Ok(())
     }
     fn stats(&self) -> FileStats {
-        self.meter.file("-".into(), "write", false)
+        self.meter.file(self.name.display().to_string(), "write", false)
+    }
+}
+
+/// An OS error's text without the " (os error N)" the standard library appends.
+fn os_message(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
 }
 

@@ -3,7 +3,7 @@
 //! [`TempDir`](crate::TempDir) and [`AtomicOutput`](crate::AtomicOutput) register their paths
 //! in a process-wide registry while they live (a mutex-protected map; registering and
 //! unregistering cost one uncontended lock). [`install_signal_handlers`] starts a thread that
-//! waits for SIGINT/SIGTERM, removes every registered path, and exits with status 130 / 143
+//! waits for SIGINT/SIGTERM/SIGHUP, removes every registered path, and exits with status 130 / 143 / 129
 //! (128 + the signal number), as shells expect.
 //!
 //! The signal itself is caught by `signal-hook`'s async-signal-safe handler, which only wakes
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, Once};
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 /// What a registry entry is, i.e. how to remove it.
@@ -86,8 +86,9 @@ pub fn registered_count() -> usize {
     lock().0.as_ref().map_or(0, |r| r.entries.len())
 }
 
-/// Installs SIGINT/SIGTERM handling: on either signal, every registered temp directory and
-/// uncommitted output is removed and the process exits with 130 (SIGINT) or 143 (SIGTERM).
+/// Installs SIGINT/SIGTERM/SIGHUP handling: on any of them, every registered temp directory
+/// and uncommitted output is removed and the process exits with 128 + the signal (130 for
+/// SIGINT, 143 for SIGTERM, 129 for SIGHUP: a closed terminal cleans up like Ctrl-C).
 ///
 /// Idempotent; call it once early in `main`. If the handlers cannot be installed (which only
 /// happens when the process is out of resources) a warning goes to stderr and the default
@@ -95,7 +96,7 @@ pub fn registered_count() -> usize {
 pub fn install_signal_handlers() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let mut signals = match Signals::new([SIGINT, SIGTERM]) {
+        let mut signals = match Signals::new([SIGINT, SIGTERM, SIGHUP]) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("oxsort: cannot install signal handlers: {e}");

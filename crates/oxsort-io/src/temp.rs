@@ -241,6 +241,29 @@ pub fn probe_input(path: &Path) -> io::Result<Option<u64>> {
     Ok(meta.is_file().then_some(meta.len()))
 }
 
+/// What an output path names, looked at before any work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputTarget {
+    /// Nothing yet, or a regular file: written under a temporary name and renamed.
+    File,
+    /// A character or block device, a FIFO or a socket (`/dev/null`, a pipe): written in order
+    /// as a stream, in place, never truncated.
+    Stream,
+    /// A directory: not an output.
+    Directory,
+}
+
+/// What `path` names as an output (errors other than "not found" are the caller's to report).
+pub fn probe_output(path: &Path) -> io::Result<OutputTarget> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Ok(OutputTarget::Directory),
+        Ok(m) if m.is_file() => Ok(OutputTarget::File),
+        Ok(_) => Ok(OutputTarget::Stream),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(OutputTarget::File),
+        Err(e) => Err(e),
+    }
+}
+
 /// Checks that `dir` exists, is a directory, and that this process may create files in it.
 pub fn check_dir_writable(dir: &Path) -> Result<(), IoError> {
     const OP: &str = "checking the directory";

@@ -27,6 +27,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::config::{parent_dir, Input, Output, SortConfig};
+use oxsort_io::OutputTarget;
+
 use crate::error::{EngineError, Result};
 
 pub use sizing::{Geometry, MergeLevel, MergeSchedule, MergeSizing};
@@ -104,8 +106,11 @@ pub struct Plan {
     pub temp: Vec<TempPlan>,
     /// The output's name (`-` for standard output).
     pub output: String,
-    /// Free bytes where the output goes (None for stdout).
+    /// Free bytes where the output goes (None for a stream).
     pub output_free: Option<u64>,
+    /// The output is a stream written in order (standard output, a device, a FIFO): no
+    /// temporary name, no preallocation, no truncation.
+    pub output_stream: bool,
     /// What was changed from what was asked, and why (a budget capped, fewer transfers).
     pub notes: Vec<String>,
 }
@@ -157,11 +162,20 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     // The output directory must be writable before anything is read.
     let mut output_free = None;
     let mut out_dev = None;
+    let mut output_stream = true;
     if let Output::Path(p) = &cfg.output {
-        let dir = parent_dir(p);
-        oxsort_io::check_dir_writable(&dir)?;
-        output_free = Some(oxsort_io::free_space(&dir)?);
-        out_dev = oxsort_io::device_of(&dir);
+        let output_error = |why: String| EngineError::Output { path: p.clone(), why };
+        match oxsort_io::probe_output(p).map_err(|e| output_error(e.to_string()))? {
+            OutputTarget::Directory => return Err(output_error("it is a directory".into())),
+            OutputTarget::Stream => {}
+            OutputTarget::File => {
+                let dir = parent_dir(p);
+                oxsort_io::check_dir_writable(&dir)?;
+                output_free = Some(oxsort_io::free_space(&dir)?);
+                out_dev = oxsort_io::device_of(&dir);
+                output_stream = false;
+            }
+        }
     }
 
     let (passes, merge_mem) = match total {
@@ -214,6 +228,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
             Output::Stdout => "-".into(),
         },
         output_free,
+        output_stream,
         notes,
     };
     plan.check_space(out_dev)?;
@@ -311,6 +326,7 @@ mod tests {
             temp,
             output: "out.dat".into(),
             output_free,
+            output_stream: false,
             notes: Vec::new(),
         }
     }

@@ -229,7 +229,10 @@ pub(crate) fn load(
                     used += cost;
                     let _ = job_tx.send((sent, chunk));
                     sent += 1;
-                    ctx.reporter.report(Phase::Input, source.bytes_read, total);
+                    if let Err(e) = ctx.reporter.report(Phase::Input, source.bytes_read, total) {
+                        result = Err(e);
+                        break;
+                    }
                 }
                 Ok(None) => {
                     exhausted = true;
@@ -654,7 +657,7 @@ pub(crate) fn emit(
                     }
                     let _ = free_tx.send(piece.buf);
                     done_bytes += piece.len as u64;
-                    reporter.report(phase, done_bytes, Some(total_bytes));
+                    reporter.report(phase, done_bytes, Some(total_bytes))?;
                     if piece.last {
                         want += 1;
                         want_seq = 0;

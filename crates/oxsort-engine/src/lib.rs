@@ -75,7 +75,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let plan = plan::plan(cfg)?;
     let g = plan::geometry(cfg)?;
     let fmt = cfg.format;
-    let reporter = Reporter::new(cfg.progress.clone());
+    let reporter = Reporter::new(cfg.progress.clone(), cfg.cancel.clone());
 
     let output = match &cfg.output {
         Output::Path(p) => Some(AtomicOutput::create(p, &cfg.io)?),
@@ -122,7 +122,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         mode: cfg.mode,
         unique: cfg.unique,
     };
-    let quiet = Reporter::default();
+    let quiet = reporter.quiet();
     let run_ctx = inmem::Ctx { reporter: &quiet, ..ctx };
     let mut temps: Vec<TempDir> = Vec::new();
     let mut runs: Vec<RunFile> = Vec::new();
@@ -266,7 +266,7 @@ fn merge_runs(
             let bytes: u64 = group.iter().map(|r| r.bytes).sum();
             file.preallocate(bytes)?;
             let mut run_sink = FileSink::new(file.clone());
-            let quiet = Reporter::default();
+            let quiet = reporter.quiet();
             let opts = merge::MergeOpts {
                 keys,
                 block,

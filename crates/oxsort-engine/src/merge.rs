@@ -272,7 +272,7 @@ pub(crate) fn merge(
             let _meter = crate::stats::ThreadMeter::new("write");
             for (buf, len, off) in checked_rx {
                 sink.write(off, &buf[..len], 0)?;
-                reporter.report(Phase::Merge, off + len as u64, Some(total));
+                reporter.report(Phase::Merge, off + len as u64, Some(total))?;
                 let _ = free_tx.send(buf);
             }
             Ok(())

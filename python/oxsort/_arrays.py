@@ -29,8 +29,10 @@ def _field(name: str, dt: Any, offset: int, descending: bool) -> Field:
     if dt.subdtype is not None:
         raise SpecError(f"{what} is a sub-array ({dt}): it cannot be a key")
     if dt.kind not in _KINDS or (dt.kind == "f" and dt.itemsize not in (2, 4, 8)):
-        raise SpecError(f"{what} has dtype {dt}, which cannot be sorted (integers, floats, bool, "
-                        "fixed bytes and fixed unicode can)")
+        raise SpecError(
+            f"{what} has dtype {dt}, which cannot be sorted (integers, floats, bool, "
+            "fixed bytes and fixed unicode can)"
+        )
     big = dt.byteorder == ">" or (dt.byteorder == "=" and sys.byteorder == "big")
     return (offset, _KINDS[dt.kind], dt.itemsize, big, descending)
 
@@ -77,8 +79,9 @@ def _prepare(a: Any, order: Order, reverse: Reverse) -> tuple[Any, list[Field]]:
     return a, fields
 
 
-def argsort(a: np.ndarray, order: Order = None, reverse: Reverse = False,
-            threads: Optional[int] = None) -> np.ndarray:
+def argsort(
+    a: np.ndarray, order: Order = None, reverse: Reverse = False, threads: Optional[int] = None
+) -> np.ndarray:
     """The indexes that sort ``a`` stably: ``a[argsort(a)]`` equals ``np.sort(a, order=...,
     kind="stable")`` (NaN last, as NumPy). ``reverse=True`` sorts descending, still stable
     (equal keys keep their order; NaN still last); a list gives one flag per ``order`` field."""
@@ -86,26 +89,42 @@ def argsort(a: np.ndarray, order: Order = None, reverse: Reverse = False,
 
     a, fields = _prepare(a, order, reverse)
     out = np.empty(len(a), dtype=np.int64)
-    _native.sort_records(a.ctypes.data, len(a), a.dtype.itemsize, fields, out.ctypes.data,
-                         threads or _native.cores(), True)
+    _native.sort_records(
+        a.ctypes.data,
+        len(a),
+        a.dtype.itemsize,
+        fields,
+        out.ctypes.data,
+        threads or _native.cores(),
+        True,
+    )
     return out
 
 
-def sort_array(a: np.ndarray, order: Order = None, reverse: Reverse = False,
-               threads: Optional[int] = None) -> np.ndarray:
+def sort_array(
+    a: np.ndarray, order: Order = None, reverse: Reverse = False, threads: Optional[int] = None
+) -> np.ndarray:
     """A sorted copy of ``a`` (the one copy made: records are gathered straight from ``a``);
     equal to ``np.sort(a, order=..., kind="stable")``. See :func:`argsort` for ``reverse``."""
     import numpy as np
 
     a, fields = _prepare(a, order, reverse)
     out = np.empty_like(a)
-    _native.sort_records(a.ctypes.data, len(a), a.dtype.itemsize, fields, out.ctypes.data,
-                         threads or _native.cores(), False)
+    _native.sort_records(
+        a.ctypes.data,
+        len(a),
+        a.dtype.itemsize,
+        fields,
+        out.ctypes.data,
+        threads or _native.cores(),
+        False,
+    )
     return out
 
 
-def sort_table(table: Any, by: Union[str, Sequence[Union[str, tuple[str, str]]]],
-               threads: Optional[int] = None) -> Any:
+def sort_table(
+    table: Any, by: Union[str, Sequence[Union[str, tuple[str, str]]]], threads: Optional[int] = None
+) -> Any:
     """A pyarrow table sorted stably by columns: ``by=[("k", "descending"), "j"]`` (a name
     alone is ascending). Key columns: integers, floats, bools, fixed-size binary; no nulls."""
     import numpy as np
@@ -135,7 +154,7 @@ def sort_table(table: Any, by: Union[str, Sequence[Union[str, tuple[str, str]]]]
         t = col.type
         if pa.types.is_fixed_size_binary(t):
             arr = np.array(col.to_pylist(), dtype=f"S{t.byte_width}")
-        elif (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+        elif pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
             arr = col.to_numpy()
         else:
             raise SpecError(f"column '{name}' has type {t}, which cannot be a key")
@@ -143,6 +162,5 @@ def sort_table(table: Any, by: Union[str, Sequence[Union[str, tuple[str, str]]]]
     keys = np.empty(table.num_rows, dtype=[(f"f{i}", c.dtype) for i, c in enumerate(cols)])
     for i, c in enumerate(cols):
         keys[f"f{i}"] = c
-    idx = argsort(keys, order=[f"f{i}" for i in range(len(cols))], reverse=flags,
-                  threads=threads)
+    idx = argsort(keys, order=[f"f{i}" for i in range(len(cols))], reverse=flags, threads=threads)
     return table.take(pa.array(idx))

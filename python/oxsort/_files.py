@@ -29,9 +29,22 @@ POLL_INTERVAL = 0.05
 #: Bytes copied at a time between a file object and a private temp file.
 COPY_BLOCK = 8 << 20
 
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20,
-          "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
-          "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+    "gib": 1 << 30,
+    "t": 1 << 40,
+    "tb": 1 << 40,
+    "tib": 1 << 40,
+}
 
 
 def parse_size(size: Union[int, str, None]) -> Optional[int]:
@@ -124,8 +137,9 @@ def _is_file_object(x: object) -> bool:
 
 def _check_binary(f: object, what: str) -> None:
     if isinstance(f, io.TextIOBase) or "b" not in getattr(f, "mode", "b"):
-        raise BadInputError(f"{what}: the file object is open in text mode; open it in binary "
-                            "mode ('rb' / 'wb')")
+        raise BadInputError(
+            f"{what}: the file object is open in text mode; open it in binary mode ('rb' / 'wb')"
+        )
 
 
 def _as_list(inputs: Inputs) -> list[Source]:
@@ -134,10 +148,19 @@ def _as_list(inputs: Inputs) -> list[Source]:
     return list(inputs)  # type: ignore[arg-type]
 
 
-def _spec(*, record_size: Optional[int], lines: bool, nul: bool, fields: Optional[str],
-          control: Optional[str], keys: Union[str, Sequence[str], None], unique: bool,
-          memory: Union[int, str, None], threads: Optional[int],
-          temp_dirs: Optional[Sequence[PathLike]]) -> dict[str, Any]:
+def _spec(
+    *,
+    record_size: Optional[int],
+    lines: bool,
+    nul: bool,
+    fields: Optional[str],
+    control: Optional[str],
+    keys: Union[str, Sequence[str], None],
+    unique: bool,
+    memory: Union[int, str, None],
+    threads: Optional[int],
+    temp_dirs: Optional[Sequence[PathLike]],
+) -> dict[str, Any]:
     import shlex
 
     if isinstance(keys, str):
@@ -150,9 +173,15 @@ def _spec(*, record_size: Optional[int], lines: bool, nul: bool, fields: Optiona
     if threads is not None and threads < 1:
         raise SpecError(f"threads={threads}: at least 1")
     return {
-        "record_size": record_size, "lines": bool(lines), "nul": bool(nul), "fields": fields,
-        "control": control, "keys": key_args, "unique": bool(unique),
-        "memory": parse_size(memory), "threads": threads,
+        "record_size": record_size,
+        "lines": bool(lines),
+        "nul": bool(nul),
+        "fields": fields,
+        "control": control,
+        "keys": key_args,
+        "unique": bool(unique),
+        "memory": parse_size(memory),
+        "threads": threads,
         "temp_dirs": [os.fspath(d) for d in (temp_dirs or [])],
     }
 
@@ -254,8 +283,14 @@ def _run(job: Any, progress: ProgressArg) -> SortStats:
     return SortStats._from_json(job.result())
 
 
-def _sort(inputs: Inputs, output: Union[PathLike, IO[bytes]], merge: bool, progress: ProgressArg,
-          resume: bool, spec: dict[str, Any]) -> SortStats:
+def _sort(
+    inputs: Inputs,
+    output: Union[PathLike, IO[bytes]],
+    merge: bool,
+    progress: ProgressArg,
+    resume: bool,
+    spec: dict[str, Any],
+) -> SortStats:
     if resume:
         raise NotImplementedError("resume=True: resuming an interrupted sort is not supported yet")
     out_obj = output if _is_file_object(output) else None
@@ -277,12 +312,23 @@ def _sort(inputs: Inputs, output: Union[PathLike, IO[bytes]], merge: bool, progr
         return stats
 
 
-def sort(inputs: Inputs, output: Union[PathLike, IO[bytes]], *, record_size: Optional[int] = None,
-         lines: bool = False, nul: bool = False, fields: Optional[str] = None,
-         control: Optional[str] = None, keys: Union[str, Sequence[str], None] = None,
-         unique: bool = False, memory: Union[int, str, None] = None,
-         temp_dirs: Optional[Sequence[PathLike]] = None, threads: Optional[int] = None,
-         progress: ProgressArg = None, resume: bool = False) -> SortStats:
+def sort(
+    inputs: Inputs,
+    output: Union[PathLike, IO[bytes]],
+    *,
+    record_size: Optional[int] = None,
+    lines: bool = False,
+    nul: bool = False,
+    fields: Optional[str] = None,
+    control: Optional[str] = None,
+    keys: Union[str, Sequence[str], None] = None,
+    unique: bool = False,
+    memory: Union[int, str, None] = None,
+    temp_dirs: Optional[Sequence[PathLike]] = None,
+    threads: Optional[int] = None,
+    progress: ProgressArg = None,
+    resume: bool = False,
+) -> SortStats:
     """Sorts ``inputs`` (a path, a list of paths or binary file objects, concatenated) into
     ``output`` (a path or a binary file object), stably, as ``oxsort sort`` does.
 
@@ -293,36 +339,84 @@ def sort(inputs: Inputs, output: Union[PathLike, IO[bytes]], *, record_size: Opt
     draws a tqdm bar; a callable receives ``(phase, done, total)``. Ctrl-C stops the sort and
     removes its temp files and partial output. ``resume=True`` is not supported yet.
     """
-    spec = _spec(record_size=record_size, lines=lines, nul=nul, fields=fields, control=control,
-                 keys=keys, unique=unique, memory=memory, threads=threads, temp_dirs=temp_dirs)
+    spec = _spec(
+        record_size=record_size,
+        lines=lines,
+        nul=nul,
+        fields=fields,
+        control=control,
+        keys=keys,
+        unique=unique,
+        memory=memory,
+        threads=threads,
+        temp_dirs=temp_dirs,
+    )
     return _sort(inputs, output, False, progress, resume, spec)
 
 
-def merge(inputs: Inputs, output: Union[PathLike, IO[bytes]], *,
-          record_size: Optional[int] = None, lines: bool = False, nul: bool = False,
-          fields: Optional[str] = None, control: Optional[str] = None,
-          keys: Union[str, Sequence[str], None] = None, unique: bool = False,
-          memory: Union[int, str, None] = None, temp_dirs: Optional[Sequence[PathLike]] = None,
-          threads: Optional[int] = None, progress: ProgressArg = None) -> SortStats:
+def merge(
+    inputs: Inputs,
+    output: Union[PathLike, IO[bytes]],
+    *,
+    record_size: Optional[int] = None,
+    lines: bool = False,
+    nul: bool = False,
+    fields: Optional[str] = None,
+    control: Optional[str] = None,
+    keys: Union[str, Sequence[str], None] = None,
+    unique: bool = False,
+    memory: Union[int, str, None] = None,
+    temp_dirs: Optional[Sequence[PathLike]] = None,
+    threads: Optional[int] = None,
+    progress: ProgressArg = None,
+) -> SortStats:
     """Merges inputs that are each sorted by the key (DFSORT ``MERGE``); an input out of order
     raises :class:`DisorderError` naming the file and the record."""
-    spec = _spec(record_size=record_size, lines=lines, nul=nul, fields=fields, control=control,
-                 keys=keys, unique=unique, memory=memory, threads=threads, temp_dirs=temp_dirs)
+    spec = _spec(
+        record_size=record_size,
+        lines=lines,
+        nul=nul,
+        fields=fields,
+        control=control,
+        keys=keys,
+        unique=unique,
+        memory=memory,
+        threads=threads,
+        temp_dirs=temp_dirs,
+    )
     return _sort(inputs, output, True, progress, False, spec)
 
 
-def check(path: PathLike, *, record_size: Optional[int] = None, lines: bool = False,
-          nul: bool = False, fields: Optional[str] = None, control: Optional[str] = None,
-          keys: Union[str, Sequence[str], None] = None, memory: Union[int, str, None] = None,
-          temp_dirs: Optional[Sequence[PathLike]] = None,
-          threads: Optional[int] = None) -> Optional[Disorder]:
+def check(
+    path: PathLike,
+    *,
+    record_size: Optional[int] = None,
+    lines: bool = False,
+    nul: bool = False,
+    fields: Optional[str] = None,
+    control: Optional[str] = None,
+    keys: Union[str, Sequence[str], None] = None,
+    memory: Union[int, str, None] = None,
+    temp_dirs: Optional[Sequence[PathLike]] = None,
+    threads: Optional[int] = None,
+) -> Optional[Disorder]:
     """The first record of ``path`` out of key order (1-based), or None when it is sorted.
 
     The file is read once through the engine's merge (which checks order); what it writes
     goes to a private temp directory, removed before returning.
     """
-    spec = _spec(record_size=record_size, lines=lines, nul=nul, fields=fields, control=control,
-                 keys=keys, unique=False, memory=memory, threads=threads, temp_dirs=temp_dirs)
+    spec = _spec(
+        record_size=record_size,
+        lines=lines,
+        nul=nul,
+        fields=fields,
+        control=control,
+        keys=keys,
+        unique=False,
+        memory=memory,
+        threads=threads,
+        temp_dirs=temp_dirs,
+    )
     near = spec["temp_dirs"][0] if spec["temp_dirs"] else os.path.dirname(os.path.abspath(path))
     with _private_dir(near) as d:
         try:
@@ -332,15 +426,34 @@ def check(path: PathLike, *, record_size: Optional[int] = None, lines: bool = Fa
     return None
 
 
-def explain(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, *,
-            record_size: Optional[int] = None, lines: bool = False, nul: bool = False,
-            fields: Optional[str] = None, control: Optional[str] = None,
-            keys: Union[str, Sequence[str], None] = None, unique: bool = False,
-            memory: Union[int, str, None] = None, temp_dirs: Optional[Sequence[PathLike]] = None,
-            threads: Optional[int] = None) -> dict[str, Any]:
+def explain(
+    inputs: Union[PathLike, Sequence[PathLike]],
+    output: PathLike,
+    *,
+    record_size: Optional[int] = None,
+    lines: bool = False,
+    nul: bool = False,
+    fields: Optional[str] = None,
+    control: Optional[str] = None,
+    keys: Union[str, Sequence[str], None] = None,
+    unique: bool = False,
+    memory: Union[int, str, None] = None,
+    temp_dirs: Optional[Sequence[PathLike]] = None,
+    threads: Optional[int] = None,
+) -> dict[str, Any]:
     """The plan of a sort as a dict (``oxsort explain --json``): passes, runs, memory, temp."""
-    spec = _spec(record_size=record_size, lines=lines, nul=nul, fields=fields, control=control,
-                 keys=keys, unique=unique, memory=memory, threads=threads, temp_dirs=temp_dirs)
+    spec = _spec(
+        record_size=record_size,
+        lines=lines,
+        nul=nul,
+        fields=fields,
+        control=control,
+        keys=keys,
+        unique=unique,
+        memory=memory,
+        threads=threads,
+        temp_dirs=temp_dirs,
+    )
     paths = [os.fspath(p) for p in _as_list(inputs)]  # type: ignore[arg-type]
     return json.loads(_native.explain(paths, os.fspath(output), spec))  # type: ignore[no-any-return]
 
@@ -358,16 +471,22 @@ class GensortStats:
         return asdict(self)
 
 
-def gensort(path: PathLike, records: int, start: int = 0, ascii: bool = False,
-            skew: bool = False, threads: Optional[int] = None) -> GensortStats:
+def gensort(
+    path: PathLike,
+    records: int,
+    start: int = 0,
+    ascii: bool = False,
+    skew: bool = False,
+    threads: Optional[int] = None,
+) -> GensortStats:
     """Writes ``records`` Sort Benchmark records (gensort 1.5, byte for byte) to ``path``."""
     if records < 0 or start < 0:
         raise SpecError("records and start cannot be negative")
     t0 = time.monotonic()
-    checksum = _native.gensort(os.fspath(path), int(records), int(start), bool(ascii),
-                               bool(skew), threads or 0)
-    return GensortStats(records=int(records), checksum=checksum,
-                        elapsed_s=time.monotonic() - t0)
+    checksum = _native.gensort(
+        os.fspath(path), int(records), int(start), bool(ascii), bool(skew), threads or 0
+    )
+    return GensortStats(records=int(records), checksum=checksum, elapsed_s=time.monotonic() - t0)
 
 
 def valsort(paths: Union[PathLike, Iterable[PathLike]], threads: Optional[int] = None) -> Summary:

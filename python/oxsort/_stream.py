@@ -35,15 +35,31 @@ class Sorter:
     :meth:`close`, at the end of the ``with`` block, and on error.
     """
 
-    def __init__(self, *, record_size: Optional[int] = None, lines: bool = False,
-                 nul: bool = False, fields: Optional[str] = None,
-                 keys: Union[str, Sequence[str], None] = None, unique: bool = False,
-                 memory: Union[int, str, None] = None,
-                 temp_dirs: Optional[Sequence[PathLike]] = None, threads: Optional[int] = None,
-                 progress: ProgressArg = None) -> None:
-        self._args: dict[str, Any] = dict(record_size=record_size, lines=lines, nul=nul,
-                                          fields=fields, keys=keys, unique=unique,
-                                          memory=memory, temp_dirs=temp_dirs, threads=threads)
+    def __init__(
+        self,
+        *,
+        record_size: Optional[int] = None,
+        lines: bool = False,
+        nul: bool = False,
+        fields: Optional[str] = None,
+        keys: Union[str, Sequence[str], None] = None,
+        unique: bool = False,
+        memory: Union[int, str, None] = None,
+        temp_dirs: Optional[Sequence[PathLike]] = None,
+        threads: Optional[int] = None,
+        progress: ProgressArg = None,
+    ) -> None:
+        self._args: dict[str, Any] = dict(
+            record_size=record_size,
+            lines=lines,
+            nul=nul,
+            fields=fields,
+            keys=keys,
+            unique=unique,
+            memory=memory,
+            temp_dirs=temp_dirs,
+            threads=threads,
+        )
         # Check the specification now, before any data is pushed.
         _spec(control=None, **self._args)
         self._progress = progress
@@ -57,8 +73,12 @@ class Sorter:
     def __enter__(self) -> Sorter:
         return self
 
-    def __exit__(self, et: Optional[type[BaseException]], ev: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
+    def __exit__(
+        self,
+        et: Optional[type[BaseException]],
+        ev: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
         self.close()
 
     def __del__(self) -> None:
@@ -92,17 +112,21 @@ class Sorter:
             kind = "numpy"
             if self._dtype is None:
                 self._dtype = chunk.dtype
-                if self._args["record_size"] is None and not (self._args["lines"]
-                                                              or self._args["nul"]):
+                if self._args["record_size"] is None and not (
+                    self._args["lines"] or self._args["nul"]
+                ):
                     self._args["record_size"] = chunk.dtype.itemsize
             elif chunk.dtype != self._dtype:
                 raise BadInputError(f"push(): dtype {chunk.dtype} after {self._dtype}")
             if self._args["record_size"] != chunk.dtype.itemsize:
-                raise SpecError(f"push(): items of {chunk.dtype.itemsize} bytes, but "
-                                f"record_size={self._args['record_size']}")
+                raise SpecError(
+                    f"push(): items of {chunk.dtype.itemsize} bytes, but "
+                    f"record_size={self._args['record_size']}"
+                )
         else:
-            raise BadInputError(f"push(): bytes, memoryview or NumPy array, not "
-                                f"{type(chunk).__name__}")
+            raise BadInputError(
+                f"push(): bytes, memoryview or NumPy array, not {type(chunk).__name__}"
+            )
         if self._kind is None:
             self._kind = kind
         elif kind != self._kind:

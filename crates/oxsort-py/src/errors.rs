@@ -36,7 +36,7 @@ create_exception!(
 
 /// The Python exception of an engine error.
 pub(crate) fn engine_error(e: EngineError) -> PyErr {
-    let msg = e.to_string();
+    let msg = chain(&e);
     match e {
         EngineError::Interrupted => PyKeyboardInterrupt::new_err(msg),
         EngineError::Config(_) | EngineError::MemoryTooSmall { .. } => SpecError::new_err(msg),
@@ -62,7 +62,7 @@ pub(crate) fn engine_error(e: EngineError) -> PyErr {
 
 /// The Python exception of a gensort / valsort error (valsort's own messages).
 pub(crate) fn gensort_error(e: oxsort_gensort::Error) -> PyErr {
-    let msg = e.to_string();
+    let msg = chain(&e);
     match e {
         oxsort_gensort::Error::Io { ref source, .. } if source.raw_os_error() == Some(28) => {
             OutOfSpaceError::new_err(msg)
@@ -70,4 +70,16 @@ pub(crate) fn gensort_error(e: oxsort_gensort::Error) -> PyErr {
         oxsort_gensort::Error::Io { .. } => Error::new_err(msg),
         _ => BadInputError::new_err(msg),
     }
+}
+
+/// The error and its sources, `: `-separated, as the CLI prints them (anyhow's `{:#}`).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        source = s.source();
+    }
+    msg
 }

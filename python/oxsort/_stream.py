@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any, Optional, Union
 
+from . import _native
 from ._files import PathLike, ProgressArg, _sort, _spec
 from ._native import BadInputError, SpecError
 
@@ -61,7 +62,7 @@ class Sorter:
             threads=threads,
         )
         # Check the specification now, before any data is pushed.
-        _spec(control=None, **self._args)
+        _native.check_spec(_spec(control=None, **self._args))
         self._progress = progress
         near = os.fspath(temp_dirs[0]) if temp_dirs else None
         self._dir: Optional[str] = tempfile.mkdtemp(prefix=".oxsort-stream-", dir=near)

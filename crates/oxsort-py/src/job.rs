@@ -138,3 +138,9 @@ pub(crate) fn explain(inputs: Vec<PathBuf>, output: PathBuf, spec: SpecArgs) -> 
     let plan = oxsort_engine::plan(&cfg).map_err(engine_error)?;
     serde_json::to_string(&plan).map_err(|e| Error::new_err(format!("internal error: plan: {e}")))
 }
+
+/// Checks a specification without sorting anything (no file is touched).
+#[pyfunction]
+pub(crate) fn check_spec(spec: SpecArgs) -> PyResult<()> {
+    build_config(&spec, vec![PathBuf::from("in")], PathBuf::from("out"), false, None).map(|_| ())
+}

@@ -101,6 +101,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<job::Job>()?;
     m.add_function(wrap_pyfunction!(job::start, m)?)?;
     m.add_function(wrap_pyfunction!(job::explain, m)?)?;
+    m.add_function(wrap_pyfunction!(job::check_spec, m)?)?;
     m.add_function(wrap_pyfunction!(arrays::sort_records, m)?)?;
     m.add_function(wrap_pyfunction!(gensort, m)?)?;
     m.add_function(wrap_pyfunction!(valsort, m)?)?;

@@ -136,7 +136,8 @@ def _is_file_object(x: object) -> bool:
 
 
 def _check_binary(f: object, what: str) -> None:
-    if isinstance(f, io.TextIOBase) or "b" not in getattr(f, "mode", "b"):
+    mode = getattr(f, "mode", None)
+    if isinstance(f, io.TextIOBase) or (isinstance(mode, str) and "b" not in mode):
         raise BadInputError(
             f"{what}: the file object is open in text mode; open it in binary mode ('rb' / 'wb')"
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import gzip
 import io
 import os
 import random
@@ -118,6 +119,13 @@ def test_several_inputs_and_file_objects(tmp_path: Path, cli: str) -> None:
     with open(a, "rb") as fa:
         oxsort.sort([fa, io.BytesIO(b.read_bytes())], out)
     assert out.getvalue() == want
+    # A compressed stream (its mode is a number, not a string) is a binary file object too.
+    gz = tmp_path / "a.dat.gz"
+    with gzip.open(gz, "wb") as g:
+        g.write(a.read_bytes() + b.read_bytes())
+    with gzip.open(gz, "rb") as g:
+        oxsort.sort(g, tmp_path / "gz.out")
+    assert (tmp_path / "gz.out").read_bytes() == want
 
 
 def test_merge_and_disorder(tmp_path: Path, cli: str) -> None:

@@ -13,14 +13,29 @@
 //!  signed:   sign bit flipped        descending: every byte inverted (NaN stays last)
 //! ```
 
-use oxsort_kernels::{entry_index, entry_prefix, make_entry, par_gather, par_sort_entries, Entry};
+use std::sync::Mutex;
+
+use oxsort_kernels::{
+    entry_index, entry_prefix, make_entry, par_gather, par_sort_entries_with_buffer, Entry,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
-/// Records per task when building entries in parallel: large enough that the task overhead
-/// is noise next to the encoding of the records.
+/// Records per task, at least, when building entries in parallel: large enough that the
+/// task overhead is noise next to the encoding of the records.
 const ENTRY_TASK_RECORDS: usize = 1 << 16;
+
+/// The most bytes of entry arrays kept from one sort for the next (see [`SPARE`]): 512 MiB
+/// keeps both arrays of a 1.6e7-item sort. On this project's VMs memory freed goes back to the
+/// host and costs 1.6 to 2.2 s per GiB to fault in again (README, "Memory and huge pages"): an
+/// argsort of 1e7 items took 0.9 s with fresh arrays, most of it page faults.
+const SPARE_MAX_BYTES: usize = 512 << 20;
+
+/// The entry array and radix scratch of the last sort, kept (up to [`SPARE_MAX_BYTES`]) so
+/// that repeated sorts reuse populated memory. A sort running while another holds them
+/// allocates its own.
+static SPARE: Mutex<Option<(Vec<Entry>, Vec<Entry>)>> = Mutex::new(None);
 
 /// One key field of a record.
 #[derive(Clone, Copy, Debug)]
@@ -164,25 +179,29 @@ fn fields_of(
         .collect()
 }
 
-/// Sorts the entries of `n` records of `itemsize` bytes in `data` by `fields`, stably.
-fn sorted_entries(data: &[u8], itemsize: usize, fields: &[Field], threads: usize) -> Vec<Entry> {
+/// Sorts the entries of `n` records of `itemsize` bytes in `data` by `fields`, stably, into
+/// `entries` (`scratch`: the radix sort's buffer).
+fn sort_entries_into(
+    data: &[u8],
+    itemsize: usize,
+    fields: &[Field],
+    threads: usize,
+    entries: &mut Vec<Entry>,
+    scratch: &mut Vec<Entry>,
+) {
     let n = data.len() / itemsize.max(1);
     let key_len: usize = fields.iter().map(|f| f.size).sum();
-    let mut entries: Vec<Entry> = vec![0; n];
-    entries.par_chunks_mut(ENTRY_TASK_RECORDS).enumerate().for_each(|(t, es)| {
-        let base = t * ENTRY_TASK_RECORDS;
+    entries.clear();
+    // Written in place, in parallel (an indexed extend never zeroes the array first).
+    entries.par_extend((0..n).into_par_iter().with_min_len(ENTRY_TASK_RECORDS).map(|i| {
         let mut prefix = [0u8; oxsort_kernels::PREFIX_BYTES];
-        for (j, e) in es.iter_mut().enumerate() {
-            let i = base + j;
-            encode_key(fields, &data[i * itemsize..(i + 1) * itemsize], &mut prefix);
-            *e = make_entry(&prefix, i as u64);
-        }
-    });
-    par_sort_entries(&mut entries, threads);
+        encode_key(fields, &data[i * itemsize..(i + 1) * itemsize], &mut prefix);
+        make_entry(&prefix, i as u64)
+    }));
+    par_sort_entries_with_buffer(entries, scratch, threads);
     if key_len > oxsort_kernels::PREFIX_BYTES {
-        settle_ties(&mut entries, data, itemsize, fields, key_len);
+        settle_ties(entries, data, itemsize, fields, key_len);
     }
-    entries
 }
 
 /// Orders each run of entries with equal prefixes by their whole keys (stable: the runs come
@@ -248,7 +267,9 @@ pub(crate) fn sort_records(
         // `itemsize` bytes that it holds (so it stays allocated) until this call returns; it is
         // only read here.
         let input = unsafe { std::slice::from_raw_parts(data as *const u8, n * itemsize) };
-        let entries = sorted_entries(input, itemsize, &fields, threads);
+        let spare = SPARE.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let (mut entries, mut scratch) = spare.unwrap_or_default();
+        sort_entries_into(input, itemsize, &fields, threads, &mut entries, &mut scratch);
         if argsort {
             // SAFETY: `out` is a fresh C-contiguous int64 array of `n` items the facade holds
             // until this call returns and that nothing else references; int64 has no invalid
@@ -268,6 +289,10 @@ pub(crate) fn sort_records(
                 out,
                 threads,
             );
+        }
+        let bytes = (entries.capacity() + scratch.capacity()) * std::mem::size_of::<Entry>();
+        if bytes <= SPARE_MAX_BYTES {
+            *SPARE.lock().unwrap_or_else(|e| e.into_inner()) = Some((entries, scratch));
         }
     });
     Ok(())

@@ -3,11 +3,11 @@
 //! The Python facade (`python/oxsort/`) holds the public API; this module does the work with
 //! the GIL released:
 //!
-//! - [`job`]: file sorts and merges on a thread of their own, which the caller waits for in
+//! - `job`: file sorts and merges on a thread of their own, which the caller waits for in
 //!   short slices (so Ctrl-C and progress stay on the Python side), and `explain`;
-//! - [`spec`]: the one place where Python arguments become a [`oxsort_engine::SortConfig`];
-//! - [`arrays`]: NumPy arrays sorted on the oxsort kernels (`sort_array`, `argsort`);
-//! - [`errors`]: `oxsort.Error` and its subclasses;
+//! - `spec`: the one place where Python arguments become a [`oxsort_engine::SortConfig`];
+//! - `arrays`: NumPy arrays sorted on the oxsort kernels (`sort_array`, `argsort`);
+//! - `errors`: `oxsort.Error` and its subclasses;
 //! - `gensort` / `valsort` on the `oxsort-gensort` library.
 //!
 //! It is built by maturin (`pip install .` at the repository root) as an abi3 extension for

@@ -1,6 +1,7 @@
 //! [`SortConfig`]: what to sort, where to, and with which resources; validated by its builder.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use oxsort_format::{SortKey, SortSpec};
@@ -58,6 +59,7 @@ pub struct SortConfig {
     pub(crate) read_depth: usize,
     pub(crate) merge_block: usize,
     pub(crate) progress: Option<ProgressFn>,
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
     /// What was changed from what was asked, and why (a budget capped, ...).
     pub(crate) notes: Vec<String>,
 }
@@ -94,6 +96,7 @@ impl SortConfig {
             read_depth: None,
             merge_block: None,
             progress: None,
+            cancel: None,
         }
     }
     /// The inputs, in concatenation order.
@@ -157,6 +160,7 @@ pub struct SortConfigBuilder {
     read_depth: Option<usize>,
     merge_block: Option<usize>,
     progress: Option<ProgressFn>,
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl SortConfigBuilder {
@@ -216,6 +220,14 @@ impl SortConfigBuilder {
     /// Receives progress events from the sort.
     pub fn progress(mut self, f: impl Fn(&crate::Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// A flag that stops the sort when set: it is read at every progress event (so the progress
+    /// callback may set it), and the sort then fails with [`EngineError::Interrupted`], with
+    /// nothing under the output name and no temp file left.
+    pub fn cancel(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(flag);
         self
     }
 
@@ -290,6 +302,7 @@ impl SortConfigBuilder {
                 .merge_block
                 .map_or(tuning::MERGE_BLOCK_MAX, |b| b / DIRECT_ALIGN * DIRECT_ALIGN),
             progress: self.progress,
+            cancel: self.cancel,
             notes,
         })
     }

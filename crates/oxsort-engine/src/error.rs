@@ -113,6 +113,9 @@ pub enum EngineError {
     /// Self-verification failed: what was written is not what was read, sorted.
     #[error("verification failed: {0}")]
     Verify(String),
+    /// The caller asked the sort to stop (its cancel flag was set); nothing was committed.
+    #[error("interrupted")]
+    Interrupted,
     /// A worker thread panicked (a bug); the output was not committed.
     #[error("internal error: {0}")]
     Internal(String),

@@ -226,7 +226,10 @@ pub(crate) fn load(
                     used += cost;
                     let _ = job_tx.send((sent, chunk));
                     sent += 1;
-                    ctx.reporter.report(Phase::Input, source.bytes_read, total);
+                    if let Err(e) = ctx.reporter.report(Phase::Input, source.bytes_read, total) {
+                        result = Err(e);
+                        break;
+                    }
                 }
                 Ok(None) => {
                     exhausted = true;

@@ -84,7 +84,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let t0 = Instant::now();
     let plan = plan::plan(cfg)?;
     let g = &plan.geometry;
-    let reporter = Reporter::new(cfg.progress.clone());
+    let reporter = Reporter::new(cfg.progress.clone(), cfg.cancel.clone());
     let meters = Meters::default();
 
     // A file output is written under a temporary name and renamed when verified; a stream
@@ -141,7 +141,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         mode: cfg.spec.mode,
         unique: cfg.spec.unique,
     };
-    let quiet = Reporter::default();
+    let quiet = reporter.quiet();
     let run_ctx = inmem::Ctx { reporter: &quiet, ..ctx };
     let mut room = SpillRoom::new(&cfg.temp_dirs, &cfg.io);
     let mut runs = Vec::new();

@@ -137,7 +137,7 @@ pub(crate) fn merge(
             let _meter = meters.meter("write");
             for (buf, len, off) in checked_rx {
                 sink.write(off, &buf[..len])?;
-                reporter.report(Phase::Merge, off + len as u64, Some(total));
+                reporter.report(Phase::Merge, off + len as u64, Some(total))?;
                 let _ = free_tx.send(buf);
             }
             Ok(())
@@ -226,7 +226,7 @@ pub(crate) fn merge_runs(
     let mut files = Vec::new();
     // Duplicates dropped by intermediate merges, for the final verification.
     let mut carried = OrderCheck::default();
-    let quiet = Reporter::default();
+    let quiet = opts.reporter.quiet();
     let (last, between) = schedule.levels.split_last().expect("a schedule has a final merge");
     for (i, level) in between.iter().enumerate() {
         debug_assert_eq!(level.inputs, runs.len() as u64);

@@ -588,7 +588,7 @@ impl<'a, 'c> OrderedWriter<'a, 'c> {
         while let Some(piece) = self.ready.remove(&self.want) {
             self.write(&piece, sink)?;
             self.done_bytes += piece.len as u64;
-            self.ctx.reporter.report(self.phase, self.done_bytes, Some(self.total_bytes));
+            self.ctx.reporter.report(self.phase, self.done_bytes, Some(self.total_bytes))?;
             let last = piece.last;
             let _ = free.send(piece.buf);
             if last {

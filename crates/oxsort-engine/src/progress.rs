@@ -1,6 +1,9 @@
 //! Progress events, delivered to a callback the caller installs on the [`crate::SortConfig`].
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+use crate::error::{EngineError, Result};
 
 /// The phase a [`Progress`] event belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -28,19 +31,30 @@ pub struct Progress {
 /// The callback type.
 pub type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
 
-/// Sends events to an optional callback.
+/// Sends events to an optional callback, and stops the sort when the cancel flag is set.
 #[derive(Clone, Default)]
 pub(crate) struct Reporter {
     f: Option<ProgressFn>,
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Reporter {
-    pub(crate) fn new(f: Option<ProgressFn>) -> Self {
-        Reporter { f }
+    pub(crate) fn new(f: Option<ProgressFn>, cancel: Option<Arc<AtomicBool>>) -> Self {
+        Reporter { f, cancel }
     }
-    pub(crate) fn report(&self, phase: Phase, done: u64, total: Option<u64>) {
+    /// The same cancel flag without the callback (for phases that report nothing).
+    pub(crate) fn quiet(&self) -> Self {
+        Reporter { f: None, cancel: self.cancel.clone() }
+    }
+    /// Reports progress; [`EngineError::Interrupted`] once the cancel flag is set (the callback
+    /// may set it).
+    pub(crate) fn report(&self, phase: Phase, done: u64, total: Option<u64>) -> Result<()> {
         if let Some(f) = &self.f {
             f(&Progress { phase, done, total });
+        }
+        match &self.cancel {
+            Some(c) if c.load(Ordering::Relaxed) => Err(EngineError::Interrupted),
+            _ => Ok(()),
         }
     }
 }

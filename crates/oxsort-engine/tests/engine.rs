@@ -267,3 +267,52 @@ fn libc_eio() -> i32 {
 fn libc_enospc() -> i32 {
     28
 }
+
+#[test]
+fn a_cancelled_sort_stops_in_every_phase_and_loses_nothing() {
+    let _serial = oxsort_testkit::serial();
+    use oxsort_engine::Phase;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let mut rng = Rng::new(seed());
+    let root = tempfile::tempdir().unwrap();
+    let input = root.path().join("in.dat");
+    std::fs::write(&input, make_records(Pattern::Random, 20_000, 100, &mut rng)).unwrap();
+    let all = setups(CHUNK_LOG2);
+    let (one, two) = (&all[0], &all[3]);
+    assert!(!one.two_pass() && two.two_pass());
+    // Every phase each plan reports (two passes write the output from the merge).
+    for (setup, phase) in
+        [(one, Phase::Input), (one, Phase::Output), (two, Phase::Input), (two, Phase::Merge)]
+    {
+        let t = EngineTester::new();
+        let out = t.dir().join("out.dat");
+        let flag = Arc::new(AtomicBool::new(false));
+        let events = Arc::new(AtomicU64::new(0));
+        let (f, ev) = (flag.clone(), events.clone());
+        let cfg =
+            t.config(setup, &SortSpec::default(), vec![Input::Path(input.clone())], &out).unwrap();
+        let cfg = SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(out.clone()))
+            .memory(cfg.memory())
+            .threads(2)
+            .chunk_records_log2(CHUNK_LOG2)
+            .temp_dir(t.dir())
+            .cancel(flag.clone())
+            .progress(move |p| {
+                if p.phase == phase {
+                    ev.fetch_add(1, Ordering::Relaxed);
+                    f.store(true, Ordering::Relaxed);
+                }
+            })
+            .build()
+            .unwrap();
+        let r = sort(&cfg);
+        assert!(events.load(Ordering::Relaxed) > 0, "{}: no {phase:?} event", setup.name);
+        assert!(
+            matches!(r, Err(EngineError::Interrupted)),
+            "{}: cancelled in {phase:?}: {r:?}",
+            setup.name
+        );
+        assert!(!out.exists(), "{}: output left after a cancel", setup.name);
+        t.assert_clean(setup);
+    }
+}

@@ -1,0 +1,146 @@
+//! A sort running on a thread of its own, so the calling Python thread can wait for it in
+//! short slices with the GIL released: between slices Python runs its signal handlers (Ctrl-C)
+//! and asynchronous exceptions, and draws progress, all on the caller's thread.
+//!
+//! ```text
+//!  Python caller                         sort thread
+//!  job = start(...)  ───────spawn──────▶  oxsort_engine::sort(cfg)
+//!  while not job.wait(0.1):                 │ progress events ─▶ job.progress()
+//!      callback(*job.progress())            │ cancel flag read at every event
+//!  (KeyboardInterrupt) job.cancel() ──────▶ │ Err(Interrupted): temp files and
+//!  job.result()  ◀──────join────────────────┘   partial output removed
+//! ```
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use oxsort_engine::{EngineError, Phase, SortStats};
+use pyo3::prelude::*;
+
+use crate::errors::{engine_error, Error};
+use crate::spec::{build_config, Hooks, SpecArgs};
+
+/// The last progress event: phase, bytes done, bytes in all.
+type Last = Option<(Phase, u64, Option<u64>)>;
+
+/// The outcome slot and the condition variable signalled when it fills.
+type Outcome = (Mutex<Option<Result<SortStats, EngineError>>>, Condvar);
+
+/// A running sort (`oxsort._native.Job`).
+#[pyclass(module = "oxsort._native")]
+pub(crate) struct Job {
+    cancel: Arc<AtomicBool>,
+    last: Arc<Mutex<Last>>,
+    outcome: Arc<Outcome>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Starts a sort (or merge) of `inputs` into `output`; errors in the specification are raised
+/// here, before any work.
+#[pyfunction]
+pub(crate) fn start(
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    spec: SpecArgs,
+    merge: bool,
+) -> PyResult<Job> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let last: Arc<Mutex<Last>> = Arc::new(Mutex::new(None));
+    let l = last.clone();
+    let hooks = Hooks {
+        cancel: cancel.clone(),
+        progress: Box::new(move |p| {
+            *l.lock().unwrap_or_else(|e| e.into_inner()) = Some((p.phase, p.done, p.total));
+        }),
+    };
+    let cfg = build_config(&spec, inputs, output, merge, Some(hooks))?;
+    let outcome: Arc<Outcome> = Arc::new((Mutex::new(None), Condvar::new()));
+    let o = outcome.clone();
+    let thread = std::thread::Builder::new()
+        .name("oxsort-sort".into())
+        .spawn(move || {
+            let r = oxsort_engine::sort(&cfg);
+            let (m, cv) = &*o;
+            *m.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            cv.notify_all();
+        })
+        .map_err(|e| Error::new_err(format!("cannot start the sort thread: {e}")))?;
+    Ok(Job { cancel, last, outcome, thread: Mutex::new(Some(thread)) })
+}
+
+#[pymethods]
+impl Job {
+    /// Waits up to `timeout` seconds (GIL released); whether the sort has ended.
+    fn wait(&self, py: Python<'_>, timeout: f64) -> bool {
+        py.allow_threads(|| {
+            let (m, cv) = &*self.outcome;
+            let g = m.lock().unwrap_or_else(|e| e.into_inner());
+            let (g, _) = cv
+                .wait_timeout_while(g, Duration::from_secs_f64(timeout.max(0.0)), |r| r.is_none())
+                .unwrap_or_else(|e| e.into_inner());
+            g.is_some()
+        })
+    }
+
+    /// The last progress event as `(phase, done, total)`, or None before the first.
+    fn progress(&self) -> Option<(&'static str, u64, Option<u64>)> {
+        let last = *self.last.lock().unwrap_or_else(|e| e.into_inner());
+        last.map(|(p, d, t)| {
+            let name = match p {
+                Phase::Input => "input",
+                Phase::Merge => "merge",
+                Phase::Output => "output",
+            };
+            (name, d, t)
+        })
+    }
+
+    /// Asks the sort to stop at its next progress event.
+    fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// Waits for the end (GIL released) and returns the statistics as JSON, or raises the
+    /// sort's error (`KeyboardInterrupt` after a cancel).
+    fn result(&self, py: Python<'_>) -> PyResult<String> {
+        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = handle {
+            py.allow_threads(|| h.join())
+                .map_err(|_| Error::new_err("internal error: the sort thread panicked"))?;
+        }
+        let r = self.outcome.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match r {
+            Some(Ok(stats)) => serde_json::to_string(&stats)
+                .map_err(|e| Error::new_err(format!("internal error: statistics: {e}"))),
+            Some(Err(e)) => Err(engine_error(e)),
+            None => Err(Error::new_err("the result of this sort was already taken")),
+        }
+    }
+}
+
+impl Drop for Job {
+    /// A job dropped unfinished is stopped, and its cleanup waited for.
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        if let Some(h) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The plan of a sort as JSON (`oxsort explain --json`).
+#[pyfunction]
+pub(crate) fn explain(inputs: Vec<PathBuf>, output: PathBuf, spec: SpecArgs) -> PyResult<String> {
+    let cfg = build_config(&spec, inputs, output, false, None)?;
+    let plan = oxsort_engine::plan(&cfg).map_err(engine_error)?;
+    serde_json::to_string(&plan).map_err(|e| Error::new_err(format!("internal error: plan: {e}")))
+}
+
+/// Checks a specification without sorting anything (no file is touched).
+#[pyfunction]
+pub(crate) fn check_spec(spec: SpecArgs) -> PyResult<()> {
+    build_config(&spec, vec![PathBuf::from("in")], PathBuf::from("out"), false, None).map(|_| ())
+}

@@ -1,0 +1,166 @@
+"""In-memory sorts of NumPy arrays and pyarrow tables on the oxsort kernels."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from . import _native
+from ._native import SpecError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: NumPy kinds oxsort encodes: unsigned, signed, bool, float, bytes, unicode.
+_KINDS = {"u": "u", "i": "i", "b": "b", "f": "f", "S": "S", "U": "U"}
+
+Order = Union[str, Sequence[str], None]
+Reverse = Union[bool, Sequence[bool]]
+#: A key field for the native sort: (offset, kind, size, big_endian, descending).
+Field = tuple[int, str, int, bool, bool]
+
+
+def _field(name: str, dt: Any, offset: int, descending: bool) -> Field:
+    """One key field for the native sort: (offset, kind, size, big_endian, descending)."""
+    what = f"field '{name}'" if name else "the array"
+    if dt.names is not None:
+        raise SpecError(f"{what} is a nested structure ({dt}): sort by its own fields")
+    if dt.subdtype is not None:
+        raise SpecError(f"{what} is a sub-array ({dt}): it cannot be a key")
+    if dt.kind not in _KINDS or (dt.kind == "f" and dt.itemsize not in (2, 4, 8)):
+        raise SpecError(
+            f"{what} has dtype {dt}, which cannot be sorted (integers, floats, bool, "
+            "fixed bytes and fixed unicode can)"
+        )
+    big = dt.byteorder == ">" or (dt.byteorder == "=" and sys.byteorder == "big")
+    return (offset, _KINDS[dt.kind], dt.itemsize, big, descending)
+
+
+def _key_fields(dtype: Any, order: Order, reverse: Reverse) -> list[Field]:
+    if dtype.names is None:
+        if order is not None:
+            raise SpecError("order= names fields of a structured array; this array has none")
+        if not isinstance(reverse, bool):
+            raise SpecError("reverse= is one bool for an array without fields")
+        return [_field("", dtype, 0, reverse)]
+    names = [order] if isinstance(order, str) else list(order or [])
+    for n in names:
+        if n not in dtype.names:
+            raise SpecError(f"order=: no field '{n}' in {dtype}")
+    if len(set(names)) != len(names):
+        raise SpecError(f"order=: a field is named twice in {names}")
+    if isinstance(reverse, bool):
+        desc = {n: reverse for n in dtype.names}
+    else:
+        flags = list(reverse)
+        if len(flags) != len(names):
+            raise SpecError(f"reverse=: {len(flags)} flags for {len(names)} fields in order=")
+        desc = dict(zip(names, flags))
+    # As NumPy: the fields named first, then every other field in dtype order to break ties.
+    keys = names + [n for n in dtype.names if n not in names]
+    out = []
+    for n in keys:
+        dt, offset = dtype.fields[n][:2]
+        out.append(_field(n, dt, offset, bool(desc.get(n, False))))
+    return out
+
+
+def _prepare(a: Any, order: Order, reverse: Reverse) -> tuple[Any, list[Field]]:
+    import numpy as np
+
+    if not isinstance(a, np.ndarray):
+        raise SpecError(f"expected a NumPy array, got {type(a).__name__}")
+    if a.ndim != 1:
+        raise SpecError(f"expected a one-dimensional array, got {a.ndim} dimensions")
+    fields = _key_fields(a.dtype, order, reverse)
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a, fields
+
+
+def argsort(
+    a: np.ndarray, order: Order = None, reverse: Reverse = False, threads: Optional[int] = None
+) -> np.ndarray:
+    """The indexes that sort ``a`` stably: ``a[argsort(a)]`` equals ``np.sort(a, order=...,
+    kind="stable")`` (NaN last, as NumPy). ``reverse=True`` sorts descending, still stable
+    (equal keys keep their order; NaN still last); a list gives one flag per ``order`` field."""
+    import numpy as np
+
+    a, fields = _prepare(a, order, reverse)
+    out = np.empty(len(a), dtype=np.int64)
+    _native.sort_records(
+        a.ctypes.data,
+        len(a),
+        a.dtype.itemsize,
+        fields,
+        out.ctypes.data,
+        threads or _native.cores(),
+        True,
+    )
+    return out
+
+
+def sort_array(
+    a: np.ndarray, order: Order = None, reverse: Reverse = False, threads: Optional[int] = None
+) -> np.ndarray:
+    """A sorted copy of ``a`` (the one copy made: records are gathered straight from ``a``);
+    equal to ``np.sort(a, order=..., kind="stable")``. See :func:`argsort` for ``reverse``."""
+    import numpy as np
+
+    a, fields = _prepare(a, order, reverse)
+    out = np.empty_like(a)
+    _native.sort_records(
+        a.ctypes.data,
+        len(a),
+        a.dtype.itemsize,
+        fields,
+        out.ctypes.data,
+        threads or _native.cores(),
+        False,
+    )
+    return out
+
+
+def sort_table(
+    table: Any, by: Union[str, Sequence[Union[str, tuple[str, str]]]], threads: Optional[int] = None
+) -> Any:
+    """A pyarrow table sorted stably by columns: ``by=[("k", "descending"), "j"]`` (a name
+    alone is ascending). Key columns: integers, floats, bools, fixed-size binary; no nulls."""
+    import numpy as np
+    import pyarrow as pa
+
+    if isinstance(by, str):
+        by = [by]
+    names, flags = [], []
+    for item in by:
+        if isinstance(item, str):
+            name, direction = item, "ascending"
+        else:
+            name, direction = item
+        if direction not in ("ascending", "descending"):
+            raise SpecError(f"by=: '{direction}' for column '{name}': ascending or descending")
+        if name not in table.column_names:
+            raise SpecError(f"by=: no column '{name}' in the table")
+        names.append(name)
+        flags.append(direction == "descending")
+    if not names:
+        raise SpecError("by=: no column given")
+    cols = []
+    for name in names:
+        col = table.column(name)
+        if col.null_count:
+            raise SpecError(f"column '{name}' has {col.null_count} nulls: oxsort cannot order them")
+        t = col.type
+        if pa.types.is_fixed_size_binary(t):
+            arr = np.array(col.to_pylist(), dtype=f"S{t.byte_width}")
+        elif pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
+            arr = col.to_numpy()
+        else:
+            raise SpecError(f"column '{name}' has type {t}, which cannot be a key")
+        cols.append(arr)
+    keys = np.empty(table.num_rows, dtype=[(f"f{i}", c.dtype) for i, c in enumerate(cols)])
+    for i, c in enumerate(cols):
+        keys[f"f{i}"] = c
+    idx = argsort(keys, order=[f"f{i}" for i in range(len(cols))], reverse=flags, threads=threads)
+    return table.take(pa.array(idx))

@@ -1,0 +1,502 @@
+"""File sorts: sort, merge, check, explain, gensort, valsort."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any, Callable, Optional, Union
+
+from . import _native
+from ._native import BadInputError, DisorderError, SpecError
+
+PathLike = Union[str, "os.PathLike[str]"]
+Source = Union[PathLike, IO[bytes]]
+Inputs = Union[Source, Sequence[Source]]
+ProgressArg = Union[None, bool, Callable[[str, int, Optional[int]], Any]]
+
+#: Seconds the caller's thread waits for a running sort between two looks at Ctrl-C,
+#: asynchronous exceptions and progress: short enough that an interrupt stops a sort well
+#: within a second, long enough that the loop costs nothing measurable.
+POLL_INTERVAL = 0.05
+
+#: Bytes copied at a time between a file object and a private temp file.
+COPY_BLOCK = 8 << 20
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+    "gib": 1 << 30,
+    "t": 1 << 40,
+    "tb": 1 << 40,
+    "tib": 1 << 40,
+}
+
+
+def parse_size(size: Union[int, str, None]) -> Optional[int]:
+    """Bytes from ``4096``, ``"64K"``, ``"512M"``, ``"1.5G"`` (binary units), as the CLI."""
+    if size is None or isinstance(size, int):
+        if isinstance(size, int) and size < 0:
+            raise SpecError(f"memory={size}: a size cannot be negative")
+        return size
+    t = str(size).strip()
+    i = 0
+    while i < len(t) and (t[i].isdigit() or t[i] == "."):
+        i += 1
+    num, unit = t[:i], t[i:].strip().lower()
+    try:
+        v = float(num)
+    except ValueError:
+        raise SpecError(f"'{size}' is not a size (like 512M or 2G)") from None
+    if unit not in _UNITS:
+        raise SpecError(f"'{size}': unknown size unit '{unit}' (use K, M, G or T)")
+    return int(v * _UNITS[unit])
+
+
+@dataclass
+class SortStats:
+    """What a sort did (``oxsort sort --stats=json``): records, checksum, passes, runs, ..."""
+
+    records: int = 0
+    records_written: int = 0
+    bytes: int = 0
+    passes: int = 0
+    runs: int = 0
+    fan_in: int = 0
+    merge_levels: int = 0
+    bytes_spilled: int = 0
+    peak_rss: int = 0
+    memory_budget: int = 0
+    threads: int = 0
+    elapsed_s: float = 0.0
+    checksum: str = ""
+    duplicate_keys: int = 0
+    phases: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def _from_json(cls, text: str) -> SortStats:
+        d = json.loads(text)
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        return cls(**known)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The statistics as a plain dict (JSON-ready)."""
+        return asdict(self)
+
+
+@dataclass
+class Summary:
+    """valsort's summary of a sequence of records."""
+
+    records: int
+    checksum: str
+    unordered: int
+    first_unordered: Optional[int]
+    duplicates: int
+    report: str
+
+    @property
+    def sorted(self) -> bool:
+        """Whether every record is in order."""
+        return self.unordered == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as a plain dict."""
+        return asdict(self)
+
+
+@dataclass
+class Disorder:
+    """The first record out of order found by :func:`check` (1-based, as the CLI counts)."""
+
+    path: str
+    record: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The place as a plain dict."""
+        return asdict(self)
+
+
+def _is_file_object(x: object) -> bool:
+    return hasattr(x, "read") or hasattr(x, "write")
+
+
+def _check_binary(f: object, what: str) -> None:
+    mode = getattr(f, "mode", None)
+    if isinstance(f, io.TextIOBase) or (isinstance(mode, str) and "b" not in mode):
+        raise BadInputError(
+            f"{what}: the file object is open in text mode; open it in binary mode ('rb' / 'wb')"
+        )
+
+
+def _as_list(inputs: Inputs) -> list[Source]:
+    if isinstance(inputs, (str, bytes, os.PathLike)) or _is_file_object(inputs):
+        return [inputs]  # type: ignore[list-item]
+    return list(inputs)  # type: ignore[arg-type]
+
+
+def _spec(
+    *,
+    record_size: Optional[int],
+    lines: bool,
+    nul: bool,
+    fields: Optional[str],
+    control: Optional[str],
+    keys: Union[str, Sequence[str], None],
+    unique: bool,
+    memory: Union[int, str, None],
+    threads: Optional[int],
+    temp_dirs: Optional[Sequence[PathLike]],
+) -> dict[str, Any]:
+    import shlex
+
+    if isinstance(keys, str):
+        try:
+            key_args = shlex.split(keys)
+        except ValueError as e:
+            raise SpecError(f"keys='{keys}': {e}") from None
+    else:
+        key_args = list(keys or [])
+    if threads is not None and threads < 1:
+        raise SpecError(f"threads={threads}: at least 1")
+    return {
+        "record_size": record_size,
+        "lines": bool(lines),
+        "nul": bool(nul),
+        "fields": fields,
+        "control": control,
+        "keys": key_args,
+        "unique": bool(unique),
+        "memory": parse_size(memory),
+        "threads": threads,
+        "temp_dirs": [os.fspath(d) for d in (temp_dirs or [])],
+    }
+
+
+@contextmanager
+def _private_dir(near: Optional[PathLike]) -> Iterator[str]:
+    """A private temp directory (mode 0700), removed on exit whatever happens."""
+    d = tempfile.mkdtemp(prefix=".oxsort-py-", dir=near)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _input_paths(inputs: Inputs, stack: ExitStack, temp_near: Optional[str]) -> list[str]:
+    """Paths of the inputs; file objects are copied to a private temp file first."""
+    items = _as_list(inputs)
+    if not items:
+        raise SpecError("no input given")
+    for i, x in enumerate(items):
+        if _is_file_object(x):
+            _check_binary(x, f"input {i + 1}")
+    paths = []
+    for x in items:
+        if _is_file_object(x):
+            d = stack.enter_context(_private_dir(temp_near))
+            p = os.path.join(d, f"input-{len(paths)}")
+            with open(p, "wb") as f:
+                shutil.copyfileobj(x, f, COPY_BLOCK)  # type: ignore[misc]
+            paths.append(p)
+        else:
+            paths.append(os.fspath(x))  # type: ignore[arg-type]
+    return paths
+
+
+class _Bars:
+    """One tqdm bar per phase."""
+
+    def __init__(self) -> None:
+        from tqdm import tqdm
+
+        self._tqdm = tqdm
+        self._bar: Any = None
+        self._phase: Optional[str] = None
+
+    def __call__(self, phase: str, done: int, total: Optional[int]) -> None:
+        if phase != self._phase:
+            self.close()
+            self._bar = self._tqdm(total=total, desc=phase, unit="B", unit_scale=True)
+            self._phase = phase
+        self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def _progress_fn(progress: ProgressArg) -> Optional[Callable[[str, int, Optional[int]], Any]]:
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        try:
+            return _Bars()
+        except ImportError:
+            return None
+    if not callable(progress):
+        raise SpecError("progress= takes True, False, None or a callable (phase, done, total)")
+    return progress
+
+
+def _run(job: Any, progress: ProgressArg) -> SortStats:
+    """Waits for a job in short slices, so Ctrl-C and asynchronous exceptions stop it."""
+    cb = _progress_fn(progress)
+    last = None
+    try:
+        while not job.wait(POLL_INTERVAL):
+            if cb is not None:
+                p = job.progress()
+                if p is not None and p != last:
+                    cb(*p)
+                    last = p
+        if cb is not None:
+            p = job.progress()
+            if p is not None and p != last:
+                cb(*p)
+    except BaseException:
+        # Stop the sort and wait for its cleanup (temp files, partial output) before
+        # letting the exception go on.
+        job.cancel()
+        try:
+            job.result()
+        except BaseException:
+            pass
+        raise
+    finally:
+        if isinstance(cb, _Bars):
+            cb.close()
+    return SortStats._from_json(job.result())
+
+
+def _sort(
+    inputs: Inputs,
+    output: Union[PathLike, IO[bytes]],
+    merge: bool,
+    progress: ProgressArg,
+    resume: bool,
+    spec: dict[str, Any],
+) -> SortStats:
+    if resume:
+        raise NotImplementedError("resume=True: resuming an interrupted sort is not supported yet")
+    out_obj = output if _is_file_object(output) else None
+    if out_obj is not None:
+        _check_binary(out_obj, "output")
+    with ExitStack() as stack:
+        near = spec["temp_dirs"][0] if spec["temp_dirs"] else None
+        paths = _input_paths(inputs, stack, near)
+        if out_obj is None:
+            out_path = os.fspath(output)  # type: ignore[arg-type]
+        else:
+            d = stack.enter_context(_private_dir(near))
+            out_path = os.path.join(d, "output")
+        job = _native.start(paths, out_path, spec, merge)
+        stats = _run(job, progress)
+        if out_obj is not None:
+            with open(out_path, "rb") as f:
+                shutil.copyfileobj(f, out_obj, COPY_BLOCK)  # type: ignore[misc]
+        return stats
+
+
+def sort(
+    inputs: Inputs,
+    output: Union[PathLike, IO[bytes]],
+    *,
+    record_size: Optional[int] = None,
+    lines: bool = False,
+    nul: bool = False,
+    fields: Optional[str] = None,
+    control: Optional[str] = None,
+    keys: Union[str, Sequence[str], None] = None,
+    unique: bool = False,
+    memory: Union[int, str, None] = None,
+    temp_dirs: Optional[Sequence[PathLike]] = None,
+    threads: Optional[int] = None,
+    progress: ProgressArg = None,
+    resume: bool = False,
+) -> SortStats:
+    """Sorts ``inputs`` (a path, a list of paths or binary file objects, concatenated) into
+    ``output`` (a path or a binary file object), stably, as ``oxsort sort`` does.
+
+    Records: ``record_size=N`` fixed records (default 100), ``lines=True`` or ``nul=True``.
+    Key: ``fields="1,10,CH,A"`` (DFSORT), ``control="SORT FIELDS=..."`` (DFSORT statements) or
+    ``keys="-t, -k2,2n"`` (GNU sort flags, with lines/nul). ``memory="1G"`` caps memory (a
+    smaller budget than the input sorts in two passes through ``temp_dirs``). ``progress=True``
+    draws a tqdm bar; a callable receives ``(phase, done, total)``. Ctrl-C stops the sort and
+    removes its temp files and partial output. ``resume=True`` is not supported yet.
+    """
+    spec = _spec(
+        record_size=record_size,
+        lines=lines,
+        nul=nul,
+        fields=fields,
+        control=control,
+        keys=keys,
+        unique=unique,
+        memory=memory,
+        threads=threads,
+        temp_dirs=temp_dirs,
+    )
+    return _sort(inputs, output, False, progress, resume, spec)
+
+
+def merge(
+    inputs: Inputs,
+    output: Union[PathLike, IO[bytes]],
+    *,
+    record_size: Optional[int] = None,
+    lines: bool = False,
+    nul: bool = False,
+    fields: Optional[str] = None,
+    control: Optional[str] = None,
+    keys: Union[str, Sequence[str], None] = None,
+    unique: bool = False,
+    memory: Union[int, str, None] = None,
+    temp_dirs: Optional[Sequence[PathLike]] = None,
+    threads: Optional[int] = None,
+    progress: ProgressArg = None,
+) -> SortStats:
+    """Merges inputs that are each sorted by the key (DFSORT ``MERGE``); an input out of order
+    raises :class:`DisorderError` naming the file and the record."""
+    spec = _spec(
+        record_size=record_size,
+        lines=lines,
+        nul=nul,
+        fields=fields,
+        control=control,
+        keys=keys,
+        unique=unique,
+        memory=memory,
+        threads=threads,
+        temp_dirs=temp_dirs,
+    )
+    return _sort(inputs, output, True, progress, False, spec)
+
+
+def check(
+    path: PathLike,
+    *,
+    record_size: Optional[int] = None,
+    lines: bool = False,
+    nul: bool = False,
+    fields: Optional[str] = None,
+    control: Optional[str] = None,
+    keys: Union[str, Sequence[str], None] = None,
+    memory: Union[int, str, None] = None,
+    temp_dirs: Optional[Sequence[PathLike]] = None,
+    threads: Optional[int] = None,
+) -> Optional[Disorder]:
+    """The first record of ``path`` out of key order (1-based), or None when it is sorted.
+
+    The file is read once through the engine's merge (which checks order); what it writes
+    goes to a private temp directory, removed before returning.
+    """
+    spec = _spec(
+        record_size=record_size,
+        lines=lines,
+        nul=nul,
+        fields=fields,
+        control=control,
+        keys=keys,
+        unique=False,
+        memory=memory,
+        threads=threads,
+        temp_dirs=temp_dirs,
+    )
+    near = spec["temp_dirs"][0] if spec["temp_dirs"] else os.path.dirname(os.path.abspath(path))
+    with _private_dir(near) as d:
+        try:
+            _sort([path], os.path.join(d, "checked"), True, None, False, spec)
+        except DisorderError as e:
+            return Disorder(path=os.fspath(getattr(e, "path", path)), record=int(e.record))  # type: ignore[attr-defined]
+    return None
+
+
+def explain(
+    inputs: Union[PathLike, Sequence[PathLike]],
+    output: PathLike,
+    *,
+    record_size: Optional[int] = None,
+    lines: bool = False,
+    nul: bool = False,
+    fields: Optional[str] = None,
+    control: Optional[str] = None,
+    keys: Union[str, Sequence[str], None] = None,
+    unique: bool = False,
+    memory: Union[int, str, None] = None,
+    temp_dirs: Optional[Sequence[PathLike]] = None,
+    threads: Optional[int] = None,
+) -> dict[str, Any]:
+    """The plan of a sort as a dict (``oxsort explain --json``): passes, runs, memory, temp."""
+    spec = _spec(
+        record_size=record_size,
+        lines=lines,
+        nul=nul,
+        fields=fields,
+        control=control,
+        keys=keys,
+        unique=unique,
+        memory=memory,
+        threads=threads,
+        temp_dirs=temp_dirs,
+    )
+    paths = [os.fspath(p) for p in _as_list(inputs)]  # type: ignore[arg-type]
+    return json.loads(_native.explain(paths, os.fspath(output), spec))  # type: ignore[no-any-return]
+
+
+@dataclass
+class GensortStats:
+    """What :func:`gensort` wrote."""
+
+    records: int
+    checksum: str
+    elapsed_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The statistics as a plain dict."""
+        return asdict(self)
+
+
+def gensort(
+    path: PathLike,
+    records: int,
+    start: int = 0,
+    ascii: bool = False,
+    skew: bool = False,
+    threads: Optional[int] = None,
+) -> GensortStats:
+    """Writes ``records`` Sort Benchmark records (gensort 1.5, byte for byte) to ``path``."""
+    if records < 0 or start < 0:
+        raise SpecError("records and start cannot be negative")
+    t0 = time.monotonic()
+    checksum = _native.gensort(
+        os.fspath(path), int(records), int(start), bool(ascii), bool(skew), threads or 0
+    )
+    return GensortStats(records=int(records), checksum=checksum, elapsed_s=time.monotonic() - t0)
+
+
+def valsort(paths: Union[PathLike, Iterable[PathLike]], threads: Optional[int] = None) -> Summary:
+    """valsort's summary of a file, or of several files taken in order as one sequence
+    (as ``valsort -s`` merges their summaries)."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        items = [os.fspath(paths)]
+    else:
+        items = [os.fspath(p) for p in paths]
+    if not items:
+        raise SpecError("valsort: no file given")
+    return Summary(**_native.valsort(items, threads or 0))

@@ -4,6 +4,7 @@
 
 mod bench_cmd;
 mod gen_cmd;
+mod gnu;
 mod keys_args;
 mod nsort_cmd;
 mod size;
@@ -42,6 +43,14 @@ enum Command {
     Nsort(nsort_cmd::NsortArgs),
     /// Generate, sort and validate a data set; report throughput and the ratio to the I/O floor.
     Bench(bench_cmd::BenchArgs),
+    /// Run a GNU sort command line (`oxsort gnu -t, -k2,2n FILE`); a link named `sort` to
+    /// oxsort does the same. See `oxsort gnu --help`.
+    #[command(disable_help_flag = true)]
+    Gnu {
+        /// GNU sort's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 /// Big allocations (entry arrays, offsets) come from the hugetlb pool when one is reserved,
@@ -50,6 +59,16 @@ enum Command {
 static ALLOC: oxsort_io::BigAlloc = oxsort_io::BigAlloc;
 
 fn main() {
+    // GNU sort's command line: through a link named `sort`, or `oxsort gnu ARGS...`.
+    let mut argv = std::env::args_os();
+    let argv0 = argv.next().unwrap_or_default();
+    let rest: Vec<String> = argv.map(|a| a.to_string_lossy().into_owned()).collect();
+    if gnu::invoked_as_sort(&argv0) {
+        std::process::exit(gnu::main(rest));
+    }
+    if rest.first().is_some_and(|a| a == "gnu") {
+        std::process::exit(gnu::main(rest[1..].to_vec()));
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Gen(args) => gen_cmd::run(args),
@@ -58,6 +77,7 @@ fn main() {
         Command::Explain { args, json } => sort_cmd::run_explain(args, json),
         Command::Nsort(args) => nsort_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
+        Command::Gnu { args } => Ok(gnu::main(args)),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -512,3 +512,14 @@ fn keyed_hash(seed: [u64; 2], t: &[u8]) -> [u8; 16] {
 
 #[cfg(test)]
 mod tests;
+
+/// The month of a `-M` key and how many bytes of it were read (blanks included); (0, 0) for
+/// none. For `--debug` underlines.
+pub fn gnu_month_len(t: &[u8]) -> (u8, usize) {
+    month_len(t)
+}
+
+/// How many bytes of a `-g` key `strtod` reads (0 for none). For `--debug` underlines.
+pub fn gnu_general_len(t: &[u8]) -> usize {
+    parse_general(t).0
+}

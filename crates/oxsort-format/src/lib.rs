@@ -44,8 +44,10 @@ pub use dfsort::{parse_control, parse_fields, Control};
 pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
 pub use gnu::{parse_gnu_args, GnuSort};
-pub use gnu_key::{set_collator, Collator, GnuIgnore, GnuKind, GnuOrder};
-pub use gnu_spec::{GnuKey, GnuKeyError, GnuOptions};
+pub use gnu_key::{
+    gnu_general_len, gnu_month_len, set_collator, Collator, GnuIgnore, GnuKind, GnuOrder,
+};
+pub use gnu_spec::{Blanks, GnuKey, GnuKeyError, GnuOptions};
 pub use layout::{RecordLayout, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,

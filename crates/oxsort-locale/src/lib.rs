@@ -1,0 +1,140 @@
+//! The C library's locale behind a safe interface: the one place oxsort calls into it.
+//!
+//! GNU sort takes its collation, decimal point and thousands separator from the locale the
+//! environment names (`LC_ALL`, then `LC_COLLATE` / `LC_NUMERIC` / `LC_CTYPE`, then `LANG`).
+//! [`Locale::from_env`] sets the process locale the same way (`setlocale(LC_ALL, "")`) and
+//! reads what sort needs; [`xfrm`] appends glibc's `strxfrm` image of a string, whose byte
+//! order is exactly `strcoll`'s order, so keys built from it sort at byte speed.
+//!
+//! ```
+//! let loc = oxsort_locale::Locale::from_env();
+//! let (mut a, mut b) = (Vec::new(), Vec::new());
+//! oxsort_locale::xfrm(b"apple", &mut a);
+//! oxsort_locale::xfrm(b"banana", &mut b);
+//! assert!(a < b);
+//! # let _ = loc;
+//! ```
+#![deny(missing_docs)]
+
+use std::ffi::{CStr, CString};
+
+/// What sort needs to know about the locale the environment selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locale {
+    /// `setlocale(LC_ALL, "")` succeeded (GNU sort's `--debug` reports a failure).
+    pub ok: bool,
+    /// The collation locale's name when it is not C/POSIX ("hard": text collates with
+    /// `strcoll`); `None` in C/POSIX.
+    pub collate: Option<String>,
+    /// The decimal point (one byte; `.` when the locale's is longer).
+    pub decimal_point: u8,
+    /// The thousands separator when it is one byte; `None` when empty or longer.
+    pub thousands_sep: Option<u8>,
+    /// The separator is longer than a byte (GNU ignores it and says so under `--debug`).
+    pub thousands_sep_ignored: bool,
+    /// The character set is UTF-8 (messages quote with ‘ ’).
+    pub utf8: bool,
+}
+
+impl Locale {
+    /// Sets the process locale from the environment (as `setlocale(LC_ALL, "")`) and reads
+    /// it. Call before starting threads: `setlocale` is not thread-safe.
+    pub fn from_env() -> Locale {
+        // SAFETY: the argument is a valid NUL-terminated string; oxsort calls this at start-up
+        // before any thread exists, so no other thread reads the locale meanwhile.
+        let ok = !unsafe { libc::setlocale(libc::LC_ALL, c"".as_ptr()) }.is_null();
+        // SAFETY: a null locale argument only queries; the returned string is copied at once.
+        let name = unsafe { c_string(libc::setlocale(libc::LC_COLLATE, std::ptr::null())) };
+        let collate = name.filter(|n| n != "C" && n != "POSIX");
+        // SAFETY: localeconv returns a pointer to static storage valid until the next
+        // setlocale/localeconv call; both strings are copied before returning.
+        let (decimal, thousands) = unsafe {
+            let lc = libc::localeconv();
+            if lc.is_null() {
+                (None, None)
+            } else {
+                (c_string((*lc).decimal_point), c_string((*lc).thousands_sep))
+            }
+        };
+        let decimal_point = match decimal.as_deref().map(str::as_bytes) {
+            Some([b]) => *b,
+            _ => b'.',
+        };
+        let thousands = thousands.unwrap_or_default();
+        let thousands_sep = match thousands.as_bytes() {
+            [b] => Some(*b),
+            _ => None,
+        };
+        // SAFETY: nl_langinfo returns a pointer to a static string, copied at once.
+        let codeset = unsafe { c_string(libc::nl_langinfo(libc::CODESET)) }.unwrap_or_default();
+        Locale {
+            ok,
+            collate,
+            decimal_point,
+            thousands_sep,
+            thousands_sep_ignored: thousands.len() > 1,
+            utf8: codeset.eq_ignore_ascii_case("UTF-8"),
+        }
+    }
+}
+
+/// Copies a C string (`None` for a null pointer).
+///
+/// # Safety
+/// `p` is null or points to a NUL-terminated string valid for the duration of the call.
+unsafe fn c_string(p: *const libc::c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the caller guarantees a valid NUL-terminated string.
+    Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// Appends `strxfrm(s)` for the process's `LC_COLLATE` (never a NUL byte). `s` must not
+/// contain NUL (the part after one is ignored, as C strings end there).
+pub fn xfrm(s: &[u8], out: &mut Vec<u8>) {
+    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+    let Ok(src) = CString::new(&s[..end]) else { return };
+    // glibc's images run to several times the input; start with room for 4x and retry once
+    // with the exact size it reports.
+    let mut cap = 4 * end + 16;
+    loop {
+        let start = out.len();
+        out.resize(start + cap, 0);
+        // SAFETY: `src` is NUL-terminated; the destination has `cap` writable bytes at
+        // `out[start..]`; strxfrm writes at most `cap` bytes there.
+        let n = unsafe {
+            libc::strxfrm(out[start..].as_mut_ptr().cast::<libc::c_char>(), src.as_ptr(), cap)
+        };
+        if n < cap {
+            out.truncate(start + n);
+            return;
+        }
+        out.truncate(start);
+        cap = n + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_locale_xfrm_is_identity() {
+        // The test process has not called setlocale: it runs in the C locale.
+        let mut v = Vec::new();
+        xfrm(b"b\xffa", &mut v);
+        assert_eq!(v, b"b\xffa");
+        v.clear();
+        xfrm(b"ab\0cd", &mut v);
+        assert_eq!(v, b"ab");
+    }
+
+    #[test]
+    fn long_strings_fit() {
+        let s = vec![b'x'; 10_000];
+        let mut v = vec![1u8];
+        xfrm(&s, &mut v);
+        assert_eq!(v.len(), 10_001);
+    }
+}

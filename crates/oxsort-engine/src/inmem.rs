@@ -583,6 +583,8 @@ pub(crate) fn emit(
                         }
                     }
                     if sizes[p] == 0 {
+                        // A chained empty part starts where the part before it ends.
+                        let mut empty_at = offsets[p];
                         if chained {
                             // An empty part ends where the part before it ends.
                             let (m, cv) = ends;
@@ -599,6 +601,7 @@ pub(crate) fn emit(
                             };
                             e[p] = Some(start);
                             cv.notify_all();
+                            empty_at = start;
                         }
                         let piece = Piece {
                             part: p,
@@ -607,7 +610,7 @@ pub(crate) fn emit(
                             buf: AlignedBuf::new(0),
                             pad: 0,
                             len: 0,
-                            off: offsets[p],
+                            off: empty_at,
                             check: OrderCheck::default(),
                         };
                         if done_tx.send(piece).is_err() {

@@ -209,7 +209,7 @@ fn key_range(line: &[u8], k: &GnuKey, opts: &GnuOptions) -> (usize, usize) {
             }
         } else if k.general {
             oxsort_format::gnu_general_len(text)
-        } else {
+        } else if k.numeric || k.human {
             let mut p = usize::from(text.first() == Some(&b'-'));
             let (digits, end) = raw_number(text, p, opts);
             p = end;
@@ -219,6 +219,8 @@ fn key_range(line: &[u8], k: &GnuKey, opts: &GnuOptions) -> (usize, usize) {
             } else {
                 0
             }
+        } else {
+            text.len()
         };
         lim = beg + tighter;
     }

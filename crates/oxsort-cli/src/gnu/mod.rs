@@ -218,7 +218,7 @@ fn seed(source: Option<&str>) -> Result<[u64; 2], Fail> {
     let mut n = 0;
     while n < buf.len() {
         match f.read(&mut buf[n..]) {
-            Ok(0) => break,
+            Ok(0) => return Err(Fail::plain(format!("{}: end of file", quote(path)))),
             Ok(k) => n += k,
             Err(e) => return Err(Fail::io("read failed", path, &e)),
         }
@@ -273,20 +273,27 @@ fn engine_config(
     b.build()
 }
 
+/// The least `-S` oxsort uses: smaller budgets only make the engine plan tiny chunks.
+const MIN_BUFFER: u64 = 4 << 20;
+/// Times a budget the engine finds too small is doubled before giving up.
+const MEMORY_RETRIES: usize = 8;
+
 /// Sorts (or merges) the inputs into `output`.
 fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
     oxsort_io::cleanup::install_signal_handlers();
     let engine = |e: EngineError| Fail::plain(e.to_string());
-    let mut memory = a.buffer_size;
-    let mut cfg = engine_config(a, spec, eol, output.clone(), memory).map_err(engine)?;
-    if memory.is_some() {
-        // -S is a wish: below what the engine needs, it gets what the engine needs.
-        if let Err(EngineError::MemoryTooSmall { needed, .. }) = oxsort_engine::plan(&cfg) {
-            memory = Some(needed);
-            cfg = engine_config(a, spec, eol, output, memory).map_err(engine)?;
+    // -S is a wish: below what the engine needs, it gets what the engine needs.
+    let mut memory = a.buffer_size.map(|m| m.max(MIN_BUFFER));
+    for _ in 0..MEMORY_RETRIES {
+        let cfg = engine_config(a, spec, eol, output.clone(), memory).map_err(engine)?;
+        match oxsort_engine::plan(&cfg).and_then(|_| oxsort_engine::sort(&cfg)) {
+            Err(EngineError::MemoryTooSmall { needed, .. }) if memory.is_some() => {
+                memory = Some(needed.max(memory.unwrap_or(0)) * 2);
+            }
+            r => return r.map(drop).map_err(engine),
         }
     }
-    oxsort_engine::sort(&cfg).map(drop).map_err(engine)
+    Err(Fail::plain("memory budget too small"))
 }
 
 /// The `sort` link's entry: whether this process was started as `sort`.

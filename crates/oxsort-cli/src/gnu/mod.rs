@@ -120,7 +120,12 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         return Ok(0);
     }
     let output = match &a.output {
-        Some(o) => Output::Path(PathBuf::from(o)),
+        Some(o) if is_regular(o) => Output::Path(PathBuf::from(o)),
+        // A device or pipe cannot be renamed over: write it as standard output, as GNU does.
+        Some(o) => {
+            redirect_stdout(o)?;
+            Output::Stdout
+        }
         None => Output::Stdout,
     };
     sort(&a, &spec, eol, output)?;
@@ -159,6 +164,25 @@ fn check_output(out: &str) -> Result<(), Fail> {
         .open(out)
         .map(drop)
         .map_err(|e| Fail::io("open failed", out, &e))
+}
+
+/// Whether `path` is a regular file (or does not exist yet).
+fn is_regular(path: &str) -> bool {
+    std::fs::metadata(path).map(|m| m.is_file()).unwrap_or(true)
+}
+
+/// Makes `path` the process's standard output.
+fn redirect_stdout(path: &str) -> Result<(), Fail> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| Fail::io("open failed", path, &e))?;
+    // SAFETY: both descriptors are open; dup2 replaces fd 1 atomically.
+    if unsafe { libc::dup2(f.as_raw_fd(), libc::STDOUT_FILENO) } < 0 {
+        return Err(Fail::io("open failed", path, &std::io::Error::last_os_error()));
+    }
+    Ok(())
 }
 
 /// `--files0-from F`: NUL-terminated names.

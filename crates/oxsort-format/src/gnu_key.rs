@@ -272,10 +272,66 @@ pub(crate) fn month(t: &[u8]) -> u8 {
     month_len(t).0
 }
 
+/// The locale's month abbreviations, upper case, blanks removed, sorted, with their numbers
+/// (set when `LC_TIME` is not C/POSIX).
+static LOCALE_MONTHS: std::sync::OnceLock<Vec<(Vec<u8>, u8)>> = std::sync::OnceLock::new();
+
+/// Installs the locale's twelve abbreviated month names (January first) for `-M`, as GNU
+/// sort reads them when `LC_TIME` is not C/POSIX: blanks dropped, ASCII letters upper-cased.
+/// Later calls are ignored.
+pub fn set_month_names(names: &[Vec<u8>]) {
+    let mut table: Vec<(Vec<u8>, u8)> = names
+        .iter()
+        .take(12)
+        .enumerate()
+        .map(|(i, n)| {
+            let name = n.iter().filter(|&&b| b != b' ' && b != b'\t').map(u8::to_ascii_uppercase);
+            (name.collect(), i as u8 + 1)
+        })
+        .collect();
+    table.sort();
+    let _ = LOCALE_MONTHS.set(table);
+}
+
+/// GNU's binary search of the month table: a name matches when it is a prefix of the
+/// (upper-cased) text.
+fn search_months(table: &[(Vec<u8>, u8)], t: &[u8]) -> (u8, usize) {
+    let (mut lo, mut hi) = (0, table.len());
+    while lo < hi {
+        let ix = (lo + hi) / 2;
+        let name = &table[ix].0;
+        let mut j = 0;
+        loop {
+            if j == name.len() {
+                return (table[ix].1, j);
+            }
+            let m = t.get(j).map_or(0, u8::to_ascii_uppercase);
+            if m < name[j] {
+                hi = ix;
+                break;
+            } else if m > name[j] {
+                lo = ix + 1;
+                break;
+            }
+            j += 1;
+        }
+    }
+    (0, 0)
+}
+
 /// [`month`] and the length of the text it read (blanks included), for `--debug`.
 pub(crate) fn month_len(t: &[u8]) -> (u8, usize) {
-    const MONTHS: [&[u8; 3]; 12] =
-        [b"JAN", b"FEB", b"MAR", b"APR", b"MAY", b"JUN", b"JUL", b"AUG", b"SEP", b"OCT", b"NOV", b"DEC"];
+    if let Some(table) = LOCALE_MONTHS.get() {
+        let blanks = t.len() - skip_blanks(t).len();
+        return match search_months(table, &t[blanks..]) {
+            (0, _) => (0, 0),
+            (m, n) => (m, blanks + n),
+        };
+    }
+    const MONTHS: [&[u8; 3]; 12] = [
+        b"JAN", b"FEB", b"MAR", b"APR", b"MAY", b"JUN", b"JUL", b"AUG", b"SEP", b"OCT", b"NOV",
+        b"DEC",
+    ];
     let blanks = t.len() - skip_blanks(t).len();
     let t = &t[blanks..];
     if t.len() >= 3 {

@@ -34,6 +34,8 @@ pub struct Locale {
     pub thousands_sep_ignored: bool,
     /// The character set is UTF-8 (messages quote with ‘ ’).
     pub utf8: bool,
+    /// The twelve abbreviated month names (`ABMON_1..12`) when `LC_TIME` is not C/POSIX.
+    pub months: Option<Vec<Vec<u8>>>,
 }
 
 impl Locale {
@@ -67,7 +69,21 @@ impl Locale {
         };
         // SAFETY: nl_langinfo returns a pointer to a static string, copied at once.
         let codeset = unsafe { c_string(libc::nl_langinfo(libc::CODESET)) }.unwrap_or_default();
+        // SAFETY: a null locale argument only queries; the returned string is copied at once.
+        let time = unsafe { c_string(libc::setlocale(libc::LC_TIME, std::ptr::null())) };
+        let months = time.filter(|n| n != "C" && n != "POSIX").map(|_| {
+            (0..12)
+                .map(|i| {
+                    // SAFETY: ABMON_1 + i for i < 12 are valid items; the string is copied at
+                    // once.
+                    let p = unsafe { libc::nl_langinfo(libc::ABMON_1 + i) };
+                    // SAFETY: nl_langinfo returns a valid NUL-terminated string.
+                    unsafe { c_string(p) }.unwrap_or_default().into_bytes()
+                })
+                .collect()
+        });
         Locale {
+            months,
             ok,
             collate,
             decimal_point,

@@ -267,8 +267,7 @@ impl Args {
                     ("C", _) => Check::Quiet,
                     (_, false) => Check::Diagnose,
                     _ => {
-                        let words =
-                            [("quiet", "C"), ("silent", "C"), ("diagnose-first", "c")];
+                        let words = [("quiet", "C"), ("silent", "C"), ("diagnose-first", "c")];
                         if argmatch(&v, "--check", &words)? == "C" {
                             Check::Quiet
                         } else {
@@ -385,7 +384,8 @@ fn argmatch(v: &str, option: &str, words: &[(&str, &'static str)]) -> Result<&'s
         }
         return Err(Fail::usage(format!("ambiguous argument {} for {}", quote(v), quote(option))));
     }
-    let mut msg = format!("invalid argument {} for {}\nValid arguments are:", quote(v), quote(option));
+    let mut msg =
+        format!("invalid argument {} for {}\nValid arguments are:", quote(v), quote(option));
     let mut last = "";
     for (w, c) in words {
         if *c == last {
@@ -521,10 +521,7 @@ mod tests {
     fn long_prefixes() {
         assert!(parse(&["--rev"]).unwrap().global.reverse);
         let e = parse(&["--s"]).unwrap_err();
-        assert_eq!(
-            e.message,
-            "option '--s' is ambiguous; possibilities: '--sort' '--stable'"
-        );
+        assert_eq!(e.message, "option '--s' is ambiguous; possibilities: '--sort' '--stable'");
         assert_eq!(parse(&["--foo"]).unwrap_err().message, "unrecognized option '--foo'");
         assert_eq!(parse(&["-k"]).unwrap_err().message, "option requires an argument -- 'k'");
     }

@@ -8,7 +8,13 @@ use oxsort_format::KeySpec;
 use super::msg::Fail;
 
 /// Checks `file` (`-` for standard input); with `unique`, equal neighbours are disorder too.
-pub fn check(file: &str, spec: &KeySpec, eol: u8, unique: bool, diagnose: bool) -> Result<i32, Fail> {
+pub fn check(
+    file: &str,
+    spec: &KeySpec,
+    eol: u8,
+    unique: bool,
+    diagnose: bool,
+) -> Result<i32, Fail> {
     let input: Box<dyn Read> = if file == "-" {
         Box::new(std::io::stdin().lock())
     } else {

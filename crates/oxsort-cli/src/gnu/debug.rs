@@ -95,7 +95,10 @@ pub fn warnings(opts: &GnuOptions, locale: &oxsort_locale::Locale) {
         };
         if hit {
             if let Some(t) = ts {
-                eprintln!("sort: field separator {} is treated as a group separator in numbers", ch(t));
+                eprintln!(
+                    "sort: field separator {} is treated as a group separator in numbers",
+                    ch(t)
+                );
             }
             warned = true;
         }
@@ -214,7 +217,11 @@ fn key_range(line: &[u8], k: &GnuKey, opts: &GnuOptions) -> (usize, usize) {
             let (digits, end) = raw_number(text, p, opts);
             p = end;
             if digits {
-                let unit = k.human && matches!(text.get(p), Some(b'K' | b'k' | b'M' | b'G' | b'T' | b'P' | b'E' | b'Z' | b'Y'));
+                let unit = k.human
+                    && matches!(
+                        text.get(p),
+                        Some(b'K' | b'k' | b'M' | b'G' | b'T' | b'P' | b'E' | b'Z' | b'Y')
+                    );
                 p + usize::from(unit)
             } else {
                 0
@@ -259,7 +266,15 @@ fn width(t: &[u8], utf8: bool) -> usize {
     if utf8 {
         let s = String::from_utf8_lossy(t);
         s.chars()
-            .map(|c| if c == '\t' { 1 } else if c.is_control() { 0 } else { 1 })
+            .map(|c| {
+                if c == '\t' {
+                    1
+                } else if c.is_control() {
+                    0
+                } else {
+                    1
+                }
+            })
             .sum()
     } else {
         t.iter().map(|&b| usize::from(b == b'\t' || !(b < 0x20 || b == 0x7F))).sum()

@@ -37,6 +37,9 @@ pub fn main(argv: Vec<String>) -> i32 {
     if locale.collate.is_some() {
         oxsort_format::set_collator(oxsort_locale::xfrm);
     }
+    if let Some(months) = &locale.months {
+        oxsort_format::set_month_names(months);
+    }
     match run(&argv, &locale) {
         Ok(code) => code,
         Err(f) => f.report(),
@@ -108,8 +111,9 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         check_output(out)?;
     }
     if a.debug {
-        let dir = tempfile::tempdir_in(temp_dir_of(&a))
-            .map_err(|e| Fail::plain(format!("cannot create temporary file: {}", msg::errno_text(&e))))?;
+        let dir = tempfile::tempdir_in(temp_dir_of(&a)).map_err(|e| {
+            Fail::plain(format!("cannot create temporary file: {}", msg::errno_text(&e)))
+        })?;
         let sorted = dir.path().join("sorted");
         sort(&a, &spec, eol, Output::Path(sorted.clone()))?;
         let data = std::fs::read(&sorted).map_err(|e| Fail::io("read failed", "-", &e))?;
@@ -201,9 +205,7 @@ fn files0_from(from: &str, operands: &[String]) -> Result<Vec<String>, Fail> {
             .map_err(|e| Fail::io("open failed", from, &e))?
             .read_to_end(&mut data)
     };
-    read.map_err(|_| {
-        Fail::plain(format!("cannot read file names from {}", quote(from)))
-    })?;
+    read.map_err(|_| Fail::plain(format!("cannot read file names from {}", quote(from))))?;
     if data.last().is_some_and(|&b| b != 0) {
         data.push(0);
     }
@@ -275,10 +277,8 @@ fn engine_config(
         .map(|f| if f == "-" { Input::Stdin } else { Input::Path(PathBuf::from(f)) })
         .collect();
     let layout = if eol == 0 { RecordLayout::NUL } else { RecordLayout::LINES };
-    let mut b = SortConfig::builder(inputs, output)
-        .layout(layout)
-        .key(spec.clone())
-        .unique(a.unique);
+    let mut b =
+        SortConfig::builder(inputs, output).layout(layout).key(spec.clone()).unique(a.unique);
     if let Some(m) = memory {
         b = b.memory(m);
     }

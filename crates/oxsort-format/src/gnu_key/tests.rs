@@ -65,7 +65,8 @@ fn verrevcmp(s1: &[u8], s2: &[u8]) -> Ordering {
     let (mut p1, mut p2) = (0, 0);
     while p1 < s1.len() || p2 < s2.len() {
         let mut first_diff = 0i32;
-        while (p1 < s1.len() && !s1[p1].is_ascii_digit()) || (p2 < s2.len() && !s2[p2].is_ascii_digit())
+        while (p1 < s1.len() && !s1[p1].is_ascii_digit())
+            || (p2 < s2.len() && !s2[p2].is_ascii_digit())
         {
             let (c1, c2) = (order(s1, p1), order(s2, p2));
             if c1 != c2 {
@@ -165,7 +166,13 @@ const GEN: &[u8] = b"0129.eE+-xXpPinfaINFAn() ";
 fn agrees(kind: &GnuKind, cmp: fn(&[u8], &[u8]) -> Ordering, a: &[u8], b: &[u8]) {
     let (ea, eb) = (enc(kind, a), enc(kind, b));
     let want = cmp(a, b);
-    assert_eq!(ea.cmp(&eb), want, "{:?} vs {:?}", String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    assert_eq!(
+        ea.cmp(&eb),
+        want,
+        "{:?} vs {:?}",
+        String::from_utf8_lossy(a),
+        String::from_utf8_lossy(b)
+    );
     let (mut ra, mut rb) = (ea, eb);
     crate::normalize::complement(&mut ra);
     crate::normalize::complement(&mut rb);

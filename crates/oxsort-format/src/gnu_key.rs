@@ -14,7 +14,7 @@
 //!               pieces joined by 0x00 0x01, end 0x00 0x00     (strxfrm bytes are never 0)
 //!  -n           canonical decimal (see `decimal`): class, digit count, BCD, fraction nibbles
 //!  -h           unit order + 0x80 (K=1 .. Y=8, negative numbers -order), then as -n
-//!  -g           0x01 not a number | 0x02 0x00 -nan | 0x02 0x01 nan | 0x03 + 8 bytes of
+//!  -g           0x01 not a number | 0x02 0x00 nan | 0x02 0x01 -nan | 0x03 + 8 bytes of
 //!               the binary64 value, sign-flipped (-0 as +0)
 //!  -M           one byte: 0 unknown, 1 JAN .. 12 DEC
 //!  -V           class (0 empty, 1 ".", 2 "..", 3 ".x", 4 other), then two passes of
@@ -463,8 +463,10 @@ fn encode_general(t: &[u8], out: &mut Vec<u8>) {
     if n == 0 {
         out.push(0x01);
     } else if v.is_nan() {
-        // GNU orders NaNs by their printed form: "-nan" before "nan".
-        out.extend_from_slice(&[0x02, u8::from(v.is_sign_positive())]);
+        // GNU sort 9.1 orders NaNs by the bytes of the long double (memcmp): "-nan", with the
+        // sign bit set, after "nan". (Payloads and padding make its order of two positive
+        // NaNs arbitrary; here they are equal.)
+        out.extend_from_slice(&[0x02, u8::from(v.is_sign_negative())]);
     } else {
         out.push(0x03);
         out.extend_from_slice(&crate::normalize::float64_key(v.to_bits()).to_be_bytes());
@@ -517,23 +519,24 @@ fn version_tokens(s: &[u8], out: &mut Vec<u8>) {
 }
 
 /// The length of `s` without its file suffix: the longest match of
-/// `(\.[A-Za-z~][A-Za-z0-9~]*)*$` (gnulib `file_prefixlen`); never the first byte.
+/// `(\.[A-Za-z~][A-Za-z0-9~]*)*$`. In GNU sort 9.1 the suffix may be the whole name (`.h`
+/// has an empty prefix, so it sorts before `.9`).
 fn version_prefix_len(s: &[u8]) -> usize {
     let n = s.len();
     let mut prefix = 0;
     let mut i = 0;
     loop {
-        if i == n {
-            return prefix;
-        }
-        i += 1;
-        prefix = i;
         while i + 1 < n && s[i] == b'.' && (s[i + 1].is_ascii_alphabetic() || s[i + 1] == b'~') {
             i += 2;
             while i < n && (s[i].is_ascii_alphanumeric() || s[i] == b'~') {
                 i += 1;
             }
         }
+        if i == n {
+            return prefix;
+        }
+        i += 1;
+        prefix = i;
     }
 }
 

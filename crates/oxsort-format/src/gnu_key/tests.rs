@@ -101,7 +101,27 @@ fn verrevcmp(s1: &[u8], s2: &[u8]) -> Ordering {
     Ordering::Equal
 }
 
-/// gnulib's `filenvercmp`.
+/// Where the file suffix starts: the first position from which the rest matches
+/// `(\.[A-Za-z~][A-Za-z0-9~]*)*$` (the whole name may be the suffix).
+fn suffix_start(s: &[u8]) -> usize {
+    let matches = |t: &[u8]| {
+        let mut p = 0;
+        while p < t.len() {
+            if t[p] != b'.' || !t.get(p + 1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'~')
+            {
+                return false;
+            }
+            p += 2;
+            while p < t.len() && (t[p].is_ascii_alphanumeric() || t[p] == b'~') {
+                p += 1;
+            }
+        }
+        true
+    };
+    (0..=s.len()).find(|&i| matches(&s[i..])).unwrap_or(s.len())
+}
+
+/// gnulib's `filenvercmp` as GNU sort 9.1 has it.
 fn filevercmp(a: &[u8], b: &[u8]) -> Ordering {
     if a.is_empty() || b.is_empty() {
         return (!a.is_empty()).cmp(&!b.is_empty());
@@ -121,7 +141,7 @@ fn filevercmp(a: &[u8], b: &[u8]) -> Ordering {
     } else if b[0] == b'.' {
         return Ordering::Greater;
     }
-    let (pa, pb) = (version_prefix_len(a), version_prefix_len(b));
+    let (pa, pb) = (suffix_start(a), suffix_start(b));
     let one_pass = pa == a.len() && pb == b.len();
     let r = verrevcmp(&a[..pa], &b[..pb]);
     if r != Ordering::Equal || one_pass {
@@ -131,15 +151,15 @@ fn filevercmp(a: &[u8], b: &[u8]) -> Ordering {
     }
 }
 
-/// `general_numcompare` on `strtod` values: non-numbers, then NaNs (`-nan` first), then
-/// numbers.
+/// `general_numcompare` on `strtod` values: non-numbers, then NaNs (`nan` before `-nan`, as
+/// GNU sort 9.1 compares their bytes), then numbers.
 fn gencmp(a: &[u8], b: &[u8]) -> Ordering {
     let rank = |t: &[u8]| {
         let (n, v) = parse_general(t);
         if n == 0 {
             (0, 0, 0.0)
         } else if v.is_nan() {
-            (1, i32::from(v.is_sign_positive()), 0.0)
+            (1, i32::from(v.is_sign_negative()), 0.0)
         } else {
             (2, 0, v)
         }

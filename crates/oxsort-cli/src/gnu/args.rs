@@ -136,15 +136,12 @@ impl Args {
                     let minus_pos = next.is_some() && !posixly_correct;
                     if traditional || minus_pos {
                         let pos2 = if minus_pos { next.map(String::as_str) } else { None };
-                        match GnuKey::parse_obsolete(arg, pos2).map_err(key_fail)? {
-                            Some(key) => {
-                                if pos2.is_some() {
-                                    i += 1;
-                                }
-                                a.keys.push(key);
-                                continue;
+                        if let Some(key) = GnuKey::parse_obsolete(arg, pos2).map_err(key_fail)? {
+                            if pos2.is_some() {
+                                i += 1;
                             }
-                            None => {}
+                            a.keys.push(key);
+                            continue;
                         }
                     }
                 }

@@ -52,8 +52,7 @@ pub fn warnings(opts: &GnuOptions, locale: &oxsort_locale::Locale) {
             && !gkey_only
             && tab.is_none()
             && !line_offset
-            && ((!k.skip_start_blanks && !implicit_skip)
-                || (!k.skip_start_blanks && schar != 0)
+            && ((!k.skip_start_blanks && (!implicit_skip || schar != 0))
                 || (!k.skip_end_blanks && k.echar != 0))
         {
             eprintln!(

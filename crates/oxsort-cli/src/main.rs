@@ -3,6 +3,7 @@
 //! Subcommands live in one module each; this file only parses and dispatches.
 
 mod bench_cmd;
+mod docs_cmd;
 mod gen_cmd;
 mod gnu;
 mod keys_args;
@@ -17,13 +18,13 @@ use clap::{Parser, Subcommand};
 /// Command line of the `oxsort` binary.
 #[derive(Parser)]
 #[command(name = "oxsort", version, about = "External merge sort at the speed of the disks")]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
-enum Command {
+pub(crate) enum Command {
     /// Generate Sort Benchmark records (gensort-compatible).
     Gen(gen_cmd::GenArgs),
     /// Validate sorted records or merge summaries (valsort-compatible).
@@ -51,6 +52,10 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Write man pages for oxsort and its subcommands into DIR.
+    Man(docs_cmd::ManArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs_cmd::CompletionsArgs),
 }
 
 /// Big allocations (entry arrays, offsets) come from the hugetlb pool when one is reserved,
@@ -78,6 +83,8 @@ fn main() {
         Command::Nsort(args) => nsort_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
         Command::Gnu { args } => Ok(gnu::main(args)),
+        Command::Man(args) => docs_cmd::man(args),
+        Command::Completions(args) => docs_cmd::completions(args),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -320,6 +320,11 @@ fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
     Err(Fail::plain("memory budget too small"))
 }
 
+/// GNU sort's `--help` text (for the man page).
+pub fn help_text() -> String {
+    msg::help()
+}
+
 /// The `sort` link's entry: whether this process was started as `sort`.
 pub fn invoked_as_sort(argv0: &std::ffi::OsStr) -> bool {
     std::path::Path::new(argv0).file_name().is_some_and(|n| n == "sort")

@@ -118,6 +118,11 @@ pub fn set_collator(f: Collator) {
     let _ = COLLATOR.set(f);
 }
 
+/// Whether a collator is installed ([`set_collator`]): text keys then collate.
+pub fn collating() -> bool {
+    COLLATOR.get().is_some()
+}
+
 /// Appends the encoding of one GNU key's text (already cut out of the line).
 pub(crate) fn encode(kind: &GnuKind, text: &[u8], out: &mut Vec<u8>) {
     if kind.ignore == GnuIgnore::None && !kind.fold {

@@ -45,8 +45,8 @@ pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
 pub use gnu::{parse_gnu_args, GnuSort};
 pub use gnu_key::{
-    gnu_general_len, gnu_month_len, set_collator, set_month_names, Collator, GnuIgnore, GnuKind,
-    GnuOrder,
+    collating, gnu_general_len, gnu_month_len, set_collator, set_month_names, Collator, GnuIgnore,
+    GnuKind, GnuOrder,
 };
 pub use gnu_spec::{Blanks, GnuKey, GnuKeyError, GnuOptions};
 pub use layout::{RecordLayout, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};

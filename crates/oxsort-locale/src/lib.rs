@@ -16,7 +16,7 @@
 //! ```
 #![deny(missing_docs)]
 
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 
 /// What sort needs to know about the locale the environment selects.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,29 +106,42 @@ unsafe fn c_string(p: *const libc::c_char) -> Option<String> {
     Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
+thread_local! {
+    /// The NUL-terminated copy of the string being transformed, reused across calls.
+    static SRC: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Room guessed for an image, per input byte: glibc's images for UTF-8 locales run to about 3
+/// bytes per input byte over all levels; one more call with the exact size fixes a miss.
+const XFRM_GUESS_PER_BYTE: usize = 4;
+
 /// Appends `strxfrm(s)` for the process's `LC_COLLATE` (never a NUL byte). `s` must not
 /// contain NUL (the part after one is ignored, as C strings end there).
 pub fn xfrm(s: &[u8], out: &mut Vec<u8>) {
     let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-    let Ok(src) = CString::new(&s[..end]) else { return };
-    // glibc's images run to several times the input; start with room for 4x and retry once
-    // with the exact size it reports.
-    let mut cap = 4 * end + 16;
-    loop {
-        let start = out.len();
-        out.resize(start + cap, 0);
-        // SAFETY: `src` is NUL-terminated; the destination has `cap` writable bytes at
-        // `out[start..]`; strxfrm writes at most `cap` bytes there.
-        let n = unsafe {
-            libc::strxfrm(out[start..].as_mut_ptr().cast::<libc::c_char>(), src.as_ptr(), cap)
-        };
-        if n < cap {
-            out.truncate(start + n);
-            return;
+    SRC.with(|src| {
+        let mut src = src.borrow_mut();
+        src.clear();
+        src.extend_from_slice(&s[..end]);
+        src.push(0);
+        let mut cap = XFRM_GUESS_PER_BYTE * end + 16;
+        loop {
+            out.reserve(cap);
+            let start = out.len();
+            let dst = out.spare_capacity_mut();
+            // SAFETY: `src` is NUL-terminated with no NUL before its end; `dst` has at least
+            // `cap` writable bytes (reserved above) and strxfrm writes at most `cap` bytes.
+            let n = unsafe {
+                libc::strxfrm(dst.as_mut_ptr().cast::<libc::c_char>(), src.as_ptr().cast(), cap)
+            };
+            if n < cap {
+                // SAFETY: strxfrm wrote `n` bytes (plus a NUL) into the spare capacity.
+                unsafe { out.set_len(start + n) };
+                return;
+            }
+            cap = n + 1;
         }
-        out.truncate(start);
-        cap = n + 1;
-    }
+    });
 }
 
 #[cfg(test)]

@@ -266,7 +266,7 @@ fn temp_dir_of(a: &Args) -> PathBuf {
 /// The one place a GNU command line becomes an engine configuration.
 fn engine_config(
     a: &Args,
-    spec: &KeySpec,
+    spec: Option<&KeySpec>,
     eol: u8,
     output: Output,
     memory: Option<u64>,
@@ -277,8 +277,10 @@ fn engine_config(
         .map(|f| if f == "-" { Input::Stdin } else { Input::Path(PathBuf::from(f)) })
         .collect();
     let layout = if eol == 0 { RecordLayout::NUL } else { RecordLayout::LINES };
-    let mut b =
-        SortConfig::builder(inputs, output).layout(layout).key(spec.clone()).unique(a.unique);
+    let mut b = SortConfig::builder(inputs, output).layout(layout).unique(a.unique);
+    if let Some(spec) = spec {
+        b = b.key(spec.clone());
+    }
     if let Some(m) = memory {
         b = b.memory(m);
     }
@@ -308,6 +310,9 @@ fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
     let engine = |e: EngineError| Fail::plain(e.to_string());
     // -S is a wish: below what the engine needs, it gets what the engine needs.
     let mut memory = a.buffer_size.map(|m| m.max(MIN_BUFFER));
+    // Whole lines as bytes, ascending, is the engine's own order for lines: its fast path.
+    let plain = a.keys.is_empty() && a.global.is_default() && !a.global.reverse;
+    let spec = if plain && !oxsort_format::collating() { None } else { Some(spec) };
     for _ in 0..MEMORY_RETRIES {
         let cfg = engine_config(a, spec, eol, output.clone(), memory).map_err(engine)?;
         match oxsort_engine::plan(&cfg).and_then(|_| oxsort_engine::sort(&cfg)) {

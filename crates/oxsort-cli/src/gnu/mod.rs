@@ -102,8 +102,9 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
             let c = if mode == Check::Quiet { 'C' } else { 'c' };
             return Err(Fail::plain(format!("options '-{c}o' are incompatible")));
         }
-        let unique = a.unique;
-        return check::check(&a.files[0], &spec, eol, unique, mode == Check::Diagnose);
+        let plain = plain_order(&a);
+        let spec = if plain { None } else { Some(&spec) };
+        return check::check(&a.files[0], spec, eol, a.unique, mode == Check::Diagnose);
     }
 
     check_inputs(&a.files)?;
@@ -299,6 +300,12 @@ fn engine_config(
     b.build()
 }
 
+/// Whether the order is whole lines as bytes, ascending (no key, no ordering option, C
+/// collation): the engine's own order for lines, its fast path.
+fn plain_order(a: &Args) -> bool {
+    a.keys.is_empty() && a.global.is_default() && !a.global.reverse && !oxsort_format::collating()
+}
+
 /// The least `-S` oxsort uses: smaller budgets only make the engine plan tiny chunks.
 const MIN_BUFFER: u64 = 4 << 20;
 /// Times a budget the engine finds too small is doubled before giving up.
@@ -310,9 +317,7 @@ fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
     let engine = |e: EngineError| Fail::plain(e.to_string());
     // -S is a wish: below what the engine needs, it gets what the engine needs.
     let mut memory = a.buffer_size.map(|m| m.max(MIN_BUFFER));
-    // Whole lines as bytes, ascending, is the engine's own order for lines: its fast path.
-    let plain = a.keys.is_empty() && a.global.is_default() && !a.global.reverse;
-    let spec = if plain && !oxsort_format::collating() { None } else { Some(spec) };
+    let spec = if plain_order(a) { None } else { Some(spec) };
     for _ in 0..MEMORY_RETRIES {
         let cfg = engine_config(a, spec, eol, output.clone(), memory).map_err(engine)?;
         match oxsort_engine::plan(&cfg).and_then(|_| oxsort_engine::sort(&cfg)) {

@@ -1,6 +1,7 @@
 //! `oxsort`: sort files too big for memory at the speed of the disks.
 //!
 //! Subcommands live in one module each; this file only parses and dispatches.
+#![forbid(unsafe_code)]
 
 mod bench_cmd;
 mod docs_cmd;

@@ -323,3 +323,46 @@ fn two_passes_match_gnu_sort() {
         }
     }
 }
+
+/// `-c` on 20 MB (more than one read block), with the first disorder at several places, one
+/// of them straddling the first block boundary: same message and status as GNU sort.
+#[test]
+fn check_across_read_blocks_matches_gnu_sort() {
+    if !gnu_sort_available() {
+        eprintln!("skipped: {GNU_SORT} is not GNU sort");
+        return;
+    }
+    let ox = env!("CARGO_BIN_EXE_oxsort");
+    let mut lines: Vec<Vec<u8>> =
+        (0..1_000_000u32).map(|i| format!("line {i:09} padding").into_bytes()).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sorted");
+    // Where the 8 MiB block boundary falls: the line holding byte 8 << 20.
+    let width = lines[0].len() + 1;
+    let boundary = (8 << 20) / width;
+    for (swap, unique) in
+        [(None, false), (Some(boundary), false), (Some(12_345), true), (Some(999_998), false)]
+    {
+        let mut l = lines.clone();
+        if let Some(i) = swap {
+            l.swap(i, i + 1);
+        }
+        let mut data = l.join(&b"\n"[..]);
+        data.push(b'\n');
+        std::fs::write(&file, &data).expect("write");
+        let args: Vec<String> = if unique { vec!["-cu".into()] } else { vec!["-c".into()] };
+        // GNU names itself by its argv[0] ("/usr/bin/sort: ..."); oxsort says "sort: ".
+        let gnu = |from: Option<&Path>| {
+            let (code, _, err) = run(&[GNU_SORT], &args, &data, from, "C", &None);
+            let err = String::from_utf8_lossy(&err).replace(&format!("{GNU_SORT}: "), "sort: ");
+            (code, err)
+        };
+        let ours = |from: Option<&Path>| {
+            let (code, _, err) = run(&[ox, "gnu"], &args, &data, from, "C", &None);
+            (code, String::from_utf8_lossy(&err).into_owned())
+        };
+        assert_eq!(ours(Some(&file)), gnu(Some(&file)), "swap at {swap:?}");
+        assert_eq!(ours(None), gnu(None), "stdin, swap at {swap:?}");
+    }
+    lines.clear();
+}

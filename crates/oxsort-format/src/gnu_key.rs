@@ -191,37 +191,28 @@ fn skip_blanks(t: &[u8]) -> &[u8] {
 }
 
 /// The number at the start of `t` (blanks already skipped) as GNU's `strnumcmp` reads it:
-/// (negative, integer digits, fraction digits), separators dropped.
-fn parse_numeric(kind: &GnuKind, t: &[u8]) -> (bool, Vec<u8>, Vec<u8>) {
-    let mut p = 0;
+/// (negative, the integer part with its separators, the fraction digits).
+fn parse_numeric<'t>(kind: &GnuKind, t: &'t [u8]) -> (bool, &'t [u8], &'t [u8]) {
     let negative = t.first() == Some(&b'-');
-    if negative {
-        p = 1;
-    }
-    let mut int = Vec::new();
-    while p < t.len() {
-        let b = t[p];
-        if b.is_ascii_digit() {
-            int.push(b - b'0');
-        } else if Some(b) != kind.thousands_sep {
-            break;
-        }
+    let mut p = usize::from(negative);
+    let int_start = p;
+    while p < t.len() && (t[p].is_ascii_digit() || Some(t[p]) == kind.thousands_sep) {
         p += 1;
     }
-    let mut frac = Vec::new();
+    let int = &t[int_start..p];
+    let mut frac: &[u8] = &[];
     if p < t.len() && t[p] == kind.decimal_point {
-        p += 1;
-        while p < t.len() && t[p].is_ascii_digit() {
-            frac.push(t[p] - b'0');
-            p += 1;
-        }
+        let f = p + 1;
+        let n = t[f..].iter().take_while(|b| b.is_ascii_digit()).count();
+        frac = &t[f..f + n];
     }
     (negative, int, frac)
 }
 
 fn encode_numeric(kind: &GnuKind, t: &[u8], out: &mut Vec<u8>) {
     let (negative, int, frac) = parse_numeric(kind, t);
-    decimal::encode(out, negative, int.into_iter(), frac.into_iter());
+    let int = int.iter().filter(|b| b.is_ascii_digit()).map(|d| d - b'0');
+    decimal::encode(out, negative, int, frac.iter().map(|d| d - b'0'));
 }
 
 /// The unit of a `-h` number: 0 without one (or for zero), 1 for K/k up to 8 for Y; negative

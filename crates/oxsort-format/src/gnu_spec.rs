@@ -434,3 +434,51 @@ impl GnuOptions {
         KeySpec { fields, separator: self.separator, short_fields: ShortFields::Error }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_definitions_and_gnu_messages() {
+        let k = GnuKey::parse("2.3bn,4.5r").unwrap();
+        assert_eq!((k.sword, k.schar, k.eword, k.echar), (Some(1), 2, Some(3), 5));
+        assert!(k.skip_start_blanks && !k.skip_end_blanks && k.numeric && k.reverse);
+        assert_eq!(GnuKey::parse("1").unwrap().sword, None);
+        let e = |s: &str| GnuKey::parse(s).unwrap_err().to_string();
+        assert_eq!(e("0"), "field number is zero: invalid field specification '0'");
+        assert_eq!(e("1.0"), "character offset is zero: invalid field specification '1.0'");
+        assert_eq!(e("x"), "invalid number at field start: invalid count at start of 'x'");
+        assert_eq!(e("1,"), "invalid number after ',': invalid count at start of ''");
+        assert_eq!(e("1Q"), "stray character in field spec: invalid field specification '1Q'");
+    }
+
+    #[test]
+    fn obsolete_positions() {
+        // +1 -2 is -k2,2; +1.2 -2.3 is -k2.3,3.3.
+        let k = GnuKey::parse_obsolete("+1", Some("-2")).unwrap().unwrap();
+        assert_eq!((k.sword, k.eword, k.echar), (Some(1), Some(1), 0));
+        let k = GnuKey::parse_obsolete("+1.2", Some("-2.3")).unwrap().unwrap();
+        assert_eq!((k.sword, k.schar, k.eword, k.echar), (Some(1), 2, Some(2), 3));
+        assert_eq!(GnuKey::parse_obsolete("+x", None).unwrap(), None);
+    }
+
+    #[test]
+    fn inheritance_last_resort_and_incompatibility() {
+        let mut o = GnuOptions { decimal_point: b'.', ..GnuOptions::default() };
+        o.global.set_ordering(b"nr", Blanks::Both);
+        o.keys = vec![GnuKey::parse("2").unwrap(), GnuKey::parse("3r").unwrap()];
+        let (keys, only) = o.effective_keys();
+        assert!(!only);
+        assert!(keys[0].numeric && keys[0].reverse, "a bare key takes the global options");
+        assert!(!keys[1].numeric && keys[1].reverse, "a key with r keeps its own");
+        assert_eq!(o.key_spec().fields.len(), 3, "two keys and the last resort");
+        o.stable = true;
+        assert_eq!(o.key_spec().fields.len(), 2);
+        o.keys = vec![GnuKey::parse("1,1gM").unwrap()];
+        assert_eq!(o.check().unwrap_err().to_string(), "options '-gM' are incompatible");
+        let mut d = GnuOptions::default();
+        d.global.set_ordering(b"dn", Blanks::Both);
+        assert_eq!(d.check().unwrap_err().to_string(), "options '-dn' are incompatible");
+    }
+}

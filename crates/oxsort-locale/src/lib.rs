@@ -1,4 +1,6 @@
 //! The C library's locale behind a safe interface: the one place oxsort calls into it.
+//! (The few other C calls GNU sort's command line needs, such as `access` and `dup2`, are in
+//! [`sys`].)
 //!
 //! GNU sort takes its collation, decimal point and thousands separator from the locale the
 //! environment names (`LC_ALL`, then `LC_COLLATE` / `LC_NUMERIC` / `LC_CTYPE`, then `LANG`).
@@ -142,6 +144,61 @@ pub fn xfrm(s: &[u8], out: &mut Vec<u8>) {
             cap = n + 1;
         }
     });
+}
+
+/// The other C library calls of GNU sort's command line, made safe.
+pub mod sys {
+    use std::os::fd::AsRawFd;
+
+    /// Restores the default action of SIGPIPE (die quietly when a reader goes away), as C
+    /// programs have it; Rust ignores it by default.
+    pub fn default_sigpipe() {
+        // SAFETY: setting the disposition of SIGPIPE to SIG_DFL has no preconditions.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+
+    /// Whether the process may read `path` (`access(path, R_OK)`), with the system's error.
+    pub fn readable(path: &std::path::Path) -> std::io::Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+        // SAFETY: `c` is a valid NUL-terminated path.
+        if unsafe { libc::access(c.as_ptr(), libc::R_OK) } == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
+    /// Makes `file` the process's standard output (`dup2(file, 1)`).
+    pub fn redirect_stdout(file: &std::fs::File) -> std::io::Result<()> {
+        // SAFETY: both descriptors are open; dup2 replaces descriptor 1 atomically.
+        if unsafe { libc::dup2(file.as_raw_fd(), libc::STDOUT_FILENO) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The soft limit on open files (20 if it cannot be read).
+    pub fn open_file_limit() -> u64 {
+        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: `r` is a valid rlimit for getrlimit to fill.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0 {
+            r.rlim_cur
+        } else {
+            20
+        }
+    }
+
+    /// Total physical memory in bytes.
+    pub fn physical_memory() -> u64 {
+        // SAFETY: sysconf only reads system constants.
+        let (pages, size) =
+            unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+        (pages.max(0) as u64).saturating_mul(size.max(0) as u64)
+    }
 }
 
 #[cfg(test)]

@@ -427,7 +427,7 @@ fn xstrtol_fail(e: NumErr, option: &str, v: &str) -> Fail {
 
 /// `--batch-size`: at least 2, at most the open-file limit less 3.
 fn batch_size(v: &str) -> Result<usize, Fail> {
-    let max = open_file_limit().saturating_sub(3);
+    let max = oxsort_locale::sys::open_file_limit().saturating_sub(3);
     match parse_count(v) {
         Ok(n) if n < 2 => Err(Fail::plain(format!(
             "invalid --batch-size argument {}\nsort: minimum --batch-size argument is {}",
@@ -441,17 +441,6 @@ fn batch_size(v: &str) -> Result<usize, Fail> {
             quote(v)
         ))),
         Err(e) => Err(xstrtol_fail(e, "--batch-size", v)),
-    }
-}
-
-/// The soft limit on open files.
-fn open_file_limit() -> u64 {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: `r` is a valid rlimit for getrlimit to fill.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0 {
-        r.rlim_cur
-    } else {
-        20
     }
 }
 
@@ -470,7 +459,7 @@ fn sort_size(v: &str, option: &str) -> Result<u64, Fail> {
     let value = match suffix {
         "" => power(1),
         "b" => Some(n),
-        "%" => Some(physical_memory() as u128 * n / 100),
+        "%" => Some(oxsort_locale::sys::physical_memory() as u128 * n / 100),
         "k" | "K" => power(1),
         "m" | "M" => power(2),
         "g" | "G" => power(3),
@@ -487,14 +476,6 @@ fn sort_size(v: &str, option: &str) -> Result<u64, Fail> {
         Some(x) => Ok(x),
         None => Err(xstrtol_fail(NumErr::Overflow, option, v)),
     }
-}
-
-/// Total physical memory in bytes.
-fn physical_memory() -> u64 {
-    // SAFETY: sysconf only reads system constants.
-    let (pages, size) =
-        unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
-    (pages.max(0) as u64).saturating_mul(size.max(0) as u64)
 }
 
 #[cfg(test)]

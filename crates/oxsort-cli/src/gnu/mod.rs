@@ -28,10 +28,7 @@ use msg::{quote, quotef, Fail};
 /// status.
 pub fn main(argv: Vec<String>) -> i32 {
     // GNU sort dies quietly when a reader closes the pipe.
-    // SAFETY: restoring the default disposition of SIGPIPE has no preconditions.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    oxsort_locale::sys::default_sigpipe();
     let locale = oxsort_locale::Locale::from_env();
     msg::set_utf8(locale.utf8);
     if locale.collate.is_some() {
@@ -143,12 +140,8 @@ fn check_inputs(files: &[String]) -> Result<(), Fail> {
         if f == "-" {
             continue;
         }
-        let c = std::ffi::CString::new(f.as_bytes())
-            .map_err(|_| Fail::plain(format!("cannot read: {}", quotef(f))))?;
-        // SAFETY: `c` is a valid NUL-terminated path.
-        if unsafe { libc::access(c.as_ptr(), libc::R_OK) } != 0 {
-            return Err(Fail::io("cannot read", f, &std::io::Error::last_os_error()));
-        }
+        oxsort_locale::sys::readable(std::path::Path::new(f))
+            .map_err(|e| Fail::io("cannot read", f, &e))?;
         if std::fs::metadata(f).map(|m| m.is_dir()).unwrap_or(false) {
             return Err(Fail::io(
                 "read failed",
@@ -178,16 +171,11 @@ fn is_regular(path: &str) -> bool {
 
 /// Makes `path` the process's standard output.
 fn redirect_stdout(path: &str) -> Result<(), Fail> {
-    use std::os::fd::AsRawFd;
     let f = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
         .map_err(|e| Fail::io("open failed", path, &e))?;
-    // SAFETY: both descriptors are open; dup2 replaces fd 1 atomically.
-    if unsafe { libc::dup2(f.as_raw_fd(), libc::STDOUT_FILENO) } < 0 {
-        return Err(Fail::io("open failed", path, &std::io::Error::last_os_error()));
-    }
-    Ok(())
+    oxsort_locale::sys::redirect_stdout(&f).map_err(|e| Fail::io("open failed", path, &e))
 }
 
 /// `--files0-from F`: NUL-terminated names.

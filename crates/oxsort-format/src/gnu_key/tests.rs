@@ -22,9 +22,26 @@ fn kind(order: GnuOrder) -> GnuKind {
 /// `strnumcmp` as GNU documents it: compare numeric values of the leading numbers exactly
 /// (decimal strings, so no rounding), `-0` equal to `0`.
 fn numcmp(a: &[u8], b: &[u8], sep: Option<u8>) -> Ordering {
-    let k = GnuKind { thousands_sep: sep, ..GnuKind::c_text() };
+    // GNU's reading: blanks (space, tab, newline), '-', digits and separators, '.', digits.
+    let parse = |t: &[u8]| {
+        let mut it = t.iter().copied().skip_while(|b| b" \t\n".contains(b)).peekable();
+        let neg = it.next_if_eq(&b'-').is_some();
+        let mut int = Vec::new();
+        while let Some(b) = it.next_if(|b| b.is_ascii_digit() || Some(*b) == sep) {
+            if b.is_ascii_digit() {
+                int.push(b - b'0');
+            }
+        }
+        let mut frac = Vec::new();
+        if it.next_if_eq(&b'.').is_some() {
+            while let Some(b) = it.next_if(u8::is_ascii_digit) {
+                frac.push(b - b'0');
+            }
+        }
+        (neg, int, frac)
+    };
     let value = |t: &[u8]| {
-        let (neg, int, frac) = parse_numeric(&k, skip_blanks(t));
+        let (neg, int, frac) = parse(t);
         let int: Vec<u8> = int.into_iter().skip_while(|&d| d == 0).collect();
         let mut frac = frac;
         while frac.last() == Some(&0) {

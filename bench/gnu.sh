@@ -14,7 +14,7 @@
 # floor. Outputs are compared byte for byte (en_US.UTF-8 may differ where glibc's strxfrm and
 # strcoll disagree, see docs/gnu-sort.md; the summary says so). The locale comes from
 # target/locales when .ci/gnu-conformance built it there, else from the system.
-# Raw rows go to bench/runs/<date>/gnu.csv; medians and ratios are appended to summary.md.
+# Raw rows go to bench/runs/<date>/gnu.csv; medians and ratios are appended to gnu-summary.md.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bytes=${1:-4000000000}
@@ -48,7 +48,7 @@ rm -f "$in" "$keyed" "$o" "$g"
 floor=$("$iofloor" "$in" "$scratch" "$runs")
 copy=$(echo "$floor" | sed 's/.*"copy_s": \([0-9.]*\).*/\1/')
 read_s=$(echo "$floor" | sed 's/.*"read_s": \([0-9.]*\).*/\1/')
-echo "uptime: $(uptime)" | tee -a "$out/summary.md"
+echo "uptime: $(uptime)" | tee -a "$out/gnu-summary.md"
 
 summary=()
 # One input on disk at a time (with the two outputs: 3 x BYTES of scratch).
@@ -95,4 +95,4 @@ rm -f "$in" "$keyed" "$o" "$g"; sync
   echo "- I/O floor (iofloor, median of $runs): $floor"
   printf '%s\n' "${summary[@]}"
   echo
-} | tee -a "$out/summary.md"
+} | tee -a "$out/gnu-summary.md"

@@ -1,5 +1,6 @@
 //! Record layout and key flags of `oxsort sort` / `explain`: `--record-size`, `--lines`,
-//! `--nul`, `--fields`, `--control`, `--unique` and the GNU-sort-like `-k -t -n -r -s`.
+//! `--nul`, `--fields`, `--control`, `--unique` and GNU sort's `-k -t -n -r -s` (keys with every
+//! GNU modifier, built as [`oxsort_format::GnuOptions`] in the C locale).
 //!
 //! The flags end in a [`SortSpec`] (layout, key, filter, unique, mode), the model every front
 //! end builds, which [`crate::sort_cmd`] hands to the engine. Key sources are exclusive: one of `--fields`, the
@@ -18,7 +19,9 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use oxsort_format::{parse_control, parse_fields, parse_gnu_args, Mode, ParseError, SortSpec};
+use oxsort_format::{
+    parse_control, parse_fields, Blanks, GnuKey, GnuOptions, Mode, ParseError, SortSpec,
+};
 use oxsort_format::{Location, RecordLayout};
 
 /// Layout and key flags (flattened into [`crate::sort_cmd::SortArgs`]).
@@ -44,7 +47,8 @@ pub struct KeyArgs {
     /// Keep only the first record (in input order) of each run of equal keys.
     #[arg(short = 'u', long, help_heading = "Records and keys")]
     pub unique: bool,
-    /// GNU sort key `F[.C][OPTS][,F[.C][OPTS]]` on delimited text (repeatable).
+    /// GNU sort key `F[.C][OPTS][,F[.C][OPTS]]` on delimited text (repeatable); OPTS as GNU
+    /// sort's `bdfghiMnRrV` (C locale; `oxsort gnu` has the whole GNU command line).
     #[arg(
         short = 'k',
         long = "key",
@@ -192,10 +196,8 @@ impl KeyArgs {
         }
         if delimited.is_some() && t.key.is_none() && t.mode != Mode::Copy {
             // GNU sort's semantics for delimited text, whole lines when no -k.
-            let (argv, labels) = self.gnu_argv(t.unique);
-            let g =
-                parse_gnu_args(&argv).map_err(|e| anyhow::anyhow!("{}", gnu_error(&e, &labels)))?;
-            t.key = Some(g.key);
+            let g = self.gnu_options(t.unique)?;
+            t.key = Some(g.key_spec());
             t.unique |= g.unique;
         }
         if let Some(l) = layout {
@@ -204,31 +206,29 @@ impl KeyArgs {
         Ok(t)
     }
 
-    /// The GNU flags as a GNU sort argument list, and for each argument the flag it came from
-    /// (for error messages).
-    fn gnu_argv(&self, unique: bool) -> (Vec<String>, Vec<String>) {
-        let (mut argv, mut labels) = (Vec::new(), Vec::new());
-        let mut pair = |flag: &str, value: &str| {
-            argv.push(flag.to_string());
-            labels.push(flag.to_string());
-            argv.push(value.to_string());
-            labels.push(format!("{flag} '{value}'"));
-        };
+    /// The GNU flags as GNU sort's keys (C locale): `-k` with every modifier of GNU sort
+    /// (`b d f g h i M n R r V`, `.c` positions), `-t`, global `-n -r`, `-s`, `-u`.
+    fn gnu_options(&self, unique: bool) -> Result<GnuOptions> {
+        let mut g =
+            GnuOptions { decimal_point: b'.', unique, stable: self.stable, ..Default::default() };
         if let Some(sep) = &self.separator {
-            pair("-t", sep);
+            g.separator = Some(match sep.as_bytes() {
+                [b] => *b,
+                b"\\0" => 0,
+                _ => bail!("-t '{sep}': the separator must be one byte (or \\0 for NUL)"),
+            });
         }
         for k in &self.gnu_keys {
-            pair("-k", k);
+            g.keys.push(GnuKey::parse(k).map_err(|e| anyhow::anyhow!("-k '{k}': {e}"))?);
         }
-        for (on, flag) in
-            [(self.numeric, "-n"), (self.reverse, "-r"), (self.stable, "-s"), (unique, "-u")]
-        {
-            if on {
-                argv.push(flag.to_string());
-                labels.push(flag.to_string());
-            }
+        if self.numeric {
+            g.global.set_ordering(b"n", Blanks::Both);
         }
-        (argv, labels)
+        if self.reverse {
+            g.global.set_ordering(b"r", Blanks::Both);
+        }
+        g.check().map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(g)
     }
 }
 
@@ -239,17 +239,6 @@ pub fn flag_error(what: &str, e: &ParseError) -> String {
             format!("{what}: column {column}: {}", without_location(e))
         }
         _ => format!("{what}: {e}"),
-    }
-}
-
-/// A GNU flag parse error, naming the flag it came from instead of a position in the
-/// synthesized argument list.
-fn gnu_error(e: &ParseError, labels: &[String]) -> String {
-    match &e.location {
-        Location::Argument { index, column } if (1..=labels.len()).contains(index) => {
-            format!("{}: column {column}: {}", labels[index - 1], without_location(e))
-        }
-        _ => e.to_string(),
     }
 }
 
@@ -288,7 +277,10 @@ mod tests {
             a.gnu_keys = vec!["2,2Q".into()];
         });
         let e = a.spec().unwrap_err().to_string();
-        assert!(e.starts_with("-k '2,2Q': column "), "{e}");
+        assert_eq!(
+            e,
+            "-k '2,2Q': stray character in field spec: invalid field specification '2,2Q'"
+        );
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! `oxsort`: sort files too big for memory at the speed of the disks.
 //!
 //! Subcommands live in one module each; this file only parses and dispatches.
+#![forbid(unsafe_code)]
 
 mod bench_cmd;
 mod category;
+mod docs_cmd;
 mod gen_cmd;
+mod gnu;
 mod keys_args;
 mod nsort_cmd;
 mod size;
@@ -17,13 +20,13 @@ use clap::{Parser, Subcommand};
 /// Command line of the `oxsort` binary.
 #[derive(Parser)]
 #[command(name = "oxsort", version, about = "External merge sort at the speed of the disks")]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
-enum Command {
+pub(crate) enum Command {
     /// Generate Sort Benchmark records (gensort-compatible).
     Gen(gen_cmd::GenArgs),
     /// Validate sorted records or merge summaries (valsort-compatible).
@@ -45,6 +48,18 @@ enum Command {
     /// or run a Sort Benchmark category (`minutesort`, `pennysort`, `joulesort`, `graysort`,
     /// `cloudsort`) and write its report.
     Bench(bench_cmd::BenchArgs),
+    /// Run a GNU sort command line (`oxsort gnu -t, -k2,2n FILE`); a link named `sort` to
+    /// oxsort does the same. See `oxsort gnu --help`.
+    #[command(disable_help_flag = true)]
+    Gnu {
+        /// GNU sort's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Write man pages for oxsort and its subcommands into DIR.
+    Man(docs_cmd::ManArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs_cmd::CompletionsArgs),
 }
 
 /// Big allocations (entry arrays, offsets) come from the hugetlb pool when one is reserved,
@@ -53,6 +68,16 @@ enum Command {
 static ALLOC: oxsort_io::BigAlloc = oxsort_io::BigAlloc;
 
 fn main() {
+    // GNU sort's command line: through a link named `sort`, or `oxsort gnu ARGS...`.
+    let mut argv = std::env::args_os();
+    let argv0 = argv.next().unwrap_or_default();
+    let rest: Vec<String> = argv.map(|a| a.to_string_lossy().into_owned()).collect();
+    if gnu::invoked_as_sort(&argv0) {
+        std::process::exit(gnu::main(rest));
+    }
+    if rest.first().is_some_and(|a| a == "gnu") {
+        std::process::exit(gnu::main(rest[1..].to_vec()));
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Gen(args) => gen_cmd::run(args),
@@ -61,6 +86,9 @@ fn main() {
         Command::Explain { args, json } => sort_cmd::run_explain(args, json),
         Command::Nsort(args) => nsort_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
+        Command::Gnu { args } => Ok(gnu::main(args)),
+        Command::Man(args) => docs_cmd::man(args),
+        Command::Completions(args) => docs_cmd::completions(args),
     };
     match result {
         Ok(code) => std::process::exit(code),

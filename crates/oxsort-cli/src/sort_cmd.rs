@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use oxsort_engine::{plan, sort, Input, Output, Phase, SortConfig};
+use oxsort_format::RecordLayout;
 use oxsort_io::IoOptions;
 use oxsort_report::timeline::{self, PhaseMark, Sampler};
 
@@ -23,11 +24,11 @@ pub enum StatsFormat {
 /// Arguments shared by `oxsort sort` and `oxsort explain`.
 #[derive(clap::Args, Debug)]
 pub struct SortArgs {
-    /// Input files, concatenated in order (`-` for standard input).
-    #[arg(required = true, value_name = "IN")]
+    /// Input files, concatenated in order (`-` for standard input, the default).
+    #[arg(value_name = "IN", default_value = "-")]
     pub inputs: Vec<String>,
-    /// Output file (`-` for standard output). May name an input.
-    #[arg(short, long, value_name = "OUT")]
+    /// Output file (`-` for standard output, the default). May name an input.
+    #[arg(short, long, value_name = "OUT", default_value = "-")]
     pub output: String,
     /// Memory budget (e.g. 1G, 512M); default: a safe share of available memory.
     #[arg(long, value_parser = parse_bytes, value_name = "SIZE")]
@@ -75,6 +76,13 @@ impl SortArgs {
     pub fn config_marking(&self, progress: bool, mark: Option<PhaseMark>) -> Result<SortConfig> {
         // Flags and control file first: a bad key is reported before any file is touched.
         let spec = self.keys.spec()?;
+        if let RecordLayout::Fixed(size) = spec.layout {
+            for input in &self.inputs {
+                if let Some(w) = text_warning(input, size) {
+                    eprintln!("oxsort: warning: {w}");
+                }
+            }
+        }
         let inputs = self
             .inputs
             .iter()
@@ -127,6 +135,31 @@ pub fn phase_label(p: Phase) -> &'static str {
         Phase::Merge => "merge",
         Phase::Output => "output",
     }
+}
+
+/// Bytes of an input read to tell text from fixed records: enough for many lines, cheap.
+const TEXT_SNIFF_BYTES: usize = 64 << 10;
+
+/// A warning when `path` looks like text lines although it is sorted as fixed `size`-byte
+/// records: it has a newline that is not the last byte of a record (records would cut lines).
+fn text_warning(path: &str, size: usize) -> Option<String> {
+    use std::io::Read;
+    if path == "-" {
+        return None;
+    }
+    let mut buf = vec![0u8; TEXT_SNIFF_BYTES];
+    let mut f = std::fs::File::open(path).ok()?;
+    let n = f.read(&mut buf).ok()?;
+    let sample = &buf[..n];
+    let text = sample.iter().all(|&b| b == b'\n' || b == b'\t' || b == b'\r' || b >= 0x20);
+    let cut = sample.iter().position(|&b| b == b'\n').filter(|p| (p + 1) % size != 0)?;
+    text.then(|| {
+        format!(
+            "{path} looks like text: the newline at byte {} is not at the end of a {size}-byte \
+             record, so records will cut lines; to sort lines, add --lines",
+            cut + 1
+        )
+    })
 }
 
 /// A progress callback drawing one bar per phase on stderr.

@@ -171,3 +171,41 @@ fn a_signal_mid_sort_leaves_nothing_behind() {
         assert!(leftovers(d.path()).is_empty(), "SIG{signal}: {:?}", leftovers(d.path()));
     }
 }
+
+#[test]
+fn without_inputs_and_output_it_reads_stdin_and_writes_stdout() {
+    let mut child = oxsort()
+        .args(["sort", "--lines"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"b\nc\na\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.stdout, b"a\nb\nc\n");
+}
+
+#[test]
+fn fixed_records_of_a_text_file_warn_and_name_lines() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("words.txt");
+    std::fs::write(&input, "pear\napple\nfig\n".repeat(20)).unwrap();
+    let o = oxsort()
+        .args(["sort", "--record-size", "10", "--fields", "1,3,CH,A"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("looks like text") && err.contains("--lines"), "{err}");
+    // Records whose newlines fall on record ends are not flagged.
+    let recs = d.path().join("recs.dat");
+    std::fs::write(&recs, "abcdefghi\n".repeat(20)).unwrap();
+    let o = oxsort()
+        .args(["sort", "--record-size", "10", "--fields", "1,3,CH,A", "-o", "-"])
+        .arg(&recs)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("looks like text"));
+}

@@ -34,6 +34,8 @@ mod dfsort;
 mod error;
 mod filter;
 mod gnu;
+mod gnu_key;
+mod gnu_spec;
 mod layout;
 mod normalize;
 pub use normalize::FixedKey;
@@ -46,6 +48,11 @@ pub use dfsort::{parse_control, parse_fields, Control};
 pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
 pub use gnu::{parse_gnu_args, GnuSort};
+pub use gnu_key::{
+    collating, gnu_general_len, gnu_month_len, set_collator, set_month_names, Collator, GnuIgnore,
+    GnuKind, GnuOrder,
+};
+pub use gnu_spec::{Blanks, GnuKey, GnuKeyError, GnuOptions};
 pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,

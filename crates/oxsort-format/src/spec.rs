@@ -56,6 +56,9 @@ pub enum FieldType {
     /// GNU `sort -n` numbers in the C locale: blanks, optional `-`, digits, optional `.` and
     /// fraction digits; anything else reads as 0 (so `+5` is 0, as in GNU sort).
     GnuNumeric,
+    /// A GNU sort key of any kind (`-n -g -h -M -V -R`, text with `-d -f -i`, locale
+    /// collation): see [`GnuKind`](crate::GnuKind).
+    Gnu(crate::gnu_key::GnuKind),
 }
 
 impl FieldType {
@@ -76,6 +79,7 @@ impl FieldType {
             FieldType::FreeSigned => "SFF",
             FieldType::Decimal => "decimal",
             FieldType::GnuNumeric => "numeric",
+            FieldType::Gnu(_) => "gnu",
         }
     }
 

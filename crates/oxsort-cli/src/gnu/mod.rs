@@ -1,0 +1,327 @@
+//! `oxsort gnu ARGS...` and the `sort` link: GNU sort's command line, messages and exit
+//! status, on oxsort's engine.
+//!
+//! ```text
+//!  argv ─► args (getopt_long) ─► GnuOptions (keys, locale) ─► KeySpec ─┬─► engine sort ─► out
+//!                                                                      ├─► check (-c, -C)
+//!                                                                      └─► debug annotations
+//! ```
+//!
+//! Exit status as GNU's: 0, 1 for disorder under `-c`/`-C`, 2 for any trouble. `-m` sorts the
+//! concatenated inputs stably, which for sorted inputs is exactly their merge.
+
+mod args;
+mod check;
+mod debug;
+mod msg;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use oxsort_engine::{EngineError, Input, Output, SortConfig};
+use oxsort_format::{GnuOptions, KeySpec, RecordLayout, SortSpec};
+
+use args::{Args, Check};
+use msg::{quote, quotef, Fail};
+
+/// Runs GNU sort's command line (the arguments after the program name); returns the exit
+/// status.
+pub fn main(argv: Vec<String>) -> i32 {
+    // GNU sort dies quietly when a reader closes the pipe.
+    oxsort_locale::sys::default_sigpipe();
+    let locale = oxsort_locale::Locale::from_env();
+    msg::set_utf8(locale.utf8);
+    if locale.collate.is_some() {
+        oxsort_format::set_collator(oxsort_locale::xfrm);
+    }
+    if let Some(months) = &locale.months {
+        oxsort_format::set_month_names(months);
+    }
+    match run(&argv, &locale) {
+        Ok(code) => code,
+        Err(f) => f.report(),
+    }
+}
+
+fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
+    let mut a = Args::parse(argv)?;
+    if a.help {
+        print!("{}", msg::help());
+        return Ok(0);
+    }
+    if a.version {
+        println!("sort (oxsort) {}", env!("CARGO_PKG_VERSION"));
+        return Ok(0);
+    }
+    if let Some(from) = a.files0_from.clone() {
+        a.files = files0_from(&from, &a.files)?;
+    }
+    let mut opts = GnuOptions {
+        keys: a.keys.clone(),
+        global: a.global,
+        separator: a.separator,
+        stable: a.stable,
+        unique: a.unique,
+        collate: locale.collate.is_some(),
+        decimal_point: locale.decimal_point,
+        thousands_sep: locale.thousands_sep,
+        seed: [0, 0],
+    };
+    opts.check().map_err(|e| Fail::plain(e.to_string()))?;
+    if a.debug {
+        if let Some(c) = a.check {
+            let c = if c == Check::Quiet { 'C' } else { 'c' };
+            return Err(Fail::plain(format!("options '-{c} --debug' are incompatible")));
+        }
+        if a.output.is_some() {
+            return Err(Fail::plain("options '-o --debug' are incompatible"));
+        }
+        debug::warnings(&opts, locale);
+    }
+    if opts.effective_keys().0.iter().any(|k| k.random) {
+        opts.seed = seed(a.random_source.as_deref())?;
+    }
+    if a.files.is_empty() {
+        a.files.push("-".to_string());
+    }
+    let spec = opts.key_spec();
+    let eol = if a.zero { 0 } else { b'\n' };
+
+    if let Some(mode) = a.check {
+        if a.files.len() > 1 {
+            let c = if mode == Check::Quiet { 'C' } else { 'c' };
+            return Err(Fail::plain(format!(
+                "extra operand {} not allowed with -{c}",
+                quote(&a.files[1])
+            )));
+        }
+        if a.output.is_some() {
+            let c = if mode == Check::Quiet { 'C' } else { 'c' };
+            return Err(Fail::plain(format!("options '-{c}o' are incompatible")));
+        }
+        let plain = plain_order(&a);
+        let spec = if plain { None } else { Some(&spec) };
+        return check::check(&a.files[0], spec, eol, a.unique, mode == Check::Diagnose);
+    }
+
+    check_inputs(&a.files)?;
+    if let Some(out) = &a.output {
+        check_output(out)?;
+    }
+    if a.debug {
+        let dir = tempfile::tempdir_in(temp_dir_of(&a)).map_err(|e| {
+            Fail::plain(format!("cannot create temporary file: {}", msg::errno_text(&e)))
+        })?;
+        let sorted = dir.path().join("sorted");
+        sort(&a, &spec, eol, Output::Path(sorted.clone()))?;
+        let data = std::fs::read(&sorted).map_err(|e| Fail::io("read failed", "-", &e))?;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        debug::annotate(&data, eol, &opts, locale.utf8, &mut out)
+            .and_then(|()| out.flush())
+            .map_err(|e| Fail::io("write failed", "standard output", &e))?;
+        return Ok(0);
+    }
+    let output = match &a.output {
+        Some(o) if is_regular(o) => Output::Path(PathBuf::from(o)),
+        // A device or pipe cannot be renamed over: write it as standard output, as GNU does.
+        Some(o) => {
+            redirect_stdout(o)?;
+            Output::Stdout
+        }
+        None => Output::Stdout,
+    };
+    sort(&a, &spec, eol, output)?;
+    Ok(0)
+}
+
+/// GNU's `check_inputs`: every named input must be readable before anything is sorted.
+fn check_inputs(files: &[String]) -> Result<(), Fail> {
+    for f in files {
+        if f == "-" {
+            continue;
+        }
+        oxsort_locale::sys::readable(std::path::Path::new(f))
+            .map_err(|e| Fail::io("cannot read", f, &e))?;
+        if std::fs::metadata(f).map(|m| m.is_dir()).unwrap_or(false) {
+            return Err(Fail::io(
+                "read failed",
+                f,
+                &std::io::Error::from_raw_os_error(libc::EISDIR),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// GNU's `check_output`: the output must open for writing (created if missing) first.
+fn check_output(out: &str) -> Result<(), Fail> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(out)
+        .map(drop)
+        .map_err(|e| Fail::io("open failed", out, &e))
+}
+
+/// Whether `path` is a regular file (or does not exist yet).
+fn is_regular(path: &str) -> bool {
+    std::fs::metadata(path).map(|m| m.is_file()).unwrap_or(true)
+}
+
+/// Makes `path` the process's standard output.
+fn redirect_stdout(path: &str) -> Result<(), Fail> {
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| Fail::io("open failed", path, &e))?;
+    oxsort_locale::sys::redirect_stdout(&f).map_err(|e| Fail::io("open failed", path, &e))
+}
+
+/// `--files0-from F`: NUL-terminated names.
+fn files0_from(from: &str, operands: &[String]) -> Result<Vec<String>, Fail> {
+    if let Some(first) = operands.first() {
+        return Err(Fail::usage(format!(
+            "extra operand {}\nfile operands cannot be combined with --files0-from",
+            quote(first)
+        )));
+    }
+    let mut data = Vec::new();
+    let read = if from == "-" {
+        std::io::stdin().lock().read_to_end(&mut data)
+    } else {
+        std::fs::File::open(from)
+            .map_err(|e| Fail::io("open failed", from, &e))?
+            .read_to_end(&mut data)
+    };
+    read.map_err(|_| Fail::plain(format!("cannot read file names from {}", quote(from))))?;
+    if data.last().is_some_and(|&b| b != 0) {
+        data.push(0);
+    }
+    let names: Vec<String> = data
+        .split(|&b| b == 0)
+        .take(data.iter().filter(|&&b| b == 0).count())
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect();
+    if names.is_empty() {
+        return Err(Fail::plain(format!("no input from {}", quote(from))));
+    }
+    for (i, n) in names.iter().enumerate() {
+        if n == "-" {
+            return Err(Fail::plain(format!(
+                "when reading file names from stdin, no file name of {} allowed",
+                quote(n)
+            )));
+        }
+        if n.is_empty() {
+            return Err(Fail::plain(format!(
+                "{}:{}: invalid zero-length file name",
+                quotef(from),
+                i + 1
+            )));
+        }
+    }
+    Ok(names)
+}
+
+/// The `-R` hash key: from `--random-source` (its first 16 bytes), else the system's
+/// randomness.
+fn seed(source: Option<&str>) -> Result<[u64; 2], Fail> {
+    let mut buf = [0u8; 16];
+    let path = source.unwrap_or("/dev/urandom");
+    let mut f = std::fs::File::open(path).map_err(|e| Fail::io("open failed", path, &e))?;
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => return Err(Fail::plain(format!("{}: end of file", quote(path)))),
+            Ok(k) => n += k,
+            Err(e) => return Err(Fail::io("read failed", path, &e)),
+        }
+    }
+    let lo = u64::from_le_bytes(buf[..8].try_into().unwrap_or([0; 8]));
+    let hi = u64::from_le_bytes(buf[8..].try_into().unwrap_or([0; 8]));
+    Ok([lo, hi])
+}
+
+/// The first temp directory: `-T`, else `$TMPDIR`, else `/tmp`.
+fn temp_dir_of(a: &Args) -> PathBuf {
+    a.temp_dirs
+        .first()
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("TMPDIR").filter(|t| !t.is_empty()).map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
+}
+
+/// The one place a GNU command line becomes an engine configuration.
+fn engine_config(
+    a: &Args,
+    spec: Option<&KeySpec>,
+    eol: u8,
+    output: Output,
+    memory: Option<u64>,
+) -> Result<SortConfig, EngineError> {
+    let inputs = a
+        .files
+        .iter()
+        .map(|f| if f == "-" { Input::Stdin } else { Input::Path(PathBuf::from(f)) })
+        .collect();
+    let layout = if eol == 0 { RecordLayout::NUL } else { RecordLayout::LINES };
+    let what = SortSpec { key: spec.cloned(), unique: a.unique, ..SortSpec::with_layout(layout) };
+    let mut b = SortConfig::builder(inputs, output).spec(what);
+    if let Some(m) = memory {
+        b = b.memory(m);
+    }
+    if let Some(t) = a.parallel {
+        b = b.threads(t.min(oxsort_engine::cores().max(1) * 4));
+    }
+    if let Some(n) = a.batch_size {
+        b = b.max_fan_in(n);
+    }
+    if a.temp_dirs.is_empty() {
+        b = b.temp_dir(temp_dir_of(a));
+    }
+    for d in &a.temp_dirs {
+        b = b.temp_dir(PathBuf::from(d));
+    }
+    b.build()
+}
+
+/// Whether the order is whole lines as bytes, ascending (no key, no ordering option, C
+/// collation): the engine's own order for lines, its fast path.
+fn plain_order(a: &Args) -> bool {
+    a.keys.is_empty() && a.global.is_default() && !a.global.reverse && !oxsort_format::collating()
+}
+
+/// The least `-S` oxsort uses: smaller budgets only make the engine plan tiny chunks.
+const MIN_BUFFER: u64 = 4 << 20;
+/// Times a budget the engine finds too small is doubled before giving up.
+const MEMORY_RETRIES: usize = 8;
+
+/// Sorts (or merges) the inputs into `output`.
+fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
+    oxsort_io::cleanup::install_signal_handlers();
+    let engine = |e: EngineError| Fail::plain(e.to_string());
+    // -S is a wish: below what the engine needs, it gets what the engine needs.
+    let mut memory = a.buffer_size.map(|m| m.max(MIN_BUFFER));
+    let spec = if plain_order(a) { None } else { Some(spec) };
+    for _ in 0..MEMORY_RETRIES {
+        let cfg = engine_config(a, spec, eol, output.clone(), memory).map_err(engine)?;
+        match oxsort_engine::plan(&cfg).and_then(|_| oxsort_engine::sort(&cfg)) {
+            Err(EngineError::MemoryTooSmall { needed, .. }) if memory.is_some() => {
+                memory = Some(needed.max(memory.unwrap_or(0)) * 2);
+            }
+            r => return r.map(drop).map_err(engine),
+        }
+    }
+    Err(Fail::plain("memory budget too small"))
+}
+
+/// GNU sort's `--help` text (for the man page).
+pub fn help_text() -> String {
+    msg::help()
+}
+
+/// The `sort` link's entry: whether this process was started as `sort`.
+pub fn invoked_as_sort(argv0: &std::ffi::OsStr) -> bool {
+    std::path::Path::new(argv0).file_name().is_some_and(|n| n == "sort")
+}

@@ -1,0 +1,226 @@
+//! The C library's locale behind a safe interface: the one place oxsort calls into it.
+//! (The few other C calls GNU sort's command line needs, such as `access` and `dup2`, are in
+//! [`sys`].)
+//!
+//! GNU sort takes its collation, decimal point and thousands separator from the locale the
+//! environment names (`LC_ALL`, then `LC_COLLATE` / `LC_NUMERIC` / `LC_CTYPE`, then `LANG`).
+//! [`Locale::from_env`] sets the process locale the same way (`setlocale(LC_ALL, "")`) and
+//! reads what sort needs; [`xfrm`] appends glibc's `strxfrm` image of a string, whose byte
+//! order is exactly `strcoll`'s order, so keys built from it sort at byte speed.
+//!
+//! ```
+//! let loc = oxsort_locale::Locale::from_env();
+//! let (mut a, mut b) = (Vec::new(), Vec::new());
+//! oxsort_locale::xfrm(b"apple", &mut a);
+//! oxsort_locale::xfrm(b"banana", &mut b);
+//! assert!(a < b);
+//! # let _ = loc;
+//! ```
+#![deny(missing_docs)]
+
+use std::ffi::CStr;
+
+/// What sort needs to know about the locale the environment selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locale {
+    /// `setlocale(LC_ALL, "")` succeeded (GNU sort's `--debug` reports a failure).
+    pub ok: bool,
+    /// The collation locale's name when it is not C/POSIX ("hard": text collates with
+    /// `strcoll`); `None` in C/POSIX.
+    pub collate: Option<String>,
+    /// The decimal point (one byte; `.` when the locale's is longer).
+    pub decimal_point: u8,
+    /// The thousands separator when it is one byte; `None` when empty or longer.
+    pub thousands_sep: Option<u8>,
+    /// The separator is longer than a byte (GNU ignores it and says so under `--debug`).
+    pub thousands_sep_ignored: bool,
+    /// The character set is UTF-8 (messages quote with ‘ ’).
+    pub utf8: bool,
+    /// The twelve abbreviated month names (`ABMON_1..12`) when `LC_TIME` is not C/POSIX.
+    pub months: Option<Vec<Vec<u8>>>,
+}
+
+impl Locale {
+    /// Sets the process locale from the environment (as `setlocale(LC_ALL, "")`) and reads
+    /// it. Call before starting threads: `setlocale` is not thread-safe.
+    pub fn from_env() -> Locale {
+        // SAFETY: the argument is a valid NUL-terminated string; oxsort calls this at start-up
+        // before any thread exists, so no other thread reads the locale meanwhile.
+        let ok = !unsafe { libc::setlocale(libc::LC_ALL, c"".as_ptr()) }.is_null();
+        // SAFETY: a null locale argument only queries; the returned string is copied at once.
+        let name = unsafe { c_string(libc::setlocale(libc::LC_COLLATE, std::ptr::null())) };
+        let collate = name.filter(|n| n != "C" && n != "POSIX");
+        // SAFETY: localeconv returns a pointer to static storage valid until the next
+        // setlocale/localeconv call; both strings are copied before returning.
+        let (decimal, thousands) = unsafe {
+            let lc = libc::localeconv();
+            if lc.is_null() {
+                (None, None)
+            } else {
+                (c_string((*lc).decimal_point), c_string((*lc).thousands_sep))
+            }
+        };
+        let decimal_point = match decimal.as_deref().map(str::as_bytes) {
+            Some([b]) => *b,
+            _ => b'.',
+        };
+        let thousands = thousands.unwrap_or_default();
+        let thousands_sep = match thousands.as_bytes() {
+            [b] => Some(*b),
+            _ => None,
+        };
+        // SAFETY: nl_langinfo returns a pointer to a static string, copied at once.
+        let codeset = unsafe { c_string(libc::nl_langinfo(libc::CODESET)) }.unwrap_or_default();
+        // SAFETY: a null locale argument only queries; the returned string is copied at once.
+        let time = unsafe { c_string(libc::setlocale(libc::LC_TIME, std::ptr::null())) };
+        let months = time.filter(|n| n != "C" && n != "POSIX").map(|_| {
+            (0..12)
+                .map(|i| {
+                    // SAFETY: ABMON_1 + i for i < 12 are valid items; the string is copied at
+                    // once.
+                    let p = unsafe { libc::nl_langinfo(libc::ABMON_1 + i) };
+                    // SAFETY: nl_langinfo returns a valid NUL-terminated string.
+                    unsafe { c_string(p) }.unwrap_or_default().into_bytes()
+                })
+                .collect()
+        });
+        Locale {
+            months,
+            ok,
+            collate,
+            decimal_point,
+            thousands_sep,
+            thousands_sep_ignored: thousands.len() > 1,
+            utf8: codeset.eq_ignore_ascii_case("UTF-8"),
+        }
+    }
+}
+
+/// Copies a C string (`None` for a null pointer).
+///
+/// # Safety
+/// `p` is null or points to a NUL-terminated string valid for the duration of the call.
+unsafe fn c_string(p: *const libc::c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the caller guarantees a valid NUL-terminated string.
+    Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+thread_local! {
+    /// The NUL-terminated copy of the string being transformed, reused across calls.
+    static SRC: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Room guessed for an image, per input byte: glibc's images for UTF-8 locales run to about 3
+/// bytes per input byte over all levels; one more call with the exact size fixes a miss.
+const XFRM_GUESS_PER_BYTE: usize = 4;
+
+/// Appends `strxfrm(s)` for the process's `LC_COLLATE` (never a NUL byte). `s` must not
+/// contain NUL (the part after one is ignored, as C strings end there).
+pub fn xfrm(s: &[u8], out: &mut Vec<u8>) {
+    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+    SRC.with(|src| {
+        let mut src = src.borrow_mut();
+        src.clear();
+        src.extend_from_slice(&s[..end]);
+        src.push(0);
+        let mut cap = XFRM_GUESS_PER_BYTE * end + 16;
+        loop {
+            out.reserve(cap);
+            let start = out.len();
+            let dst = out.spare_capacity_mut();
+            // SAFETY: `src` is NUL-terminated with no NUL before its end; `dst` has at least
+            // `cap` writable bytes (reserved above) and strxfrm writes at most `cap` bytes.
+            let n = unsafe {
+                libc::strxfrm(dst.as_mut_ptr().cast::<libc::c_char>(), src.as_ptr().cast(), cap)
+            };
+            if n < cap {
+                // SAFETY: strxfrm wrote `n` bytes (plus a NUL) into the spare capacity.
+                unsafe { out.set_len(start + n) };
+                return;
+            }
+            cap = n + 1;
+        }
+    });
+}
+
+/// The other C library calls of GNU sort's command line, made safe.
+pub mod sys {
+    use std::os::fd::AsRawFd;
+
+    /// Restores the default action of SIGPIPE (die quietly when a reader goes away), as C
+    /// programs have it; Rust ignores it by default.
+    pub fn default_sigpipe() {
+        // SAFETY: setting the disposition of SIGPIPE to SIG_DFL has no preconditions.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+
+    /// Whether the process may read `path` (`access(path, R_OK)`), with the system's error.
+    pub fn readable(path: &std::path::Path) -> std::io::Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+        // SAFETY: `c` is a valid NUL-terminated path.
+        if unsafe { libc::access(c.as_ptr(), libc::R_OK) } == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
+    /// Makes `file` the process's standard output (`dup2(file, 1)`).
+    pub fn redirect_stdout(file: &std::fs::File) -> std::io::Result<()> {
+        // SAFETY: both descriptors are open; dup2 replaces descriptor 1 atomically.
+        if unsafe { libc::dup2(file.as_raw_fd(), libc::STDOUT_FILENO) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The soft limit on open files (20 if it cannot be read).
+    pub fn open_file_limit() -> u64 {
+        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: `r` is a valid rlimit for getrlimit to fill.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0 {
+            r.rlim_cur
+        } else {
+            20
+        }
+    }
+
+    /// Total physical memory in bytes.
+    pub fn physical_memory() -> u64 {
+        // SAFETY: sysconf only reads system constants.
+        let (pages, size) =
+            unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+        (pages.max(0) as u64).saturating_mul(size.max(0) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_locale_xfrm_is_identity() {
+        // The test process has not called setlocale: it runs in the C locale.
+        let mut v = Vec::new();
+        xfrm(b"b\xffa", &mut v);
+        assert_eq!(v, b"b\xffa");
+        v.clear();
+        xfrm(b"ab\0cd", &mut v);
+        assert_eq!(v, b"ab");
+    }
+
+    #[test]
+    fn long_strings_fit() {
+        let s = vec![b'x'; 10_000];
+        let mut v = vec![1u8];
+        xfrm(&s, &mut v);
+        assert_eq!(v.len(), 10_001);
+    }
+}

@@ -7,24 +7,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use oxsort_format::{parse_gnu_args, GnuSort};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
+use oxsort_testkit::{seed, Rng};
 
 fn line(rng: &mut Rng) -> String {
     const TOKENS: &[&str] = &[
@@ -115,14 +98,8 @@ fn matches_gnu_sort() {
         eprintln!("skipped: no `sort` on PATH to compare against");
         return;
     }
-    let seed =
-        std::env::var("OXSORT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64 | 1)
-        });
-    eprintln!("OXSORT_SEED={seed}");
-    let mut rng = Rng(seed);
+    let seed = seed();
+    let mut rng = Rng::new(seed);
     for round in 0..12 {
         let n = 1 + rng.below(40);
         let lines: Vec<String> = (0..n).map(|_| line(&mut rng)).collect();
@@ -132,7 +109,10 @@ fn matches_gnu_sort() {
             let g = parse_gnu_args(&args).unwrap();
             let want = gnu_sort(flags, &input).unwrap();
             let got = oxsort_order(&g, &lines);
-            assert_eq!(got, want, "seed {seed} round {round} flags {flags:?}\ninput:\n{input:?}");
+            assert_eq!(
+                got, want,
+                "OXSORT_SEED={seed} round {round} flags {flags:?}\ninput:\n{input:?}"
+            );
         }
     }
 }

@@ -5,6 +5,7 @@
 use std::cmp::Ordering;
 
 use oxsort_format::{ColumnSpan, Endian, FieldType, KeyField, KeySpec};
+use oxsort_testkit::Rng;
 use proptest::prelude::*;
 
 /// A decoded value, compared the way the key type means.
@@ -157,16 +158,6 @@ fn value_strategy(kind: FieldType, len: usize) -> BoxedStrategy<Val> {
     }
 }
 
-/// A small deterministic generator for encoding choices.
-struct Pick(u64);
-
-impl Pick {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-}
-
 fn digits_of(v: i128, width: usize) -> Vec<u8> {
     let s = v.unsigned_abs().to_string();
     let mut d = vec![0u8; width.saturating_sub(s.len())];
@@ -176,7 +167,8 @@ fn digits_of(v: i128, width: usize) -> Vec<u8> {
 
 /// Encodes `v` as a `len`-byte field of `kind`, choosing among equivalent encodings by `seed`.
 fn encode(kind: FieldType, len: usize, v: &Val, seed: u64) -> Vec<u8> {
-    let mut pick = Pick(seed);
+    // The encoding choices replay from the proptest-chosen `seed`.
+    let mut pick = Rng::new(seed);
     match (kind, v) {
         (FieldType::Char | FieldType::Unsigned(Endian::Big), Val::Bytes(b)) => b.clone(),
         (FieldType::Unsigned(e) | FieldType::Signed(e), Val::Int(x)) => {
@@ -202,26 +194,26 @@ fn encode(kind: FieldType, len: usize, v: &Val, seed: u64) -> Vec<u8> {
         }
         (FieldType::Packed, Val::Int(x)) => {
             let mut nibbles = digits_of(*x, 2 * len - 1);
-            let sign = if *x < 0 || (*x == 0 && pick.next(3) == 0) {
-                [0xD, 0xB][pick.next(2) as usize]
+            let sign = if *x < 0 || (*x == 0 && pick.below(3) == 0) {
+                [0xD, 0xB][pick.below(2) as usize]
             } else {
-                [0xC, 0xF, 0xA, 0xE][pick.next(4) as usize]
+                [0xC, 0xF, 0xA, 0xE][pick.below(4) as usize]
             };
             nibbles.push(sign);
             nibbles.chunks(2).map(|p| p[0] << 4 | p[1]).collect()
         }
         (FieldType::Zoned, Val::Int(x)) => {
             let digits = digits_of(*x, len);
-            let negative = *x < 0 || (*x == 0 && pick.next(3) == 0);
-            let style = pick.next(3);
+            let negative = *x < 0 || (*x == 0 && pick.below(3) == 0);
+            let style = pick.below(3);
             let mut out: Vec<u8> = digits[..len - 1]
                 .iter()
                 .map(|d| if style == 0 { 0xF0 | d } else { 0x30 | d })
                 .collect();
             let d = digits[len - 1];
             out.push(match (style, negative) {
-                (0, false) => [0xC0, 0xF0, 0xA0, 0xE0][pick.next(4) as usize] | d,
-                (0, true) => [0xD0, 0xB0][pick.next(2) as usize] | d,
+                (0, false) => [0xC0, 0xF0, 0xA0, 0xE0][pick.below(4) as usize] | d,
+                (0, true) => [0xD0, 0xB0][pick.below(2) as usize] | d,
                 (1, false) => 0x30 | d,
                 (1, true) => 0x70 | d,
                 (_, false) => b"{ABCDEFGHI"[d as usize],
@@ -230,13 +222,13 @@ fn encode(kind: FieldType, len: usize, v: &Val, seed: u64) -> Vec<u8> {
             out
         }
         (FieldType::SignedText, Val::Int(x)) => {
-            let mut s = " ".repeat(pick.next(3) as usize);
+            let mut s = " ".repeat(pick.below(3) as usize);
             if *x < 0 {
                 s.push('-');
-            } else if pick.next(2) == 0 {
+            } else if pick.below(2) == 0 {
                 s.push('+');
             }
-            s.push_str(&"0".repeat(pick.next(3) as usize));
+            s.push_str(&"0".repeat(pick.below(3) as usize));
             s.push_str(&x.unsigned_abs().to_string());
             pad(s, len)
         }
@@ -244,13 +236,13 @@ fn encode(kind: FieldType, len: usize, v: &Val, seed: u64) -> Vec<u8> {
             let noise = [b' ', b',', b'.', b'$', b'a', b'+'];
             let mut out = Vec::new();
             let digits = x.unsigned_abs().to_string();
-            let sign_at = pick.next(digits.len() as u64 + 1) as usize;
+            let sign_at = pick.below(digits.len() as u64 + 1) as usize;
             for (i, d) in digits.bytes().enumerate() {
                 if i == sign_at && *x < 0 {
-                    out.push([b'-', b')'][pick.next(2) as usize]);
+                    out.push([b'-', b')'][pick.below(2) as usize]);
                 }
-                if pick.next(3) == 0 {
-                    out.push(noise[pick.next(noise.len() as u64) as usize]);
+                if pick.below(3) == 0 {
+                    out.push(noise[pick.below(noise.len() as u64) as usize]);
                 }
                 out.push(d);
             }
@@ -262,18 +254,18 @@ fn encode(kind: FieldType, len: usize, v: &Val, seed: u64) -> Vec<u8> {
         (FieldType::Decimal | FieldType::GnuNumeric, Val::Scaled(x)) => {
             let int = x.unsigned_abs() / 1_000_000;
             let frac = x.unsigned_abs() % 1_000_000;
-            let mut s = " ".repeat(pick.next(2) as usize);
-            if *x < 0 || (*x == 0 && pick.next(3) == 0) {
+            let mut s = " ".repeat(pick.below(2) as usize);
+            if *x < 0 || (*x == 0 && pick.below(3) == 0) {
                 s.push('-');
-            } else if kind == FieldType::Decimal && pick.next(2) == 0 {
+            } else if kind == FieldType::Decimal && pick.below(2) == 0 {
                 s.push('+');
             }
-            s.push_str(&"0".repeat(pick.next(2) as usize));
-            if int != 0 || pick.next(2) == 0 {
+            s.push_str(&"0".repeat(pick.below(2) as usize));
+            if int != 0 || pick.below(2) == 0 {
                 s.push_str(&int.to_string());
             }
             let mut f = format!("{frac:06}");
-            while f.ends_with('0') && pick.next(4) != 0 {
+            while f.ends_with('0') && pick.below(4) != 0 {
                 f.pop();
             }
             if !f.is_empty() {

@@ -10,6 +10,7 @@ use oxsort_kernels::{
     extract_entries, gather, make_entry, par_gather, par_sort_entries,
     par_sort_entries_with_buffer, sort_entries, Entry,
 };
+use oxsort_testkit::{pattern_keys, Pattern, Rng};
 use rdst::RadixSort as _;
 use std::time::Duration;
 use voracious_radix_sort::RadixSort as _;
@@ -18,41 +19,14 @@ fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
 }
 
-/// xorshift64*: deterministic, fast, good enough for benchmark keys.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn key(&mut self) -> [u8; 10] {
-        let mut k = [0u8; 10];
-        k[..8].copy_from_slice(&self.next().to_le_bytes());
-        k[8..].copy_from_slice(&self.next().to_le_bytes()[..2]);
-        k
-    }
-}
+/// Seeds of the benchmark inputs: fixed, so every run sorts the same keys.
+const SORT_SEED: u64 = 0x0DDB_1A5E_5BAD_5EED;
+const RECORDS_SEED: u64 = 0x0A11_0C8E_D00D;
 
-/// Random 10-byte keys (gensort's default), indexes in input order.
-fn random_entries(n: usize) -> Vec<Entry> {
-    let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
-    (0..n as u64).map(|i| make_entry(&rng.key(), i)).collect()
-}
-
-/// gensort-like skew: half of the entries share one 6-byte prefix (and so one top byte).
-fn skewed_entries(n: usize) -> Vec<Entry> {
-    let mut rng = Rng(0x5EED_0F5C_E3E3);
-    (0..n as u64)
-        .map(|i| {
-            let mut k = rng.key();
-            if rng.next() & 1 == 0 {
-                k[..6].copy_from_slice(b"\x42SKEW!");
-            }
-            make_entry(&k, i)
-        })
-        .collect()
+/// Entries of `pattern` (testkit's key patterns), indexes in input order.
+fn pattern_entries(pattern: Pattern, n: usize) -> Vec<Entry> {
+    let keys = pattern_keys(pattern, n, &mut Rng::new(SORT_SEED));
+    keys.iter().zip(0u64..).map(|(k, i)| make_entry(k, i)).collect()
 }
 
 fn pool(threads: usize) -> rayon::ThreadPool {
@@ -62,7 +36,8 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 fn bench_sorts(c: &mut Criterion) {
     let n = env_usize("OXSORT_BENCH_N", 10_000_000);
     let pool2 = pool(2);
-    for (name, data) in [("random", random_entries(n)), ("skew", skewed_entries(n))] {
+    for pattern in [Pattern::Random, Pattern::Skewed] {
+        let (name, data) = (pattern.name(), pattern_entries(pattern, n));
         let mut g = c.benchmark_group(format!("sort_{n}"));
         g.sample_size(10)
             .measurement_time(Duration::from_secs(5))
@@ -93,7 +68,7 @@ fn bench_sorts(c: &mut Criterion) {
 fn bench_records(c: &mut Criterion) {
     const REC: usize = 100;
     let n = env_usize("OXSORT_BENCH_RECORDS", 10_000_000);
-    let mut rng = Rng(0x0A11_0C8E_D00D);
+    let mut rng = Rng::new(RECORDS_SEED);
     // Like the engine's arena: huge pages advised before first touch.
     let mut arena = vec![0u8; n * REC];
     advise_huge(&mut arena);

@@ -1,37 +1,29 @@
 //! Quick wall-clock timing of the entry sorts (minimum of a few runs), for tuning by hand:
-//! `cargo run --release -p oxsort-kernels --example timing -- [n] [random|skew] [reps]`.
+//! `cargo run --release -p oxsort-kernels --example timing -- [n] [pattern] [reps]`,
+//! where `pattern` is one of oxsort-testkit's pattern names (default `random`).
 #![allow(missing_docs)]
 
 use oxsort_kernels::{
     make_entry, par_sort_entries, par_sort_entries_with_buffer, sort_entries,
     sort_entries_with_buffer, Entry,
 };
+use oxsort_testkit::{pattern_keys, Pattern, Rng};
 use std::time::Instant;
 use voracious_radix_sort::RadixSort as _;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10_000_000);
-    let pat = args.get(2).map(String::as_str).unwrap_or("random");
-    let reps: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3);
-    let mut x = 0x1234_5678_9ABC_DEF1u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
+    let name = args.get(2).map(String::as_str).unwrap_or("random");
+    let Some(pattern) = Pattern::from_name(name) else {
+        let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
+        eprintln!("unknown pattern {name:?}; one of: {}", names.join(", "));
+        std::process::exit(2);
     };
-    let data: Vec<Entry> = (0..n as u64)
-        .map(|i| {
-            let mut k = [0u8; 10];
-            k[..8].copy_from_slice(&next().to_le_bytes());
-            k[8..].copy_from_slice(&next().to_le_bytes()[..2]);
-            if pat == "skew" && next() & 1 == 0 {
-                k[..6].copy_from_slice(b"SKEW!!");
-            }
-            make_entry(&k, i)
-        })
-        .collect();
+    let reps: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3);
+    let keys = pattern_keys(pattern, n, &mut Rng::new(0x1234_5678_9ABC_DEF1));
+    let data: Vec<Entry> = keys.iter().zip(0u64..).map(|(k, i)| make_entry(k, i)).collect();
+    drop(keys);
     let mut want = data.clone();
     want.sort_unstable();
     let mut buf = Vec::new();

@@ -49,15 +49,17 @@ fn check_split(runs: &[&[Entry]], parts: usize, what: &str) {
 
 #[test]
 fn split_sorted_matrix() {
-    let mut rng = Rng(seed());
-    for &pat in PATTERNS {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    for pat in Pattern::ALL {
         for n in [0usize, 1, 2, 3, 10, 100, 1000, 65_537] {
             let v = entries(pat, n, &mut rng, true);
             for k in [1usize, 2, 3, 17, 100] {
                 let runs = runs_of(&v, k, &mut rng);
                 let refs: Vec<&[Entry]> = runs.iter().map(|r| r.as_slice()).collect();
                 for parts in [1usize, 2, 3, 7, 64] {
-                    check_split(&refs, parts, &format!("{pat} n={n} k={k} parts={parts}"));
+                    let what = format!("{pat} n={n} k={k} parts={parts} OXSORT_SEED={seed}");
+                    check_split(&refs, parts, &what);
                 }
             }
         }
@@ -93,7 +95,8 @@ fn drain(sources: &[Vec<u64>]) -> Vec<(u64, usize)> {
 
 #[test]
 fn loser_tree_merges_like_a_stable_sort() {
-    let mut rng = Rng(seed());
+    let seed = seed();
+    let mut rng = Rng::new(seed);
     for k in [0usize, 1, 2, 3, 17, 1000] {
         for round in 0..4 {
             let sources: Vec<Vec<u64>> = (0..k)
@@ -113,7 +116,7 @@ fn loser_tree_merges_like_a_stable_sort() {
                 .flat_map(|(i, s)| s.iter().map(move |&x| (x, i)))
                 .collect();
             want.sort(); // by key, then source: the stable merge order
-            assert_eq!(drain(&sources), want, "k = {k}");
+            assert_eq!(drain(&sources), want, "round {round} k = {k} OXSORT_SEED={seed}");
         }
     }
 }
@@ -135,8 +138,9 @@ fn loser_tree_edge_cases() {
 
 #[test]
 fn merges_match_sorting_the_union() {
-    let mut rng = Rng(seed());
-    for &pat in PATTERNS {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    for pat in Pattern::ALL {
         for n in [0usize, 1, 5, 1000, 70_000, 300_000] {
             let v = entries(pat, n, &mut rng, true);
             let mut want = v.clone();
@@ -146,11 +150,14 @@ fn merges_match_sorting_the_union() {
                 let refs: Vec<&[Entry]> = runs.iter().map(|r| r.as_slice()).collect();
                 let mut out = vec![0; n];
                 merge_entries(&refs, &mut out);
-                assert!(out == want, "merge_entries: {pat} n={n} k={k}");
+                assert!(out == want, "merge_entries: {pat} n={n} k={k} OXSORT_SEED={seed}");
                 for threads in [2, 3] {
                     let mut out = vec![0; n];
                     par_merge_entries(&refs, &mut out, threads);
-                    assert!(out == want, "par_merge_entries({threads}): {pat} n={n} k={k}");
+                    assert!(
+                        out == want,
+                        "par_merge_entries({threads}): {pat} n={n} k={k} OXSORT_SEED={seed}"
+                    );
                 }
             }
         }

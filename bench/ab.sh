@@ -5,8 +5,9 @@
 # usage: bench/ab.sh BASE_BIN NEW_BIN [RUNS] [SCRATCH_DIR]
 #   BASE_BIN, NEW_BIN  two oxsort binaries (say, target/release/oxsort of two commits)
 #   RUNS               runs per build and case (default 5)
+#   CASES              (environment) the cases to run, space-separated (default: all four)
 #
-# Cases (fresh memory, OXSORT_HUGETLB=off):
+# Cases (fresh memory, OXSORT_HUGETLB=off; CASES=onepass,lines limits them):
 #   onepass  4e7 gensort records (4 GB), --memory 5G
 #   twopass  4e7 gensort records, --memory 1G
 #   lines    4 GB of 10-200 byte lines (gen_lines), --lines, --memory 5G
@@ -53,11 +54,15 @@ args_of() {
   echo "| case | base median s | new median s | new / base |"
   echo "|---|---|---|---|"
 } >> "$out/ab-summary.md"
-for case in onepass twopass lines typed; do
+for case in ${CASES:-onepass twopass lines typed}; do
   read -r -a args <<< "$(args_of "$case")"
   declare -a tb=() tn=()
   for r in $(seq 1 "$runs"); do
-    for build in base new; do
+    # Alternate which build goes first: a sort runs slower right after another freed its
+    # memory (the VM hands freed memory back to the host), so a fixed order would favour one.
+    order="base new"
+    [ $((r % 2)) = 0 ] && order="new base"
+    for build in $order; do
       b=$([ "$build" = base ] && echo "$base" || echo "$new")
       rm -f "$scratch/ab.$build.out"
       read -r s m < <(timed env OXSORT_HUGETLB=off "$b" sort "${args[@]}" -o "$scratch/ab.$build.out" --no-progress)

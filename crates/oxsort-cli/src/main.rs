@@ -108,20 +108,7 @@ fn main() {
     }
 }
 
-/// An error and its causes on one line, each cause said once: library errors already end with
-/// the operating system's words, which their sources would repeat.
+/// The error's message with its causes, each said once.
 fn message(err: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in err.chain() {
-        let text = cause.to_string();
-        let bare = text.rfind(" (os error ").map_or(text.as_str(), |i| &text[..i]);
-        if out.contains(bare) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
+    oxsort_engine::error_message(err.as_ref())
 }

@@ -123,3 +123,24 @@ pub enum EngineError {
 
 /// Shorthand for engine results.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+/// An error and its causes on one line, each cause said once. Library errors end with the
+/// operating system's words, which their sources would repeat
+/// (`No such file or directory: No such file or directory (os error 2)`); front ends print
+/// this instead of walking the chain themselves.
+pub fn error_message(err: &dyn std::error::Error) -> String {
+    let mut out = String::new();
+    let mut next = Some(err);
+    while let Some(e) = next {
+        let text = e.to_string();
+        let bare = text.rfind(" (os error ").map_or(text.as_str(), |i| &text[..i]);
+        if !out.contains(bare) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+        next = e.source();
+    }
+    out
+}

@@ -56,7 +56,18 @@ pub(crate) fn emit(
     let runs: Vec<&[Entry]> = loaded.microruns.iter().map(|v| v.as_slice()).collect();
     let parts = Parts::cut(ctx, loaded, &runs);
     let placement = Placement::of(ctx, &parts);
-    let job = Job { ctx, loaded, runs: &runs, parts: &parts, placement: &placement, verify };
+    let log2 = ctx.g.chunk_log2;
+    let job = Job {
+        ctx,
+        loaded,
+        runs: &runs,
+        parts: &parts,
+        placement: &placement,
+        verify,
+        record_size: ctx.keys.record_size(),
+        log2,
+        mask: (1u64 << log2) - 1,
+    };
 
     let window = threads * PARTS_IN_FLIGHT_PER_THREAD;
     let (token_tx, token_rx) = bounded::<()>(window);
@@ -330,16 +341,20 @@ struct Job<'a, 'c> {
     parts: &'a Parts,
     placement: &'a Placement,
     verify: bool,
+    /// Fixed records' size (`None`: delimited), the index's chunk shift and slot mask: read
+    /// for every record gathered, so kept here rather than behind the context's pointers.
+    record_size: Option<usize>,
+    log2: u32,
+    mask: u64,
 }
 
 impl Job<'_, '_> {
     /// The record an entry's index names.
     #[inline]
     fn locate(&self, idx: u64) -> &[u8] {
-        let log2 = self.ctx.g.chunk_log2;
-        let c = (idx >> log2) as usize;
-        let i = (idx & ((1u64 << log2) - 1)) as usize;
-        match self.ctx.keys.record_size() {
+        let c = (idx >> self.log2) as usize;
+        let i = (idx & self.mask) as usize;
+        match self.record_size {
             Some(r) => &self.loaded.chunks[c][i * r..(i + 1) * r],
             None => {
                 let o = &self.loaded.offsets[c];
@@ -351,11 +366,8 @@ impl Job<'_, '_> {
     /// What `locate` reads to find a delimited record: its offset, a random miss of its own.
     #[inline]
     fn hint(&self, idx: u64) {
-        let log2 = self.ctx.g.chunk_log2;
-        let c = (idx >> log2) as usize;
-        oxsort_kernels::prefetch_read(
-            &self.loaded.offsets[c][(idx & ((1u64 << log2) - 1)) as usize],
-        );
+        let c = (idx >> self.log2) as usize;
+        oxsort_kernels::prefetch_read(&self.loaded.offsets[c][(idx & self.mask) as usize]);
     }
 }
 
@@ -491,10 +503,15 @@ impl Worker<'_, '_> {
     ) -> (AlignedBuf, usize) {
         let job = self.job;
         let locate = |idx| job.locate(idx);
-        if let Some(r) = job.ctx.keys.record_size() {
+        if let Some(r) = job.record_size {
             let len = ents.len() * r;
             let mut buf = self.buffer(pad + len);
-            oxsort_kernels::gather(ents, r, locate, &mut buf[pad..pad + len]);
+            let (chunks, log2, mask) = (&job.loaded.chunks, job.log2, job.mask);
+            let fixed = move |idx: u64| -> &[u8] {
+                let (c, i) = ((idx >> log2) as usize, (idx & mask) as usize);
+                &chunks[c][i * r..(i + 1) * r]
+            };
+            oxsort_kernels::gather(ents, r, fixed, &mut buf[pad..pad + len]);
             return (buf, len);
         }
         // Sized from the load's mean record, grown if the records are longer; an aligned block

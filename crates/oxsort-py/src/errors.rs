@@ -72,14 +72,7 @@ pub(crate) fn gensort_error(e: oxsort_gensort::Error) -> PyErr {
     }
 }
 
-/// The error and its sources, `: `-separated, as the CLI prints them (anyhow's `{:#}`).
+/// The error and its causes, each said once, as the CLI prints them.
 fn chain(e: &dyn std::error::Error) -> String {
-    let mut msg = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        source = s.source();
-    }
-    msg
+    oxsort_engine::error_message(e)
 }

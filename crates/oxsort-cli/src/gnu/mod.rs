@@ -294,26 +294,24 @@ fn plain_order(a: &Args) -> bool {
 
 /// The least `-S` oxsort uses: smaller budgets only make the engine plan tiny chunks.
 const MIN_BUFFER: u64 = 4 << 20;
-/// Times a budget the engine finds too small is doubled before giving up.
-const MEMORY_RETRIES: usize = 8;
 
 /// Sorts (or merges) the inputs into `output`.
 fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
     oxsort_io::cleanup::install_signal_handlers();
     let engine = |e: EngineError| Fail::plain(e.to_string());
-    // -S is a wish: below what the engine needs, it gets what the engine needs.
-    let mut memory = a.buffer_size.map(|m| m.max(MIN_BUFFER));
+    // -S is a wish: below what the engine needs, it gets the least budget the engine reports
+    // (which plans by construction), as GNU sort grows a buffer too small for a line.
+    let memory = a.buffer_size.map(|m| m.max(MIN_BUFFER));
     let spec = if plain_order(a) { None } else { Some(spec) };
-    for _ in 0..MEMORY_RETRIES {
-        let cfg = engine_config(a, spec, eol, output.clone(), memory).map_err(engine)?;
-        match oxsort_engine::plan(&cfg).and_then(|_| oxsort_engine::sort(&cfg)) {
-            Err(EngineError::MemoryTooSmall { needed, .. }) if memory.is_some() => {
-                memory = Some(needed.max(memory.unwrap_or(0)) * 2);
-            }
-            r => return r.map(drop).map_err(engine),
+    let run = |memory| -> Result<(), EngineError> {
+        oxsort_engine::sort(&engine_config(a, spec, eol, output.clone(), memory)?).map(drop)
+    };
+    match run(memory) {
+        Err(EngineError::MemoryTooSmall { needed, .. }) if memory.is_some() => {
+            run(Some(needed)).map_err(engine)
         }
+        r => r.map_err(engine),
     }
-    Err(Fail::plain("memory budget too small"))
 }
 
 /// GNU sort's `--help` text (for the man page).

@@ -94,6 +94,15 @@ impl GnuKind {
         GnuKind { decimal_point: b'.', ..GnuKind::default() }
     }
 
+    /// Whether the key's text compares as its raw bytes: text order in the C locale, nothing
+    /// dropped or folded (the decimal point and thousands separator do not matter to text).
+    pub fn is_raw_text(&self) -> bool {
+        self.order == GnuOrder::Text
+            && self.ignore == GnuIgnore::None
+            && !self.fold
+            && !self.collate
+    }
+
     /// Whether `b` is dropped by [`GnuKind::ignore`].
     #[inline]
     fn ignored(&self, b: u8) -> bool {

@@ -121,12 +121,17 @@ impl SortSpec {
 }
 
 /// Whether every field of `key` is the whole record as ascending bytes (several such fields
-/// order as one).
+/// order as one): DFSORT-style characters, or GNU text in the C locale as `sort` without `-k`
+/// gives it.
 fn whole_record_bytes(key: &KeySpec) -> bool {
     !key.fields.is_empty()
         && key.fields.iter().all(|f| {
-            f.kind == FieldType::Char
-                && !f.descending
+            let raw = match f.kind {
+                FieldType::Char => true,
+                FieldType::Gnu(g) => g.is_raw_text(),
+                _ => false,
+            };
+            raw && !f.descending
                 && matches!(f.loc, FieldLoc::Columns(c) if c == ColumnSpan::whole())
         })
 }
@@ -357,7 +362,7 @@ impl SortKey {
 mod tests {
     use super::*;
     use crate::spec::{Endian, KeyField};
-    use crate::{parse_fields, parse_gnu_args};
+    use crate::{parse_fields, parse_gnu_args, GnuOptions};
 
     fn kind(spec: &SortSpec) -> String {
         let k = spec.compile().unwrap();
@@ -382,6 +387,16 @@ mod tests {
         let whole =
             SortSpec { key: Some(parse_gnu_args(&["-s".into()]).unwrap().key), ..lines.clone() };
         assert_eq!(kind(&whole), "RawLines");
+        // GNU sort without -k, as the `sort` front end builds it (with its last-resort field):
+        // raw lines in C, a built key once the text is collated or folded.
+        let c = GnuOptions { decimal_point: b'.', ..GnuOptions::default() };
+        let gnu_default = SortSpec { key: Some(c.key_spec()), ..lines.clone() };
+        assert_eq!(kind(&gnu_default), "RawLines");
+        let collated = GnuOptions { collate: true, ..c.clone() };
+        assert_eq!(kind(&SortSpec { key: Some(collated.key_spec()), ..lines.clone() }), "General");
+        let mut folded = c.clone();
+        folded.global.fold = true;
+        assert_eq!(kind(&SortSpec { key: Some(folded.key_spec()), ..lines.clone() }), "General");
         let numeric = SortSpec {
             key: Some(parse_gnu_args(&["-k2,2n".into()]).unwrap().key),
             ..lines.clone()

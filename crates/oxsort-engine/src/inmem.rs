@@ -7,13 +7,13 @@
 //!  chunk c lands ──> worker:
 //!    filter, entries (key80 | c<<log2|slot)
 //!    CRC32-sum of the kept records
-//!    sort ──> microrun c
+//!    sort by prefix ──> microrun c
 //! ```
 //!
 //! An entry's index is `chunk << log2 | slot`: increasing in input order (so sorting entries as
 //! integers is stable) and a shift and a mask away from the record it names. With a general key
-//! the prefix may tie; ties are broken by whole keys, and part boundaries are moved so that no
-//! group of equal prefixes is cut in two (the groups' order is only known by whole keys).
+//! the prefix may tie; microruns stay in (prefix, index) order and [`crate::output`] breaks ties
+//! by whole keys when it sorts each part, so every tied key is built there and only there.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -144,35 +144,11 @@ fn chunk_entries(
         facts.last_key = prev;
     }
     if ctx.mode != Mode::Copy {
-        let mask = (1u64 << ctx.g.chunk_log2) - 1;
-        match fixed_size {
-            None => {
-                let offs = &chunk.offsets;
-                sort_microrun(keys, out, |idx| {
-                    let i = (idx & mask) as usize;
-                    &data[offs[i] as usize..offs[i + 1] as usize]
-                });
-            }
-            Some(r) => sort_microrun(keys, out, |idx| {
-                let s = (idx & mask) as usize * r;
-                &data[s..s + r]
-            }),
-        }
+        // By prefix (then index) only: the output sorts each part's entries again and orders
+        // tied prefixes there, once; here the order only has to let the parts be cut by value.
+        oxsort_kernels::sort_entries(out);
     }
     Ok(facts)
-}
-
-/// Sorts entries by key: integer order on the fast path, whole keys for tied prefixes otherwise.
-pub(crate) fn sort_microrun<'a>(
-    keys: &SortKey,
-    v: &mut [Entry],
-    locate: impl Fn(u64) -> &'a [u8] + Sync,
-) {
-    if keys.ties_possible() {
-        oxsort_kernels::sort_entries_with_ties(v, &|a, b| keys.cmp_full(locate(a), locate(b)));
-    } else {
-        oxsort_kernels::sort_entries(v);
-    }
 }
 
 /// Reads up to `max_chunks` chunks, sorting each into a microrun on the worker threads while the

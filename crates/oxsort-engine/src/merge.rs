@@ -58,11 +58,25 @@ pub(crate) struct MergeOpts<'a> {
     pub(crate) reporter: &'a Reporter,
 }
 
-/// The tree's key of a run's current record: 80-bit key prefix over the run number.
+/// The tree's key of a run's current record: 80-bit key prefix over the run number. With
+/// `kept`, the record's whole key is built into it (once, for every comparison the record takes
+/// part in while it heads its run) and the prefix is taken from it.
 #[inline]
-fn head(keys: &SortKey, rec: &[u8], run: usize, scratch: &mut Vec<u8>) -> u128 {
-    // Every record was keyed once when read; a failure here cannot happen.
-    let p = keys.prefix(rec, scratch).unwrap_or([0; PREFIX_BYTES]);
+fn head(
+    keys: &SortKey,
+    rec: &[u8],
+    run: usize,
+    scratch: &mut Vec<u8>,
+    kept: Option<&mut Vec<u8>>,
+) -> u128 {
+    let p = match kept {
+        Some(key) => {
+            keys.full_key(rec, key);
+            SortKey::prefix_of_key(key)
+        }
+        // Every record was keyed once when read; a failure here cannot happen.
+        None => keys.prefix(rec, scratch).unwrap_or([0; PREFIX_BYTES]),
+    };
     make_entry(&p, run as u64)
 }
 
@@ -88,23 +102,35 @@ pub(crate) fn merge(
         cursors.push(room.reader(run, block, keys.layout())?);
     }
     let mut scratch = Vec::new();
+    // Whole keys of the runs' current records, when keys are built rather than read in place:
+    // built once per record instead of twice per comparison of tied prefixes.
+    let keep_keys = keys.builds_keys();
+    let mut kept: Vec<Vec<u8>> = vec![Vec::new(); runs.len()];
     let mut heads = Vec::with_capacity(runs.len());
     for (i, c) in cursors.iter_mut().enumerate() {
-        heads.push(if c.fill()? { Some(head(keys, c.record(), i, &mut scratch)) } else { None });
+        heads.push(if c.fill()? {
+            Some(head(keys, c.record(), i, &mut scratch, keep_keys.then_some(&mut kept[i])))
+        } else {
+            None
+        });
     }
     // Prefixes decide; equal prefixes of a general key are decided by the whole keys of the
     // runs' current records; equal keys go to the lower run (stable).
     let general = keys.ties_possible();
-    let order = |cs: &[RunReader], x: &u128, y: &u128| {
+    let order = |cs: &[RunReader], kept: &[Vec<u8>], x: &u128, y: &u128| {
         if !general {
             return x.cmp(y);
         }
-        let run = |e: &u128| entry_index(*e) as usize;
-        entry_prefix(*x)
-            .cmp(&entry_prefix(*y))
-            .then_with(|| keys.cmp_full(cs[run(x)].record(), cs[run(y)].record()))
+        let (rx, ry) = (entry_index(*x) as usize, entry_index(*y) as usize);
+        entry_prefix(*x).cmp(&entry_prefix(*y)).then_with(|| {
+            if keep_keys {
+                kept[rx].cmp(&kept[ry])
+            } else {
+                keys.cmp_full(cs[rx].record(), cs[ry].record())
+            }
+        })
     };
-    let mut tree = LoserTree::new_by(heads, |x, y| order(&cursors, x, y));
+    let mut tree = LoserTree::new_by(heads, |x, y| order(&cursors, &kept, x, y));
     // -u: the key of the last record written (valid once one was).
     let (mut last_key, mut have_last) = (Vec::new(), false);
     let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
@@ -150,13 +176,19 @@ pub(crate) fn merge(
             while let Some((run, _)) = tree.top() {
                 let c = &mut cursors[run];
                 let keep = if unique {
-                    keys.full_key(c.record(), &mut key_buf);
-                    if have_last && last_key == key_buf {
+                    let key: &[u8] = if keep_keys {
+                        &kept[run]
+                    } else {
+                        keys.full_key(c.record(), &mut key_buf);
+                        &key_buf
+                    };
+                    if have_last && last_key == key {
                         dropped += 1;
                         dropped_checksum += crc32fast::hash(c.record()) as u128;
                         false
                     } else {
-                        std::mem::swap(&mut last_key, &mut key_buf);
+                        last_key.clear();
+                        last_key.extend_from_slice(key);
                         have_last = true;
                         true
                     }
@@ -179,9 +211,13 @@ pub(crate) fn merge(
                     }
                 }
                 c.advance();
-                let next =
-                    if c.fill()? { Some(head(keys, c.record(), run, &mut scratch)) } else { None };
-                tree.replace_top_by(next, |x, y| order(&cursors, x, y));
+                let next = if c.fill()? {
+                    let kept_key = keep_keys.then_some(&mut kept[run]);
+                    Some(head(keys, c.record(), run, &mut scratch, kept_key))
+                } else {
+                    None
+                };
+                tree.replace_top_by(next, |x, y| order(&cursors, &kept, x, y));
             }
             if o > 0 {
                 full_tx.send((out, o, offset)).map_err(|_| stopped())?;

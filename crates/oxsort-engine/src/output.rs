@@ -31,7 +31,7 @@ use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
 use oxsort_kernels::Entry;
 
 use crate::error::{EngineError, Result};
-use crate::inmem::{sort_microrun, Ctx, Loaded};
+use crate::inmem::{Ctx, Loaded};
 use crate::progress::Phase;
 use crate::sink::{Sink, Staging};
 use crate::tuning::{
@@ -155,6 +155,19 @@ impl Parts {
     /// Pieces part `p` is gathered in (an empty part still sends one, empty).
     fn pieces(&self, p: usize) -> usize {
         self.sizes[p].div_ceil(self.piece_records).max(1)
+    }
+}
+
+/// Sorts a part's entries by key: integer order when prefixes decide; otherwise tied prefixes
+/// are ordered by whole keys, built once per tied record when building costs (a parsed or
+/// collated key) and compared in place when the key is the raw line.
+fn sort_part<'a>(keys: &SortKey, v: &mut [Entry], locate: impl Fn(u64) -> &'a [u8] + Sync) {
+    if !keys.ties_possible() {
+        oxsort_kernels::sort_entries(v);
+    } else if keys.builds_keys() {
+        oxsort_kernels::sort_entries_with_keyed_ties(v, &|idx, out| keys.append_key(locate(idx), out));
+    } else {
+        oxsort_kernels::sort_entries_with_ties(v, &|a, b| keys.cmp_full(locate(a), locate(b)));
     }
 }
 
@@ -416,7 +429,7 @@ impl Worker<'_, '_> {
         for (j, c) in job.parts.cuts.iter().enumerate() {
             entries.extend_from_slice(&job.runs[j][c[p]..c[p + 1]]);
         }
-        sort_microrun(keys, entries, |idx| job.locate(idx));
+        sort_part(keys, entries, |idx| job.locate(idx));
         let pieces = job.parts.pieces(p);
         // Where the next piece goes; for a chained part, known once the part before is gathered.
         let mut off = job.placement.known_start(p);

@@ -245,6 +245,13 @@ impl SortKey {
         !matches!(self.kind, KeyKind::Copy | KeyKind::RawBytes { .. })
     }
 
+    /// Whether a whole key is built from the record (parsed, collated, reordered) rather than
+    /// being bytes of it: then a key used more than once is worth building once and keeping.
+    #[inline]
+    pub fn builds_keys(&self) -> bool {
+        matches!(self.kind, KeyKind::Fixed { .. } | KeyKind::General(_))
+    }
+
     /// The records of `data`, a buffer of whole records.
     #[inline]
     pub fn records<'a>(&self, data: &'a [u8]) -> Records<'a> {
@@ -319,6 +326,14 @@ impl SortKey {
     /// and, as [`SortKey::cmp_full`] explains, for a record whose key cannot be built).
     pub fn full_key(&self, rec: &[u8], out: &mut Vec<u8>) {
         out.clear();
+        self.append_key(rec, out);
+    }
+
+    /// Appends the whole key of a record to `out`, as [`SortKey::full_key`] builds it
+    /// (appending nothing for a record whose key cannot be built). Whole keys compare as
+    /// [`SortKey::cmp_full`] compares their records, and their first [`PREFIX_BYTES`] bytes,
+    /// zero-padded, are the record's prefix.
+    pub fn append_key(&self, rec: &[u8], out: &mut Vec<u8>) {
         match &self.kind {
             KeyKind::Copy => {}
             KeyKind::RawBytes { offset, len } => {
@@ -326,11 +341,22 @@ impl SortKey {
             }
             KeyKind::RawLines => out.extend_from_slice(self.key_part(rec)),
             KeyKind::Fixed { .. } | KeyKind::General(_) => {
+                let start = out.len();
                 if self.normalize(rec, out).is_err() {
-                    out.clear();
+                    out.truncate(start);
                 }
             }
         }
+    }
+
+    /// The prefix of a whole key built by [`SortKey::full_key`]: its first [`PREFIX_BYTES`]
+    /// bytes, zero-padded (equal to [`SortKey::prefix`] of the record).
+    #[inline]
+    pub fn prefix_of_key(key: &[u8]) -> Prefix {
+        let mut p = [0u8; PREFIX_BYTES];
+        let n = key.len().min(PREFIX_BYTES);
+        p[..n].copy_from_slice(&key[..n]);
+        p
     }
 
     /// Appends the normalized key of record `rec` to `out`: written in place for fixed-width
@@ -338,9 +364,9 @@ impl SortKey {
     /// error).
     #[inline]
     fn normalize(&self, rec: &[u8], out: &mut Vec<u8>) -> Result<(), KeyError> {
-        let rec = self.key_part(rec);
         match &self.kind {
             KeyKind::Fixed { fixed, spec } => {
+                let rec = self.key_part(rec);
                 let start = out.len();
                 out.resize(start + fixed.width(), 0);
                 if fixed.write(rec, &mut out[start..]).is_some() {
@@ -349,9 +375,9 @@ impl SortKey {
                 out.truncate(start);
                 spec.normalize(rec, out)
             }
-            KeyKind::General(spec) => spec.normalize(rec, out),
+            KeyKind::General(spec) => spec.normalize(self.key_part(rec), out),
             _ => {
-                self.full_key(rec, out);
+                self.append_key(rec, out);
                 Ok(())
             }
         }
@@ -457,6 +483,37 @@ mod tests {
                         (sk.prefix(a, &mut scratch).unwrap(), sk.prefix(b, &mut scratch).unwrap());
                     // Prefix order never contradicts key order.
                     assert!(pa.cmp(&pb) == want || pa == pb, "{key:?}");
+                    // Whole keys built once compare as the records do and start with the prefix.
+                    let (mut ka, mut kb) = (vec![7u8], vec![7u8]);
+                    sk.append_key(a, &mut ka);
+                    sk.append_key(b, &mut kb);
+                    assert_eq!(ka.cmp(&kb), want, "{key:?}: appended keys");
+                    assert_eq!(SortKey::prefix_of_key(&ka[1..]), pa, "{key:?}");
+                    assert_eq!(sk.builds_keys(), !matches!(sk.kind(), KeyKind::RawBytes { .. }));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whole_keys_of_delimited_records_agree_with_cmp_full() {
+        let lines: Vec<&[u8]> =
+            vec![b"b,10\n", b"a,9\n", b"a,10\n", b"c,-1\n", b"b,10.0\n", b",\n", b"a\n"];
+        for args in [&["-t,", "-k2,2n", "-k1,1"][..], &["-r"], &["-b", "-n", "-s"]] {
+            let argv: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            let spec = SortSpec {
+                key: Some(parse_gnu_args(&argv).unwrap().key),
+                ..SortSpec::with_layout(RecordLayout::LINES)
+            };
+            let sk = spec.compile().unwrap();
+            let mut scratch = Vec::new();
+            for a in &lines {
+                for b in &lines {
+                    let (mut ka, mut kb) = (Vec::new(), Vec::new());
+                    sk.full_key(a, &mut ka);
+                    sk.full_key(b, &mut kb);
+                    assert_eq!(ka.cmp(&kb), sk.cmp_full(a, b), "{args:?}");
+                    assert_eq!(SortKey::prefix_of_key(&ka), sk.prefix(a, &mut scratch).unwrap());
                 }
             }
         }

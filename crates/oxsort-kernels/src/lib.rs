@@ -10,6 +10,7 @@
 //! | build entries from a buffer of fixed-size records | [`extract_entries`] |
 //! | sort entries (MSD radix, one thread / `threads` threads) | [`sort_entries`], [`par_sort_entries`] |
 //! | general keys: prefix ties broken by a comparator | [`sort_entries_with_ties`] |
+//! | costly keys: prefix ties broken by keys built once per tied entry | [`sort_entries_with_keyed_ties`] |
 //! | cut sorted runs into balanced key ranges | [`split_sorted`] |
 //! | k-way merge of sorted sources | [`LoserTree`], [`merge_entries`], [`par_merge_entries`] |
 //! | copy records into sorted order | [`gather`], [`par_gather`] |
@@ -62,7 +63,7 @@ pub use entry::{
 pub use gather::{gather, gather_var, gather_var_with, par_gather, prefetch_read};
 pub use loser_tree::LoserTree;
 pub use merge::{merge_entries, par_merge_entries, par_split_sorted, split_sorted};
-pub use ties::sort_entries_with_ties;
+pub use ties::{sort_entries_with_keyed_ties, sort_entries_with_ties};
 
 /// Sorts entries ascending, in place, on the calling thread.
 ///

@@ -4,7 +4,7 @@ mod common;
 use common::*;
 use oxsort_kernels::{
     entry_index, entry_prefix, par_sort_entries, par_sort_entries_with_buffer, sort_entries,
-    sort_entries_with_buffer, sort_entries_with_ties, Entry,
+    sort_entries_with_buffer, sort_entries_with_keyed_ties, sort_entries_with_ties, Entry,
 };
 
 /// Fails naming the sort, the pattern, the length and the seed that replays it.
@@ -83,6 +83,31 @@ fn sort_entries_with_ties_matrix() {
             let mut got = v.clone();
             sort_entries_with_ties(&mut got, &tie);
             check("sort_entries_with_ties", &pat, n, &got, &want);
+        }
+    }
+}
+
+#[test]
+fn sort_entries_with_keyed_ties_matrix() {
+    let mut rng = Rng::new(seed());
+    // Keys of varying length, so one key may be a prefix of another.
+    let key = |i: u64, out: &mut Vec<u8>| out.extend(std::iter::repeat_n(b'a', side(i) as usize));
+    let builds = std::sync::atomic::AtomicUsize::new(0);
+    let counted = |i: u64, out: &mut Vec<u8>| {
+        builds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        key(i, out)
+    };
+    for pat in Pattern::ALL {
+        for n in short_lengths() {
+            let v = entries(pat, n, &mut rng, true);
+            let mut want = v.clone();
+            want.sort_by_key(|&e| (entry_prefix(e), side(entry_index(e)), entry_index(e)));
+            let mut got = v.clone();
+            builds.store(0, std::sync::atomic::Ordering::Relaxed);
+            sort_entries_with_keyed_ties(&mut got, &counted);
+            check("sort_entries_with_keyed_ties", &pat, n, &got, &want);
+            let built = builds.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(built <= n, "{pat}, {n} entries: {built} keys built, at most one each");
         }
     }
 }

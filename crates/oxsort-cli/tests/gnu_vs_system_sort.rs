@@ -324,8 +324,9 @@ fn two_passes_match_gnu_sort() {
     }
 }
 
-/// `-c` on 20 MB (more than one read block), with the first disorder at several places, one
-/// of them straddling the first block boundary: same message and status as GNU sort.
+/// `-c` on 25 MB (more than one read transfer), with the first disorder at several places, two
+/// of them at the line straddling the first transfer boundary: same message and status as GNU
+/// sort.
 #[test]
 fn check_across_read_blocks_matches_gnu_sort() {
     if !gnu_sort_available() {
@@ -337,12 +338,16 @@ fn check_across_read_blocks_matches_gnu_sort() {
         (0..1_000_000u32).map(|i| format!("line {i:09} padding").into_bytes()).collect();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("sorted");
-    // Where the 8 MiB block boundary falls: the line holding byte 8 << 20.
+    // Where the first transfer ends: the line holding byte TRANSFER_TARGET.
     let width = lines[0].len() + 1;
-    let boundary = (8 << 20) / width;
-    for (swap, unique) in
-        [(None, false), (Some(boundary), false), (Some(12_345), true), (Some(999_998), false)]
-    {
+    let boundary = oxsort_engine::tuning::TRANSFER_TARGET / width;
+    for (swap, unique) in [
+        (None, false),
+        (Some(boundary), false),
+        (Some(boundary - 1), true),
+        (Some(12_345), true),
+        (Some(999_998), false),
+    ] {
         let mut l = lines.clone();
         if let Some(i) = swap {
             l.swap(i, i + 1);

@@ -80,6 +80,23 @@ fn head(
     make_entry(&p, run as u64)
 }
 
+/// The order of two heads whose prefixes may hide different keys: by prefix, then by the whole
+/// keys of the runs' current records (`kept`, or built from the records).
+#[inline(never)]
+fn general_order(
+    keys: &SortKey,
+    cs: &[RunReader],
+    kept: Option<&[Vec<u8>]>,
+    x: u128,
+    y: u128,
+) -> std::cmp::Ordering {
+    let (rx, ry) = (entry_index(x) as usize, entry_index(y) as usize);
+    entry_prefix(x).cmp(&entry_prefix(y)).then_with(|| match kept {
+        Some(kept) => kept[rx].cmp(&kept[ry]),
+        None => keys.cmp_full(cs[rx].record(), cs[ry].record()),
+    })
+}
+
 /// Merges `runs` (in input order) into `sink`. Returns the order facts of the output (when
 /// `verify`) and the read statistics of the runs.
 /// Reads `block` bytes per run per transfer; checks order and checksum of what is written when
@@ -117,18 +134,13 @@ pub(crate) fn merge(
     // Prefixes decide; equal prefixes of a general key are decided by the whole keys of the
     // runs' current records; equal keys go to the lower run (stable).
     let general = keys.ties_possible();
+    // Small enough to be inlined into the tree: the raw-key case is one integer comparison.
     let order = |cs: &[RunReader], kept: &[Vec<u8>], x: &u128, y: &u128| {
-        if !general {
-            return x.cmp(y);
+        if general {
+            general_order(keys, cs, keep_keys.then_some(kept), *x, *y)
+        } else {
+            x.cmp(y)
         }
-        let (rx, ry) = (entry_index(*x) as usize, entry_index(*y) as usize);
-        entry_prefix(*x).cmp(&entry_prefix(*y)).then_with(|| {
-            if keep_keys {
-                kept[rx].cmp(&kept[ry])
-            } else {
-                keys.cmp_full(cs[rx].record(), cs[ry].record())
-            }
-        })
     };
     let mut tree = LoserTree::new_by(heads, |x, y| order(&cursors, &kept, x, y));
     // -u: the key of the last record written (valid once one was).

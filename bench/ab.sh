@@ -49,7 +49,7 @@ args_of() {
 
 {
   echo
-  echo "## A/B $(date -Iseconds): base $(basename "$(dirname "$(dirname "$(dirname "$base")")")"), new $(basename "$(dirname "$(dirname "$(dirname "$new")")")"), $runs runs each, fresh memory"
+  echo "## A/B $(date -Iseconds): base $base, new $new, $runs runs each, fresh memory"
   echo
   echo "| case | base median s | new median s | new / base |"
   echo "|---|---|---|---|"

@@ -205,6 +205,10 @@ def test_errors_are_typed_named_and_lose_nothing(tmp_path: Path, data: Path, cli
         oxsort.sort(data, out, lines=True, keys="-k2,2Q")
     with pytest.raises(oxsort.SpecError, match="lines=True or nul=True"):
         oxsort.sort(data, out, keys="-k2")
+    with pytest.raises(oxsort.SpecError, match="RECORD LENGTH=50 conflicts with record_size=100"):
+        oxsort.sort(data, out, record_size=100, control=" RECORD TYPE=F,LENGTH=50")
+    with pytest.raises(oxsort.SpecError, match="a copy .* has no key, but fields= gives one"):
+        oxsort.sort(data, out, control=" OPTION COPY", fields="1,4,CH,A")
     with pytest.raises(oxsort.SpecError, match="too small"):
         oxsort.sort(data, out, memory=1000)
     with pytest.raises(oxsort.BadInputError, match="not a whole number of 100-byte records"):

@@ -18,11 +18,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use oxsort_format::{
-    parse_control, parse_fields, Blanks, GnuKey, GnuOptions, Mode, ParseError, SortSpec,
+    parse_control, parse_fields, Blanks, GnuKey, GnuOptions, Location, ParseError, ReconcileError,
+    RecordLayout, SortSpec, SourceConflict, SpecSources,
 };
-use oxsort_format::{Location, RecordLayout};
 
 /// Layout and key flags (flattened into [`crate::sort_cmd::SortArgs`]).
 #[derive(clap::Args, Debug, Default)]
@@ -104,106 +104,83 @@ impl KeyArgs {
     /// Reads and checks the flags (and the control file). Errors name the flag or the file,
     /// with line and column for parse errors.
     pub fn spec(&self) -> Result<SortSpec> {
-        // The layout the flags give, if any (the default is the benchmark's 100-byte records).
-        let mut layout: Option<RecordLayout> = None;
-        let mut t = SortSpec { unique: self.unique, ..SortSpec::default() };
-
-        // Layout from the flags.
         let delimited = match (self.lines, self.nul) {
             (true, _) => Some(RecordLayout::LINES),
             (_, true) => Some(RecordLayout::NUL),
             _ => None,
         };
-        if let Some(n) = self.record_size {
-            if delimited.is_some() {
-                bail!("--record-size gives fixed records; it cannot go with --lines or --nul");
+        let control = match &self.control {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading the control file {}", path.display()))?;
+                Some(parse_control(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?)
             }
-            layout = Some(RecordLayout::fixed(n).context("--record-size")?);
-        }
-        if delimited.is_some() {
-            layout = delimited;
-        }
-
-        // The control file.
-        let mut control_key = false;
-        if let Some(path) = &self.control {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading the control file {}", path.display()))?;
-            let c = parse_control(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            let name = path.display();
-            if let Some(RecordLayout::Fixed(n)) = c.record {
-                match layout {
-                    Some(RecordLayout::Fixed(m)) if m != n => {
-                        bail!("{name}: RECORD LENGTH={n} conflicts with --record-size {m}")
-                    }
-                    Some(RecordLayout::Delimited(_)) => bail!(
-                        "{name}: RECORD TYPE=F,LENGTH={n} (fixed records) conflicts with {}",
-                        if self.lines { "--lines" } else { "--nul" }
-                    ),
-                    _ => layout = Some(RecordLayout::Fixed(n)),
-                }
-            }
-            if c.copy {
-                t.mode = Mode::Copy;
-                if self.fields.is_some() {
-                    bail!("{name}: a copy (FIELDS=COPY or OPTION COPY) has no key, but --fields gives one");
-                }
-            } else if c.merge {
-                t.mode = Mode::Merge;
-            }
-            if let Some(key) = c.key {
-                if self.fields.is_some() {
-                    bail!(
-                        "--fields and the {} FIELDS= of {name} both give the key: keep one",
-                        if c.merge { "MERGE" } else { "SORT" }
-                    );
-                }
-                t.key = Some(key);
-                control_key = true;
-            }
-            // EQUALS and NOEQUALS (`c.equals`) both hold: oxsort always sorts stably.
-            t.unique |= c.sum_none;
-            t.filter = c.filter;
-        }
-
-        // --fields.
-        if let Some(spec) = &self.fields {
-            let key = parse_fields(spec).map_err(|e| {
-                anyhow::anyhow!("{}", flag_error(&format!("--fields '{spec}'"), &e))
-            })?;
-            t.key = Some(key);
-        }
-
-        // GNU flags: only for delimited text, only as the one key source.
+            None => None,
+        };
+        let fields = match &self.fields {
+            Some(spec) => Some(
+                parse_fields(spec)
+                    .map_err(|e| anyhow!("{}", flag_error(&format!("--fields '{spec}'"), &e)))?,
+            ),
+            None => None,
+        };
         let gnu = self.gnu_flags();
-        if !gnu.is_empty() {
-            if delimited.is_none() {
-                bail!(
-                    "{} {} GNU sort flag{} for delimited text: add --lines or --nul (for fixed \
-                     records give the key with --fields)",
-                    gnu.join(" "),
-                    if gnu.len() == 1 { "is a" } else { "are" },
-                    if gnu.len() == 1 { "" } else { "s" }
-                );
+        let sources = SpecSources {
+            delimited,
+            record_size: self.record_size,
+            control,
+            fields,
+            gnu_flags: !gnu.is_empty(),
+            unique: self.unique,
+            merge: false,
+        };
+        sources
+            .reconcile(|unique| {
+                let g = self.gnu_options(unique)?;
+                Ok((g.key_spec(), g.unique))
+            })
+            .map_err(|e| match e {
+                ReconcileError::Gnu(e) => e,
+                ReconcileError::Conflict(c) => self.conflict(c, &gnu),
+            })
+    }
+
+    /// A conflict between sources, in the words of this command line.
+    fn conflict(&self, c: SourceConflict, gnu: &[&str]) -> anyhow::Error {
+        let name = self.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let delimited = if self.lines { "--lines" } else { "--nul" };
+        match c {
+            SourceConflict::RecordSizeWithDelimited => {
+                anyhow!("--record-size gives fixed records; it cannot go with --lines or --nul")
             }
-            if self.fields.is_some() || control_key {
-                bail!(
-                    "{} and {} both give the key: keep one",
-                    gnu.join(" "),
-                    if self.fields.is_some() { "--fields" } else { "the control file" }
-                );
+            SourceConflict::RecordSize(e) => anyhow::Error::new(e).context("--record-size"),
+            SourceConflict::ControlLength { length, record_size } => {
+                anyhow!("{name}: RECORD LENGTH={length} conflicts with --record-size {record_size}")
             }
+            SourceConflict::ControlFixedWithDelimited { length } => anyhow!(
+                "{name}: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with {delimited}"
+            ),
+            SourceConflict::CopyWithFields => anyhow!(
+                "{name}: a copy (FIELDS=COPY or OPTION COPY) has no key, but --fields gives one"
+            ),
+            SourceConflict::FieldsWithControlKey { statement } => {
+                anyhow!(
+                    "--fields and the {statement} FIELDS= of {name} both give the key: keep one"
+                )
+            }
+            SourceConflict::GnuNeedsDelimited => anyhow!(
+                "{} {} GNU sort flag{} for delimited text: add --lines or --nul (for fixed \
+                 records give the key with --fields)",
+                gnu.join(" "),
+                if gnu.len() == 1 { "is a" } else { "are" },
+                if gnu.len() == 1 { "" } else { "s" }
+            ),
+            SourceConflict::GnuWithKey { fields } => anyhow!(
+                "{} and {} both give the key: keep one",
+                gnu.join(" "),
+                if fields { "--fields" } else { "the control file" }
+            ),
         }
-        if delimited.is_some() && t.key.is_none() && t.mode != Mode::Copy {
-            // GNU sort's semantics for delimited text, whole lines when no -k.
-            let g = self.gnu_options(t.unique)?;
-            t.key = Some(g.key_spec());
-            t.unique |= g.unique;
-        }
-        if let Some(l) = layout {
-            t.layout = l;
-        }
-        Ok(t)
     }
 
     /// The GNU flags as GNU sort's keys (C locale): `-k` with every modifier of GNU sort

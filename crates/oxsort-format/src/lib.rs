@@ -41,6 +41,7 @@ mod normalize;
 pub use normalize::FixedKey;
 mod nsort;
 mod sort_spec;
+mod sources;
 mod spec;
 
 pub use columns::{ColumnEnd, ColumnSpan};
@@ -58,6 +59,7 @@ pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
 };
 pub use sort_spec::{KeyKind, Mode, SortKey, SortSpec};
+pub use sources::{ReconcileError, SourceConflict, SpecSources};
 pub use spec::{
     Endian, FastKey, FieldLoc, FieldType, KeyField, KeySpec, Prefix, ShortFields, PREFIX_BYTES,
 };

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use oxsort_engine::{Input, Mode, Output, Progress, SortConfig, SortSpec};
+use oxsort_engine::{Input, Output, Progress, SortConfig};
 use oxsort_format::{parse_control, parse_fields, parse_gnu_args, Location, ParseError};
-use oxsort_format::{KeySpec, RecordLayout};
+use oxsort_format::{ReconcileError, RecordLayout, SourceConflict, SpecSources};
 use pyo3::prelude::*;
 
 use crate::errors::{engine_error, SpecError};
@@ -64,83 +64,38 @@ pub(crate) fn build_config(
         (_, true) => Some(RecordLayout::NUL),
         _ => None,
     };
-    let mut layout = delimited;
-    if let Some(n) = a.record_size {
-        if delimited.is_some() {
-            return Err(spec_err(
-                "record_size gives fixed records; it cannot go with lines or nul".into(),
-            ));
+    let control = match &a.control {
+        Some(text) => Some(parse_control(text).map_err(|e| spec_err(format!("control: {e}")))?),
+        None => None,
+    };
+    let fields = match &a.fields {
+        Some(f) => {
+            Some(parse_fields(f).map_err(|e| spec_err(located(&format!("fields='{f}'"), &e)))?)
         }
-        layout =
-            Some(RecordLayout::fixed(n).map_err(|e| spec_err(format!("record_size={n}: {e}")))?);
-    }
-    let mut key: Option<KeySpec> = None;
-    let mut filter = None;
-    let mut unique = a.unique;
-    let mut mode = if merge { Mode::Merge } else { Mode::Sort };
-    if let Some(text) = &a.control {
-        let c = parse_control(text).map_err(|e| spec_err(format!("control: {e}")))?;
-        if let Some(RecordLayout::Fixed(n)) = c.record {
-            match layout {
-                Some(RecordLayout::Fixed(m)) if m != n => {
-                    return Err(spec_err(format!(
-                        "control: RECORD LENGTH={n} conflicts with record_size={m}"
-                    )))
-                }
-                Some(RecordLayout::Delimited(_)) => {
-                    return Err(spec_err(format!(
-                        "control: RECORD TYPE=F,LENGTH={n} (fixed records) conflicts with {}",
-                        if a.lines { "lines=True" } else { "nul=True" }
-                    )))
-                }
-                _ => layout = Some(RecordLayout::Fixed(n)),
+        None => None,
+    };
+    let sources = SpecSources {
+        delimited,
+        record_size: a.record_size,
+        control,
+        fields,
+        gnu_flags: !a.keys.is_empty(),
+        unique: a.unique,
+        merge,
+    };
+    let spec = sources
+        .reconcile(|unique| {
+            let mut argv = a.keys.clone();
+            if unique {
+                argv.push("-u".into());
             }
-        }
-        if c.copy {
-            mode = Mode::Copy;
-        } else if c.merge {
-            mode = Mode::Merge;
-        }
-        if let Some(k) = c.key {
-            if a.fields.is_some() {
-                return Err(spec_err(
-                    "fields= and the control statements both give the key: keep one".into(),
-                ));
-            }
-            key = Some(k);
-        }
-        unique |= c.sum_none;
-        filter = c.filter;
-    }
-    if let Some(f) = &a.fields {
-        key = Some(parse_fields(f).map_err(|e| spec_err(located(&format!("fields='{f}'"), &e)))?);
-    }
-    if !a.keys.is_empty() {
-        if delimited.is_none() {
-            return Err(spec_err(
-                "keys= gives GNU sort keys, for delimited text: add lines=True or nul=True \
-                 (for fixed records give the key with fields=)"
-                    .into(),
-            ));
-        }
-        if key.is_some() {
-            return Err(spec_err(
-                "keys= and fields= (or control=) both give the key: keep one".into(),
-            ));
-        }
-    }
-    if delimited.is_some() && key.is_none() && mode != Mode::Copy {
-        // GNU sort's semantics for delimited text: whole lines when there is no -k.
-        let mut argv = a.keys.clone();
-        if unique {
-            argv.push("-u".into());
-        }
-        let g = parse_gnu_args(&argv).map_err(|e| spec_err(gnu_error(&e, &argv)))?;
-        key = Some(g.key);
-        unique |= g.unique;
-    }
-
-    let spec = SortSpec { layout: layout.unwrap_or_default(), key, filter, unique, mode };
+            let g = parse_gnu_args(&argv).map_err(|e| gnu_error(&e, &argv))?;
+            Ok::<_, String>((g.key, g.unique))
+        })
+        .map_err(|e| match e {
+            ReconcileError::Gnu(m) => spec_err(m),
+            ReconcileError::Conflict(c) => spec_err(conflict(c, a)),
+        })?;
     let mut b =
         SortConfig::builder(inputs.into_iter().map(Input::Path).collect(), Output::Path(output))
             .spec(spec);
@@ -157,6 +112,38 @@ pub(crate) fn build_config(
         b = b.cancel(h.cancel).progress(h.progress);
     }
     b.build().map_err(engine_error)
+}
+
+/// A conflict between sources, in the words of the Python API.
+fn conflict(c: SourceConflict, a: &SpecArgs) -> String {
+    let delimited = if a.lines { "lines=True" } else { "nul=True" };
+    match c {
+        SourceConflict::RecordSizeWithDelimited => {
+            "record_size gives fixed records; it cannot go with lines or nul".into()
+        }
+        SourceConflict::RecordSize(e) => {
+            format!("record_size={}: {e}", a.record_size.unwrap_or_default())
+        }
+        SourceConflict::ControlLength { length, record_size } => {
+            format!("control: RECORD LENGTH={length} conflicts with record_size={record_size}")
+        }
+        SourceConflict::ControlFixedWithDelimited { length } => format!(
+            "control: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with {delimited}"
+        ),
+        SourceConflict::CopyWithFields => {
+            "control: a copy (FIELDS=COPY or OPTION COPY) has no key, but fields= gives one".into()
+        }
+        SourceConflict::FieldsWithControlKey { .. } => {
+            "fields= and the control statements both give the key: keep one".into()
+        }
+        SourceConflict::GnuNeedsDelimited => "keys= gives GNU sort keys, for delimited text: add \
+                                              lines=True or nul=True (for fixed records give the \
+                                              key with fields=)"
+            .into(),
+        SourceConflict::GnuWithKey { .. } => {
+            "keys= and fields= (or control=) both give the key: keep one".into()
+        }
+    }
 }
 
 /// `what: column N: message` for a parse error of a one-line value.

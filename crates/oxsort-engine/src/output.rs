@@ -165,7 +165,9 @@ fn sort_part<'a>(keys: &SortKey, v: &mut [Entry], locate: impl Fn(u64) -> &'a [u
     if !keys.ties_possible() {
         oxsort_kernels::sort_entries(v);
     } else if keys.builds_keys() {
-        oxsort_kernels::sort_entries_with_keyed_ties(v, &|idx, out| keys.append_key(locate(idx), out));
+        oxsort_kernels::sort_entries_with_keyed_ties(v, &|idx, out| {
+            keys.append_key(locate(idx), out)
+        });
     } else {
         oxsort_kernels::sort_entries_with_ties(v, &|a, b| keys.cmp_full(locate(a), locate(b)));
     }

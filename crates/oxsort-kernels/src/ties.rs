@@ -58,7 +58,9 @@ pub fn sort_entries_with_keyed_ties<F: Fn(u64, &mut Vec<u8>) + Sync>(v: &mut [En
             order.extend(0..len);
             // Entries of a group are in index order already: a stable sort by key keeps it
             // among equal keys.
-            order.sort_by(|&a, &b| arena[spans[a].0..spans[a].1].cmp(&arena[spans[b].0..spans[b].1]));
+            order.sort_by(|&a, &b| {
+                arena[spans[a].0..spans[a].1].cmp(&arena[spans[b].0..spans[b].1])
+            });
             group.clear();
             group.extend(order.iter().map(|&i| g[i]));
             g.copy_from_slice(&group);

@@ -2,6 +2,7 @@
 
 use std::ffi::CString;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -10,17 +11,22 @@ use std::sync::Arc;
 use crate::cleanup::{self, Kind};
 use crate::error::IoError;
 use crate::file::{DirectFile, IoOptions};
+use crate::leftovers::{self, Lock};
 use crate::tuning::UNIQUE_NAME_ATTEMPTS;
 
 /// A private temporary directory `.oxsort-<pid>-<random>` (mode 0700) for sort runs.
 ///
 /// Files are created inside with `O_EXCL` and mode 0600. The directory and its contents are
-/// removed on drop, and also on SIGINT/SIGTERM once
-/// [`cleanup::install_signal_handlers`](crate::cleanup::install_signal_handlers) ran.
+/// removed on drop, and also on SIGINT/SIGTERM/SIGHUP once
+/// [`cleanup::install_signal_handlers`](crate::cleanup::install_signal_handlers) ran. While it
+/// lives the directory is held under an exclusive `flock`, so that after a SIGKILL the next
+/// [`sweep`](crate::sweep) knows its owner is gone (see [`crate::leftovers`]).
 #[derive(Debug)]
 pub struct TempDir {
     path: PathBuf,
     id: u64,
+    /// A descriptor on the directory itself, holding its lock until dropped (after removal).
+    _lock: std::fs::File,
 }
 
 impl TempDir {
@@ -33,9 +39,15 @@ impl TempDir {
             let mut reg = cleanup::lock();
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => {
+                    // A sweeper may have taken the new directory before its lock did: then
+                    // it is the sweeper's to remove, and another name is tried.
+                    let Some(lock) = hold(&path, true)? else {
+                        last = Some(io::ErrorKind::AlreadyExists.into());
+                        continue;
+                    };
                     let id = reg.register(path.clone(), Kind::Dir);
                     drop(reg);
-                    let dir = TempDir { path, id };
+                    let dir = TempDir { path, id, _lock: lock };
                     // The umask can only remove bits, but make the mode exact anyway.
                     std::fs::set_permissions(&dir.path, std::fs::Permissions::from_mode(0o700))
                         .map_err(|e| IoError::other("setting permissions of", &dir.path, e))?;
@@ -90,7 +102,8 @@ impl Drop for TempDir {
 ///
 /// The temporary is `.<name>.oxsort-<pid>.tmp` in the final file's directory (same filesystem,
 /// so the rename is atomic), created with `O_EXCL`. Dropping without commit removes it, as does
-/// SIGINT/SIGTERM. Writing to the input's own path is safe: the input is replaced only at the end.
+/// SIGINT/SIGTERM/SIGHUP; it is held under an exclusive `flock` (on the descriptor it is written
+/// through) while it lives, so a [`sweep`](crate::sweep) reclaims it only after a kill. Writing to the input's own path is safe: the input is replaced only at the end.
 ///
 /// When the final path exists and is not a regular file (`/dev/null`, a FIFO, a terminal), it is
 /// written in place instead: there is nothing to rename over.
@@ -147,6 +160,11 @@ impl AtomicOutput {
             let mut reg = cleanup::lock();
             match DirectFile::create_exclusive(&tmp, opts) {
                 Ok(f) => {
+                    // As for TempDir: a sweeper may have taken it before the lock did.
+                    if !holds(&f, &tmp)? {
+                        last = Some(io::ErrorKind::AlreadyExists.into());
+                        continue;
+                    }
                     let id = reg.register(tmp.clone(), Kind::File);
                     return Ok(AtomicOutput {
                         file: Arc::new(f),
@@ -202,6 +220,34 @@ impl Drop for AtomicOutput {
             cleanup::remove(&tmp, Kind::File);
             cleanup::unregister(id);
         }
+    }
+}
+
+/// Opens `path` (just created by this process) and locks it for the owner's life. `None` when
+/// the path was lost to a sweeper between its creation and the lock: the sweeper holds the
+/// lock, or the name no longer names the locked inode.
+fn hold(path: &Path, dir: bool) -> Result<Option<std::fs::File>, IoError> {
+    let f = match leftovers::open_for_lock(path, dir) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(IoError::open(path, e)),
+    };
+    Ok(locked(f.as_raw_fd(), path)?.then_some(f))
+}
+
+/// Locks the just-created temporary `f` for the owner's life; `false` when a sweeper got it.
+fn holds(f: &DirectFile, path: &Path) -> Result<bool, IoError> {
+    locked(f.raw_fd(), path)
+}
+
+/// Takes the owner's lock on `fd` (open on `path`); `false` when a sweeper holds it or removed
+/// the path meanwhile. A filesystem without `flock` is used unlocked: no sweeper can lock it
+/// either, so nothing reclaims it while it lives.
+fn locked(fd: i32, path: &Path) -> Result<bool, IoError> {
+    match leftovers::try_lock(fd).map_err(|e| IoError::other("locking", path, e))? {
+        Lock::Busy => Ok(false),
+        Lock::Taken => Ok(leftovers::names_fd(path, fd)),
+        Lock::Unsupported => Ok(true),
     }
 }
 

@@ -11,17 +11,22 @@
 //!
 //! [`sweep`] lists a directory's entries with names oxsort creates (and nothing else), takes
 //! each one's lock without waiting, checks that the name still names the inode it locked, and
-//! removes it while holding the lock:
+//! removes it while holding the lock. An owner never shows an unlocked entry under such a name:
+//! it creates the entry under a staging name (the name plus [`STAGING_SUFFIX`]), locks it, and
+//! only then gives it its name (a hard link then unlink for a file, a rename for a directory),
+//! so a sweep running at the same moment cannot take a newborn for a leftover:
 //!
 //! ```text
-//!  owner                                  sweeper
-//!  mkdir / create O_EXCL   ─┐
-//!                           │ window: no lock yet ──▶ flock NB succeeds, remove
-//!  flock(LOCK_EX|LOCK_NB) ◀─┘
-//!    busy (a sweeper has it)          → give the name up, retry under a new name
-//!    taken, but stat(name) ≠ fstat(fd) → it was removed under us: retry under a new name
-//!    taken, same inode                → ours until we die       ──▶ flock NB fails: skip
+//!  owner                                        sweeper
+//!  mkdir / create O_EXCL  NAME.new  ─┐
+//!  flock(LOCK_EX|LOCK_NB)            │ NAME.new younger than STAGING_GRACE: not looked at
+//!  link or rename NAME.new → NAME   ─┘
+//!  ... ours until we die ...                    NAME: flock NB fails (busy) → skip
+//!  killed                                       NAME: flock NB taken, same inode → remove
 //! ```
+//!
+//! Should the owner still lose its entry (a lock that is busy, or a name that no longer names
+//! the locked inode), it gives the name up and retries under another.
 //!
 //! Where `flock` is not supported at all (some network filesystems) the owner goes on without
 //! the lock and the sweeper, unable to lock either, leaves the entry alone.
@@ -41,6 +46,7 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::error::IoError;
 
@@ -80,9 +86,25 @@ impl Swept {
     }
 }
 
-/// Which leftover kind, if any, an entry's name says it is. Only the names oxsort creates match:
-/// `.oxsort-<pid>-<16 hex>` and `.<name>.oxsort-<pid>[-<8 hex>].tmp`.
-pub fn leftover_kind(name: &str) -> Option<LeftoverKind> {
+/// Appended to a name while its owner creates and locks it (see the module docs).
+pub const STAGING_SUFFIX: &str = ".new";
+
+/// Age after which an entry under a staging name is a leftover. An owner keeps the staging name
+/// for the few system calls between creation and naming (microseconds; far less than a second
+/// even on a loaded machine), so only a kill in between leaves one; a minute is beyond any delay.
+pub const STAGING_GRACE: Duration = Duration::from_secs(60);
+
+/// Which leftover kind, if any, an entry's name says it is, and whether it is a staging name.
+/// Only the names oxsort creates match: `.oxsort-<pid>-<16 hex>` and
+/// `.<name>.oxsort-<pid>[-<8 hex>].tmp`, each possibly followed by [`STAGING_SUFFIX`].
+pub fn leftover_kind(name: &str) -> Option<(LeftoverKind, bool)> {
+    match name.strip_suffix(STAGING_SUFFIX) {
+        Some(named) => final_kind(named).map(|k| (k, true)),
+        None => final_kind(name).map(|k| (k, false)),
+    }
+}
+
+fn final_kind(name: &str) -> Option<LeftoverKind> {
     fn digits(s: &str) -> bool {
         !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
     }
@@ -167,9 +189,15 @@ pub fn sweep(dir: &Path, dry_run: bool) -> Result<Swept, IoError> {
     let mut swept = Swept::default();
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(kind) = name.to_str().and_then(leftover_kind) else { continue };
+        let Some((kind, staging)) = name.to_str().and_then(leftover_kind) else { continue };
         let path = entry.path();
         let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        let young = |m: &std::fs::Metadata| {
+            m.modified().ok().and_then(|t| t.elapsed().ok()).is_none_or(|age| age < STAGING_GRACE)
+        };
+        if staging && young(&meta) {
+            continue; // an owner is naming it right now
+        }
         let is_dir = kind == LeftoverKind::TempDir;
         let right_type = if is_dir { meta.is_dir() } else { meta.file_type().is_file() };
         if !right_type || meta.uid() != me {
@@ -233,7 +261,8 @@ mod tests {
             (".a.oxsort-1.oxsort-2.tmp", OutputTemp),
         ];
         for (n, k) in yes {
-            assert_eq!(leftover_kind(n), Some(k), "{n}");
+            assert_eq!(leftover_kind(n), Some((k, false)), "{n}");
+            assert_eq!(leftover_kind(&format!("{n}{STAGING_SUFFIX}")), Some((k, true)), "{n}");
         }
         let no = [
             ".oxsort-123-0123456789abcde",  // 15 hex
@@ -251,6 +280,7 @@ mod tests {
         ];
         for n in no {
             assert_eq!(leftover_kind(n), None, "{n}");
+            assert_eq!(leftover_kind(&format!("{n}{STAGING_SUFFIX}")), None, "{n}");
         }
     }
 }

@@ -36,15 +36,31 @@ impl TempDir {
         let mut last = None;
         for _ in 0..UNIQUE_NAME_ATTEMPTS {
             let path = parent.join(format!(".oxsort-{pid}-{:016x}", random_u64()));
+            // Created and locked under the staging name, then named: a sweep never sees it
+            // unlocked under a name it reclaims (see `leftovers`).
+            let staging = staged(&path);
             let mut reg = cleanup::lock();
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            match std::fs::DirBuilder::new().mode(0o700).create(&staging) {
                 Ok(()) => {
-                    // A sweeper may have taken the new directory before its lock did: then
-                    // it is the sweeper's to remove, and another name is tried.
-                    let Some(lock) = hold(&path, true)? else {
+                    let Some(lock) = hold(&staging, true)? else {
                         last = Some(io::ErrorKind::AlreadyExists.into());
                         continue;
                     };
+                    // rename would replace an empty directory: a 64-bit random name is taken
+                    // only by a fluke, but then another is tried.
+                    let named = if std::fs::symlink_metadata(&path).is_ok() {
+                        Err(io::ErrorKind::AlreadyExists.into())
+                    } else {
+                        std::fs::rename(&staging, &path)
+                    };
+                    if let Err(e) = named {
+                        let _ = std::fs::remove_dir(&staging);
+                        if e.kind() == io::ErrorKind::AlreadyExists {
+                            last = Some(e);
+                            continue;
+                        }
+                        return Err(IoError::other("naming", &path, e));
+                    }
                     let id = reg.register(path.clone(), Kind::Dir);
                     drop(reg);
                     let dir = TempDir { path, id, _lock: lock };
@@ -157,14 +173,24 @@ impl AtomicOutput {
                 tmp_name.push(format!(".oxsort-{pid}-{:08x}.tmp", random_u64() as u32));
             }
             let tmp = dir.join(tmp_name);
+            // As for TempDir: created and locked under the staging name, then named.
+            let staging = staged(&tmp);
             let mut reg = cleanup::lock();
-            match DirectFile::create_exclusive(&tmp, opts) {
-                Ok(f) => {
-                    // As for TempDir: a sweeper may have taken it before the lock did.
-                    if !holds(&f, &tmp)? {
+            match DirectFile::create_exclusive(&staging, opts) {
+                Ok(mut f) => {
+                    if !holds(&f, &staging)? {
                         last = Some(io::ErrorKind::AlreadyExists.into());
                         continue;
                     }
+                    if let Err(e) = name_file(&staging, &tmp) {
+                        let _ = std::fs::remove_file(&staging);
+                        if e.kind() == io::ErrorKind::AlreadyExists {
+                            last = Some(e);
+                            continue;
+                        }
+                        return Err(IoError::other("naming", &tmp, e));
+                    }
+                    f.set_path(tmp.clone());
                     let id = reg.register(tmp.clone(), Kind::File);
                     return Ok(AtomicOutput {
                         file: Arc::new(f),
@@ -220,6 +246,32 @@ impl Drop for AtomicOutput {
             cleanup::remove(&tmp, Kind::File);
             cleanup::unregister(id);
         }
+    }
+}
+
+/// `path` with [`leftovers::STAGING_SUFFIX`] appended: the name it is created and locked under.
+fn staged(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(leftovers::STAGING_SUFFIX);
+    PathBuf::from(s)
+}
+
+/// Gives the file `staging` the name `name`, which must be free: a hard link (which never
+/// replaces), then the staging name goes. Where hard links are not supported, a rename after
+/// checking the name is free.
+fn name_file(staging: &Path, name: &Path) -> io::Result<()> {
+    match std::fs::hard_link(staging, name) {
+        Ok(()) => {
+            // Failing here leaves a second name on a file this process holds locked: a later
+            // sweep removes it once this process is gone.
+            let _ = std::fs::remove_file(staging);
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
+        Err(_) if std::fs::symlink_metadata(name).is_ok() => {
+            Err(io::ErrorKind::AlreadyExists.into())
+        }
+        Err(_) => std::fs::rename(staging, name),
     }
 }
 

@@ -183,7 +183,28 @@ fn creation_racing_a_sweep_never_loses_a_live_path() {
         assert_eq!(std::fs::read(dir.path().join("o")).unwrap(), b"y", "iteration {i}");
     }
     stop.store(true, Ordering::Relaxed);
-    // Whatever the sweeper took, it took before the owner's lock, and the owner moved on.
-    let _ = sweeper.join().unwrap();
+    // Owners create and lock under a staging name, so not even a newborn was ever taken.
+    assert_eq!(sweeper.join().unwrap(), 0);
     assert_eq!(names(dir.path()), vec!["o".to_string()]);
+}
+
+#[test]
+fn staging_names_are_reclaimed_only_once_old() {
+    if skip_child() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let staged = [".oxsort-9-0123456789abcdef.new", ".out.oxsort-9.tmp.new"];
+    std::fs::create_dir(dir.path().join(staged[0])).unwrap();
+    std::fs::write(dir.path().join(staged[1]), b"x").unwrap();
+    // Just created: an owner may be naming them right now.
+    assert!(sweep(dir.path(), false).unwrap().reclaimed.is_empty());
+    assert_eq!(names(dir.path()).len(), 2);
+    let old = std::time::SystemTime::now() - oxsort_io::leftovers::STAGING_GRACE * 2;
+    for n in staged {
+        std::fs::File::open(dir.path().join(n)).unwrap().set_modified(old).unwrap();
+    }
+    let swept = sweep(dir.path(), false).unwrap();
+    assert_eq!(swept.reclaimed.len(), 2, "{:?}", swept.reclaimed);
+    assert!(names(dir.path()).is_empty());
 }

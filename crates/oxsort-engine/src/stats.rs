@@ -258,6 +258,28 @@ impl SortStats {
             self.threads,
             human_bytes(self.memory_budget)
         );
+        if self.dropped_by_filter + self.dropped_duplicates > 0 {
+            let _ = writeln!(
+                s,
+                "  written {}, dropped {} by the filter and {} as duplicates; checksum in {} = out \
+                 {} + dropped {}",
+                self.records_written,
+                self.dropped_by_filter,
+                self.dropped_duplicates,
+                self.input_checksum,
+                self.checksum,
+                self.dropped_checksum
+            );
+        }
+        for r in &self.reclaimed {
+            let _ = writeln!(
+                s,
+                "  reclaimed {} leftovers of killed sorts in {} ({})",
+                r.paths.len(),
+                r.dir,
+                human_bytes(r.bytes)
+            );
+        }
         if self.passes > 1 {
             let _ = writeln!(
                 s,

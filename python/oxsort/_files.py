@@ -84,8 +84,13 @@ class SortStats:
     threads: int = 0
     elapsed_s: float = 0.0
     checksum: str = ""
+    input_checksum: str = ""
+    dropped_by_filter: int = 0
+    dropped_duplicates: int = 0
+    dropped_checksum: str = ""
     duplicate_keys: int = 0
     phases: list[dict[str, Any]] = field(default_factory=list)
+    reclaimed: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def _from_json(cls, text: str) -> SortStats:

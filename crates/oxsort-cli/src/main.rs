@@ -5,6 +5,7 @@
 
 mod bench_cmd;
 mod category;
+mod clean_cmd;
 mod docs_cmd;
 mod gen_cmd;
 mod gnu;
@@ -56,6 +57,9 @@ pub(crate) enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Remove what killed sorts left behind (temp directories, unfinished outputs) in DIRs;
+    /// a running sort's files are never touched.
+    Clean(clean_cmd::CleanArgs),
     /// Write man pages for oxsort and its subcommands into DIR.
     Man(docs_cmd::ManArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -87,6 +91,7 @@ fn main() {
         Command::Nsort(args) => nsort_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
         Command::Gnu { args } => Ok(gnu::main(args)),
+        Command::Clean(args) => clean_cmd::run(args),
         Command::Man(args) => docs_cmd::man(args),
         Command::Completions(args) => docs_cmd::completions(args),
     };

@@ -51,6 +51,9 @@ pub struct SortArgs {
     /// Never show a progress bar.
     #[arg(long = "no-progress")]
     pub no_progress: bool,
+    /// Print nothing on success: no closing report, notes or warnings (errors still print).
+    #[arg(short, long)]
+    pub quiet: bool,
     /// Never use O_DIRECT (buffered I/O through the page cache).
     #[arg(long)]
     pub buffered: bool,
@@ -78,7 +81,7 @@ impl SortArgs {
         let spec = self.keys.spec()?;
         if let RecordLayout::Fixed(size) = spec.layout {
             for input in &self.inputs {
-                if let Some(w) = text_warning(input, size) {
+                if let Some(w) = text_warning(input, size).filter(|_| !self.quiet) {
                     eprintln!("oxsort: warning: {w}");
                 }
             }
@@ -124,7 +127,7 @@ impl SortArgs {
     }
 
     fn wants_progress(&self) -> bool {
-        !self.no_progress && (self.progress || std::io::stderr().is_terminal())
+        !self.no_progress && !self.quiet && (self.progress || std::io::stderr().is_terminal())
     }
 }
 
@@ -201,20 +204,34 @@ pub fn run_sort(args: SortArgs) -> Result<i32> {
     }
     let Some(timeline) = &args.timeline else {
         let cfg = args.config(args.wants_progress())?;
-        return finish_sort(&args, sort(&cfg)?);
+        let reclaimed = reclaim(&args, &cfg);
+        return finish_sort(&args, sort(&cfg)?, reclaimed);
     };
     // A timeline that cannot be written is reported before the sort, not after it.
     std::fs::File::create(timeline)
         .with_context(|| format!("creating the timeline {}", timeline.display()))?;
     let mark = PhaseMark::new();
     let cfg = args.config_marking(args.wants_progress(), Some(mark.clone()))?;
+    let reclaimed = reclaim(&args, &cfg);
     let sampler = Sampler::start(timeline::INTERVAL, mark.clone())?;
     let result = sort(&cfg);
     mark.set("done");
     let tl = sampler.stop();
     // Written whatever the outcome: the timeline of a failed sort is worth having.
     tl.write_csv(timeline)?;
-    finish_sort(&args, result?)
+    finish_sort(&args, result?, reclaimed)
+}
+
+/// Reclaims the leftovers of killed sorts in the directories this sort uses, before it starts,
+/// and says so (one line per directory) unless `--quiet`.
+fn reclaim(args: &SortArgs, cfg: &SortConfig) -> Vec<oxsort_engine::Reclaimed> {
+    let reclaimed = oxsort_engine::reclaim_leftovers(cfg);
+    if !args.quiet {
+        for r in &reclaimed {
+            eprintln!("oxsort: {}", crate::clean_cmd::reclaimed_line(r));
+        }
+    }
+    reclaimed
 }
 
 /// A summary path that cannot be written is reported before the sort, not after it: its
@@ -233,15 +250,20 @@ fn check_summary_path(path: &std::path::Path) -> Result<()> {
 }
 
 /// The closing lines, statistics and summary of a finished sort.
-fn finish_sort(args: &SortArgs, stats: oxsort_engine::SortStats) -> Result<i32> {
-    for n in &stats.notes {
-        eprintln!("oxsort: note: {n}");
+fn finish_sort(
+    args: &SortArgs,
+    mut stats: oxsort_engine::SortStats,
+    mut reclaimed: Vec<oxsort_engine::Reclaimed>,
+) -> Result<i32> {
+    // Swept before the sort began (the engine's own sweep then found nothing more).
+    reclaimed.append(&mut stats.reclaimed);
+    stats.reclaimed = reclaimed;
+    if !args.quiet {
+        for n in &stats.notes {
+            eprintln!("oxsort: note: {n}");
+        }
+        eprint!("{}", closing_report(&stats));
     }
-    // valsort-style closing lines: the run checked itself.
-    eprintln!("Records: {}", stats.records);
-    eprintln!("Checksum: {}", stats.checksum);
-    eprintln!("Duplicate keys: {}", stats.duplicate_keys);
-    eprintln!("SUCCESS - all records are in order");
     match args.stats {
         Some(StatsFormat::Text) => eprint!("{}", stats.to_text()),
         Some(StatsFormat::Json) => eprintln!("{}", serde_json::to_string(&stats)?),
@@ -252,6 +274,30 @@ fn finish_sort(args: &SortArgs, stats: oxsort_engine::SortStats) -> Result<i32> 
             .with_context(|| format!("writing the summary {}", path.display()))?;
     }
     Ok(0)
+}
+
+/// What the sort did with the records, then valsort's closing lines for the output (the run
+/// checked itself). The accounting lines tie the input to the output: every record read was
+/// written or dropped (by the filter or as a duplicate), and so was its CRC32 in the checksums.
+pub fn closing_report(stats: &oxsort_engine::SortStats) -> String {
+    let dropped = stats.dropped_by_filter + stats.dropped_duplicates;
+    let mut s = format!(
+        "Records read: {}, written: {}, dropped: {} (by the filter: {}, as duplicates: {})\n",
+        stats.records,
+        stats.records_written,
+        dropped,
+        stats.dropped_by_filter,
+        stats.dropped_duplicates
+    );
+    s += &format!(
+        "Checksum in: {} = out {} + dropped {}\n",
+        stats.input_checksum, stats.checksum, stats.dropped_checksum
+    );
+    s += &format!("Records: {}\n", stats.records_written);
+    s += &format!("Checksum: {}\n", stats.checksum);
+    s += &format!("Duplicate keys: {}\n", stats.duplicate_keys);
+    s += "SUCCESS - all records are in order\n";
+    s
 }
 
 /// Runs `oxsort explain`; returns the exit status.

@@ -54,6 +54,8 @@ pub(crate) struct Loaded {
     pub(crate) checksum: u128,
     /// Records read (before the filter).
     pub(crate) read: u64,
+    /// CRC32-sum of the records the filter dropped (read - kept).
+    pub(crate) filtered_checksum: u128,
     /// Bytes of the records kept.
     pub(crate) bytes: u64,
 }
@@ -64,6 +66,8 @@ struct ChunkFacts {
     /// Bytes of the records kept.
     bytes: u64,
     read: u64,
+    /// CRC32-sum of the records the filter dropped.
+    filtered_checksum: u128,
     /// Merge mode: whole keys of the first and last kept record, and the first record (in the
     /// file, 0-based) smaller than the one before it.
     first_key: Vec<u8>,
@@ -89,6 +93,7 @@ fn chunk_entries(
         checksum: 0,
         bytes: 0,
         read: chunk.records as u64,
+        filtered_checksum: 0,
         first_key: Vec::new(),
         last_key: Vec::new(),
         unordered_at: None,
@@ -119,6 +124,7 @@ fn chunk_entries(
     for (i, rec) in recs.enumerate() {
         if let Some(f) = ctx.filter {
             if !f.matches(keys.key_part(rec)).map_err(|e| key_error(i, e))? {
+                facts.filtered_checksum += crc32fast::hash(rec) as u128;
                 continue;
             }
         }
@@ -249,6 +255,7 @@ pub(crate) fn load(
         records: 0,
         checksum: 0,
         read: 0,
+        filtered_checksum: 0,
         bytes: 0,
     };
     let mut prev_last: Option<(Arc<str>, Vec<u8>)> = None;
@@ -260,6 +267,7 @@ pub(crate) fn load(
         loaded.records += loaded.microruns[c].len() as u64;
         loaded.checksum += f.checksum;
         loaded.read += f.read;
+        loaded.filtered_checksum += f.filtered_checksum;
         loaded.bytes += f.bytes;
         if ctx.mode == Mode::Merge {
             check_merge_order(&chunk, &f, &mut prev_last)?;

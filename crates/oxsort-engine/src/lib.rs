@@ -23,6 +23,12 @@
 //!
 //! Every record read is summed into valsort's CRC32 checksum and every record written is summed
 //! again and checked in order; a mismatch fails the sort and nothing appears under the output name.
+//! [`SortStats`] accounts for every record: read = written + dropped by the filter + dropped as
+//! duplicates, and so do their checksums.
+//!
+//! Before it starts, a sort removes what killed sorts left in its temp and output directories
+//! ([`reclaim_leftovers`], over `oxsort_io::sweep`): their owners' locks tell them apart from
+//! the files of sorts still running.
 //!
 //! ```no_run
 //! use oxsort_engine::{sort, Input, Output, SortConfig};
@@ -62,7 +68,7 @@ pub use plan::{
     plan, Geometry, InputPlan, MergeLevel, MergeSchedule, MergeSizing, Passes, Plan, TempPlan,
 };
 pub use progress::{Phase, Progress, ProgressFn};
-pub use stats::{human_bytes, FileStats, PhaseStats, SortStats, ThreadStats};
+pub use stats::{human_bytes, FileStats, PhaseStats, Reclaimed, SortStats, ThreadStats};
 pub use sysinfo::{available_memory, cores, peak_rss};
 pub use verify::{checksum_hex, checksum_records, OrderCheck};
 
@@ -82,6 +88,8 @@ use stats::{Meters, PhaseTimer};
 /// schedule for their number.
 pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let t0 = Instant::now();
+    // Leftovers of killed sorts go first: the plan's free-space check counts their room.
+    let reclaimed = reclaim_leftovers(cfg);
     let plan = plan::plan(cfg)?;
     let g = &plan.geometry;
     let reporter = Reporter::new(cfg.progress.clone(), cfg.cancel.clone());
@@ -115,6 +123,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         threads: cfg.threads,
         passes: 1,
         notes: plan.notes.clone(),
+        reclaimed,
         ..SortStats::default()
     };
     let mut source = ChunkSource::new(
@@ -128,6 +137,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let mut in_checksum = 0u128;
     let mut in_records = 0u64;
     let mut read_records = 0u64;
+    let mut filtered_checksum = 0u128;
     let check;
 
     let timer = PhaseTimer::start("input", &meters);
@@ -153,6 +163,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         in_checksum += loaded.checksum;
         in_records += loaded.records;
         read_records += loaded.read;
+        filtered_checksum += loaded.filtered_checksum;
         if exhausted {
             // Nothing more to read: free the buffers populated ahead or kept for reuse.
             source.finish();
@@ -249,8 +260,47 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     stats.records_written = check.records;
     stats.bytes = bytes_read;
     stats.checksum = checksum_hex(check.checksum);
+    stats.dropped_by_filter = read_records - in_records;
+    stats.dropped_duplicates = check.dropped;
+    stats.dropped_checksum = checksum_hex(check.dropped_checksum + filtered_checksum);
+    stats.input_checksum = checksum_hex(in_checksum + filtered_checksum);
     stats.duplicate_keys = check.duplicates;
     stats.peak_rss = sysinfo::peak_rss();
     stats.elapsed_s = t0.elapsed().as_secs_f64();
     Ok(stats)
+}
+
+/// Sweeps the temp directories and the output's directory for leftovers of killed sorts
+/// (see [`oxsort_io::leftovers`]): their owners are gone, and they hold disk space this sort may
+/// need. [`sort()`] does it first; a front end may call it earlier to say what it reclaimed
+/// before the sort begins. Best effort: a directory that cannot be listed is the plan's to
+/// report. Returns one entry per directory that held leftovers.
+pub fn reclaim_leftovers(cfg: &SortConfig) -> Vec<Reclaimed> {
+    let mut dirs: Vec<std::path::PathBuf> = cfg.temp_dirs.clone();
+    if let Output::Path(p) = &cfg.output {
+        if oxsort_io::probe_output(p).ok() == Some(oxsort_io::OutputTarget::File) {
+            dirs.push(match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => ".".into(),
+            });
+        }
+    }
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for d in dirs {
+        let id = std::fs::canonicalize(&d).unwrap_or_else(|_| d.clone());
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        let Ok(swept) = oxsort_io::sweep(&d, false) else { continue };
+        if !swept.reclaimed.is_empty() {
+            out.push(Reclaimed {
+                dir: d.display().to_string(),
+                paths: swept.reclaimed.iter().map(|l| l.path.display().to_string()).collect(),
+                bytes: swept.bytes(),
+            });
+        }
+    }
+    out
 }

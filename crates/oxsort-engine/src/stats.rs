@@ -141,12 +141,34 @@ pub struct SortStats {
     pub elapsed_s: f64,
     /// Phases in order.
     pub phases: Vec<PhaseStats>,
-    /// Checksum (valsort's: 128-bit sum of record CRC32s) of the input, lowercase hex.
+    /// Checksum (valsort's: 128-bit sum of record CRC32s) of the output, lowercase hex.
     pub checksum: String,
+    /// Checksum of every record read, lowercase hex: `checksum` plus `dropped_checksum`
+    /// (the sort fails when they do not tie).
+    pub input_checksum: String,
+    /// Records the filter (INCLUDE/OMIT) dropped.
+    pub dropped_by_filter: u64,
+    /// Records duplicate removal (`-u`, `SUM FIELDS=NONE`) dropped.
+    pub dropped_duplicates: u64,
+    /// Checksum of all dropped records (by the filter and as duplicates), lowercase hex.
+    pub dropped_checksum: String,
+    /// Leftovers of killed sorts removed from the temp and output directories before this sort.
+    pub reclaimed: Vec<Reclaimed>,
     /// Adjacent records with equal keys in the output.
     pub duplicate_keys: u64,
     /// What was changed from what was asked, and why (from the plan).
     pub notes: Vec<String>,
+}
+
+/// The leftovers of killed sorts one directory held, removed before a sort began.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Reclaimed {
+    /// The directory swept.
+    pub dir: String,
+    /// The leftovers removed (temp directories, unfinished outputs).
+    pub paths: Vec<String>,
+    /// Disk space they held.
+    pub bytes: u64,
 }
 
 /// Measures one phase: wall and CPU time between `start` and `finish`.
@@ -236,6 +258,28 @@ impl SortStats {
             self.threads,
             human_bytes(self.memory_budget)
         );
+        if self.dropped_by_filter + self.dropped_duplicates > 0 {
+            let _ = writeln!(
+                s,
+                "  written {}, dropped {} by the filter and {} as duplicates; checksum in {} = out \
+                 {} + dropped {}",
+                self.records_written,
+                self.dropped_by_filter,
+                self.dropped_duplicates,
+                self.input_checksum,
+                self.checksum,
+                self.dropped_checksum
+            );
+        }
+        for r in &self.reclaimed {
+            let _ = writeln!(
+                s,
+                "  reclaimed {} leftovers of killed sorts in {} ({})",
+                r.paths.len(),
+                r.dir,
+                human_bytes(r.bytes)
+            );
+        }
         if self.passes > 1 {
             let _ = writeln!(
                 s,

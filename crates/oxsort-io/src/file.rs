@@ -308,6 +308,11 @@ impl DirectFile {
         &self.path
     }
 
+    /// Records that the file was given another name (errors name that one from now on).
+    pub(crate) fn set_path(&mut self, path: PathBuf) {
+        self.path = path;
+    }
+
     /// The descriptor pipelines submit transfers on (`O_DIRECT` when [`Self::is_direct`]).
     pub(crate) fn raw_fd(&self) -> i32 {
         self.main.as_raw_fd()

@@ -23,7 +23,9 @@
 //!              └────────────────────── take_buf() ◀────────────────┘
 //! ```
 //! - [`TempDir`] / [`AtomicOutput`]: private run directories and all-or-nothing outputs, removed
-//!   on drop and on SIGINT/SIGTERM ([`cleanup::install_signal_handlers`]).
+//!   on drop and on SIGINT/SIGTERM/SIGHUP ([`cleanup::install_signal_handlers`]); each held under
+//!   an `flock` while it lives, so that [`sweep`] reclaims those of killed sorts and only those
+//!   ([`leftovers`]).
 //! - [`free_space`], [`check_dir_writable`]: checks made before a sort starts.
 //! - [`IoError`]: every error names its path (and offset); a full disk is [`IoError::NoSpace`].
 //! - [`FaultPlan`]: injects `EIO`/`ENOSPC`/... into the Nth read or write, for tests.
@@ -55,6 +57,7 @@ mod buf;
 pub mod cleanup;
 mod error;
 mod file;
+pub mod leftovers;
 mod pipeline;
 mod reader;
 mod temp;
@@ -66,6 +69,7 @@ pub use bigmem::{trim_heap, BigAlloc};
 pub use buf::AlignedBuf;
 pub use error::IoError;
 pub use file::{DirectFile, FaultPlan, IoOptions};
+pub use leftovers::{sweep, Leftover, LeftoverKind, Swept};
 pub use pipeline::{Backend, IoStats};
 pub use reader::{Chunk, Reader};
 pub use temp::{

@@ -2,6 +2,7 @@
 
 use std::ffi::CString;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -10,17 +11,22 @@ use std::sync::Arc;
 use crate::cleanup::{self, Kind};
 use crate::error::IoError;
 use crate::file::{DirectFile, IoOptions};
+use crate::leftovers::{self, Lock};
 use crate::tuning::UNIQUE_NAME_ATTEMPTS;
 
 /// A private temporary directory `.oxsort-<pid>-<random>` (mode 0700) for sort runs.
 ///
 /// Files are created inside with `O_EXCL` and mode 0600. The directory and its contents are
-/// removed on drop, and also on SIGINT/SIGTERM once
-/// [`cleanup::install_signal_handlers`](crate::cleanup::install_signal_handlers) ran.
+/// removed on drop, and also on SIGINT/SIGTERM/SIGHUP once
+/// [`cleanup::install_signal_handlers`](crate::cleanup::install_signal_handlers) ran. While it
+/// lives the directory is held under an exclusive `flock`, so that after a SIGKILL the next
+/// [`sweep`](crate::sweep) knows its owner is gone (see [`crate::leftovers`]).
 #[derive(Debug)]
 pub struct TempDir {
     path: PathBuf,
     id: u64,
+    /// A descriptor on the directory itself, holding its lock until dropped (after removal).
+    _lock: std::fs::File,
 }
 
 impl TempDir {
@@ -30,12 +36,34 @@ impl TempDir {
         let mut last = None;
         for _ in 0..UNIQUE_NAME_ATTEMPTS {
             let path = parent.join(format!(".oxsort-{pid}-{:016x}", random_u64()));
+            // Created and locked under the staging name, then named: a sweep never sees it
+            // unlocked under a name it reclaims (see `leftovers`).
+            let staging = staged(&path);
             let mut reg = cleanup::lock();
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            match std::fs::DirBuilder::new().mode(0o700).create(&staging) {
                 Ok(()) => {
+                    let Some(lock) = hold(&staging, true)? else {
+                        last = Some(io::ErrorKind::AlreadyExists.into());
+                        continue;
+                    };
+                    // rename would replace an empty directory: a 64-bit random name is taken
+                    // only by a fluke, but then another is tried.
+                    let named = if std::fs::symlink_metadata(&path).is_ok() {
+                        Err(io::ErrorKind::AlreadyExists.into())
+                    } else {
+                        std::fs::rename(&staging, &path)
+                    };
+                    if let Err(e) = named {
+                        let _ = std::fs::remove_dir(&staging);
+                        if e.kind() == io::ErrorKind::AlreadyExists {
+                            last = Some(e);
+                            continue;
+                        }
+                        return Err(IoError::other("naming", &path, e));
+                    }
                     let id = reg.register(path.clone(), Kind::Dir);
                     drop(reg);
-                    let dir = TempDir { path, id };
+                    let dir = TempDir { path, id, _lock: lock };
                     // The umask can only remove bits, but make the mode exact anyway.
                     std::fs::set_permissions(&dir.path, std::fs::Permissions::from_mode(0o700))
                         .map_err(|e| IoError::other("setting permissions of", &dir.path, e))?;
@@ -90,7 +118,8 @@ impl Drop for TempDir {
 ///
 /// The temporary is `.<name>.oxsort-<pid>.tmp` in the final file's directory (same filesystem,
 /// so the rename is atomic), created with `O_EXCL`. Dropping without commit removes it, as does
-/// SIGINT/SIGTERM. Writing to the input's own path is safe: the input is replaced only at the end.
+/// SIGINT/SIGTERM/SIGHUP; it is held under an exclusive `flock` (on the descriptor it is written
+/// through) while it lives, so a [`sweep`](crate::sweep) reclaims it only after a kill. Writing to the input's own path is safe: the input is replaced only at the end.
 ///
 /// When the final path exists and is not a regular file (`/dev/null`, a FIFO, a terminal), it is
 /// written in place instead: there is nothing to rename over.
@@ -144,9 +173,24 @@ impl AtomicOutput {
                 tmp_name.push(format!(".oxsort-{pid}-{:08x}.tmp", random_u64() as u32));
             }
             let tmp = dir.join(tmp_name);
+            // As for TempDir: created and locked under the staging name, then named.
+            let staging = staged(&tmp);
             let mut reg = cleanup::lock();
-            match DirectFile::create_exclusive(&tmp, opts) {
-                Ok(f) => {
+            match DirectFile::create_exclusive(&staging, opts) {
+                Ok(mut f) => {
+                    if !holds(&f, &staging)? {
+                        last = Some(io::ErrorKind::AlreadyExists.into());
+                        continue;
+                    }
+                    if let Err(e) = name_file(&staging, &tmp) {
+                        let _ = std::fs::remove_file(&staging);
+                        if e.kind() == io::ErrorKind::AlreadyExists {
+                            last = Some(e);
+                            continue;
+                        }
+                        return Err(IoError::other("naming", &tmp, e));
+                    }
+                    f.set_path(tmp.clone());
                     let id = reg.register(tmp.clone(), Kind::File);
                     return Ok(AtomicOutput {
                         file: Arc::new(f),
@@ -202,6 +246,60 @@ impl Drop for AtomicOutput {
             cleanup::remove(&tmp, Kind::File);
             cleanup::unregister(id);
         }
+    }
+}
+
+/// `path` with [`leftovers::STAGING_SUFFIX`] appended: the name it is created and locked under.
+fn staged(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(leftovers::STAGING_SUFFIX);
+    PathBuf::from(s)
+}
+
+/// Gives the file `staging` the name `name`, which must be free: a hard link (which never
+/// replaces), then the staging name goes. Where hard links are not supported, a rename after
+/// checking the name is free.
+fn name_file(staging: &Path, name: &Path) -> io::Result<()> {
+    match std::fs::hard_link(staging, name) {
+        Ok(()) => {
+            // Failing here leaves a second name on a file this process holds locked: a later
+            // sweep removes it once this process is gone.
+            let _ = std::fs::remove_file(staging);
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
+        Err(_) if std::fs::symlink_metadata(name).is_ok() => {
+            Err(io::ErrorKind::AlreadyExists.into())
+        }
+        Err(_) => std::fs::rename(staging, name),
+    }
+}
+
+/// Opens `path` (just created by this process) and locks it for the owner's life. `None` when
+/// the path was lost to a sweeper between its creation and the lock: the sweeper holds the
+/// lock, or the name no longer names the locked inode.
+fn hold(path: &Path, dir: bool) -> Result<Option<std::fs::File>, IoError> {
+    let f = match leftovers::open_for_lock(path, dir) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(IoError::open(path, e)),
+    };
+    Ok(locked(f.as_raw_fd(), path)?.then_some(f))
+}
+
+/// Locks the just-created temporary `f` for the owner's life; `false` when a sweeper got it.
+fn holds(f: &DirectFile, path: &Path) -> Result<bool, IoError> {
+    locked(f.raw_fd(), path)
+}
+
+/// Takes the owner's lock on `fd` (open on `path`); `false` when a sweeper holds it or removed
+/// the path meanwhile. A filesystem without `flock` is used unlocked: no sweeper can lock it
+/// either, so nothing reclaims it while it lives.
+fn locked(fd: i32, path: &Path) -> Result<bool, IoError> {
+    match leftovers::try_lock(fd).map_err(|e| IoError::other("locking", path, e))? {
+        Lock::Busy => Ok(false),
+        Lock::Taken => Ok(leftovers::names_fd(path, fd)),
+        Lock::Unsupported => Ok(true),
     }
 }
 

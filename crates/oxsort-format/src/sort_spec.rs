@@ -324,6 +324,7 @@ impl SortKey {
 
     /// The whole key of a record, as compared (raw bytes on the fast path; empty in copy mode
     /// and, as [`SortKey::cmp_full`] explains, for a record whose key cannot be built).
+    #[inline]
     pub fn full_key(&self, rec: &[u8], out: &mut Vec<u8>) {
         out.clear();
         self.append_key(rec, out);
@@ -333,16 +334,27 @@ impl SortKey {
     /// (appending nothing for a record whose key cannot be built). Whole keys compare as
     /// [`SortKey::cmp_full`] compares their records, and their first [`PREFIX_BYTES`] bytes,
     /// zero-padded, are the record's prefix.
+    #[inline]
     pub fn append_key(&self, rec: &[u8], out: &mut Vec<u8>) {
+        let start = out.len();
         match &self.kind {
             KeyKind::Copy => {}
             KeyKind::RawBytes { offset, len } => {
                 out.extend_from_slice(&rec[*offset..offset + len]);
             }
             KeyKind::RawLines => out.extend_from_slice(self.key_part(rec)),
-            KeyKind::Fixed { .. } | KeyKind::General(_) => {
-                let start = out.len();
-                if self.normalize(rec, out).is_err() {
+            // Written in place, once per record (the verification builds every record's key).
+            KeyKind::Fixed { fixed, .. } => {
+                out.resize(start + fixed.width(), 0);
+                if fixed.write(self.key_part(rec), &mut out[start..]).is_none() {
+                    out.truncate(start);
+                    if self.normalize(rec, out).is_err() {
+                        out.truncate(start);
+                    }
+                }
+            }
+            KeyKind::General(spec) => {
+                if spec.normalize(self.key_part(rec), out).is_err() {
                     out.truncate(start);
                 }
             }

@@ -17,10 +17,14 @@ use crate::tuning::UNIQUE_NAME_ATTEMPTS;
 /// Files are created inside with `O_EXCL` and mode 0600. The directory and its contents are
 /// removed on drop, and also on SIGINT/SIGTERM once
 /// [`cleanup::install_signal_handlers`](crate::cleanup::install_signal_handlers) ran.
+///
+/// [`TempDir::kept`] makes a directory with a stable name instead, kept on interruption so a
+/// later process can go on with what is in it.
 #[derive(Debug)]
 pub struct TempDir {
     path: PathBuf,
-    id: u64,
+    /// The registry id; `None` for a kept directory (not removed on drop or signals).
+    id: Option<u64>,
 }
 
 impl TempDir {
@@ -33,7 +37,7 @@ impl TempDir {
             let mut reg = cleanup::lock();
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => {
-                    let id = reg.register(path.clone(), Kind::Dir);
+                    let id = Some(reg.register(path.clone(), Kind::Dir));
                     drop(reg);
                     let dir = TempDir { path, id };
                     // The umask can only remove bits, but make the mode exact anyway.
@@ -46,6 +50,41 @@ impl TempDir {
             }
         }
         Err(IoError::open(parent, last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into())))
+    }
+
+    /// Opens the private directory `name` under `parent`, creating it (mode 0700) when it does
+    /// not exist. It is kept on drop and on signals: the process that finishes the work removes
+    /// it with [`TempDir::remove`]. An existing `name` must be a directory owned by this user
+    /// and reachable by no one else.
+    pub fn kept(parent: &Path, name: &str) -> Result<Self, IoError> {
+        use std::os::unix::fs::MetadataExt;
+        let path = parent.join(name);
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(IoError::open(path, e)),
+        }
+        let m = std::fs::symlink_metadata(&path).map_err(|e| IoError::open(&path, e))?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if !m.is_dir() || m.uid() != me || m.mode() & 0o077 != 0 {
+            return Err(IoError::open(
+                &path,
+                io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    "not a private directory of this user",
+                ),
+            ));
+        }
+        Ok(TempDir { path, id: None })
+    }
+
+    /// Removes the directory and its contents now (a kept one too).
+    pub fn remove(mut self) {
+        cleanup::remove(&self.path, Kind::Dir);
+        if let Some(id) = self.id.take() {
+            cleanup::unregister(id);
+        }
     }
 
     /// The directory's path.
@@ -79,8 +118,10 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        cleanup::remove(&self.path, Kind::Dir);
-        cleanup::unregister(self.id);
+        if let Some(id) = self.id.take() {
+            cleanup::remove(&self.path, Kind::Dir);
+            cleanup::unregister(id);
+        }
     }
 }
 

@@ -257,7 +257,9 @@ impl Journal {
             .write(true)
             .open(&lock_path)
             .map_err(|e| jerr(&lock_path, "cannot open", e))?;
-        if lock.try_lock().is_err() {
+        let locked =
+            oxsort_io::try_lock_exclusive(&lock).map_err(|e| jerr(&lock_path, "cannot lock", e))?;
+        if !locked {
             return Err(EngineError::Journal {
                 path: dir.to_path_buf(),
                 why: "another oxsort is sorting the same inputs into the same output".into(),
@@ -461,7 +463,7 @@ pub(crate) fn recover(
                     None => Err((PathBuf::from(&f.name), "its temp directory is not given".into())),
                 };
                 if let Some(l) = level {
-                    match l.runs.iter().try_for_each(|f| check(f)) {
+                    match l.runs.iter().try_for_each(&check) {
                         Ok(()) => {
                             rec.runs = l.runs.iter().map(|f| room.adopt(f)).collect();
                             rec.merge_dropped = (l.dropped, l.dropped_checksum);

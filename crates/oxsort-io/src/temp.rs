@@ -246,6 +246,24 @@ impl Drop for AtomicOutput {
     }
 }
 
+/// Takes an exclusive `flock` on `file` without waiting: `Ok(false)` when another open file
+/// description holds it. The lock goes with the last descriptor of this one (at exit too, even
+/// on SIGKILL), so a lock that can be taken proves its earlier holder is gone.
+pub fn try_lock_exclusive(file: &std::fs::File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is valid while `file` is borrowed; flock only reads it.
+    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
+}
+
 /// Bytes available to unprivileged users on the filesystem holding `path`
 /// (`statvfs`: `f_bavail * f_frsize`).
 pub fn free_space(path: &Path) -> Result<u64, IoError> {

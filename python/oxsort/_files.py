@@ -79,6 +79,9 @@ class SortStats:
     fan_in: int = 0
     merge_levels: int = 0
     bytes_spilled: int = 0
+    input_bytes_read: int = 0
+    runs_reused: int = 0
+    bytes_reused: int = 0
     peak_rss: int = 0
     memory_budget: int = 0
     threads: int = 0
@@ -189,6 +192,7 @@ def _spec(
         "memory": parse_size(memory),
         "threads": threads,
         "temp_dirs": [os.fspath(d) for d in (temp_dirs or [])],
+        "resume": False,
     }
 
 
@@ -297,9 +301,12 @@ def _sort(
     resume: bool,
     spec: dict[str, Any],
 ) -> SortStats:
-    if resume:
-        raise NotImplementedError("resume=True: resuming an interrupted sort is not supported yet")
     out_obj = output if _is_file_object(output) else None
+    if resume and (out_obj is not None or any(_is_file_object(x) for x in _as_list(inputs))):
+        raise SpecError(
+            "resume=True needs input and output paths: a file object cannot be read again"
+        )
+    spec = dict(spec, resume=resume)
     if out_obj is not None:
         _check_binary(out_obj, "output")
     with ExitStack() as stack:
@@ -343,7 +350,13 @@ def sort(
     ``keys="-t, -k2,2n"`` (GNU sort flags, with lines/nul). ``memory="1G"`` caps memory (a
     smaller budget than the input sorts in two passes through ``temp_dirs``). ``progress=True``
     draws a tqdm bar; a callable receives ``(phase, done, total)``. Ctrl-C stops the sort and
-    removes its temp files and partial output. ``resume=True`` is not supported yet.
+    removes its temp files and partial output.
+
+    ``resume=True`` makes a two-pass sort resumable, as ``oxsort sort --resume``: its runs and a
+    journal stay in ``.oxsort-resume-HASH`` in the first temp directory until it succeeds (also
+    after Ctrl-C or a crash), and the same call made again goes on from there, reading only
+    the input not yet in a run. A journal whose inputs changed raises :class:`Error` with the
+    reason.
     """
     spec = _spec(
         record_size=record_size,

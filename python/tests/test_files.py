@@ -219,8 +219,8 @@ def test_errors_are_typed_named_and_lose_nothing(tmp_path: Path, data: Path, cli
         oxsort.sort(text, out)  # type: ignore[arg-type]
     with pytest.raises(oxsort.BadInputError, match="text mode"):
         oxsort.sort(data, io.StringIO())  # type: ignore[arg-type]
-    with pytest.raises(NotImplementedError):
-        oxsort.sort(data, out, resume=True)
+    with open(data, "rb") as f, pytest.raises(oxsort.SpecError, match="resume=True needs"):
+        oxsort.sort(f, out, resume=True)
     assert issubclass(oxsort.OutOfSpaceError, oxsort.Error)
     assert leftovers(tmp_path) == ["in.dat", "part.dat"]
 
@@ -279,6 +279,48 @@ def test_an_interrupt_from_another_thread_stops_the_sort(tmp_path: Path) -> None
     assert len(outcome) == 1 and isinstance(outcome[0], KeyboardInterrupt)
     assert leftovers(temp) == [] and not out.exists()
     assert leftovers(tmp_path) == ["big.dat", "tmp"]
+
+
+def test_an_interrupted_resumable_sort_goes_on_where_it_stopped(tmp_path: Path) -> None:
+    src = big_input(tmp_path)
+    out, temp = tmp_path / "out.dat", tmp_path / "tmp"
+    temp.mkdir()
+    merging = threading.Event()
+    outcome: list[BaseException | None] = []
+
+    def on_progress(phase: str, done: int, total: int | None) -> None:
+        if phase == "merge":
+            merging.set()
+
+    def work() -> None:
+        try:
+            oxsort.sort(
+                src,
+                out,
+                memory="4M",
+                temp_dirs=[temp],
+                threads=1,
+                resume=True,
+                progress=on_progress,
+            )
+            outcome.append(None)
+        except BaseException as e:
+            outcome.append(e)
+
+    t = threading.Thread(target=work)
+    t.start()
+    assert merging.wait(60)
+    assert t.ident is not None
+    _interrupt_thread(t.ident)
+    t.join(30)
+    assert len(outcome) == 1 and isinstance(outcome[0], KeyboardInterrupt)
+    # The runs and journal stay for the resume; the partial output does not.
+    assert [n for n in leftovers(temp) if n.startswith(".oxsort-resume-")]
+    assert not out.exists()
+    stats = oxsort.sort(src, out, memory="4M", temp_dirs=[temp], threads=1, resume=True)
+    assert stats.runs_reused > 0 and stats.input_bytes_read == 0
+    assert oxsort.valsort(out).sorted and leftovers(temp) == []
+    assert oxsort.valsort(out).checksum == oxsort.valsort(src).checksum
 
 
 def test_ctrl_c_stops_the_sort(tmp_path: Path) -> None:

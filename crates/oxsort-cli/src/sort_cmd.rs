@@ -64,6 +64,18 @@ pub struct SortArgs {
     /// the phase, as CSV in FILE (sort only).
     #[arg(long, value_name = "FILE.csv")]
     pub timeline: Option<PathBuf>,
+    /// Make a two-pass sort resumable and resume an interrupted one: runs and a journal are
+    /// kept in `.oxsort-resume-HASH` in the (first) temp directory until the sort succeeds;
+    /// run the same command again with --resume to go on after a kill, a reboot or a full disk.
+    #[arg(long)]
+    pub resume: bool,
+    /// With --resume: when the interrupted sort's inputs or options differ, start over instead
+    /// of refusing.
+    #[arg(long, requires = "resume")]
+    pub restart: bool,
+    /// Merge at most N runs at once (default: what memory allows); more runs merge in levels.
+    #[arg(long = "max-fan-in", value_name = "N")]
+    pub max_fan_in: Option<usize>,
     /// Record layout, key, filter and mode.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -111,6 +123,10 @@ impl SortArgs {
         for d in &self.temp_dirs {
             b = b.temp_dir(d.clone());
         }
+        if let Some(n) = self.max_fan_in {
+            b = b.max_fan_in(n);
+        }
+        b = b.resume(self.resume).restart(self.restart);
         match (progress, mark) {
             (true, None) => b = b.progress(progress_bar()),
             (true, Some(mark)) => {

@@ -62,6 +62,11 @@ pub struct SortConfig {
     pub(crate) cancel: Option<Arc<AtomicBool>>,
     /// What was changed from what was asked, and why (a budget capped, ...).
     pub(crate) notes: Vec<String>,
+    /// Resumable: journal a two-pass sort in a kept directory, and go on from the journal of
+    /// an interrupted one.
+    pub(crate) resume: bool,
+    /// With `resume`: drop a journal that does not match this sort instead of refusing.
+    pub(crate) restart: bool,
 }
 
 impl std::fmt::Debug for SortConfig {
@@ -97,6 +102,8 @@ impl SortConfig {
             merge_block: None,
             progress: None,
             cancel: None,
+            resume: false,
+            restart: false,
         }
     }
     /// The inputs, in concatenation order.
@@ -161,9 +168,30 @@ pub struct SortConfigBuilder {
     merge_block: Option<usize>,
     progress: Option<ProgressFn>,
     cancel: Option<Arc<AtomicBool>>,
+    resume: bool,
+    restart: bool,
 }
 
 impl SortConfigBuilder {
+    /// Makes the sort resumable (default off). A two-pass sort then keeps a journal and its
+    /// runs in a directory `.oxsort-resume-HASH` in the first temp directory (the hash is of
+    /// the inputs' paths, the output and the spec), syncing each run before journaling it. The
+    /// directory is kept when the sort is interrupted (a signal, a kill, an error) and removed
+    /// when it succeeds. When a resumable sort finds the journal of an interrupted one, it
+    /// checks the inputs are unchanged (else it refuses, see [`SortConfigBuilder::restart`]),
+    /// verifies each run found, reads only the input not in a run, and merges from the last
+    /// merge level that finished. The output is the same bytes as an uninterrupted sort's.
+    /// Standard input cannot be resumed.
+    pub fn resume(mut self, on: bool) -> Self {
+        self.resume = on;
+        self
+    }
+    /// With [`SortConfigBuilder::resume`]: a journal that does not match this sort (an input
+    /// changed, another spec) is dropped and the sort starts over, instead of the refusal.
+    pub fn restart(mut self, on: bool) -> Self {
+        self.restart = on;
+        self
+    }
     /// Bytes read per input transfer (default [`tuning::TRANSFER_TARGET`]); rounded to whole
     /// records and to the direct-I/O alignment.
     pub fn transfer_size(mut self, bytes: usize) -> Self {
@@ -260,6 +288,11 @@ impl SortConfigBuilder {
         if matches!(self.merge_block, Some(b) if !(DIRECT_ALIGN..=1 << 30).contains(&b)) {
             return Err(EngineError::Config("the merge block must be 4 KiB to 1 GiB".into()));
         }
+        if self.resume && self.inputs.contains(&Input::Stdin) {
+            return Err(EngineError::Config(
+                "--resume needs input files: standard input cannot be read again".into(),
+            ));
+        }
         if matches!(self.max_fan_in, Some(f) if f < 2) {
             return Err(EngineError::Config("merge fan-in must be at least 2".into()));
         }
@@ -304,6 +337,8 @@ impl SortConfigBuilder {
             progress: self.progress,
             cancel: self.cancel,
             notes,
+            resume: self.resume || self.restart,
+            restart: self.restart,
         })
     }
 }

@@ -9,6 +9,25 @@ pub enum EngineError {
     /// The configuration is inconsistent (no input, zero threads, ...).
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// `resume` found a journal of an interrupted sort that does not match this one.
+    #[error(
+        "cannot resume from {}: {why}; the inputs must be as they were (or start over with --restart)",
+        journal.display()
+    )]
+    ResumeRefused {
+        /// The journal found.
+        journal: PathBuf,
+        /// What differs.
+        why: String,
+    },
+    /// The journal of a resumable sort cannot be written or read.
+    #[error("resume journal {}: {why}", path.display())]
+    Journal {
+        /// The journal file (or its directory).
+        path: PathBuf,
+        /// What went wrong.
+        why: String,
+    },
     /// What is sorted is inconsistent (a key past the record's end, a bad record size, ...).
     #[error("{0}")]
     Spec(#[from] oxsort_format::SpecError),

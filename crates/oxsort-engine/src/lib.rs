@@ -46,6 +46,7 @@
 mod config;
 mod error;
 mod inmem;
+mod journal;
 mod merge;
 mod output;
 mod plan;
@@ -95,6 +96,18 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let reporter = Reporter::new(cfg.progress.clone(), cfg.cancel.clone());
     let meters = Meters::default();
 
+    // A resumable sort keeps its runs in a directory named after what it sorts, and takes over
+    // what an interrupted sort of the same inputs left there (before any output is made).
+    let (mut room, recovered) = if cfg.resume {
+        let header = journal::header(cfg)?;
+        let name = journal::dir_name(&header);
+        let mut room = SpillRoom::resumable(&cfg.temp_dirs, &cfg.io, name, header.clone());
+        let recovered = journal::recover(&mut room, &header, cfg.restart, cfg.key.layout())?;
+        (room, recovered)
+    } else {
+        (SpillRoom::new(&cfg.temp_dirs, &cfg.io), journal::Recovered::default())
+    };
+
     // A file output is written under a temporary name and renamed when verified; a stream
     // (standard output, a device, a FIFO) is written in order where it is.
     let output = match &cfg.output {
@@ -122,7 +135,9 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         memory_budget: cfg.memory,
         threads: cfg.threads,
         passes: 1,
-        notes: plan.notes.clone(),
+        notes: plan.notes.iter().chain(&recovered.notes).cloned().collect(),
+        runs_reused: recovered.runs.len() as u64,
+        bytes_reused: recovered.runs.iter().map(|r| r.bytes).sum(),
         reclaimed,
         ..SortStats::default()
     };
@@ -133,11 +148,26 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         g.read_depth,
         cfg.io.clone(),
     );
+    if let Some(at) = recovered.position() {
+        source.skip_to(at);
+    }
     source.provision(cfg.threads, &meters);
     let mut in_checksum = 0u128;
     let mut in_records = 0u64;
     let mut read_records = 0u64;
     let mut filtered_checksum = 0u128;
+    let mut run_dropped = verify::OrderCheck::default();
+    // What the runs taken over hold (and dropped as duplicates) is part of the sort's tally.
+    for r in &recovered.formed {
+        in_checksum += r.in_checksum;
+        in_records += r.in_records;
+        read_records += r.read;
+        run_dropped.dropped += r.in_records - r.file.records;
+        run_dropped.dropped_checksum += r.in_checksum - r.file.checksum;
+    }
+    run_dropped.dropped += recovered.merge_dropped.0;
+    run_dropped.dropped_checksum += recovered.merge_dropped.1;
+    let mut formed_runs = recovered.formed.len() as u64;
     let check;
 
     let timer = PhaseTimer::start("input", &meters);
@@ -153,9 +183,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     };
     let quiet = reporter.quiet();
     let run_ctx = inmem::Ctx { reporter: &quiet, ..ctx };
-    let mut room = SpillRoom::new(&cfg.temp_dirs, &cfg.io);
-    let mut runs = Vec::new();
-    let mut run_dropped = verify::OrderCheck::default();
+    let mut runs = recovered.runs;
     let mut run_writes: Vec<FileStats> = Vec::new();
     loop {
         let (loaded, exhausted) =
@@ -177,15 +205,28 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             stats.phases.push(out_timer.finish(vec![sink.stats()]));
             break;
         }
-        // Two passes: this load becomes a run.
-        let (mut run, mut run_sink) = room.create(RunKind::Formed, loaded.bytes)?;
-        let formed = output::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)?;
-        run_writes.push(run_sink.stats());
-        // With duplicate removal a run holds fewer records than were loaded.
-        room.finish(&mut run, formed.bytes)?;
-        run_dropped.dropped += formed.dropped;
-        run_dropped.dropped_checksum += formed.dropped_checksum;
-        runs.push(run);
+        // Two passes: this load becomes a run (a resumed sort may find nothing left to read).
+        if loaded.read > 0 || runs.is_empty() {
+            let (mut run, mut run_sink) = room.create(RunKind::Formed, loaded.bytes)?;
+            let formed =
+                output::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)?;
+            run_writes.push(run_sink.stats());
+            // With duplicate removal a run holds fewer records than were loaded.
+            room.finish(&mut run, formed.bytes)?;
+            run.records = loaded.records - formed.dropped;
+            run.checksum = loaded.checksum - formed.dropped_checksum;
+            room.journal_run(
+                &run,
+                source.position(),
+                loaded.records,
+                loaded.checksum,
+                loaded.read,
+            )?;
+            run_dropped.dropped += formed.dropped;
+            run_dropped.dropped_checksum += formed.dropped_checksum;
+            runs.push(run);
+            formed_runs += 1;
+        }
         if !exhausted {
             // The next load reads into this one's buffers: fresh memory costs a fault per page.
             for b in loaded.chunks {
@@ -202,9 +243,9 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         let schedule = plan.schedule_for(runs.len() as u64);
         let merge_timer = PhaseTimer::start("merge", &meters);
         stats.passes = 2;
-        stats.runs = runs.len() as u64;
+        stats.runs = formed_runs;
         stats.fan_in = schedule.levels.iter().map(|l| l.fan_in.min(l.inputs)).max().unwrap_or(0);
-        stats.merge_levels = schedule.levels.len() as u32;
+        stats.merge_levels = schedule.levels.len() as u32 + recovered.levels;
         let opts = merge::MergeOpts {
             keys: &cfg.key,
             meters: &meters,
@@ -255,10 +296,16 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         o.commit()?;
     }
     stats.bytes_spilled = room.bytes_spilled;
-    drop(room);
+    if cfg.resume {
+        // Done: nothing is left to resume.
+        room.remove_all();
+    } else {
+        drop(room);
+    }
     stats.records = read_records;
     stats.records_written = check.records;
-    stats.bytes = bytes_read;
+    stats.bytes = bytes_read + recovered.input_bytes_covered;
+    stats.input_bytes_read = bytes_read;
     stats.checksum = checksum_hex(check.checksum);
     stats.dropped_by_filter = read_records - in_records;
     stats.dropped_duplicates = check.dropped;

@@ -294,6 +294,7 @@ pub(crate) fn merge_runs(
             carried.dropped += dropped.dropped;
             carried.dropped_checksum += dropped.dropped_checksum;
             room.finish(&mut run, dropped.bytes)?;
+            run.merged_from(&group, &dropped);
             files.extend(read);
             files.push(run_sink.stats());
             for r in group {
@@ -302,6 +303,7 @@ pub(crate) fn merge_runs(
             next.push(run);
         }
         runs = next;
+        room.level_done(&runs, &carried)?;
     }
     let (mut check, read) = merge(&runs, room, opts, last.block, true, sink)?;
     check.dropped += carried.dropped;

@@ -31,6 +31,20 @@ pub(crate) struct Chunk {
     pub(crate) first_record: u64,
     /// Delimited records: where each record starts, and the end (`records + 1` entries).
     pub(crate) offsets: Vec<u32>,
+    /// Where the input stands after this chunk.
+    pub(crate) end: Position,
+}
+
+/// A place in the concatenated inputs, between two records: which input, how many of its bytes
+/// and records lie before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Position {
+    /// The input's number (0-based, in command-line order).
+    pub(crate) input: usize,
+    /// Bytes of that input before this place.
+    pub(crate) offset: u64,
+    /// Records of that input before this place.
+    pub(crate) record: u64,
 }
 
 pub(crate) struct ChunkSource {
@@ -57,6 +71,13 @@ pub(crate) struct ChunkSource {
     provision: Option<(Receiver<AlignedBuf>, Vec<JoinHandle<()>>)>,
     pub(crate) files: Vec<FileStats>,
     pub(crate) bytes_read: u64,
+    /// The number of the input being read (the next one opened gets this number + 1).
+    input: Option<usize>,
+    /// Where the next input opened starts reading (a resumed sort skips what its runs hold).
+    start: u64,
+    /// Where the input stands after the chunks handed out, and before the last one.
+    taken: Position,
+    taken_before: Position,
 }
 
 impl ChunkSource {
@@ -84,7 +105,31 @@ impl ChunkSource {
             provision: None,
             files: Vec::new(),
             bytes_read: 0,
+            input: None,
+            start: 0,
+            taken: Position::default(),
+            taken_before: Position::default(),
         }
+    }
+
+    /// Starts reading at `at` instead of the beginning: the inputs before `at.input` and the
+    /// bytes and records of that input before it are skipped (a resumed sort holds them in runs
+    /// already). Called before the first chunk is read.
+    pub(crate) fn skip_to(&mut self, at: Position) {
+        for _ in 0..at.input {
+            self.pending.pop_front();
+        }
+        self.input = at.input.checked_sub(1);
+        self.start = at.offset;
+        self.file_pos = at.offset;
+        self.file_records = at.record;
+        self.taken = at;
+        self.taken_before = at;
+    }
+
+    /// Where the input stands after the chunks handed out so far.
+    pub(crate) fn position(&self) -> Position {
+        self.taken
     }
 
     /// Starts populating chunk buffers ahead of the reader on up to `threads` helper threads.
@@ -161,9 +206,11 @@ impl ChunkSource {
         };
         let end = if file.is_seekable() { file.len()? } else { u64::MAX };
         let direct = file.is_direct();
+        let start = std::mem::take(&mut self.start).min(end);
+        self.input = Some(self.input.map_or(0, |i| i + 1));
         let mut reader = Reader::with_buffer_len(
             Arc::new(file),
-            0..end,
+            start..end,
             self.chunk_bytes,
             self.read_depth,
             &self.io,
@@ -194,15 +241,21 @@ impl ChunkSource {
     /// Puts a chunk back: the next call to [`ChunkSource::next_chunk`] returns it.
     pub(crate) fn push_back(&mut self, chunk: Chunk) {
         debug_assert!(self.peeked.is_none());
+        self.taken = self.taken_before;
         self.peeked = Some(chunk);
     }
 
     /// The next chunk, or `None` when every input is exhausted.
     pub(crate) fn next_chunk(&mut self) -> Result<Option<Chunk>> {
-        match self.peeked.take() {
-            Some(c) => Ok(Some(c)),
-            None => self.read_chunk(),
+        let c = match self.peeked.take() {
+            Some(c) => Some(c),
+            None => self.read_chunk()?,
+        };
+        if let Some(c) = &c {
+            self.taken_before = self.taken;
+            self.taken = c.end;
         }
+        Ok(c)
     }
 
     /// The next piece the current input's reader yields, opening inputs as needed; `None` at
@@ -494,7 +547,14 @@ impl ChunkSource {
         let records = offsets.len() - 1;
         let first_record = self.file_records;
         self.file_records += records as u64;
-        Chunk { buf, records, name: self.name.clone(), first_record, offsets }
+        // Bytes taken in but not in this chunk wait in `leftover` (an added terminator at an
+        // input's end is in the chunk but not in the input).
+        let end = Position {
+            input: self.input.unwrap_or(0),
+            offset: self.file_pos - self.leftover.len() as u64,
+            record: self.file_records,
+        };
+        Chunk { buf, records, name: self.name.clone(), first_record, offsets, end }
     }
 
     /// A chunk of `len` bytes that ends at the current position in the current input.
@@ -505,6 +565,11 @@ impl ChunkSource {
             name: self.name.clone(),
             first_record: (self.file_pos - len as u64) / r as u64,
             offsets: Vec::new(),
+            end: Position {
+                input: self.input.unwrap_or(0),
+                offset: self.file_pos,
+                record: self.file_pos / r as u64,
+            },
         }
     }
 

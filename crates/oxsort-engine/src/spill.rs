@@ -9,6 +9,11 @@
 //!
 //! Run file format: the run's records, sorted, back to back; no header. Its length is kept in
 //! the [`Run`] the room hands out.
+//!
+//! A resumable sort's room uses one kept directory of a stable name per temp directory
+//! (`.oxsort-resume-HASH`, see [`crate::journal`]) and a journal: each run is synced before it
+//! is journaled, and the runs a merge level read are removed only once the level's outputs are
+//! journaled.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,8 +22,11 @@ use oxsort_format::RecordLayout;
 use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader, TempDir};
 
 use crate::error::{EngineError, Result};
+use crate::journal::{self, Entry, Journal, LevelEntry, RunEntry, RunFile};
 use crate::sink::FileSink;
+use crate::source::Position;
 use crate::stats::FileStats;
+use crate::verify::OrderCheck;
 
 /// What a run holds: the input's records sorted, or several runs merged.
 #[derive(Clone, Copy, Debug)]
@@ -38,12 +46,41 @@ pub(crate) struct Run {
     name: String,
     /// Bytes of records in it.
     pub(crate) bytes: u64,
+    /// Records in it and their CRC32-sum (journaled for a resumable sort).
+    pub(crate) records: u64,
+    pub(crate) checksum: u128,
 }
 
 impl Run {
     /// Its path, for messages.
     pub(crate) fn path(&self, room: &SpillRoom) -> PathBuf {
         room.temps[self.dir].path().join(&self.name)
+    }
+
+    /// The number of the temp directory it is in.
+    pub(crate) fn dir_index(&self) -> usize {
+        self.dir
+    }
+
+    /// Its file name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// This run was merged from `group`, dropping what `dropped` says.
+    pub(crate) fn merged_from(&mut self, group: &[Run], dropped: &OrderCheck) {
+        self.records = group.iter().map(|r| r.records).sum::<u64>() - dropped.dropped;
+        self.checksum = group.iter().map(|r| r.checksum).sum::<u128>() - dropped.dropped_checksum;
+    }
+
+    fn file_entry(&self) -> RunFile {
+        RunFile {
+            name: self.name.clone(),
+            dir: self.dir,
+            bytes: self.bytes,
+            records: self.records,
+            checksum: self.checksum,
+        }
     }
 }
 
@@ -58,6 +95,15 @@ pub(crate) struct SpillRoom {
     merged: usize,
     /// Bytes written to runs.
     pub(crate) bytes_spilled: u64,
+    /// A resumable sort: the name of its kept directories, the journal's first entry (until
+    /// the journal is written), the journal, and the runs merged but not yet removed.
+    kept: Option<String>,
+    header: Option<journal::Header>,
+    journal: Option<Journal>,
+    merged_away: Vec<Run>,
+    /// Merge levels finished, and the duplicates they dropped (with resumed ones).
+    levels_done: u32,
+    merge_dropped: (u64, u128),
 }
 
 impl SpillRoom {
@@ -71,6 +117,136 @@ impl SpillRoom {
             formed: 0,
             merged: 0,
             bytes_spilled: 0,
+            kept: None,
+            header: None,
+            journal: None,
+            merged_away: Vec::new(),
+            levels_done: 0,
+            merge_dropped: (0, 0),
+        }
+    }
+
+    /// A resumable sort's room: its directories are `dirs`/`name`, kept on interruption, and
+    /// `header` starts the journal written with the first run.
+    pub(crate) fn resumable(
+        dirs: &[PathBuf],
+        io: &IoOptions,
+        name: String,
+        header: journal::Header,
+    ) -> Self {
+        SpillRoom { kept: Some(name), header: Some(header), ..SpillRoom::new(dirs, io) }
+    }
+
+    /// The kept directories (a resumable room only): opens or makes them.
+    pub(crate) fn open_kept(&mut self) -> Result<()> {
+        if self.temps.is_empty() {
+            let name = self.kept.clone().expect("a resumable room");
+            for d in &self.dirs {
+                self.temps.push(TempDir::kept(d, &name)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The journal directory (the first kept directory) of a resumable room, when it exists.
+    pub(crate) fn journal_dir(&self) -> Option<PathBuf> {
+        let name = self.kept.as_ref()?;
+        let p = self.dirs.first()?.join(name);
+        p.is_dir().then_some(p)
+    }
+
+    /// Path of file `name` in temp directory `dir` (opened already).
+    pub(crate) fn file_path(&self, dir: usize, name: &str) -> Option<PathBuf> {
+        self.temps.get(dir).map(|t| t.path().join(name))
+    }
+
+    /// The paths of the temp directories opened.
+    pub(crate) fn temp_paths(&self) -> Vec<PathBuf> {
+        self.temps.iter().map(|t| t.path().to_path_buf()).collect()
+    }
+
+    /// Takes up the journal of a resumed sort (written already) and its state: `formed` runs
+    /// kept, `merged` the highest merged-run number in use plus one, `levels` finished, and the
+    /// duplicates they dropped.
+    pub(crate) fn resume_with(
+        &mut self,
+        j: Journal,
+        formed: usize,
+        merged: usize,
+        levels: u32,
+        merge_dropped: (u64, u128),
+    ) {
+        self.journal = Some(j);
+        self.header = None;
+        self.formed = formed;
+        self.merged = merged;
+        self.next = formed;
+        self.levels_done = levels;
+        self.merge_dropped = merge_dropped;
+    }
+
+    /// A run as the journal describes it (its file exists and was verified).
+    pub(crate) fn adopt(&self, f: &RunFile) -> Run {
+        Run {
+            file: None,
+            dir: f.dir,
+            name: f.name.clone(),
+            bytes: f.bytes,
+            records: f.records,
+            checksum: f.checksum,
+        }
+    }
+
+    /// Journals formed run `run` (a resumable room only; others do nothing): the input stands
+    /// at `end` after it; `in_records`/`in_checksum` were loaded for it, `read` read.
+    pub(crate) fn journal_run(
+        &mut self,
+        run: &Run,
+        end: Position,
+        in_records: u64,
+        in_checksum: u128,
+        read: u64,
+    ) -> Result<()> {
+        let Some(j) = self.journal.as_mut() else { return Ok(()) };
+        j.sync_dir()?;
+        j.append(&Entry::Run(RunEntry {
+            file: run.file_entry(),
+            end_input: end.input,
+            end_offset: end.offset,
+            end_record: end.record,
+            in_records,
+            in_checksum,
+            read,
+        }))
+    }
+
+    /// A merge level is finished: `runs` are what the next level merges; `dropped` says what
+    /// this call's levels so far dropped as duplicates. A resumable room journals the level,
+    /// then removes the runs it merged.
+    pub(crate) fn level_done(&mut self, runs: &[Run], dropped: &OrderCheck) -> Result<()> {
+        self.levels_done += 1;
+        if let Some(j) = self.journal.as_mut() {
+            for d in &self.temps {
+                journal::sync_dir(d.path())?;
+            }
+            j.append(&Entry::Level(LevelEntry {
+                level: self.levels_done,
+                runs: runs.iter().map(Run::file_entry).collect(),
+                dropped: self.merge_dropped.0 + dropped.dropped,
+                dropped_checksum: self.merge_dropped.1 + dropped.dropped_checksum,
+            }))?;
+        }
+        for r in std::mem::take(&mut self.merged_away) {
+            self.temps[r.dir].remove_file(&r.name)?;
+        }
+        Ok(())
+    }
+
+    /// The sort is done: removes the temp directories (kept ones too) and their files.
+    pub(crate) fn remove_all(mut self) {
+        self.journal = None;
+        for t in std::mem::take(&mut self.temps) {
+            t.remove();
         }
     }
 
@@ -78,9 +254,19 @@ impl SpillRoom {
     /// and a sink writing it.
     pub(crate) fn create(&mut self, kind: RunKind, bytes: u64) -> Result<(Run, FileSink)> {
         if self.temps.is_empty() {
-            for d in &self.dirs {
-                self.temps.push(TempDir::new(d)?);
+            if self.kept.is_some() {
+                self.open_kept()?;
+            } else {
+                for d in &self.dirs {
+                    self.temps.push(TempDir::new(d)?);
+                }
             }
+        }
+        if let Some(h) = self.header.take() {
+            // A resumable sort's first run: the journal starts with what the sort is.
+            let dir = self.temps[0].path().to_path_buf();
+            let (_, lock) = Journal::open(&dir)?;
+            self.journal = Some(Journal::write(&dir, lock, &[Entry::Sort(h)])?);
         }
         let dir = self.next % self.temps.len();
         self.next += 1;
@@ -97,7 +283,7 @@ impl SpillRoom {
         let file = Arc::new(self.temps[dir].create_file(&name, &self.io)?);
         file.preallocate(bytes)?;
         let sink = FileSink::temp(file.clone(), self.dirs[dir].display().to_string());
-        Ok((Run { file: Some(file), dir, name, bytes }, sink))
+        Ok((Run { file: Some(file), dir, name, bytes, records: 0, checksum: 0 }, sink))
     }
 
     /// A run is written: `bytes` of records (fewer than reserved when duplicates were dropped).
@@ -105,6 +291,10 @@ impl SpillRoom {
     pub(crate) fn finish(&mut self, run: &mut Run, bytes: u64) -> Result<()> {
         if let Some(f) = run.file.take() {
             f.set_len(bytes)?;
+            if self.journal.is_some() {
+                // Journaled runs are durable before their entry is written.
+                f.sync()?;
+            }
         }
         run.bytes = bytes;
         self.bytes_spilled += bytes;
@@ -112,8 +302,13 @@ impl SpillRoom {
     }
 
     /// Removes a run that was merged into another.
-    pub(crate) fn remove(&self, run: Run) -> Result<()> {
-        drop(run.file);
+    /// A resumable room keeps it until its level is journaled ([`SpillRoom::level_done`]).
+    pub(crate) fn remove(&mut self, mut run: Run) -> Result<()> {
+        drop(run.file.take());
+        if self.journal.is_some() {
+            self.merged_away.push(run);
+            return Ok(());
+        }
         self.temps[run.dir].remove_file(&run.name)?;
         Ok(())
     }

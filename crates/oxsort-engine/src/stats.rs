@@ -131,6 +131,13 @@ pub struct SortStats {
     pub merge_levels: u32,
     /// Bytes written to temp files.
     pub bytes_spilled: u64,
+    /// Bytes of input read by this process (fewer than `bytes` when a resumed sort reused runs).
+    pub input_bytes_read: u64,
+    /// Runs of an interrupted sort this one reused (`resume`): formed runs, or the outputs of
+    /// the last merge level that finished.
+    pub runs_reused: u64,
+    /// Bytes of the runs reused.
+    pub bytes_reused: u64,
     /// Peak resident memory of the process.
     pub peak_rss: u64,
     /// The memory budget.
@@ -288,6 +295,15 @@ impl SortStats {
                 self.fan_in,
                 self.merge_levels,
                 human_bytes(self.bytes_spilled)
+            );
+        }
+        if self.runs_reused > 0 {
+            let _ = writeln!(
+                s,
+                "  resumed: {} runs ({}) reused, {} of input read",
+                self.runs_reused,
+                human_bytes(self.bytes_reused),
+                human_bytes(self.input_bytes_read)
             );
         }
         for p in &self.phases {

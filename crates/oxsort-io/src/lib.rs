@@ -73,8 +73,8 @@ pub use leftovers::{sweep, Leftover, LeftoverKind, Swept};
 pub use pipeline::{Backend, IoStats};
 pub use reader::{Chunk, Reader};
 pub use temp::{
-    check_dir_writable, device_of, free_space, probe_input, probe_output, AtomicOutput,
-    OutputTarget, TempDir,
+    check_dir_writable, device_of, free_space, probe_input, probe_output, try_lock_exclusive,
+    AtomicOutput, OutputTarget, TempDir,
 };
 pub use tuning::DIRECT_ALIGN;
 pub use uring::probe as uring_probe;

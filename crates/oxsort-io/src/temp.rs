@@ -21,12 +21,18 @@ use crate::tuning::UNIQUE_NAME_ATTEMPTS;
 /// [`cleanup::install_signal_handlers`](crate::cleanup::install_signal_handlers) ran. While it
 /// lives the directory is held under an exclusive `flock`, so that after a SIGKILL the next
 /// [`sweep`](crate::sweep) knows its owner is gone (see [`crate::leftovers`]).
+///
+/// [`TempDir::kept`] makes a directory with a stable name instead, kept on interruption so a
+/// later process can go on with what is in it (sweeps leave such directories alone; their
+/// owner locks a file inside).
 #[derive(Debug)]
 pub struct TempDir {
     path: PathBuf,
-    id: u64,
-    /// A descriptor on the directory itself, holding its lock until dropped (after removal).
-    _lock: std::fs::File,
+    /// The registry id; `None` for a kept directory (not removed on drop or signals).
+    id: Option<u64>,
+    /// A descriptor on the directory itself, holding its lock until dropped (after removal);
+    /// `None` for a kept directory.
+    _lock: Option<std::fs::File>,
 }
 
 impl TempDir {
@@ -61,9 +67,9 @@ impl TempDir {
                         }
                         return Err(IoError::other("naming", &path, e));
                     }
-                    let id = reg.register(path.clone(), Kind::Dir);
+                    let id = Some(reg.register(path.clone(), Kind::Dir));
                     drop(reg);
-                    let dir = TempDir { path, id, _lock: lock };
+                    let dir = TempDir { path, id, _lock: Some(lock) };
                     // The umask can only remove bits, but make the mode exact anyway.
                     std::fs::set_permissions(&dir.path, std::fs::Permissions::from_mode(0o700))
                         .map_err(|e| IoError::other("setting permissions of", &dir.path, e))?;
@@ -74,6 +80,41 @@ impl TempDir {
             }
         }
         Err(IoError::open(parent, last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into())))
+    }
+
+    /// Opens the private directory `name` under `parent`, creating it (mode 0700) when it does
+    /// not exist. It is kept on drop and on signals: the process that finishes the work removes
+    /// it with [`TempDir::remove`]. An existing `name` must be a directory owned by this user
+    /// and reachable by no one else.
+    pub fn kept(parent: &Path, name: &str) -> Result<Self, IoError> {
+        use std::os::unix::fs::MetadataExt;
+        let path = parent.join(name);
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(IoError::open(path, e)),
+        }
+        let m = std::fs::symlink_metadata(&path).map_err(|e| IoError::open(&path, e))?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if !m.is_dir() || m.uid() != me || m.mode() & 0o077 != 0 {
+            return Err(IoError::open(
+                &path,
+                io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    "not a private directory of this user",
+                ),
+            ));
+        }
+        Ok(TempDir { path, id: None, _lock: None })
+    }
+
+    /// Removes the directory and its contents now (a kept one too).
+    pub fn remove(mut self) {
+        cleanup::remove(&self.path, Kind::Dir);
+        if let Some(id) = self.id.take() {
+            cleanup::unregister(id);
+        }
     }
 
     /// The directory's path.
@@ -107,8 +148,10 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        cleanup::remove(&self.path, Kind::Dir);
-        cleanup::unregister(self.id);
+        if let Some(id) = self.id.take() {
+            cleanup::remove(&self.path, Kind::Dir);
+            cleanup::unregister(id);
+        }
     }
 }
 
@@ -301,6 +344,15 @@ fn locked(fd: i32, path: &Path) -> Result<bool, IoError> {
         Lock::Taken => Ok(leftovers::names_fd(path, fd)),
         Lock::Unsupported => Ok(true),
     }
+}
+
+/// Takes an exclusive `flock` on `file` without waiting: `Ok(false)` when another open file
+/// description holds it. The lock goes with the last descriptor of this one (at exit too, even
+/// on SIGKILL), so a lock that can be taken proves its earlier holder is gone. A filesystem
+/// without `flock` counts as taken: nothing can lock it, so nothing reclaims it.
+pub fn try_lock_exclusive(file: &std::fs::File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    Ok(!matches!(leftovers::try_lock(file.as_raw_fd())?, Lock::Busy))
 }
 
 /// Bytes available to unprivileged users on the filesystem holding `path`

@@ -37,6 +37,8 @@ pub(crate) struct SpecArgs {
     pub threads: Option<usize>,
     /// `temp_dirs=`.
     pub temp_dirs: Vec<PathBuf>,
+    /// `resume=`: a resumable sort that goes on from an interrupted one's journal.
+    pub resume: bool,
 }
 
 /// Hooks of a running sort: its cancel flag and progress callback.
@@ -108,6 +110,7 @@ pub(crate) fn build_config(
     for d in &a.temp_dirs {
         b = b.temp_dir(d.clone());
     }
+    b = b.resume(a.resume);
     if let Some(h) = hooks {
         b = b.cancel(h.cancel).progress(h.progress);
     }

@@ -1,0 +1,612 @@
+//! The resume journal: what a resumable two-pass sort has made durable, so a later process
+//! started with the same command line goes on from there instead of starting over.
+//!
+//! ```text
+//!  TEMP/.oxsort-resume-<hash of inputs, output and spec>/      (mode 0700, kept on interruption)
+//!      lock           flock'ed by the sort using the directory
+//!      journal        one entry a line:  <crc32 of the JSON, 8 hex> <JSON>\n
+//!                       sort   inputs (path, size, mtime), output, spec
+//!                       run    a formed run: file, bytes, records, checksum, input it covers
+//!                       level  a finished merge level: its output runs, duplicates dropped
+//!      run-000000 ...  merge-1-000000 ...
+//! ```
+//!
+//! An entry is appended only after what it describes is on disk (the run file synced, then the
+//! directory); the journal is synced after each append. A torn last line (its CRC does not
+//! match) and everything after it are ignored. Formed runs cover the inputs in order, so the
+//! runs that verify cover a prefix of the inputs; reading resumes at the first byte not in one.
+//! Runs merge with ties going to the lower run, so the output is the same bytes whatever the
+//! run boundaries were: the memory budget and threads may differ between the two processes,
+//! the inputs, output and spec may not.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use oxsort_format::RecordLayout;
+
+use crate::config::{Input, Output, SortConfig};
+use crate::error::{EngineError, Result};
+use crate::source::Position;
+use crate::spill::{Run, SpillRoom};
+
+/// The journal's file name in the directory.
+pub(crate) const JOURNAL_FILE: &str = "journal";
+/// The lock file's name in the directory.
+const LOCK_FILE: &str = "lock";
+/// The journal format; a journal of another format is not resumed from.
+const FORMAT: u32 = 1;
+/// Bytes read at a time when a run is verified.
+const VERIFY_READ_BYTES: usize = 4 << 20;
+
+/// One input as the sort saw it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct InputId {
+    pub(crate) path: String,
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i128,
+}
+
+/// What decides the output: the inputs, the output and the spec.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Header {
+    pub(crate) format: u32,
+    /// The process that wrote the journal: its output temp files are its to remove.
+    #[serde(default)]
+    pub(crate) pid: u32,
+    pub(crate) output: String,
+    pub(crate) spec: String,
+    pub(crate) inputs: Vec<InputId>,
+}
+
+/// A run file and what it holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RunFile {
+    pub(crate) name: String,
+    /// Which temp directory.
+    pub(crate) dir: usize,
+    pub(crate) bytes: u64,
+    pub(crate) records: u64,
+    /// CRC32-sum of its records.
+    pub(crate) checksum: u128,
+}
+
+/// A formed run and the input it came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RunEntry {
+    pub(crate) file: RunFile,
+    /// Where the input stands after the records of this run (and every run before it).
+    pub(crate) end_input: usize,
+    pub(crate) end_offset: u64,
+    pub(crate) end_record: u64,
+    /// Records loaded for it (after the filter) and their CRC32-sum; the run holds fewer when
+    /// duplicates were dropped.
+    pub(crate) in_records: u64,
+    pub(crate) in_checksum: u128,
+    /// Records read for it (before the filter).
+    pub(crate) read: u64,
+}
+
+impl RunEntry {
+    pub(crate) fn end(&self) -> Position {
+        Position { input: self.end_input, offset: self.end_offset, record: self.end_record }
+    }
+}
+
+/// A finished merge level: the runs the next level merges.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct LevelEntry {
+    /// Levels finished (1 for the first).
+    pub(crate) level: u32,
+    pub(crate) runs: Vec<RunFile>,
+    /// Duplicates dropped by every merge level so far, and their CRC32-sum.
+    pub(crate) dropped: u64,
+    pub(crate) dropped_checksum: u128,
+}
+
+/// A journal line: `{"sort": {...}}`, `{"run": {...}}` or `{"level": {...}}` (externally
+/// tagged: serde's internally tagged enums cannot hold the 128-bit checksums).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Entry {
+    Sort(Header),
+    Run(RunEntry),
+    Level(LevelEntry),
+}
+
+/// The identity of the sort `cfg` describes.
+pub(crate) fn header(cfg: &SortConfig) -> Result<Header> {
+    let mut inputs = Vec::new();
+    for input in &cfg.inputs {
+        let Input::Path(p) = input else {
+            return Err(EngineError::Config(
+                "--resume needs input files: standard input cannot be read again".into(),
+            ));
+        };
+        let m =
+            std::fs::metadata(p).map_err(|e| EngineError::Input { path: p.clone(), source: e })?;
+        let path = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        inputs.push(InputId {
+            path: path.display().to_string(),
+            size: m.len(),
+            mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+        });
+    }
+    let output = match &cfg.output {
+        Output::Stdout => "-".to_string(),
+        Output::Path(p) => {
+            let dir = crate::config::parent_dir(p);
+            let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+            dir.join(p.file_name().unwrap_or_default()).display().to_string()
+        }
+    };
+    Ok(Header {
+        format: FORMAT,
+        pid: std::process::id(),
+        output,
+        spec: format!("{:?}", cfg.spec),
+        inputs,
+    })
+}
+
+/// The name of the journal directory for `h`: the same for every process sorting the same
+/// inputs (by path) into the same output with the same spec, whatever the inputs' state.
+pub(crate) fn dir_name(h: &Header) -> String {
+    // FNV-1a, 64 bits: stable across builds and platforms (std's hashers are not).
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = OFFSET;
+    let mut eat = |s: &str| {
+        for b in s.bytes().chain([0u8]) {
+            hash ^= b as u64;
+            hash = hash.wrapping_mul(PRIME);
+        }
+    };
+    eat(&h.output);
+    eat(&h.spec);
+    for i in &h.inputs {
+        eat(&i.path);
+    }
+    format!(".oxsort-resume-{hash:016x}")
+}
+
+/// Why `found` (a journal) cannot be resumed by a sort of `now`; `None` when it can.
+pub(crate) fn mismatch(found: &Header, now: &Header) -> Option<String> {
+    if found.format != now.format {
+        return Some(format!(
+            "it is of journal format {} (this oxsort writes {})",
+            found.format, now.format
+        ));
+    }
+    if found.spec != now.spec {
+        return Some("the record layout, key or options differ from the interrupted sort's".into());
+    }
+    if found.output != now.output {
+        return Some(format!("it was writing {}, not {}", found.output, now.output));
+    }
+    if found.inputs.len() != now.inputs.len() {
+        return Some(format!(
+            "it read {} inputs, this sort reads {}",
+            found.inputs.len(),
+            now.inputs.len()
+        ));
+    }
+    for (f, n) in found.inputs.iter().zip(&now.inputs) {
+        if f.path != n.path {
+            return Some(format!("it read {} where this sort reads {}", f.path, n.path));
+        }
+        if f.size != n.size {
+            return Some(format!(
+                "input {} changed: it was {} bytes, it is {} bytes",
+                n.path, f.size, n.size
+            ));
+        }
+        if f.mtime_ns != n.mtime_ns {
+            return Some(format!("input {} changed: it was modified since", n.path));
+        }
+    }
+    None
+}
+
+/// One journal line for `e`.
+fn line(e: &Entry) -> String {
+    let json = serde_json::to_string(e).expect("journal entries serialize");
+    format!("{:08x} {json}\n", crc32fast::hash(json.as_bytes()))
+}
+
+/// The entries of the journal text `text` up to the first damaged line.
+pub(crate) fn parse(text: &[u8]) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for l in text.split_inclusive(|&b| b == b'\n') {
+        let Some(l) = l.strip_suffix(b"\n") else { break };
+        let Ok(l) = std::str::from_utf8(l) else { break };
+        let Some((crc, json)) = l.split_once(' ') else { break };
+        if u32::from_str_radix(crc, 16).ok() != Some(crc32fast::hash(json.as_bytes())) {
+            break;
+        }
+        match serde_json::from_str(json) {
+            Ok(e) => out.push(e),
+            Err(_) => break,
+        }
+    }
+    out
+}
+
+/// The journal of one sort, with the directory's lock held while it lives.
+pub(crate) struct Journal {
+    dir: PathBuf,
+    file: File,
+    _lock: File,
+}
+
+fn jerr(path: &Path, what: &str, e: impl std::fmt::Display) -> EngineError {
+    EngineError::Journal { path: path.to_path_buf(), why: format!("{what}: {e}") }
+}
+
+impl Journal {
+    /// Locks the journal directory `dir` (made already) against another sort of the same
+    /// inputs, and returns the entries found in it (none for a new directory).
+    pub(crate) fn open(dir: &Path) -> Result<(Vec<Entry>, File)> {
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| jerr(&lock_path, "cannot open", e))?;
+        let locked =
+            oxsort_io::try_lock_exclusive(&lock).map_err(|e| jerr(&lock_path, "cannot lock", e))?;
+        if !locked {
+            return Err(EngineError::Journal {
+                path: dir.to_path_buf(),
+                why: "another oxsort is sorting the same inputs into the same output".into(),
+            });
+        }
+        let path = dir.join(JOURNAL_FILE);
+        let mut text = Vec::new();
+        match File::open(&path) {
+            Ok(mut f) => {
+                f.read_to_end(&mut text).map_err(|e| jerr(&path, "cannot read", e))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(jerr(&path, "cannot open", e)),
+        }
+        Ok((parse(&text), lock))
+    }
+
+    /// Writes `entries` as the whole journal (a new file renamed over the old one) and keeps
+    /// it open for appending.
+    pub(crate) fn write(dir: &Path, lock: File, entries: &[Entry]) -> Result<Journal> {
+        let path = dir.join(JOURNAL_FILE);
+        let tmp = dir.join(format!("{JOURNAL_FILE}.new"));
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&tmp)
+            .map_err(|e| jerr(&tmp, "cannot create", e))?;
+        let text: String = entries.iter().map(line).collect();
+        f.write_all(text.as_bytes()).map_err(|e| jerr(&tmp, "cannot write", e))?;
+        f.sync_all().map_err(|e| jerr(&tmp, "cannot sync", e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| jerr(&path, "cannot rename", e))?;
+        let j = Journal { dir: dir.to_path_buf(), file: f, _lock: lock };
+        j.sync_dir()?;
+        Ok(j)
+    }
+
+    /// Appends `e`, durably. What it describes must be synced already.
+    pub(crate) fn append(&mut self, e: &Entry) -> Result<()> {
+        let path = self.dir.join(JOURNAL_FILE);
+        self.file.write_all(line(e).as_bytes()).map_err(|e| jerr(&path, "cannot write", e))?;
+        self.file.sync_data().map_err(|e| jerr(&path, "cannot sync", e))
+    }
+
+    /// Syncs the journal directory, so the names of the files in it are durable.
+    pub(crate) fn sync_dir(&self) -> Result<()> {
+        sync_dir(&self.dir)
+    }
+}
+
+/// Syncs directory `dir`.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| jerr(dir, "cannot sync the directory", e))
+}
+
+/// Reads run `path` through and checks it holds `bytes` bytes of `records` records with
+/// CRC32-sum `checksum`; the reason when it does not.
+pub(crate) fn verify_run(
+    path: &Path,
+    f: &RunFile,
+    layout: RecordLayout,
+) -> std::result::Result<(), String> {
+    let mut file = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len != f.bytes {
+        return Err(format!("it holds {len} bytes, {} were written", f.bytes));
+    }
+    let (mut records, mut sum) = (0u64, 0u128);
+    let mut buf = vec![0u8; VERIFY_READ_BYTES];
+    // Bytes of a record begun in the previous read.
+    let mut rec: Vec<u8> = Vec::new();
+    loop {
+        let n = file.read(&mut buf).map_err(|e| format!("cannot read it: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        let mut data = &buf[..n];
+        while !data.is_empty() {
+            let end = match layout {
+                RecordLayout::Fixed(r) => (r - rec.len()).min(data.len()),
+                RecordLayout::Delimited(t) => memchr::memchr(t, data).map_or(data.len(), |i| i + 1),
+            };
+            let whole = match layout {
+                RecordLayout::Fixed(r) => rec.len() + end == r,
+                RecordLayout::Delimited(t) => data[end - 1] == t,
+            };
+            if whole && rec.is_empty() {
+                sum += crc32fast::hash(&data[..end]) as u128;
+                records += 1;
+            } else {
+                rec.extend_from_slice(&data[..end]);
+                if whole {
+                    sum += crc32fast::hash(&rec) as u128;
+                    records += 1;
+                    rec.clear();
+                }
+            }
+            data = &data[end..];
+        }
+    }
+    if !rec.is_empty() {
+        return Err("it ends inside a record".into());
+    }
+    if records != f.records || sum != f.checksum {
+        return Err(format!(
+            "it holds {records} records with checksum {}, {} records with checksum {} were written",
+            crate::verify::checksum_hex(sum),
+            f.records,
+            crate::verify::checksum_hex(f.checksum)
+        ));
+    }
+    Ok(())
+}
+
+/// What a resumable sort takes over from the journal of an interrupted one.
+#[derive(Default)]
+pub(crate) struct Recovered {
+    /// The formed runs' entries kept (all of them when a merge level is resumed): the input
+    /// they cover and its counts.
+    pub(crate) formed: Vec<RunEntry>,
+    /// The runs to merge: the formed runs, or the last finished level's outputs.
+    pub(crate) runs: Vec<Run>,
+    /// Duplicates dropped by the merge levels finished, and their CRC32-sum.
+    pub(crate) merge_dropped: (u64, u128),
+    /// What was found and dropped, for the sort's notes.
+    pub(crate) notes: Vec<String>,
+    /// Input bytes the formed runs kept cover (not read again).
+    pub(crate) input_bytes_covered: u64,
+    /// Merge levels finished.
+    pub(crate) levels: u32,
+}
+
+impl Recovered {
+    /// Where reading resumes: after the last formed run kept.
+    pub(crate) fn position(&self) -> Option<Position> {
+        self.formed.last().map(RunEntry::end)
+    }
+}
+
+/// Removes the output temp files (`.NAME.oxsort-PID.tmp`, `.NAME.oxsort-PID-RAND.tmp`) process
+/// `pid` left beside `output` (a file path) when it was killed.
+fn remove_output_temps(output: &str, pid: u32) {
+    let output = Path::new(output);
+    let (Some(dir), Some(name)) = (output.parent(), output.file_name()) else { return };
+    let prefix = format!(".{}.oxsort-{pid}", name.to_string_lossy());
+    let Ok(listing) = std::fs::read_dir(dir) else { return };
+    for f in listing.flatten() {
+        let n = f.file_name();
+        let n = n.to_string_lossy();
+        if let Some(rest) = n.strip_prefix(&prefix) {
+            if rest.ends_with(".tmp") && (rest == ".tmp" || rest.starts_with('-')) {
+                let _ = std::fs::remove_file(f.path());
+            }
+        }
+    }
+}
+
+/// Opens (or makes) `room`'s kept directories and journal. A journal found there is taken over:
+/// the output temp file its sort left is removed; it must describe the sort `now` (else this
+/// refuses, unless `restart`); the runs it lists are verified. Every other file in the kept
+/// directories is removed, and the journal is rewritten with what is kept.
+pub(crate) fn recover(
+    room: &mut SpillRoom,
+    now: &Header,
+    restart: bool,
+    layout: RecordLayout,
+) -> Result<Recovered> {
+    let mut rec = Recovered::default();
+    room.open_kept()?;
+    let dir = room.journal_dir().expect("made above");
+    // Held from here on: the sort that wrote the journal is gone.
+    let (entries, lock) = Journal::open(&dir)?;
+    let jpath = dir.join(JOURNAL_FILE);
+    let mut kept = vec![Entry::Sort(now.clone())];
+    let mut levels = 0;
+    if let Some(Entry::Sort(found)) = entries.first() {
+        if found.pid != now.pid && found.output == now.output {
+            remove_output_temps(&found.output, found.pid);
+        }
+        match mismatch(found, now) {
+            Some(why) if !restart => {
+                return Err(EngineError::ResumeRefused { journal: jpath, why });
+            }
+            Some(why) => rec.notes.push(format!("--restart: started over ({why})")),
+            None => {
+                let formed: Vec<RunEntry> = entries
+                    .iter()
+                    .filter_map(|e| if let Entry::Run(r) = e { Some(r.clone()) } else { None })
+                    .collect();
+                let level = entries.iter().rev().find_map(|e| {
+                    if let Entry::Level(l) = e {
+                        Some(l.clone())
+                    } else {
+                        None
+                    }
+                });
+                let check = |f: &RunFile| match room.file_path(f.dir, &f.name) {
+                    Some(p) => verify_run(&p, f, layout).map_err(|why| (p, why)),
+                    None => Err((PathBuf::from(&f.name), "its temp directory is not given".into())),
+                };
+                if let Some(l) = level {
+                    match l.runs.iter().try_for_each(&check) {
+                        Ok(()) => {
+                            rec.runs = l.runs.iter().map(|f| room.adopt(f)).collect();
+                            rec.merge_dropped = (l.dropped, l.dropped_checksum);
+                            levels = l.level;
+                            kept.extend(formed.iter().cloned().map(Entry::Run));
+                            kept.push(Entry::Level(l));
+                            rec.formed = formed;
+                        }
+                        Err((p, why)) => rec.notes.push(format!(
+                            "resume: merged run {} does not verify ({why}): started over",
+                            p.display()
+                        )),
+                    }
+                } else {
+                    for r in formed {
+                        if let Err((p, why)) = check(&r.file) {
+                            rec.notes.push(format!(
+                                "resume: run {} does not verify ({why}): its input is read again",
+                                p.display()
+                            ));
+                            break;
+                        }
+                        rec.runs.push(room.adopt(&r.file));
+                        kept.push(Entry::Run(r.clone()));
+                        rec.formed.push(r);
+                    }
+                }
+            }
+        }
+    }
+    // Runs being written when the sort stopped, runs dropped above, an old journal: gone.
+    let keep: std::collections::HashSet<(usize, &str)> =
+        rec.runs.iter().map(|r| (r.dir_index(), r.name())).collect();
+    for (i, d) in room.temp_paths().iter().enumerate() {
+        let listing = std::fs::read_dir(d).map_err(|e| jerr(d, "cannot list", e))?;
+        for f in listing.flatten() {
+            let name = f.file_name();
+            let name = name.to_string_lossy();
+            if (i == 0 && (name == LOCK_FILE || name == JOURNAL_FILE))
+                || keep.contains(&(i, &*name))
+            {
+                continue;
+            }
+            let _ = std::fs::remove_file(f.path());
+        }
+    }
+    let merged = rec
+        .runs
+        .iter()
+        .filter_map(|r| {
+            r.name()
+                .rsplit('-')
+                .next()?
+                .parse::<usize>()
+                .ok()
+                .filter(|_| r.name().starts_with("merge-"))
+        })
+        .max()
+        .map_or(0, |m| m + 1);
+    if let Some(p) = rec.position() {
+        rec.input_bytes_covered =
+            now.inputs[..p.input].iter().map(|i| i.size).sum::<u64>() + p.offset;
+    }
+    rec.levels = levels;
+    let formed = rec.formed.len();
+    let j = Journal::write(&dir, lock, &kept)?;
+    room.resume_with(j, formed, merged, levels, rec.merge_dropped);
+    Ok(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(name: &str) -> Entry {
+        Entry::Run(RunEntry {
+            file: RunFile { name: name.into(), dir: 0, bytes: 200, records: 2, checksum: 7 },
+            end_input: 0,
+            end_offset: 200,
+            end_record: 2,
+            in_records: 2,
+            in_checksum: 7,
+            read: 2,
+        })
+    }
+
+    #[test]
+    fn every_entry_reads_back_as_written() {
+        let h = Entry::Sort(Header {
+            format: FORMAT,
+            pid: 7,
+            output: "/o".into(),
+            spec: "s".into(),
+            inputs: vec![InputId { path: "/i".into(), size: 1, mtime_ns: -(1i128 << 100) }],
+        });
+        let l = Entry::Level(LevelEntry {
+            level: 1,
+            runs: vec![RunFile {
+                name: "m".into(),
+                dir: 1,
+                bytes: 2,
+                records: 3,
+                checksum: u128::MAX,
+            }],
+            dropped: 4,
+            dropped_checksum: 1 << 100,
+        });
+        let all = vec![h, run("a"), l];
+        let text: String = all.iter().map(line).collect();
+        assert_eq!(parse(text.as_bytes()), all);
+    }
+
+    #[test]
+    fn a_torn_or_damaged_line_ends_the_journal() {
+        let text: String = [run("a"), run("b"), run("c")].iter().map(line).collect();
+        assert_eq!(parse(text.as_bytes()).len(), 3);
+        // Torn: the last line lacks its end.
+        assert_eq!(parse(&text.as_bytes()[..text.len() - 5]).len(), 2);
+        // Damaged: a byte of the second line flipped; the third is not trusted either.
+        let mut bad = text.clone().into_bytes();
+        let second = text.find("\n").unwrap() + 20;
+        bad[second] ^= 1;
+        assert_eq!(parse(&bad), vec![run("a")]);
+    }
+
+    #[test]
+    fn runs_verify_by_length_count_and_checksum() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r");
+        std::fs::write(&p, b"ab\ncd\n").unwrap();
+        let sum = crc32fast::hash(b"ab\n") as u128 + crc32fast::hash(b"cd\n") as u128;
+        let f = RunFile { name: "r".into(), dir: 0, bytes: 6, records: 2, checksum: sum };
+        assert_eq!(verify_run(&p, &f, RecordLayout::Delimited(b'\n')), Ok(()));
+        assert_eq!(verify_run(&p, &f, RecordLayout::Fixed(3)), Ok(()));
+        assert!(verify_run(
+            &p,
+            &RunFile { checksum: sum + 1, ..f.clone() },
+            RecordLayout::Fixed(3)
+        )
+        .unwrap_err()
+        .contains("checksum"));
+        assert!(verify_run(&p, &RunFile { bytes: 9, ..f }, RecordLayout::Fixed(3))
+            .unwrap_err()
+            .contains("6 bytes"));
+    }
+}

@@ -31,6 +31,13 @@ mkdir -p "$top/target/gnu" "$scratch"
 ln -sf ../release/oxsort "$top/target/gnu/sort"
 oxsort_sort=$top/target/gnu/sort
 if [ -d "$top/target/locales/en_US.UTF-8" ]; then export LOCPATH=$top/target/locales; fi
+# A locale the C library cannot load silently falls back to C for both sorts: refuse it.
+for loc in ${LOCALES:-C en_US.UTF-8}; do
+  if LC_ALL=$loc locale 2>&1 >/dev/null | grep -q .; then
+    echo "locale $loc is not available (build it: .ci/gnu-conformance, or localedef -i ${loc%%.*} -f UTF-8 $top/target/locales/$loc)" >&2
+    exit 1
+  fi
+done
 out=$top/bench/runs/$(date +%Y-%m-%d)
 mkdir -p "$out"
 csv=$out/gnu.csv

@@ -220,34 +220,20 @@ pub fn run_sort(args: SortArgs) -> Result<i32> {
     }
     let Some(timeline) = &args.timeline else {
         let cfg = args.config(args.wants_progress())?;
-        let reclaimed = reclaim(&args, &cfg);
-        return finish_sort(&args, sort(&cfg)?, reclaimed);
+        return finish_sort(&args, sort(&cfg)?);
     };
     // A timeline that cannot be written is reported before the sort, not after it.
     std::fs::File::create(timeline)
         .with_context(|| format!("creating the timeline {}", timeline.display()))?;
     let mark = PhaseMark::new();
     let cfg = args.config_marking(args.wants_progress(), Some(mark.clone()))?;
-    let reclaimed = reclaim(&args, &cfg);
     let sampler = Sampler::start(timeline::INTERVAL, mark.clone())?;
     let result = sort(&cfg);
     mark.set("done");
     let tl = sampler.stop();
     // Written whatever the outcome: the timeline of a failed sort is worth having.
     tl.write_csv(timeline)?;
-    finish_sort(&args, result?, reclaimed)
-}
-
-/// Reclaims the leftovers of killed sorts in the directories this sort uses, before it starts,
-/// and says so (one line per directory) unless `--quiet`.
-fn reclaim(args: &SortArgs, cfg: &SortConfig) -> Vec<oxsort_engine::Reclaimed> {
-    let reclaimed = oxsort_engine::reclaim_leftovers(cfg);
-    if !args.quiet {
-        for r in &reclaimed {
-            eprintln!("oxsort: {}", crate::clean_cmd::reclaimed_line(r));
-        }
-    }
-    reclaimed
+    finish_sort(&args, result?)
 }
 
 /// A summary path that cannot be written is reported before the sort, not after it: its
@@ -266,15 +252,12 @@ fn check_summary_path(path: &std::path::Path) -> Result<()> {
 }
 
 /// The closing lines, statistics and summary of a finished sort.
-fn finish_sort(
-    args: &SortArgs,
-    mut stats: oxsort_engine::SortStats,
-    mut reclaimed: Vec<oxsort_engine::Reclaimed>,
-) -> Result<i32> {
-    // Swept before the sort began (the engine's own sweep then found nothing more).
-    reclaimed.append(&mut stats.reclaimed);
-    stats.reclaimed = reclaimed;
+fn finish_sort(args: &SortArgs, stats: oxsort_engine::SortStats) -> Result<i32> {
     if !args.quiet {
+        // The engine swept the sort's directories once, before it planned.
+        for r in &stats.reclaimed {
+            eprintln!("oxsort: {}", crate::clean_cmd::reclaimed_line(r));
+        }
         for n in &stats.notes {
             eprintln!("oxsort: note: {n}");
         }

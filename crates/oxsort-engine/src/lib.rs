@@ -319,9 +319,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
 
 /// Sweeps the temp directories and the output's directory for leftovers of killed sorts
 /// (see [`oxsort_io::leftovers`]): their owners are gone, and they hold disk space this sort may
-/// need. [`sort()`] does it first; a front end may call it earlier to say what it reclaimed
-/// before the sort begins. Best effort: a directory that cannot be listed is the plan's to
-/// report. Returns one entry per directory that held leftovers.
+/// need. [`sort()`] does it, once, before it plans, and reports it in [`SortStats::reclaimed`].
+/// Best effort: a directory that cannot be listed is the plan's to report. Returns one entry per directory that held leftovers.
 pub fn reclaim_leftovers(cfg: &SortConfig) -> Vec<Reclaimed> {
     let mut dirs: Vec<std::path::PathBuf> = cfg.temp_dirs.clone();
     if let Output::Path(p) = &cfg.output {

@@ -16,7 +16,8 @@
 # merge's expected time (the journaled median less the time the runs took to form).
 # The floor is ../shared/tools/iofloor's floor2_s (fio: read + write, twice). Each output is
 # checked with valsort against the input's checksum. Raw rows go to
-# bench/runs/<date>/resume.csv, medians and ratios to summary.md there.
+# bench/runs/<date>/resume.csv, medians and ratios to summary.md there, and the last resumed
+# sort's --stats=json (its phases) to resume-stats.json.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 records=${1:-100000000}
@@ -113,6 +114,7 @@ for r in $(seq 1 "$runs"); do
   check_output "$dst" "$sum" sorted
   row resume "$r" "$s" "$m" "$(stat_of input_bytes_read)" "$(stat_of runs_reused)" "$nruns" "$killed"
   times[resume]+="$s"$'\n'
+  grep '^{' "$scratch/stats" | tail -1 > "$out/resume-stats.json"
   [ -z "$(ls -A "$temp")" ] || { echo "left in $temp: $(ls -A "$temp")" >&2; exit 1; }
 done
 

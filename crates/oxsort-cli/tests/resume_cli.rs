@@ -150,6 +150,16 @@ fn a_sort_killed_anywhere_resumes_to_the_same_bytes() {
             assert_eq!(read, 0, "{what}: {st}");
             assert!(read < fresh["input_bytes_read"].as_u64().unwrap());
             assert!(st["runs_reused"].as_u64().unwrap() > 0, "{what}: {st}");
+            // The runs were read through to verify them, and the statistics say so.
+            let resume = &st["phases"][0];
+            assert_eq!(resume["name"], "resume", "{what}: {st}");
+            let verified: u64 = resume["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["bytes"].as_u64().unwrap())
+                .sum();
+            assert_eq!(verified, st["bytes_reused"].as_u64().unwrap(), "{what}: {st}");
             if levels > 0 {
                 // A finished merge level is taken up: its outputs are the runs reused.
                 assert!(st["runs_reused"].as_u64().unwrap() < fresh["runs"].as_u64().unwrap());

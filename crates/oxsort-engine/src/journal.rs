@@ -23,15 +23,20 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use oxsort_format::RecordLayout;
+use oxsort_format::{RecordLayout, SortKey, SortSpec};
+use oxsort_io::{DirectFile, IoOptions, Reader, DIRECT_ALIGN};
 
 use crate::config::{Input, Output, SortConfig};
 use crate::error::{EngineError, Result};
 use crate::source::Position;
 use crate::spill::{Run, SpillRoom};
+use crate::stats::{FileStats, PhaseStats};
+use crate::tuning;
+use crate::verify::StreamCheck;
 
 /// The journal's file name in the directory.
 pub(crate) const JOURNAL_FILE: &str = "journal";
@@ -39,8 +44,6 @@ pub(crate) const JOURNAL_FILE: &str = "journal";
 const LOCK_FILE: &str = "lock";
 /// The journal format; a journal of another format is not resumed from.
 const FORMAT: u32 = 1;
-/// Bytes read at a time when a run is verified.
-const VERIFY_READ_BYTES: usize = 4 << 20;
 
 /// One input as the sort saw it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -318,62 +321,82 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 /// Reads run `path` through and checks it holds `bytes` bytes of `records` records with
-/// CRC32-sum `checksum`; the reason when it does not.
+/// CRC32-sum `checksum`; the reason when it does not. Reads `transfer` bytes at a time with
+/// [`tuning::READ_DEPTH`] transfers in flight (direct where the file system allows), as the
+/// sort reads its input, so a resumed sort re-reads its runs at the disk's speed.
 pub(crate) fn verify_run(
     path: &Path,
     f: &RunFile,
-    layout: RecordLayout,
-) -> std::result::Result<(), String> {
-    let mut file = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    copy: &SortKey,
+    io: &IoOptions,
+    transfer: usize,
+) -> std::result::Result<FileStats, String> {
+    let file = DirectFile::open(path, io).map_err(|e| format!("cannot open it: {e}"))?;
+    let direct = file.is_direct();
+    let len = file.len().map_err(|e| e.to_string())?;
     if len != f.bytes {
         return Err(format!("it holds {len} bytes, {} were written", f.bytes));
     }
-    let (mut records, mut sum) = (0u64, 0u128);
-    let mut buf = vec![0u8; VERIFY_READ_BYTES];
-    // Bytes of a record begun in the previous read.
-    let mut rec: Vec<u8> = Vec::new();
-    loop {
-        let n = file.read(&mut buf).map_err(|e| format!("cannot read it: {e}"))?;
-        if n == 0 {
-            break;
-        }
-        let mut data = &buf[..n];
-        while !data.is_empty() {
-            let end = match layout {
-                RecordLayout::Fixed(r) => (r - rec.len()).min(data.len()),
-                RecordLayout::Delimited(t) => memchr::memchr(t, data).map_or(data.len(), |i| i + 1),
-            };
-            let whole = match layout {
-                RecordLayout::Fixed(r) => rec.len() + end == r,
-                RecordLayout::Delimited(t) => data[end - 1] == t,
-            };
-            if whole && rec.is_empty() {
-                sum += crc32fast::hash(&data[..end]) as u128;
-                records += 1;
-            } else {
-                rec.extend_from_slice(&data[..end]);
-                if whole {
-                    sum += crc32fast::hash(&rec) as u128;
-                    records += 1;
-                    rec.clear();
-                }
-            }
-            data = &data[end..];
-        }
+    let mut reader = Reader::new(Arc::new(file), 0..len, transfer, tuning::READ_DEPTH, io)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let mut check = StreamCheck::default();
+    while let Some(chunk) = reader.next_chunk() {
+        let chunk = chunk.map_err(|e| format!("cannot read it: {e}"))?;
+        check.feed(chunk.data(), copy);
+        reader.recycle(chunk.buf);
     }
-    if !rec.is_empty() {
+    if check.is_inside_record() {
         return Err("it ends inside a record".into());
     }
-    if records != f.records || sum != f.checksum {
+    let c = check.finish(copy);
+    if c.records != f.records || c.checksum != f.checksum {
         return Err(format!(
-            "it holds {records} records with checksum {}, {} records with checksum {} were written",
-            crate::verify::checksum_hex(sum),
+            "it holds {} records with checksum {}, {} records with checksum {} were written",
+            c.records,
+            crate::verify::checksum_hex(c.checksum),
             f.records,
             crate::verify::checksum_hex(f.checksum)
         ));
     }
-    Ok(())
+    Ok(FileStats::read(path.display().to_string(), &reader.stats(), direct))
+}
+
+/// Verifies every run of `files` ([`verify_run`]), up to `threads` at once; the outcome of each,
+/// in order (`None` is a run whose temp directory is not given). Each reader holds
+/// `READ_DEPTH` transfers, sized so all of them together fit in `memory` bytes.
+fn verify_runs(
+    room: &SpillRoom,
+    files: &[&RunFile],
+    layout: RecordLayout,
+    threads: usize,
+    memory: u64,
+) -> Vec<std::result::Result<FileStats, (PathBuf, String)>> {
+    let copy = SortSpec::with_layout(layout).compile().expect("a copy of any layout compiles");
+    let threads = threads.clamp(1, files.len().max(1));
+    let share = memory / (threads * tuning::READ_DEPTH) as u64;
+    let transfer =
+        (share.min(tuning::TRANSFER_TARGET as u64) as usize / DIRECT_ALIGN).max(1) * DIRECT_ALIGN;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out: Vec<std::sync::Mutex<Option<_>>> =
+        files.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(f) = files.get(i) else { break };
+                let r = match room.file_path(f.dir, &f.name) {
+                    Some(p) => {
+                        verify_run(&p, f, &copy, room.io(), transfer).map_err(|why| (p, why))
+                    }
+                    None => Err((PathBuf::from(&f.name), "its temp directory is not given".into())),
+                };
+                *out[i].lock().expect("no verifier panics") = Some(r);
+            });
+        }
+    });
+    out.into_iter()
+        .map(|m| m.into_inner().expect("no verifier panics").expect("every run verified"))
+        .collect()
 }
 
 /// What a resumable sort takes over from the journal of an interrupted one.
@@ -392,6 +415,10 @@ pub(crate) struct Recovered {
     pub(crate) input_bytes_covered: u64,
     /// Merge levels finished.
     pub(crate) levels: u32,
+    /// The runs read through to verify them.
+    pub(crate) files: Vec<FileStats>,
+    /// The verification as a phase of the sort's statistics (`resume`).
+    pub(crate) phase: Option<PhaseStats>,
 }
 
 impl Recovered {
@@ -428,6 +455,8 @@ pub(crate) fn recover(
     now: &Header,
     restart: bool,
     layout: RecordLayout,
+    threads: usize,
+    memory: u64,
 ) -> Result<Recovered> {
     let mut rec = Recovered::default();
     room.open_kept()?;
@@ -458,13 +487,17 @@ pub(crate) fn recover(
                         None
                     }
                 });
-                let check = |f: &RunFile| match room.file_path(f.dir, &f.name) {
-                    Some(p) => verify_run(&p, f, layout).map_err(|why| (p, why)),
-                    None => Err((PathBuf::from(&f.name), "its temp directory is not given".into())),
+                // Every run is read through, several at once; a formed run that fails ends
+                // what is kept (the input from its start on is read again).
+                let files: Vec<&RunFile> = match &level {
+                    Some(l) => l.runs.iter().collect(),
+                    None => formed.iter().map(|r| &r.file).collect(),
                 };
+                let checked = verify_runs(room, &files, layout, threads, memory);
                 if let Some(l) = level {
-                    match l.runs.iter().try_for_each(&check) {
-                        Ok(()) => {
+                    match checked.into_iter().collect::<std::result::Result<Vec<_>, _>>() {
+                        Ok(files) => {
+                            rec.files = files;
                             rec.runs = l.runs.iter().map(|f| room.adopt(f)).collect();
                             rec.merge_dropped = (l.dropped, l.dropped_checksum);
                             levels = l.level;
@@ -478,13 +511,17 @@ pub(crate) fn recover(
                         )),
                     }
                 } else {
-                    for r in formed {
-                        if let Err((p, why)) = check(&r.file) {
-                            rec.notes.push(format!(
-                                "resume: run {} does not verify ({why}): its input is read again",
-                                p.display()
-                            ));
-                            break;
+                    for (r, ok) in formed.into_iter().zip(checked) {
+                        match ok {
+                            Ok(file) => rec.files.push(file),
+                            Err((p, why)) => {
+                                rec.notes.push(format!(
+                                    "resume: run {} does not verify ({why}): its input is read \
+                                     again",
+                                    p.display()
+                                ));
+                                break;
+                            }
                         }
                         rec.runs.push(room.adopt(&r.file));
                         kept.push(Entry::Run(r.clone()));
@@ -593,20 +630,41 @@ mod tests {
     fn runs_verify_by_length_count_and_checksum() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("r");
-        std::fs::write(&p, b"ab\ncd\n").unwrap();
-        let sum = crc32fast::hash(b"ab\n") as u128 + crc32fast::hash(b"cd\n") as u128;
-        let f = RunFile { name: "r".into(), dir: 0, bytes: 6, records: 2, checksum: sum };
-        assert_eq!(verify_run(&p, &f, RecordLayout::Delimited(b'\n')), Ok(()));
-        assert_eq!(verify_run(&p, &f, RecordLayout::Fixed(3)), Ok(()));
-        assert!(verify_run(
-            &p,
-            &RunFile { checksum: sum + 1, ..f.clone() },
-            RecordLayout::Fixed(3)
-        )
-        .unwrap_err()
-        .contains("checksum"));
-        assert!(verify_run(&p, &RunFile { bytes: 9, ..f }, RecordLayout::Fixed(3))
-            .unwrap_err()
-            .contains("6 bytes"));
+        // Lines of 1-20 bytes over several 4 KiB transfers, so records straddle them; 21 bytes
+        // a record when read as fixed records (the length is a multiple of 21).
+        let mut data = Vec::new();
+        let mut i = 0u32;
+        while data.len() < 3 * DIRECT_ALIGN || data.len() % 21 != 0 {
+            data.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, (i * 7 % 20) as usize));
+            data.push(b'\n');
+            i += 1;
+        }
+        std::fs::write(&p, &data).unwrap();
+        let sum_of = |recs: Vec<&[u8]>| recs.iter().map(|r| crc32fast::hash(r) as u128).sum();
+        let lines: u128 = sum_of(data.split_inclusive(|&b| b == b'\n').collect());
+        let fixed: u128 = sum_of(data.chunks(21).collect());
+        let verify = |f: &RunFile, layout| {
+            let copy = SortSpec::with_layout(layout).compile().unwrap();
+            verify_run(&p, f, &copy, &IoOptions::default(), DIRECT_ALIGN).map(|_| ())
+        };
+        let f = |records, checksum| RunFile {
+            name: "r".into(),
+            dir: 0,
+            bytes: data.len() as u64,
+            records,
+            checksum,
+        };
+        let n = data.len() as u64;
+        assert_eq!(verify(&f(i as u64, lines), RecordLayout::Delimited(b'\n')), Ok(()));
+        assert_eq!(verify(&f(n / 21, fixed), RecordLayout::Fixed(21)), Ok(()));
+        let e = verify(&f(n / 21, fixed + 1), RecordLayout::Fixed(21)).unwrap_err();
+        assert!(e.contains("checksum"), "{e}");
+        let e = verify(&f(n / 21 - 1, fixed), RecordLayout::Fixed(21)).unwrap_err();
+        assert!(e.contains("records"), "{e}");
+        let e = verify(&RunFile { bytes: n + 1, ..f(n / 21, fixed) }, RecordLayout::Fixed(21))
+            .unwrap_err();
+        assert!(e.contains(&format!("{n} bytes")), "{e}");
+        let e = verify(&f(n / 20, fixed), RecordLayout::Fixed(20)).unwrap_err();
+        assert!(e.contains("ends inside a record"), "{e}");
     }
 }

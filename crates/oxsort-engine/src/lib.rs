@@ -102,7 +102,16 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         let header = journal::header(cfg)?;
         let name = journal::dir_name(&header);
         let mut room = SpillRoom::resumable(&cfg.temp_dirs, &cfg.io, name, header.clone());
-        let recovered = journal::recover(&mut room, &header, cfg.restart, cfg.key.layout())?;
+        let timer = PhaseTimer::start("resume", &meters);
+        let mut recovered = journal::recover(
+            &mut room,
+            &header,
+            cfg.restart,
+            cfg.key.layout(),
+            cfg.threads,
+            cfg.memory,
+        )?;
+        recovered.phase = Some(timer.finish(std::mem::take(&mut recovered.files)));
         (room, recovered)
     } else {
         (SpillRoom::new(&cfg.temp_dirs, &cfg.io), journal::Recovered::default())
@@ -139,6 +148,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         runs_reused: recovered.runs.len() as u64,
         bytes_reused: recovered.runs.iter().map(|r| r.bytes).sum(),
         reclaimed,
+        phases: recovered.phase.iter().cloned().collect(),
         ..SortStats::default()
     };
     let mut source = ChunkSource::new(

@@ -148,6 +148,11 @@ impl SpillRoom {
         Ok(())
     }
 
+    /// How the room's files are opened.
+    pub(crate) fn io(&self) -> &IoOptions {
+        &self.io
+    }
+
     /// The journal directory (the first kept directory) of a resumable room, when it exists.
     pub(crate) fn journal_dir(&self) -> Option<PathBuf> {
         let name = self.kept.as_ref()?;

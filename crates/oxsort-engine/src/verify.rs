@@ -221,6 +221,11 @@ impl StreamCheck {
         self.carry.extend_from_slice(&data[end..]);
     }
 
+    /// Whether the stream so far ends inside a record.
+    pub(crate) fn is_inside_record(&self) -> bool {
+        !self.carry.is_empty()
+    }
+
     /// The facts of the whole stream; bytes left after the last whole record are counted as
     /// one more record (a stream never ends inside a record when written right).
     pub(crate) fn finish(mut self, keys: &SortKey) -> OrderCheck {

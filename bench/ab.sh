@@ -6,8 +6,11 @@
 #   BASE_BIN, NEW_BIN  two oxsort binaries (say, target/release/oxsort of two commits)
 #   RUNS               runs per build and case (default 5)
 #   CASES              (environment) the cases to run, space-separated (default: all four)
+#   VARIANT            (environment) `fresh` (default: OXSORT_HUGETLB=off, no pool) or `pool`
+#                      (both builds from a hugetlb pool of 5G reserved and touched once, which
+#                      takes the host's page faults out of the times; bench/lib.sh)
 #
-# Cases (fresh memory, OXSORT_HUGETLB=off; CASES=onepass,lines limits them):
+# Cases (CASES="onepass lines" limits them):
 #   onepass  4e7 gensort records (4 GB), --memory 5G
 #   twopass  4e7 gensort records, --memory 1G
 #   lines    4 GB of 10-200 byte lines (gen_lines), --lines, --memory 5G
@@ -30,6 +33,12 @@ mkdir -p "$out"
 csv=$out/ab.csv
 [ -f "$csv" ] || echo "timestamp,case,build,run,seconds,peak_rss_kb" > "$csv"
 . "$top/bench/lib.sh"
+variant=${VARIANT:-fresh}
+case $variant in
+  fresh) ;;
+  pool) pool_reserve 5G; trap pool_release EXIT ;;
+  *) echo "VARIANT is fresh or pool, not $variant" >&2; exit 1 ;;
+esac
 
 ctl=$scratch/typed.ctl
 printf ' SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A)\n' > "$ctl"
@@ -49,7 +58,7 @@ args_of() {
 
 {
   echo
-  echo "## A/B $(date -Iseconds): base $base, new $new, $runs runs each, fresh memory"
+  echo "## A/B $(date -Iseconds): base $base, new $new, $runs runs each, $variant memory"
   echo
   echo "| case | base median s | new median s | new / base |"
   echo "|---|---|---|---|"
@@ -65,7 +74,7 @@ for case in ${CASES:-onepass twopass lines typed}; do
     for build in $order; do
       b=$([ "$build" = base ] && echo "$base" || echo "$new")
       rm -f "$scratch/ab.$build.out"
-      read -r s m < <(timed env OXSORT_HUGETLB=off "$b" sort "${args[@]}" -o "$scratch/ab.$build.out" --no-progress)
+      read -r s m < <(timed_variant "$variant" "$b" sort "${args[@]}" -o "$scratch/ab.$build.out" --no-progress)
       echo "$(date -Iseconds),$case,$build,$r,$s,$m" >> "$csv"
       if [ "$build" = base ]; then tb+=("$s"); else tn+=("$s"); fi
     done

@@ -12,7 +12,8 @@
 //! ```
 //!
 //! An entry is appended only after what it describes is on disk (the run file synced, then the
-//! directory); the journal is synced after each append. A torn last line (its CRC does not
+//! directory); the journal is synced after each append. The journal is written and the runs are
+//! verified through oxsort-io with the sort's [`IoOptions`], so its fault plan reaches them too. A torn last line (its CRC does not
 //! match) and everything after it are ignored. Formed runs cover the inputs in order, so the
 //! runs that verify cover a prefix of the inputs; reading resumes at the first byte not in one.
 //! Runs merge with ties going to the lower run, so the output is the same bytes whatever the
@@ -20,13 +21,13 @@
 //! the inputs, output and spec may not.
 
 use std::fs::File;
-use std::io::{Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use oxsort_format::RecordLayout;
+use oxsort_io::{DirectFile, IoError, IoOptions};
 
 use crate::config::{Input, Output, SortConfig};
 use crate::error::{EngineError, Result};
@@ -238,7 +239,9 @@ pub(crate) fn parse(text: &[u8]) -> Vec<Entry> {
 /// The journal of one sort, with the directory's lock held while it lives.
 pub(crate) struct Journal {
     dir: PathBuf,
-    file: File,
+    file: DirectFile,
+    /// Its length: where the next entry goes.
+    len: u64,
     _lock: File,
 }
 
@@ -246,10 +249,22 @@ fn jerr(path: &Path, what: &str, e: impl std::fmt::Display) -> EngineError {
     EngineError::Journal { path: path.to_path_buf(), why: format!("{what}: {e}") }
 }
 
+/// A failed journal operation `what` on `path` (the journal's name, whatever name the file
+/// was opened under), with the system's words once.
+fn jio(path: &Path, what: &str, e: &IoError) -> EngineError {
+    jerr(path, what, crate::sink::os_message(e.io_error()))
+}
+
+/// How the journal is written: through the page cache (an entry is a few hundred bytes), with
+/// the sort's fault plan.
+fn journal_io(io: &IoOptions) -> IoOptions {
+    IoOptions { buffered: true, no_uring: true, faults: io.faults.clone() }
+}
+
 impl Journal {
     /// Locks the journal directory `dir` (made already) against another sort of the same
     /// inputs, and returns the entries found in it (none for a new directory).
-    pub(crate) fn open(dir: &Path) -> Result<(Vec<Entry>, File)> {
+    pub(crate) fn open(dir: &Path, io: &IoOptions) -> Result<(Vec<Entry>, File)> {
         let lock_path = dir.join(LOCK_FILE);
         let lock = std::fs::OpenOptions::new()
             .create(true)
@@ -267,41 +282,50 @@ impl Journal {
         }
         let path = dir.join(JOURNAL_FILE);
         let mut text = Vec::new();
-        match File::open(&path) {
-            Ok(mut f) => {
-                f.read_to_end(&mut text).map_err(|e| jerr(&path, "cannot read", e))?;
+        match DirectFile::open(&path, &journal_io(io)) {
+            Ok(f) => {
+                let len = f.len().map_err(|e| jio(&path, "cannot read", &e))?;
+                text.resize(len as usize, 0);
+                let n = f.read_at(&mut text, 0).map_err(|e| jio(&path, "cannot read", &e))?;
+                text.truncate(n);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(jerr(&path, "cannot open", e)),
+            Err(e) if e.io_error().kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(jio(&path, "cannot open", &e)),
         }
         Ok((parse(&text), lock))
     }
 
-    /// Writes `entries` as the whole journal (a new file renamed over the old one) and keeps
-    /// it open for appending.
-    pub(crate) fn write(dir: &Path, lock: File, entries: &[Entry]) -> Result<Journal> {
+    /// Writes `entries` as the whole journal (a new file renamed over the old one, which stays
+    /// as it was when this fails) and keeps it open for appending.
+    pub(crate) fn write(
+        dir: &Path,
+        lock: File,
+        entries: &[Entry],
+        io: &IoOptions,
+    ) -> Result<Journal> {
         let path = dir.join(JOURNAL_FILE);
         let tmp = dir.join(format!("{JOURNAL_FILE}.new"));
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .open(&tmp)
-            .map_err(|e| jerr(&tmp, "cannot create", e))?;
+        let f = DirectFile::create(&tmp, &journal_io(io)).map_err(|e| jio(&tmp, "cannot create", &e))?;
         let text: String = entries.iter().map(line).collect();
-        f.write_all(text.as_bytes()).map_err(|e| jerr(&tmp, "cannot write", e))?;
-        f.sync_all().map_err(|e| jerr(&tmp, "cannot sync", e))?;
+        f.write_at(text.as_bytes(), 0).map_err(|e| jio(&tmp, "cannot write", &e))?;
+        f.sync().map_err(|e| jio(&tmp, "cannot sync", &e))?;
         std::fs::rename(&tmp, &path).map_err(|e| jerr(&path, "cannot rename", e))?;
-        let j = Journal { dir: dir.to_path_buf(), file: f, _lock: lock };
+        let j = Journal { dir: dir.to_path_buf(), file: f, len: text.len() as u64, _lock: lock };
         j.sync_dir()?;
         Ok(j)
     }
 
-    /// Appends `e`, durably. What it describes must be synced already.
+    /// Appends `e`, durably. What it describes must be synced already. After a failure the
+    /// journal takes no more entries: its end may hold part of this one, which a later resume
+    /// ignores (its CRC does not match).
     pub(crate) fn append(&mut self, e: &Entry) -> Result<()> {
         let path = self.dir.join(JOURNAL_FILE);
-        self.file.write_all(line(e).as_bytes()).map_err(|e| jerr(&path, "cannot write", e))?;
-        self.file.sync_data().map_err(|e| jerr(&path, "cannot sync", e))
+        let text = line(e);
+        self.file
+            .write_at(text.as_bytes(), self.len)
+            .map_err(|e| jio(&path, &format!("cannot write at offset {}", self.len), &e))?;
+        self.len += text.len() as u64;
+        self.file.sync().map_err(|e| jio(&path, "cannot sync", &e))
     }
 
     /// Syncs the journal directory, so the names of the files in it are durable.
@@ -318,26 +342,37 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 /// Reads run `path` through and checks it holds `bytes` bytes of `records` records with
-/// CRC32-sum `checksum`; the reason when it does not.
+/// CRC32-sum `checksum`: `Ok(Err(reason))` when it does not (it is missing, shorter, longer or
+/// other than was written). A run that cannot be read (an I/O error) proves nothing either
+/// way: that is an error, naming the run and the offset, and the journal is left as it is.
 pub(crate) fn verify_run(
     path: &Path,
     f: &RunFile,
     layout: RecordLayout,
-) -> std::result::Result<(), String> {
-    let mut file = File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    io: &IoOptions,
+) -> Result<std::result::Result<(), String>> {
+    let file = match DirectFile::open(path, &journal_io(io)) {
+        Ok(file) => file,
+        Err(e) if e.io_error().kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Err("it is missing".into()))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let len = file.len()?;
     if len != f.bytes {
-        return Err(format!("it holds {len} bytes, {} were written", f.bytes));
+        return Ok(Err(format!("it holds {len} bytes, {} were written", f.bytes)));
     }
     let (mut records, mut sum) = (0u64, 0u128);
-    let mut buf = vec![0u8; VERIFY_READ_BYTES];
+    let mut buf = vec![0u8; VERIFY_READ_BYTES.min(len as usize)];
     // Bytes of a record begun in the previous read.
     let mut rec: Vec<u8> = Vec::new();
-    loop {
-        let n = file.read(&mut buf).map_err(|e| format!("cannot read it: {e}"))?;
+    let mut offset = 0u64;
+    while offset < len {
+        let n = file.read_at(&mut buf, offset)?;
         if n == 0 {
-            break;
+            return Ok(Err(format!("it ends at byte {offset}, {len} bytes were written")));
         }
+        offset += n as u64;
         let mut data = &buf[..n];
         while !data.is_empty() {
             let end = match layout {
@@ -363,17 +398,17 @@ pub(crate) fn verify_run(
         }
     }
     if !rec.is_empty() {
-        return Err("it ends inside a record".into());
+        return Ok(Err("it ends inside a record".into()));
     }
     if records != f.records || sum != f.checksum {
-        return Err(format!(
+        return Ok(Err(format!(
             "it holds {records} records with checksum {}, {} records with checksum {} were written",
             crate::verify::checksum_hex(sum),
             f.records,
             crate::verify::checksum_hex(f.checksum)
-        ));
+        )));
     }
-    Ok(())
+    Ok(Ok(()))
 }
 
 /// What a resumable sort takes over from the journal of an interrupted one.
@@ -433,7 +468,7 @@ pub(crate) fn recover(
     room.open_kept()?;
     let dir = room.journal_dir().expect("made above");
     // Held from here on: the sort that wrote the journal is gone.
-    let (entries, lock) = Journal::open(&dir)?;
+    let (entries, lock) = Journal::open(&dir, room.io())?;
     let jpath = dir.join(JOURNAL_FILE);
     let mut kept = vec![Entry::Sort(now.clone())];
     let mut levels = 0;
@@ -458,13 +493,27 @@ pub(crate) fn recover(
                         None
                     }
                 });
-                let check = |f: &RunFile| match room.file_path(f.dir, &f.name) {
-                    Some(p) => verify_run(&p, f, layout).map_err(|why| (p, why)),
-                    None => Err((PathBuf::from(&f.name), "its temp directory is not given".into())),
+                // Why run `f` cannot be taken over, if it cannot; an I/O error stops the resume.
+                let io = room.io().clone();
+                let check = |f: &RunFile| -> Result<Option<(PathBuf, String)>> {
+                    Ok(match room.file_path(f.dir, &f.name) {
+                        Some(p) => verify_run(&p, f, layout, &io)?.err().map(|why| (p, why)),
+                        None => Some((
+                            PathBuf::from(&f.name),
+                            "its temp directory is not given".into(),
+                        )),
+                    })
                 };
                 if let Some(l) = level {
-                    match l.runs.iter().try_for_each(&check) {
-                        Ok(()) => {
+                    let mut bad = None;
+                    for f in &l.runs {
+                        bad = check(f)?;
+                        if bad.is_some() {
+                            break;
+                        }
+                    }
+                    match bad {
+                        None => {
                             rec.runs = l.runs.iter().map(|f| room.adopt(f)).collect();
                             rec.merge_dropped = (l.dropped, l.dropped_checksum);
                             levels = l.level;
@@ -472,14 +521,14 @@ pub(crate) fn recover(
                             kept.push(Entry::Level(l));
                             rec.formed = formed;
                         }
-                        Err((p, why)) => rec.notes.push(format!(
+                        Some((p, why)) => rec.notes.push(format!(
                             "resume: merged run {} does not verify ({why}): started over",
                             p.display()
                         )),
                     }
                 } else {
                     for r in formed {
-                        if let Err((p, why)) = check(&r.file) {
+                        if let Some((p, why)) = check(&r.file)? {
                             rec.notes.push(format!(
                                 "resume: run {} does not verify ({why}): its input is read again",
                                 p.display()
@@ -529,7 +578,7 @@ pub(crate) fn recover(
     }
     rec.levels = levels;
     let formed = rec.formed.len();
-    let j = Journal::write(&dir, lock, &kept)?;
+    let j = Journal::write(&dir, lock, &kept, room.io())?;
     room.resume_with(j, formed, merged, levels, rec.merge_dropped);
     Ok(rec)
 }
@@ -589,6 +638,9 @@ mod tests {
         assert_eq!(parse(&bad), vec![run("a")]);
     }
 
+    /// The errno of an I/O error.
+    const EIO: i32 = 5;
+
     #[test]
     fn runs_verify_by_length_count_and_checksum() {
         let dir = tempfile::tempdir().unwrap();
@@ -596,17 +648,22 @@ mod tests {
         std::fs::write(&p, b"ab\ncd\n").unwrap();
         let sum = crc32fast::hash(b"ab\n") as u128 + crc32fast::hash(b"cd\n") as u128;
         let f = RunFile { name: "r".into(), dir: 0, bytes: 6, records: 2, checksum: sum };
-        assert_eq!(verify_run(&p, &f, RecordLayout::Delimited(b'\n')), Ok(()));
-        assert_eq!(verify_run(&p, &f, RecordLayout::Fixed(3)), Ok(()));
-        assert!(verify_run(
-            &p,
-            &RunFile { checksum: sum + 1, ..f.clone() },
-            RecordLayout::Fixed(3)
-        )
-        .unwrap_err()
-        .contains("checksum"));
-        assert!(verify_run(&p, &RunFile { bytes: 9, ..f }, RecordLayout::Fixed(3))
-            .unwrap_err()
-            .contains("6 bytes"));
+        let io = IoOptions::default();
+        let v = |f: &RunFile, l| verify_run(&p, f, l, &io).unwrap();
+        assert_eq!(v(&f, RecordLayout::Delimited(b'\n')), Ok(()));
+        assert_eq!(v(&f, RecordLayout::Fixed(3)), Ok(()));
+        let bad = RunFile { checksum: sum + 1, ..f.clone() };
+        assert!(v(&bad, RecordLayout::Fixed(3)).unwrap_err().contains("checksum"));
+        let long = RunFile { bytes: 9, ..f.clone() };
+        assert!(v(&long, RecordLayout::Fixed(3)).unwrap_err().contains("6 bytes"));
+        let gone = dir.path().join("gone");
+        assert!(verify_run(&gone, &f, RecordLayout::Fixed(3), &io).unwrap().is_err());
+        // A read that fails is no verdict on the run: an error naming it and the offset.
+        let io = IoOptions {
+            faults: Some(std::sync::Arc::new(oxsort_io::FaultPlan::fail_read(1, EIO))),
+            ..IoOptions::default()
+        };
+        let e = verify_run(&p, &f, RecordLayout::Fixed(3), &io).unwrap_err().to_string();
+        assert!(e.contains(&*p.to_string_lossy()) && e.contains("offset 0"), "{e}");
     }
 }

@@ -160,6 +160,11 @@ impl SpillRoom {
         self.temps.get(dir).map(|t| t.path().join(name))
     }
 
+    /// How its files are opened and driven.
+    pub(crate) fn io(&self) -> &IoOptions {
+        &self.io
+    }
+
     /// The paths of the temp directories opened.
     pub(crate) fn temp_paths(&self) -> Vec<PathBuf> {
         self.temps.iter().map(|t| t.path().to_path_buf()).collect()
@@ -265,8 +270,8 @@ impl SpillRoom {
         if let Some(h) = self.header.take() {
             // A resumable sort's first run: the journal starts with what the sort is.
             let dir = self.temps[0].path().to_path_buf();
-            let (_, lock) = Journal::open(&dir)?;
-            self.journal = Some(Journal::write(&dir, lock, &[Entry::Sort(h)])?);
+            let (_, lock) = Journal::open(&dir, &self.io)?;
+            self.journal = Some(Journal::write(&dir, lock, &[Entry::Sort(h)], &self.io)?);
         }
         let dir = self.next % self.temps.len();
         self.next += 1;

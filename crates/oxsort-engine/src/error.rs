@@ -153,7 +153,9 @@ pub fn error_message(err: &dyn std::error::Error) -> String {
     while let Some(e) = next {
         let text = e.to_string();
         let bare = text.rfind(" (os error ").map_or(text.as_str(), |i| &text[..i]);
-        if !out.contains(bare) {
+        // Said once, whatever the case: "no space left on device writing ..." holds the
+        // system's "No space left on device".
+        if !out.to_lowercase().contains(&bare.to_lowercase()) {
             if !out.is_empty() {
                 out.push_str(": ");
             }
@@ -162,4 +164,25 @@ pub fn error_message(err: &dyn std::error::Error) -> String {
         next = e.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let os = std::io::Error::from_raw_os_error(28);
+        let e = EngineError::Io(oxsort_io::IoError::write("/t/run-000001", 4096, os));
+        assert_eq!(
+            error_message(&e),
+            "no space left on device writing /t/run-000001 at offset 4096"
+        );
+        let e = EngineError::Io(oxsort_io::IoError::read(
+            "/t/in",
+            0,
+            std::io::Error::from_raw_os_error(5),
+        ));
+        assert_eq!(error_message(&e), "reading /t/in at offset 0: Input/output error");
+    }
 }

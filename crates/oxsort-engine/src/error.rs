@@ -75,6 +75,22 @@ pub enum EngineError {
         /// Bytes free.
         free: u64,
     },
+    /// A temp directory filled up while the sort wrote a run there (`ENOSPC` or `EDQUOT`).
+    #[error("temp directory {} is full ({source}): {more}", dir.display())]
+    TempFull {
+        /// The temp directory (as given).
+        dir: PathBuf,
+        /// Bytes the sort still needed to write there to finish, at most (the plan's peak
+        /// there less the runs kept), when the plan knew its peak.
+        needed: Option<u64>,
+        /// Bytes free there when the write failed.
+        free: Option<u64>,
+        /// How much more it needed and how to go on, in words.
+        more: String,
+        /// The failed write, naming the run file and the offset.
+        #[source]
+        source: oxsort_io::IoError,
+    },
     /// The output's filesystem has less free space than the output needs.
     #[error("not enough space for the output {}: it needs {needed} bytes, {free} bytes are free", path.display())]
     NoOutputSpace {

@@ -579,7 +579,7 @@ pub(crate) fn recover(
     rec.levels = levels;
     let formed = rec.formed.len();
     let j = Journal::write(&dir, lock, &kept, room.io())?;
-    room.resume_with(j, formed, merged, levels, rec.merge_dropped);
+    room.resume_with(j, formed, merged, levels, rec.merge_dropped, &rec.runs);
     Ok(rec)
 }
 

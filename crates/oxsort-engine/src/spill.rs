@@ -104,6 +104,11 @@ pub(crate) struct SpillRoom {
     /// Merge levels finished, and the duplicates they dropped (with resumed ones).
     levels_done: u32,
     merge_dropped: (u64, u128),
+    /// Per temp directory: the bytes the plan writes there at its peak (when known), and the
+    /// bytes and number of finished runs there now. For what a full directory still needed.
+    planned: Vec<Option<u64>>,
+    held: Vec<u64>,
+    held_runs: Vec<usize>,
 }
 
 impl SpillRoom {
@@ -123,7 +128,49 @@ impl SpillRoom {
             merged_away: Vec::new(),
             levels_done: 0,
             merge_dropped: (0, 0),
+            planned: vec![None; dirs.len()],
+            held: vec![0; dirs.len()],
+            held_runs: vec![0; dirs.len()],
         }
+    }
+
+    /// Records the plan's peak use of each temp directory (`bytes`, in the order of the
+    /// directories), so a full directory can be told how much more the sort needed.
+    pub(crate) fn plan_space(&mut self, bytes: impl IntoIterator<Item = u64>) {
+        for (p, b) in self.planned.iter_mut().zip(bytes) {
+            *p = Some(b);
+        }
+    }
+
+    /// `e`, or when it is a full temp directory of this room, [`EngineError::TempFull`]: which
+    /// directory, how much more the sort needed there, and (for a resumable sort) what is kept.
+    pub(crate) fn explain(&self, e: EngineError) -> EngineError {
+        let EngineError::Io(source) = e else { return e };
+        let at = self.temps.iter().position(|t| source.path().starts_with(t.path()));
+        let (true, Some(i)) = (source.is_no_space(), at) else { return EngineError::Io(source) };
+        let dir = self.dirs[i].clone();
+        let resumable = self.journal.is_some();
+        // What stays there after the failure: a resumable sort's finished runs.
+        let kept = if resumable { self.held[i] } else { 0 };
+        let needed = self.planned[i].map(|p| p.saturating_sub(kept));
+        let free = oxsort_io::free_space(&dir).ok();
+        let mut more = match needed {
+            Some(n) => format!("this sort needed up to {n} more bytes there to finish"),
+            None => "this sort needed more room there".to_string(),
+        };
+        if let Some(f) = free {
+            more += &format!(", {f} bytes are free");
+        }
+        if resumable {
+            more += &format!(
+                "; the {} runs finished there ({kept} bytes) are kept: free space and run the \
+                 same command again to go on from them",
+                self.held_runs[i]
+            );
+        } else {
+            more += "; free space or choose another --temp-dir";
+        }
+        EngineError::TempFull { dir, needed, free, more, source }
     }
 
     /// A resumable sort's room: its directories are `dirs`/`name`, kept on interruption, and
@@ -180,7 +227,12 @@ impl SpillRoom {
         merged: usize,
         levels: u32,
         merge_dropped: (u64, u128),
+        runs: &[Run],
     ) {
+        for r in runs {
+            self.held[r.dir] += r.bytes;
+            self.held_runs[r.dir] += 1;
+        }
         self.journal = Some(j);
         self.header = None;
         self.formed = formed;
@@ -243,6 +295,7 @@ impl SpillRoom {
         }
         for r in std::mem::take(&mut self.merged_away) {
             self.temps[r.dir].remove_file(&r.name)?;
+            self.unhold(&r);
         }
         Ok(())
     }
@@ -285,8 +338,10 @@ impl SpillRoom {
                 format!("merge-{level}-{:06}", self.merged - 1)
             }
         };
-        let file = Arc::new(self.temps[dir].create_file(&name, &self.io)?);
-        file.preallocate(bytes)?;
+        let file = Arc::new(
+            self.temps[dir].create_file(&name, &self.io).map_err(|e| self.explain(e.into()))?,
+        );
+        file.preallocate(bytes).map_err(|e| self.explain(e.into()))?;
         let sink = FileSink::temp(file.clone(), self.dirs[dir].display().to_string());
         Ok((Run { file: Some(file), dir, name, bytes, records: 0, checksum: 0 }, sink))
     }
@@ -303,7 +358,15 @@ impl SpillRoom {
         }
         run.bytes = bytes;
         self.bytes_spilled += bytes;
+        self.held[run.dir] += bytes;
+        self.held_runs[run.dir] += 1;
         Ok(())
+    }
+
+    /// Run `r` is no longer in its directory.
+    fn unhold(&mut self, r: &Run) {
+        self.held[r.dir] -= r.bytes;
+        self.held_runs[r.dir] -= 1;
     }
 
     /// Removes a run that was merged into another.
@@ -315,6 +378,7 @@ impl SpillRoom {
             return Ok(());
         }
         self.temps[run.dir].remove_file(&run.name)?;
+        self.unhold(&run);
         Ok(())
     }
 

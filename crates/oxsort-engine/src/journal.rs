@@ -305,7 +305,8 @@ impl Journal {
     ) -> Result<Journal> {
         let path = dir.join(JOURNAL_FILE);
         let tmp = dir.join(format!("{JOURNAL_FILE}.new"));
-        let f = DirectFile::create(&tmp, &journal_io(io)).map_err(|e| jio(&tmp, "cannot create", &e))?;
+        let f = DirectFile::create(&tmp, &journal_io(io))
+            .map_err(|e| jio(&tmp, "cannot create", &e))?;
         let text: String = entries.iter().map(line).collect();
         f.write_at(text.as_bytes(), 0).map_err(|e| jio(&tmp, "cannot write", &e))?;
         f.sync().map_err(|e| jio(&tmp, "cannot sync", &e))?;
@@ -498,10 +499,9 @@ pub(crate) fn recover(
                 let check = |f: &RunFile| -> Result<Option<(PathBuf, String)>> {
                     Ok(match room.file_path(f.dir, &f.name) {
                         Some(p) => verify_run(&p, f, layout, &io)?.err().map(|why| (p, why)),
-                        None => Some((
-                            PathBuf::from(&f.name),
-                            "its temp directory is not given".into(),
-                        )),
+                        None => {
+                            Some((PathBuf::from(&f.name), "its temp directory is not given".into()))
+                        }
                     })
                 };
                 if let Some(l) = level {

@@ -223,6 +223,13 @@ fn about_temp_file(e: &EngineError, c: &Case, prefix: &str) -> bool {
         && io.path().file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix))
 }
 
+/// Whether `e` is a full temp directory met writing a file whose name starts with `prefix`.
+fn about_temp_file_no_space(e: &EngineError, c: &Case, prefix: &str) -> bool {
+    let EngineError::TempFull { source, .. } = e else { return false };
+    source.path().starts_with(&c.temp)
+        && source.path().file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+}
+
 #[test]
 fn enospc_writing_a_run_names_the_full_temp_directory_and_resume_reuses_the_runs_before() {
     let _serial = oxsort_testkit::serial();
@@ -234,10 +241,13 @@ fn enospc_writing_a_run_names_the_full_temp_directory_and_resume_reuses_the_runs
     for n in 1..=writes {
         let Some(e) = c.sort_with(FaultPlan::fail_write(n, ENOSPC)) else { break };
         let j = c.journal();
-        if !(matches!(e, EngineError::TempFull { .. }) && j.runs.len() >= 2 && j.levels == 0) {
+        if j.runs.len() < 2 || matches!(e, EngineError::Journal { .. }) {
             c.resume(&format!("write {n}"));
             continue;
         }
+        // The first write after the second run's entry: the third run's.
+        assert!(about_temp_file_no_space(&e, &c, "run-"), "write {n}: {e:?}");
+        assert_eq!(j.levels, 0);
         seen = true;
         let EngineError::TempFull { ref dir, needed, ref source, .. } = e else { unreachable!() };
         // Which directory is full, the run and the offset, and how much more it needed: the

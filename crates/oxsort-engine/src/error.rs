@@ -89,7 +89,7 @@ pub enum EngineError {
         more: String,
         /// The failed write, naming the run file and the offset.
         #[source]
-        source: oxsort_io::IoError,
+        source: Box<oxsort_io::IoError>,
     },
     /// The output's filesystem has less free space than the output needs.
     #[error("not enough space for the output {}: it needs {needed} bytes, {free} bytes are free", path.display())]

@@ -105,10 +105,10 @@ pub(crate) struct SpillRoom {
     levels_done: u32,
     merge_dropped: (u64, u128),
     /// Per temp directory: the bytes the plan writes there at its peak (when known), and the
-    /// bytes and number of finished runs there now. For what a full directory still needed.
+    /// bytes and number of the runs there the journal lists (what a resume takes over). For
+    /// what a full directory still needed.
     planned: Vec<Option<u64>>,
-    held: Vec<u64>,
-    held_runs: Vec<usize>,
+    journaled: Vec<(u64, usize)>,
 }
 
 impl SpillRoom {
@@ -129,8 +129,7 @@ impl SpillRoom {
             levels_done: 0,
             merge_dropped: (0, 0),
             planned: vec![None; dirs.len()],
-            held: vec![0; dirs.len()],
-            held_runs: vec![0; dirs.len()],
+            journaled: vec![(0, 0); dirs.len()],
         }
     }
 
@@ -150,8 +149,8 @@ impl SpillRoom {
         let (true, Some(i)) = (source.is_no_space(), at) else { return EngineError::Io(source) };
         let dir = self.dirs[i].clone();
         let resumable = self.journal.is_some();
-        // What stays there after the failure: a resumable sort's finished runs.
-        let kept = if resumable { self.held[i] } else { 0 };
+        // What stays there after the failure: the runs the journal lists.
+        let (kept, kept_runs) = if resumable { self.journaled[i] } else { (0, 0) };
         let needed = self.planned[i].map(|p| p.saturating_sub(kept));
         let free = oxsort_io::free_space(&dir).ok();
         let mut more = match needed {
@@ -163,14 +162,13 @@ impl SpillRoom {
         }
         if resumable {
             more += &format!(
-                "; the {} runs finished there ({kept} bytes) are kept: free space and run the \
-                 same command again to go on from them",
-                self.held_runs[i]
+                "; the {kept_runs} runs finished there ({kept} bytes) are kept: free space \
+                 and run the same command again to go on from them"
             );
         } else {
             more += "; free space or choose another --temp-dir";
         }
-        EngineError::TempFull { dir, needed, free, more, source }
+        EngineError::TempFull { dir, needed, free, more, source: Box::new(source) }
     }
 
     /// A resumable sort's room: its directories are `dirs`/`name`, kept on interruption, and
@@ -229,10 +227,7 @@ impl SpillRoom {
         merge_dropped: (u64, u128),
         runs: &[Run],
     ) {
-        for r in runs {
-            self.held[r.dir] += r.bytes;
-            self.held_runs[r.dir] += 1;
-        }
+        self.journal_holds(runs.iter());
         self.journal = Some(j);
         self.header = None;
         self.formed = formed;
@@ -274,7 +269,17 @@ impl SpillRoom {
             in_records,
             in_checksum,
             read,
-        }))
+        }))?;
+        self.journal_holds(std::iter::once(run));
+        Ok(())
+    }
+
+    /// `runs` are journaled: a resume would take them over.
+    fn journal_holds<'a>(&mut self, runs: impl Iterator<Item = &'a Run>) {
+        for r in runs {
+            self.journaled[r.dir].0 += r.bytes;
+            self.journaled[r.dir].1 += 1;
+        }
     }
 
     /// A merge level is finished: `runs` are what the next level merges; `dropped` says what
@@ -292,10 +297,12 @@ impl SpillRoom {
                 dropped: self.merge_dropped.0 + dropped.dropped,
                 dropped_checksum: self.merge_dropped.1 + dropped.dropped_checksum,
             }))?;
+            // A resume takes over this level's runs only.
+            self.journaled.iter_mut().for_each(|k| *k = (0, 0));
+            self.journal_holds(runs.iter());
         }
         for r in std::mem::take(&mut self.merged_away) {
             self.temps[r.dir].remove_file(&r.name)?;
-            self.unhold(&r);
         }
         Ok(())
     }
@@ -358,15 +365,7 @@ impl SpillRoom {
         }
         run.bytes = bytes;
         self.bytes_spilled += bytes;
-        self.held[run.dir] += bytes;
-        self.held_runs[run.dir] += 1;
         Ok(())
-    }
-
-    /// Run `r` is no longer in its directory.
-    fn unhold(&mut self, r: &Run) {
-        self.held[r.dir] -= r.bytes;
-        self.held_runs[r.dir] -= 1;
     }
 
     /// Removes a run that was merged into another.
@@ -378,7 +377,6 @@ impl SpillRoom {
             return Ok(());
         }
         self.temps[run.dir].remove_file(&run.name)?;
-        self.unhold(&run);
         Ok(())
     }
 

@@ -80,8 +80,21 @@ struct RunLine {
 struct JournalText {
     runs: Vec<RunLine>,
     levels: usize,
+    /// The last level's runs: how many, and their bytes.
+    level_runs: (usize, u64),
     /// Bytes of the whole entries.
     whole: usize,
+}
+
+impl JournalText {
+    /// What a resume takes over: the last level's runs, or the formed runs.
+    fn kept(&self) -> (usize, u64) {
+        if self.levels > 0 {
+            self.level_runs
+        } else {
+            (self.runs.len(), self.runs.iter().map(|r| r.bytes).sum())
+        }
+    }
 }
 
 fn read_journal(text: &[u8]) -> JournalText {
@@ -102,8 +115,11 @@ fn read_journal(text: &[u8]) -> JournalText {
                 records: r["file"]["records"].as_u64().unwrap(),
                 end_offset: r["end_offset"].as_u64().unwrap(),
             });
-        } else if v.get("level").is_some() {
+        } else if let Some(l) = v.get("level") {
             j.levels += 1;
+            let runs = l["runs"].as_array().unwrap();
+            j.level_runs =
+                (runs.len(), runs.iter().map(|r| r["bytes"].as_u64().unwrap()).sum::<u64>());
         }
         j.whole += l.len();
     }
@@ -253,7 +269,7 @@ fn enospc_writing_a_run_names_the_full_temp_directory_and_resume_reuses_the_runs
         // Which directory is full, the run and the offset, and how much more it needed: the
         // plan's peak there less the runs kept.
         assert_eq!(dir, &c.temp);
-        assert!(matches!(source, IoError::NoSpace { .. }), "{source:?}");
+        assert!(matches!(**source, IoError::NoSpace { .. }), "{source:?}");
         assert!(source.path().starts_with(&c.temp), "{source}");
         let kept: u64 = j.runs.iter().map(|r| r.bytes).sum();
         assert!(kept > 0);
@@ -407,10 +423,18 @@ fn enospc_anywhere_in_a_resumable_sort_loses_nothing_and_resumes_right() {
     let _serial = oxsort_testkit::serial();
     let c = case();
     let (_, writes, _) = c.operations();
+    let peak = plan(&c.config(None)).unwrap().temp[0].bytes;
     let check = |n: u64, e: &EngineError, j: &JournalText| {
         let msg = error_message(e);
         match e {
-            EngineError::TempFull { dir, .. } => assert_eq!(dir, &c.temp, "{msg}"),
+            EngineError::TempFull { dir, needed, .. } => {
+                assert_eq!(dir, &c.temp, "{msg}");
+                // Less what the journal lists, which a resume takes over.
+                let (runs, bytes) = j.kept();
+                assert_eq!(*needed, Some(peak - bytes), "write {n}: {msg}");
+                let kept = format!("the {runs} runs finished there ({bytes} bytes) are kept");
+                assert!(msg.contains(&kept), "write {n}: {msg}");
+            }
             EngineError::Journal { .. } => assert!(msg.contains("No space left"), "{msg}"),
             // The output's own filesystem: named by the output's (temporary) name.
             EngineError::Io(IoError::NoSpace { path, .. }) => {

@@ -75,6 +75,22 @@ pub enum EngineError {
         /// Bytes free.
         free: u64,
     },
+    /// A temp directory filled up while the sort wrote a run there (`ENOSPC` or `EDQUOT`).
+    #[error("temp directory {} is full ({source}): {more}", dir.display())]
+    TempFull {
+        /// The temp directory (as given).
+        dir: PathBuf,
+        /// Bytes the sort still needed to write there to finish, at most (the plan's peak
+        /// there less the runs kept), when the plan knew its peak.
+        needed: Option<u64>,
+        /// Bytes free there when the write failed.
+        free: Option<u64>,
+        /// How much more it needed and how to go on, in words.
+        more: String,
+        /// The failed write, naming the run file and the offset.
+        #[source]
+        source: Box<oxsort_io::IoError>,
+    },
     /// The output's filesystem has less free space than the output needs.
     #[error("not enough space for the output {}: it needs {needed} bytes, {free} bytes are free", path.display())]
     NoOutputSpace {
@@ -153,7 +169,9 @@ pub fn error_message(err: &dyn std::error::Error) -> String {
     while let Some(e) = next {
         let text = e.to_string();
         let bare = text.rfind(" (os error ").map_or(text.as_str(), |i| &text[..i]);
-        if !out.contains(bare) {
+        // Said once, whatever the case: "no space left on device writing ..." holds the
+        // system's "No space left on device".
+        if !out.to_lowercase().contains(&bare.to_lowercase()) {
             if !out.is_empty() {
                 out.push_str(": ");
             }
@@ -162,4 +180,25 @@ pub fn error_message(err: &dyn std::error::Error) -> String {
         next = e.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let os = std::io::Error::from_raw_os_error(28);
+        let e = EngineError::Io(oxsort_io::IoError::write("/t/run-000001", 4096, os));
+        assert_eq!(
+            error_message(&e),
+            "no space left on device writing /t/run-000001 at offset 4096"
+        );
+        let e = EngineError::Io(oxsort_io::IoError::read(
+            "/t/in",
+            0,
+            std::io::Error::from_raw_os_error(5),
+        ));
+        assert_eq!(error_message(&e), "reading /t/in at offset 0: Input/output error");
+    }
 }

@@ -12,7 +12,8 @@
 //! ```
 //!
 //! An entry is appended only after what it describes is on disk (the run file synced, then the
-//! directory); the journal is synced after each append. A torn last line (its CRC does not
+//! directory); the journal is synced after each append. The journal is written and the runs are
+//! verified through oxsort-io with the sort's [`IoOptions`], so its fault plan reaches them too. A torn last line (its CRC does not
 //! match) and everything after it are ignored. Formed runs cover the inputs in order, so the
 //! runs that verify cover a prefix of the inputs; reading resumes at the first byte not in one.
 //! Runs merge with ties going to the lower run, so the output is the same bytes whatever the
@@ -20,7 +21,6 @@
 //! the inputs, output and spec may not.
 
 use std::fs::File;
-use std::io::{Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,7 +28,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use oxsort_format::{RecordLayout, SortKey, SortSpec};
-use oxsort_io::{DirectFile, IoOptions, Reader, DIRECT_ALIGN};
+use oxsort_io::{DirectFile, IoError, IoOptions, Reader, DIRECT_ALIGN};
 
 use crate::config::{Input, Output, SortConfig};
 use crate::error::{EngineError, Result};
@@ -241,7 +241,9 @@ pub(crate) fn parse(text: &[u8]) -> Vec<Entry> {
 /// The journal of one sort, with the directory's lock held while it lives.
 pub(crate) struct Journal {
     dir: PathBuf,
-    file: File,
+    file: DirectFile,
+    /// Its length: where the next entry goes.
+    len: u64,
     _lock: File,
 }
 
@@ -249,10 +251,22 @@ fn jerr(path: &Path, what: &str, e: impl std::fmt::Display) -> EngineError {
     EngineError::Journal { path: path.to_path_buf(), why: format!("{what}: {e}") }
 }
 
+/// A failed journal operation `what` on `path` (the journal's name, whatever name the file
+/// was opened under), with the system's words once.
+fn jio(path: &Path, what: &str, e: &IoError) -> EngineError {
+    jerr(path, what, crate::sink::os_message(e.io_error()))
+}
+
+/// How the journal is written: through the page cache (an entry is a few hundred bytes), with
+/// the sort's fault plan.
+fn journal_io(io: &IoOptions) -> IoOptions {
+    IoOptions { buffered: true, no_uring: true, faults: io.faults.clone() }
+}
+
 impl Journal {
     /// Locks the journal directory `dir` (made already) against another sort of the same
     /// inputs, and returns the entries found in it (none for a new directory).
-    pub(crate) fn open(dir: &Path) -> Result<(Vec<Entry>, File)> {
+    pub(crate) fn open(dir: &Path, io: &IoOptions) -> Result<(Vec<Entry>, File)> {
         let lock_path = dir.join(LOCK_FILE);
         let lock = std::fs::OpenOptions::new()
             .create(true)
@@ -270,41 +284,51 @@ impl Journal {
         }
         let path = dir.join(JOURNAL_FILE);
         let mut text = Vec::new();
-        match File::open(&path) {
-            Ok(mut f) => {
-                f.read_to_end(&mut text).map_err(|e| jerr(&path, "cannot read", e))?;
+        match DirectFile::open(&path, &journal_io(io)) {
+            Ok(f) => {
+                let len = f.len().map_err(|e| jio(&path, "cannot read", &e))?;
+                text.resize(len as usize, 0);
+                let n = f.read_at(&mut text, 0).map_err(|e| jio(&path, "cannot read", &e))?;
+                text.truncate(n);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(jerr(&path, "cannot open", e)),
+            Err(e) if e.io_error().kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(jio(&path, "cannot open", &e)),
         }
         Ok((parse(&text), lock))
     }
 
-    /// Writes `entries` as the whole journal (a new file renamed over the old one) and keeps
-    /// it open for appending.
-    pub(crate) fn write(dir: &Path, lock: File, entries: &[Entry]) -> Result<Journal> {
+    /// Writes `entries` as the whole journal (a new file renamed over the old one, which stays
+    /// as it was when this fails) and keeps it open for appending.
+    pub(crate) fn write(
+        dir: &Path,
+        lock: File,
+        entries: &[Entry],
+        io: &IoOptions,
+    ) -> Result<Journal> {
         let path = dir.join(JOURNAL_FILE);
         let tmp = dir.join(format!("{JOURNAL_FILE}.new"));
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .open(&tmp)
-            .map_err(|e| jerr(&tmp, "cannot create", e))?;
+        let f = DirectFile::create(&tmp, &journal_io(io))
+            .map_err(|e| jio(&tmp, "cannot create", &e))?;
         let text: String = entries.iter().map(line).collect();
-        f.write_all(text.as_bytes()).map_err(|e| jerr(&tmp, "cannot write", e))?;
-        f.sync_all().map_err(|e| jerr(&tmp, "cannot sync", e))?;
+        f.write_at(text.as_bytes(), 0).map_err(|e| jio(&tmp, "cannot write", &e))?;
+        f.sync().map_err(|e| jio(&tmp, "cannot sync", &e))?;
         std::fs::rename(&tmp, &path).map_err(|e| jerr(&path, "cannot rename", e))?;
-        let j = Journal { dir: dir.to_path_buf(), file: f, _lock: lock };
+        let j = Journal { dir: dir.to_path_buf(), file: f, len: text.len() as u64, _lock: lock };
         j.sync_dir()?;
         Ok(j)
     }
 
-    /// Appends `e`, durably. What it describes must be synced already.
+    /// Appends `e`, durably. What it describes must be synced already. After a failure the
+    /// journal takes no more entries: its end may hold part of this one, which a later resume
+    /// ignores (its CRC does not match).
     pub(crate) fn append(&mut self, e: &Entry) -> Result<()> {
         let path = self.dir.join(JOURNAL_FILE);
-        self.file.write_all(line(e).as_bytes()).map_err(|e| jerr(&path, "cannot write", e))?;
-        self.file.sync_data().map_err(|e| jerr(&path, "cannot sync", e))
+        let text = line(e);
+        self.file
+            .write_at(text.as_bytes(), self.len)
+            .map_err(|e| jio(&path, &format!("cannot write at offset {}", self.len), &e))?;
+        self.len += text.len() as u64;
+        self.file.sync().map_err(|e| jio(&path, "cannot sync", &e))
     }
 
     /// Syncs the journal directory, so the names of the files in it are durable.
@@ -321,56 +345,67 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 /// Reads run `path` through and checks it holds `bytes` bytes of `records` records with
-/// CRC32-sum `checksum`; the reason when it does not. Reads `transfer` bytes at a time with
-/// [`tuning::READ_DEPTH`] transfers in flight (direct where the file system allows), as the
-/// sort reads its input, so a resumed sort re-reads its runs at the disk's speed.
+/// CRC32-sum `checksum`: `Ok(Err(reason))` when it does not (it is missing, shorter, longer or
+/// other than was written). A run that cannot be read (an I/O error) proves nothing either
+/// way: that is an error, naming the run and the offset, and the journal is left as it is.
+/// Reads `transfer` bytes at a time with [`tuning::READ_DEPTH`] transfers in flight (direct
+/// where the file system allows), as the sort reads its input, so a resumed sort re-reads its
+/// runs at the disk's speed.
 pub(crate) fn verify_run(
     path: &Path,
     f: &RunFile,
     copy: &SortKey,
     io: &IoOptions,
     transfer: usize,
-) -> std::result::Result<FileStats, String> {
-    let file = DirectFile::open(path, io).map_err(|e| format!("cannot open it: {e}"))?;
+) -> Result<std::result::Result<FileStats, String>> {
+    let file = match DirectFile::open(path, io) {
+        Ok(file) => file,
+        Err(e) if e.io_error().kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Err("it is missing".into()))
+        }
+        Err(e) => return Err(e.into()),
+    };
     let direct = file.is_direct();
-    let len = file.len().map_err(|e| e.to_string())?;
+    let len = file.len()?;
     if len != f.bytes {
-        return Err(format!("it holds {len} bytes, {} were written", f.bytes));
+        return Ok(Err(format!("it holds {len} bytes, {} were written", f.bytes)));
     }
-    let mut reader = Reader::new(Arc::new(file), 0..len, transfer, tuning::READ_DEPTH, io)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    let mut reader = Reader::new(Arc::new(file), 0..len, transfer, tuning::READ_DEPTH, io)?;
     let mut check = StreamCheck::default();
     while let Some(chunk) = reader.next_chunk() {
-        let chunk = chunk.map_err(|e| format!("cannot read it: {e}"))?;
+        let chunk = chunk?;
         check.feed(chunk.data(), copy);
         reader.recycle(chunk.buf);
     }
     if check.is_inside_record() {
-        return Err("it ends inside a record".into());
+        return Ok(Err("it ends inside a record".into()));
     }
     let c = check.finish(copy);
+    if c.bytes != len {
+        return Ok(Err(format!("it ends at byte {}, {len} bytes were written", c.bytes)));
+    }
     if c.records != f.records || c.checksum != f.checksum {
-        return Err(format!(
+        return Ok(Err(format!(
             "it holds {} records with checksum {}, {} records with checksum {} were written",
             c.records,
             crate::verify::checksum_hex(c.checksum),
             f.records,
             crate::verify::checksum_hex(f.checksum)
-        ));
+        )));
     }
-    Ok(FileStats::read(path.display().to_string(), &reader.stats(), direct))
+    Ok(Ok(FileStats::read(path.display().to_string(), &reader.stats(), direct)))
 }
 
 /// Verifies every run of `files` ([`verify_run`]), up to `threads` at once; the outcome of each,
-/// in order (`None` is a run whose temp directory is not given). Each reader holds
-/// `READ_DEPTH` transfers, sized so all of them together fit in `memory` bytes.
+/// in order; the first I/O error (in run order) instead, when one stops a run's reading. Each
+/// reader holds `READ_DEPTH` transfers, sized so all of them together fit in `memory` bytes.
 fn verify_runs(
     room: &SpillRoom,
     files: &[&RunFile],
     layout: RecordLayout,
     threads: usize,
     memory: u64,
-) -> Vec<std::result::Result<FileStats, (PathBuf, String)>> {
+) -> Result<Vec<std::result::Result<FileStats, (PathBuf, String)>>> {
     let copy = SortSpec::with_layout(layout).compile().expect("a copy of any layout compiles");
     let threads = threads.clamp(1, files.len().max(1));
     let share = memory / (threads * tuning::READ_DEPTH) as u64;
@@ -385,10 +420,11 @@ fn verify_runs(
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(f) = files.get(i) else { break };
                 let r = match room.file_path(f.dir, &f.name) {
-                    Some(p) => {
-                        verify_run(&p, f, &copy, room.io(), transfer).map_err(|why| (p, why))
+                    Some(p) => verify_run(&p, f, &copy, room.io(), transfer)
+                        .map(|r| r.map_err(|why| (p, why))),
+                    None => {
+                        Ok(Err((PathBuf::from(&f.name), "its temp directory is not given".into())))
                     }
-                    None => Err((PathBuf::from(&f.name), "its temp directory is not given".into())),
                 };
                 *out[i].lock().expect("no verifier panics") = Some(r);
             });
@@ -462,7 +498,7 @@ pub(crate) fn recover(
     room.open_kept()?;
     let dir = room.journal_dir().expect("made above");
     // Held from here on: the sort that wrote the journal is gone.
-    let (entries, lock) = Journal::open(&dir)?;
+    let (entries, lock) = Journal::open(&dir, room.io())?;
     let jpath = dir.join(JOURNAL_FILE);
     let mut kept = vec![Entry::Sort(now.clone())];
     let mut levels = 0;
@@ -493,7 +529,7 @@ pub(crate) fn recover(
                     Some(l) => l.runs.iter().collect(),
                     None => formed.iter().map(|r| &r.file).collect(),
                 };
-                let checked = verify_runs(room, &files, layout, threads, memory);
+                let checked = verify_runs(room, &files, layout, threads, memory)?;
                 if let Some(l) = level {
                     match checked.into_iter().collect::<std::result::Result<Vec<_>, _>>() {
                         Ok(files) => {
@@ -566,8 +602,8 @@ pub(crate) fn recover(
     }
     rec.levels = levels;
     let formed = rec.formed.len();
-    let j = Journal::write(&dir, lock, &kept)?;
-    room.resume_with(j, formed, merged, levels, rec.merge_dropped);
+    let j = Journal::write(&dir, lock, &kept, room.io())?;
+    room.resume_with(j, formed, merged, levels, rec.merge_dropped, &rec.runs);
     Ok(rec)
 }
 
@@ -626,6 +662,9 @@ mod tests {
         assert_eq!(parse(&bad), vec![run("a")]);
     }
 
+    /// The errno of an I/O error.
+    const EIO: i32 = 5;
+
     #[test]
     fn runs_verify_by_length_count_and_checksum() {
         let dir = tempfile::tempdir().unwrap();
@@ -643,9 +682,11 @@ mod tests {
         let sum_of = |recs: Vec<&[u8]>| recs.iter().map(|r| crc32fast::hash(r) as u128).sum();
         let lines: u128 = sum_of(data.split_inclusive(|&b| b == b'\n').collect());
         let fixed: u128 = sum_of(data.chunks(21).collect());
+        let copy = |layout| SortSpec::with_layout(layout).compile().unwrap();
         let verify = |f: &RunFile, layout| {
-            let copy = SortSpec::with_layout(layout).compile().unwrap();
-            verify_run(&p, f, &copy, &IoOptions::default(), DIRECT_ALIGN).map(|_| ())
+            verify_run(&p, f, &copy(layout), &IoOptions::default(), DIRECT_ALIGN)
+                .unwrap()
+                .map(|_| ())
         };
         let f = |records, checksum| RunFile {
             name: "r".into(),
@@ -666,5 +707,18 @@ mod tests {
         assert!(e.contains(&format!("{n} bytes")), "{e}");
         let e = verify(&f(n / 20, fixed), RecordLayout::Fixed(20)).unwrap_err();
         assert!(e.contains("ends inside a record"), "{e}");
+        let whole = f(n / 21, fixed);
+        let gone = dir.path().join("gone");
+        let fixed21 = copy(RecordLayout::Fixed(21));
+        let v = verify_run(&gone, &whole, &fixed21, &IoOptions::default(), DIRECT_ALIGN);
+        assert!(v.unwrap().unwrap_err().contains("missing"));
+        // A read that fails is no verdict on the run: an error naming it and the offset.
+        let io = IoOptions {
+            faults: Some(std::sync::Arc::new(oxsort_io::FaultPlan::fail_read(2, EIO))),
+            ..IoOptions::default()
+        };
+        let e = verify_run(&p, &whole, &fixed21, &io, DIRECT_ALIGN).unwrap_err().to_string();
+        let at = format!("offset {DIRECT_ALIGN}");
+        assert!(e.contains(&*p.to_string_lossy()) && e.contains(&at), "{e}");
     }
 }

@@ -116,6 +116,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     } else {
         (SpillRoom::new(&cfg.temp_dirs, &cfg.io), journal::Recovered::default())
     };
+    room.plan_space(plan.temp.iter().map(|t| t.bytes));
 
     // A file output is written under a temporary name and renamed when verified; a stream
     // (standard output, a device, a FIFO) is written in order where it is.
@@ -219,7 +220,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         if loaded.read > 0 || runs.is_empty() {
             let (mut run, mut run_sink) = room.create(RunKind::Formed, loaded.bytes)?;
             let formed =
-                output::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)?;
+                output::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)
+                    .map_err(|e| room.explain(e))?;
             run_writes.push(run_sink.stats());
             // With duplicate removal a run holds fewer records than were loaded.
             room.finish(&mut run, formed.bytes)?;

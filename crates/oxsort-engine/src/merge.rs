@@ -290,7 +290,8 @@ pub(crate) fn merge_runs(
             let bytes: u64 = group.iter().map(|r| r.bytes).sum();
             let (mut run, mut run_sink) = room.create(RunKind::Merged(i as u32 + 1), bytes)?;
             let (dropped, read) =
-                merge(&group, room, &level_opts, level.block, false, &mut run_sink)?;
+                merge(&group, room, &level_opts, level.block, false, &mut run_sink)
+                    .map_err(|e| room.explain(e))?;
             carried.dropped += dropped.dropped;
             carried.dropped_checksum += dropped.dropped_checksum;
             room.finish(&mut run, dropped.bytes)?;

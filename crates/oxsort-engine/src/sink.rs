@@ -109,7 +109,7 @@ impl Sink for StreamSink {
 }
 
 /// An OS error's text without the " (os error N)" the standard library appends.
-fn os_message(e: &std::io::Error) -> String {
+pub(crate) fn os_message(e: &std::io::Error) -> String {
     let s = e.to_string();
     match s.rfind(" (os error ") {
         Some(i) => s[..i].to_string(),

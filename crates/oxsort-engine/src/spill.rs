@@ -104,6 +104,11 @@ pub(crate) struct SpillRoom {
     /// Merge levels finished, and the duplicates they dropped (with resumed ones).
     levels_done: u32,
     merge_dropped: (u64, u128),
+    /// Per temp directory: the bytes the plan writes there at its peak (when known), and the
+    /// bytes and number of the runs there the journal lists (what a resume takes over). For
+    /// what a full directory still needed.
+    planned: Vec<Option<u64>>,
+    journaled: Vec<(u64, usize)>,
 }
 
 impl SpillRoom {
@@ -123,7 +128,47 @@ impl SpillRoom {
             merged_away: Vec::new(),
             levels_done: 0,
             merge_dropped: (0, 0),
+            planned: vec![None; dirs.len()],
+            journaled: vec![(0, 0); dirs.len()],
         }
+    }
+
+    /// Records the plan's peak use of each temp directory (`bytes`, in the order of the
+    /// directories), so a full directory can be told how much more the sort needed.
+    pub(crate) fn plan_space(&mut self, bytes: impl IntoIterator<Item = u64>) {
+        for (p, b) in self.planned.iter_mut().zip(bytes) {
+            *p = Some(b);
+        }
+    }
+
+    /// `e`, or when it is a full temp directory of this room, [`EngineError::TempFull`]: which
+    /// directory, how much more the sort needed there, and (for a resumable sort) what is kept.
+    pub(crate) fn explain(&self, e: EngineError) -> EngineError {
+        let EngineError::Io(source) = e else { return e };
+        let at = self.temps.iter().position(|t| source.path().starts_with(t.path()));
+        let (true, Some(i)) = (source.is_no_space(), at) else { return EngineError::Io(source) };
+        let dir = self.dirs[i].clone();
+        let resumable = self.journal.is_some();
+        // What stays there after the failure: the runs the journal lists.
+        let (kept, kept_runs) = if resumable { self.journaled[i] } else { (0, 0) };
+        let needed = self.planned[i].map(|p| p.saturating_sub(kept));
+        let free = oxsort_io::free_space(&dir).ok();
+        let mut more = match needed {
+            Some(n) => format!("this sort needed up to {n} more bytes there to finish"),
+            None => "this sort needed more room there".to_string(),
+        };
+        if let Some(f) = free {
+            more += &format!(", {f} bytes are free");
+        }
+        if resumable {
+            more += &format!(
+                "; the {kept_runs} runs finished there ({kept} bytes) are kept: free space \
+                 and run the same command again to go on from them"
+            );
+        } else {
+            more += "; free space or choose another --temp-dir";
+        }
+        EngineError::TempFull { dir, needed, free, more, source: Box::new(source) }
     }
 
     /// A resumable sort's room: its directories are `dirs`/`name`, kept on interruption, and
@@ -148,11 +193,6 @@ impl SpillRoom {
         Ok(())
     }
 
-    /// How the room's files are opened.
-    pub(crate) fn io(&self) -> &IoOptions {
-        &self.io
-    }
-
     /// The journal directory (the first kept directory) of a resumable room, when it exists.
     pub(crate) fn journal_dir(&self) -> Option<PathBuf> {
         let name = self.kept.as_ref()?;
@@ -163,6 +203,11 @@ impl SpillRoom {
     /// Path of file `name` in temp directory `dir` (opened already).
     pub(crate) fn file_path(&self, dir: usize, name: &str) -> Option<PathBuf> {
         self.temps.get(dir).map(|t| t.path().join(name))
+    }
+
+    /// How its files are opened and driven.
+    pub(crate) fn io(&self) -> &IoOptions {
+        &self.io
     }
 
     /// The paths of the temp directories opened.
@@ -180,7 +225,9 @@ impl SpillRoom {
         merged: usize,
         levels: u32,
         merge_dropped: (u64, u128),
+        runs: &[Run],
     ) {
+        self.journal_holds(runs.iter());
         self.journal = Some(j);
         self.header = None;
         self.formed = formed;
@@ -222,7 +269,17 @@ impl SpillRoom {
             in_records,
             in_checksum,
             read,
-        }))
+        }))?;
+        self.journal_holds(std::iter::once(run));
+        Ok(())
+    }
+
+    /// `runs` are journaled: a resume would take them over.
+    fn journal_holds<'a>(&mut self, runs: impl Iterator<Item = &'a Run>) {
+        for r in runs {
+            self.journaled[r.dir].0 += r.bytes;
+            self.journaled[r.dir].1 += 1;
+        }
     }
 
     /// A merge level is finished: `runs` are what the next level merges; `dropped` says what
@@ -240,6 +297,9 @@ impl SpillRoom {
                 dropped: self.merge_dropped.0 + dropped.dropped,
                 dropped_checksum: self.merge_dropped.1 + dropped.dropped_checksum,
             }))?;
+            // A resume takes over this level's runs only.
+            self.journaled.iter_mut().for_each(|k| *k = (0, 0));
+            self.journal_holds(runs.iter());
         }
         for r in std::mem::take(&mut self.merged_away) {
             self.temps[r.dir].remove_file(&r.name)?;
@@ -270,8 +330,8 @@ impl SpillRoom {
         if let Some(h) = self.header.take() {
             // A resumable sort's first run: the journal starts with what the sort is.
             let dir = self.temps[0].path().to_path_buf();
-            let (_, lock) = Journal::open(&dir)?;
-            self.journal = Some(Journal::write(&dir, lock, &[Entry::Sort(h)])?);
+            let (_, lock) = Journal::open(&dir, &self.io)?;
+            self.journal = Some(Journal::write(&dir, lock, &[Entry::Sort(h)], &self.io)?);
         }
         let dir = self.next % self.temps.len();
         self.next += 1;
@@ -285,8 +345,10 @@ impl SpillRoom {
                 format!("merge-{level}-{:06}", self.merged - 1)
             }
         };
-        let file = Arc::new(self.temps[dir].create_file(&name, &self.io)?);
-        file.preallocate(bytes)?;
+        let file = Arc::new(
+            self.temps[dir].create_file(&name, &self.io).map_err(|e| self.explain(e.into()))?,
+        );
+        file.preallocate(bytes).map_err(|e| self.explain(e.into()))?;
         let sink = FileSink::temp(file.clone(), self.dirs[dir].display().to_string());
         Ok((Run { file: Some(file), dir, name, bytes, records: 0, checksum: 0 }, sink))
     }

@@ -24,13 +24,13 @@ pub struct IoOptions {
     pub faults: Option<Arc<FaultPlan>>,
 }
 
-/// Test fault injection: fails the Nth read and/or the Nth write operation (1-based) with a
-/// given errno.
+/// Test fault injection: fails the Nth read, the Nth write and/or the Nth sync operation
+/// (1-based) with a given errno.
 ///
 /// Operations are counted across every file opened with the same plan (share it through the
 /// `Arc` in [`IoOptions::faults`]). One operation is one [`DirectFile::read_at`] /
-/// [`DirectFile::write_at`] call, or one transfer of a [`Reader`](crate::Reader) /
-/// [`Writer`](crate::Writer).
+/// [`DirectFile::write_at`] / [`DirectFile::sync`] call, or one transfer of a
+/// [`Reader`](crate::Reader) / [`Writer`](crate::Writer).
 ///
 /// ```
 /// # use oxsort_io::FaultPlan;
@@ -41,8 +41,10 @@ pub struct IoOptions {
 pub struct FaultPlan {
     fail_read: Option<(u64, i32)>,
     fail_write: Option<(u64, i32)>,
+    fail_sync: Option<(u64, i32)>,
     reads: AtomicU64,
     writes: AtomicU64,
+    syncs: AtomicU64,
 }
 
 impl FaultPlan {
@@ -54,6 +56,11 @@ impl FaultPlan {
     /// Fails the `n`th write (1-based) with `errno`.
     pub fn fail_write(n: u64, errno: i32) -> Self {
         FaultPlan { fail_write: Some((n, errno)), ..Default::default() }
+    }
+
+    /// Fails the `n`th sync (1-based) with `errno`.
+    pub fn fail_sync(n: u64, errno: i32) -> Self {
+        FaultPlan { fail_sync: Some((n, errno)), ..Default::default() }
     }
 
     /// Also fails the `n`th read with `errno`.
@@ -68,6 +75,12 @@ impl FaultPlan {
         self
     }
 
+    /// Also fails the `n`th sync with `errno`.
+    pub fn and_fail_sync(mut self, n: u64, errno: i32) -> Self {
+        self.fail_sync = Some((n, errno));
+        self
+    }
+
     /// Read operations counted so far.
     pub fn reads(&self) -> u64 {
         self.reads.load(Ordering::Relaxed)
@@ -78,6 +91,11 @@ impl FaultPlan {
         self.writes.load(Ordering::Relaxed)
     }
 
+    /// Sync operations counted so far.
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
+    }
+
     /// Counts one read; the injected error if it is the one to fail.
     pub(crate) fn on_read(&self) -> Option<io::Error> {
         Self::count(&self.reads, self.fail_read)
@@ -86,6 +104,11 @@ impl FaultPlan {
     /// Counts one write; the injected error if it is the one to fail.
     pub(crate) fn on_write(&self) -> Option<io::Error> {
         Self::count(&self.writes, self.fail_write)
+    }
+
+    /// Counts one sync; the injected error if it is the one to fail.
+    pub(crate) fn on_sync(&self) -> Option<io::Error> {
+        Self::count(&self.syncs, self.fail_sync)
     }
 
     fn count(counter: &AtomicU64, fail: Option<(u64, i32)>) -> Option<io::Error> {
@@ -475,10 +498,14 @@ impl DirectFile {
         self.main.set_len(len).map_err(|e| IoError::other("setting the length of", &self.path, e))
     }
 
-    /// Flushes data and metadata to the device (`fsync`). A no-op for pipes.
+    /// Flushes data and metadata to the device (`fsync`). A no-op for pipes (not counted
+    /// against the fault plan either).
     pub fn sync(&self) -> Result<(), IoError> {
         if !self.seekable {
             return Ok(());
+        }
+        if let Some(e) = self.faults.as_ref().and_then(|f| f.on_sync()) {
+            return Err(IoError::other("syncing", &self.path, e));
         }
         self.main.sync_all().map_err(|e| IoError::other("syncing", &self.path, e))
     }
@@ -584,5 +611,9 @@ mod tests {
         assert!(p.on_read().is_none());
         assert_eq!(p.on_write().unwrap().raw_os_error(), Some(libc::ENOSPC));
         assert_eq!((p.reads(), p.writes()), (3, 1));
+        let p = FaultPlan::fail_sync(2, libc::EIO);
+        assert!(p.on_sync().is_none() && p.on_write().is_none());
+        assert_eq!(p.on_sync().unwrap().raw_os_error(), Some(libc::EIO));
+        assert_eq!(p.syncs(), 2);
     }
 }

@@ -45,6 +45,7 @@ pub(crate) fn engine_error(e: EngineError) -> PyErr {
         }
         EngineError::NoTempSpace { .. }
         | EngineError::NoOutputSpace { .. }
+        | EngineError::TempFull { .. }
         | EngineError::Io(oxsort_io::IoError::NoSpace { .. }) => OutOfSpaceError::new_err(msg),
         EngineError::Unordered { path, record } => {
             let err = DisorderError::new_err(msg);

@@ -109,6 +109,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stages::map, m)?)?;
     m.add_function(wrap_pyfunction!(stages::reduce, m)?)?;
     m.add_function(wrap_pyfunction!(stages::check_cluster_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(stages::record_size, m)?)?;
     m.add_function(wrap_pyfunction!(gensort, m)?)?;
     m.add_function(wrap_pyfunction!(valsort, m)?)?;
     m.add_function(wrap_pyfunction!(cores, m)?)?;

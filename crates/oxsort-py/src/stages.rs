@@ -472,3 +472,9 @@ pub(crate) fn check_cluster_spec(spec: SpecArgs) -> PyResult<()> {
     }
     Ok(())
 }
+
+/// The size of a specification's fixed records (None for delimited records).
+#[pyfunction]
+pub(crate) fn record_size(spec: SpecArgs) -> PyResult<Option<usize>> {
+    Ok(sort_key(&spec)?.record_size())
+}

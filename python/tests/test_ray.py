@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -160,6 +161,59 @@ def test_errors_before_any_stage(cluster: Any, tmp_path: Path) -> None:
         (tmp_path / "odd.dat").write_bytes(b"x" * 150)
         oxray.sort([str(tmp_path / "odd.dat")], tmp_path / "odd", local_dir=local)
     assert job_dirs(local) == []
+
+
+@pytest.mark.parametrize("partitions", [1, 4])
+def test_a_failed_stage_removes_everything(cluster: Any, tmp_path: Path, partitions: int) -> None:
+    path = tmp_path / "in.dat"
+    oxsort.gensort(path, 5000)
+    local = tmp_path / "local"
+    # Benchmark records are not packed decimal: a key cannot be built. With 4 partitions the
+    # sample stage finds it, with 1 (no splitters, no sample) the map stage.
+    with pytest.raises(oxsort.BadInputError, match=r"in\.dat: the record at byte \d+: key"):
+        oxray.sort(
+            [str(path)],
+            tmp_path / "out",
+            partitions=partitions,
+            fields="1,4,PD,A",
+            local_dir=local,
+        )
+    assert job_dirs(local) == []
+    assert os.listdir(tmp_path / "out") == []
+
+
+def test_ctrl_c_in_the_driver(cluster: Any, tmp_path: Path) -> None:
+    path = tmp_path / "in.dat"
+    oxsort.gensort(path, 200_000)
+    local = tmp_path / "local"
+    cmd = [
+        sys.executable,
+        "-m",
+        "oxsort.ray",
+        "sort",
+        str(path),
+        "-o",
+        str(tmp_path / "out"),
+        "--address",
+        cluster[0].address,
+        "--local-dir",
+        str(local),
+        "--map-size",
+        "200000",
+        "--partitions",
+        "3",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(local.glob("oxsort-ray-*/*/map-*")):
+        time.sleep(0.01)
+    assert proc.poll() is None, "the sort ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert job_dirs(local) == []
+    assert not list((tmp_path / "out").glob("part-*"))
 
 
 def test_no_cluster_at_the_address(tmp_path: Path) -> None:

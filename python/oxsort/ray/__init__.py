@@ -24,6 +24,7 @@ node; Ray retries tasks whose worker died.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -33,7 +34,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, TypeVar, Union
 
 try:
     import ray
@@ -73,6 +74,9 @@ PART_DIGITS = 5
 
 #: Seconds to wait for a TCP connection to a cluster's address before calling it unreachable.
 CONNECT_TIMEOUT = 5.0
+
+#: Seconds to wait for cancelled tasks to end before their directories are removed.
+CANCEL_WAIT = 30.0
 
 MANIFEST = "manifest.json"
 
@@ -135,6 +139,42 @@ class _MapTask:
     end: int
 
 
+class _TaskError(Exception):
+    """An oxsort error raised in a task, as it crosses to the driver: the native exception
+    classes cannot be pickled by reference, so the class travels by name."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(kind, message)
+        self.kind = kind
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+    def error(self) -> Error:
+        """The oxsort error it carries."""
+        cls = getattr(_native, self.kind, Error)
+        return cls(self.message)  # type: ignore[no-any-return]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _carry_errors(f: F) -> F:
+    """Makes the oxsort errors a task raises reach the driver as themselves."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        # Through the module: the task is pickled by value, and a class of the native module
+        # pickled by value would be a copy that the real errors are not instances of.
+        except _native.Error as e:
+            raise _TaskError(type(e).__name__, str(e)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
 # ---- tasks -------------------------------------------------------------------------------
 
 
@@ -165,6 +205,7 @@ def _stat_task(paths: list[str]) -> tuple[str, list[Optional[int]]]:
 
 
 @ray.remote(num_cpus=1)
+@_carry_errors
 def _sample_task(
     path: str, index: int, count: int, seed: int, spec: dict[str, Any]
 ) -> list[tuple[bytes, int, int]]:
@@ -173,6 +214,7 @@ def _sample_task(
 
 
 @ray.remote(num_cpus=1, max_retries=3)
+@_carry_errors
 def _map_task(
     path: str,
     index: int,
@@ -218,6 +260,7 @@ def _pinned(node: str, soft: bool = False) -> NodeAffinitySchedulingStrategy:
 
 
 @ray.remote(num_cpus=1, max_retries=3)
+@_carry_errors
 def _reduce_task(
     r: int,
     buckets: list[tuple[str, str, int]],
@@ -282,6 +325,7 @@ def _cleanup_task(local_dir: Optional[str], job: str) -> None:
 
 
 @ray.remote(num_cpus=1)
+@_carry_errors
 def _gensort_task(path: str, records: int, start: int, ascii: bool, skew: bool) -> tuple[str, str]:
     return _node_id(), _native.gensort(path, records, start, ascii, skew, 0)
 
@@ -294,10 +338,15 @@ def _get(refs: Any) -> Any:
     try:
         return ray.get(refs)
     except ray.exceptions.RayTaskError as e:
-        cause = getattr(e, "cause", None)
-        if isinstance(cause, Error):
-            raise cause from None
-        raise
+        raise _unwrap(e) from None
+
+
+def _unwrap(e: BaseException) -> BaseException:
+    """The oxsort error carried by a task's failure (else the failure itself)."""
+    cause = getattr(e, "cause", None)
+    if isinstance(cause, _TaskError):
+        return cause.error()
+    return e
 
 
 def _connect(address: Optional[str]) -> None:
@@ -517,33 +566,45 @@ def sort(
     sources = _resolve_inputs(inputs)
     _check_inputs(sources, _record_size(spec))
     _prepare_output(out_dir, overwrite)
+    before = set(os.listdir(out_dir))
 
     job = uuid.uuid4().hex[:12]
     times: dict[str, float] = {}
     inflight: list[ray.ObjectRef] = []
-    written: list[str] = []
     ok = False
     try:
-        result = _run(
-            sources, out_dir, partitions, msize, ldir, seed, spec, job, times, inflight, written
-        )
+        result = _run(sources, out_dir, partitions, msize, ldir, seed, spec, job, times, inflight)
         ok = True
         return result
     except BaseException:
-        for ref in inflight:
-            try:
-                ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - a finished task cannot be cancelled
-                pass
+        _cancel(inflight)
         raise
     finally:
         _cleanup(ldir, job)
         if not ok:
-            for p in written:
+            # The partitions written, and what a reduce killed in its write left (the engine's
+            # unfinished output under a temp name): every entry that was not there before.
+            for name in set(os.listdir(out_dir)) - before:
+                p = os.path.join(out_dir, name)
                 try:
-                    os.remove(p)
+                    if os.path.isdir(p):
+                        shutil.rmtree(p)
+                    else:
+                        os.remove(p)
                 except OSError:
                     pass
+
+
+def _cancel(refs: list[ray.ObjectRef]) -> None:
+    """Stops the tasks (their workers are killed) and waits for them to be gone, so that none
+    writes in the job's directories after they are removed."""
+    for ref in refs:
+        try:
+            ray.cancel(ref, force=True)
+        except Exception:  # noqa: BLE001 - a finished task cannot be cancelled
+            pass
+    if refs:
+        ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT)
 
 
 def _record_size(spec: dict[str, Any]) -> Optional[int]:
@@ -574,7 +635,6 @@ def _run(
     job: str,
     times: dict[str, float],
     inflight: list[ray.ObjectRef],
-    written: list[str],
 ) -> RaySortResult:
     record_size = _record_size(spec)
     total = sum(s.size for s in sources)
@@ -624,7 +684,6 @@ def _run(
                 maps[i] = m
         todo = [r for r in range(partitions) if r not in reduces]
         outs = {r: os.path.join(out_dir, _part_name(r)) for r in todo}
-        written[:] = [os.path.join(out_dir, _part_name(r)) for r in range(partitions)]
         rrefs = {
             r: _reduce_task.options(scheduling_strategy="SPREAD").remote(
                 r,
@@ -646,10 +705,7 @@ def _run(
         if not failed:
             break
         if not [i for i, m in enumerate(maps) if m["node"] not in _alive_nodes()]:
-            cause = getattr(failed[0], "cause", None)
-            if isinstance(cause, Error):
-                raise cause from None
-            raise failed[0]
+            raise _unwrap(failed[0]) from None
     else:
         raise Error(f"the reduce stage failed {MAX_ROUNDS + 1} times as nodes died")
     times["reduce"] = time.monotonic() - t0
@@ -762,11 +818,7 @@ def gensort(
     try:
         got = _get(refs)
     except BaseException:
-        for ref in refs:
-            try:
-                ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - a finished task cannot be cancelled
-                pass
+        _cancel(refs)
         for p in paths:
             try:
                 os.remove(p)

@@ -4,6 +4,7 @@ balanced, and a worker node killed during the map stage changes nothing."""
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import signal
@@ -38,7 +39,7 @@ def cluster() -> Iterator[tuple[Cluster, list[Any]]]:
     )
     workers = [c.add_node(num_cpus=1, object_store_memory=OBJECT_STORE) for _ in range(2)]
     c.wait_for_nodes()
-    ray.init(address=c.address, logging_level="ERROR", log_to_driver=False)
+    ray.init(address=c.address, logging_level=logging.ERROR, log_to_driver=False)
     yield c, workers
     ray.shutdown()
     c.shutdown()

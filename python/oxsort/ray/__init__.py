@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import shutil
 import socket
@@ -43,7 +44,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("oxsort.ray needs Ray: pip install ray") from e
 
 from .. import _native
-from .._files import PathLike, _spec
+from .._files import PathLike, _spec, parse_size
 from .._native import BadInputError, Error, SpecError
 
 __all__ = ["Partition", "RaySortResult", "gensort", "sort"]
@@ -356,7 +357,7 @@ def _connect(address: Optional[str]) -> None:
     if address and address != "auto" and "://" not in address:
         _probe(address)
     try:
-        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
     except Exception as e:  # noqa: BLE001 - Ray raises several kinds for an unreachable cluster
         where = address if address is not None else "the address ray.init() finds (RAY_ADDRESS)"
         raise Error(f"no Ray cluster at {where}: {e}") from None
@@ -557,8 +558,6 @@ def sort(
         temp_dirs=None,
     )
     _native.check_cluster_spec(spec)
-    from .._files import parse_size
-
     msize = parse_size(map_size) or DEFAULT_MAP_SIZE
     out_dir = os.path.abspath(os.fspath(output_dir))
     ldir = os.path.abspath(os.fspath(local_dir)) if local_dir is not None else None

@@ -50,7 +50,8 @@ def concat(paths: list[str]) -> bytes:
 
 
 def job_dirs(local: Path) -> list[str]:
-    return sorted(p.name for p in local.glob("oxsort-ray-*")) if local.exists() else []
+    """What the jobs left under ``local`` (every file, to show in a failure)."""
+    return sorted(str(p.relative_to(local)) for p in local.rglob("*")) if local.exists() else []
 
 
 def check_same_as_single_node(

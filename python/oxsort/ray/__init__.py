@@ -25,6 +25,7 @@ node; Ray retries tasks whose worker died.
 from __future__ import annotations
 
 import functools
+import glob
 import json
 import logging
 import os
@@ -33,7 +34,8 @@ import socket
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional, TypeVar, Union
 
@@ -205,6 +207,33 @@ def _stat_task(paths: list[str]) -> tuple[str, list[Optional[int]]]:
     return _node_id(), sizes
 
 
+@contextmanager
+def _working(d: str) -> Iterator[None]:
+    """Marks ``d`` as being written by this process (``d.pid``) while the block runs: the
+    cleanup of a cancelled job waits for such a process to be gone before it removes the
+    directories (a force-cancelled task's worker is killed some time after the cancel)."""
+    mark = d + ".pid"
+    with open(mark, "w") as f:
+        f.write(str(os.getpid()))
+    try:
+        yield
+    finally:
+        try:
+            os.remove(mark)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @ray.remote(num_cpus=1)
 @_carry_errors
 def _sample_task(
@@ -228,9 +257,10 @@ def _map_task(
     job: str,
 ) -> dict[str, Any]:
     d = os.path.join(_node_dir(local_dir, job), f"map-{map_index:05d}")
-    shutil.rmtree(d, ignore_errors=True)  # what an earlier try of this map left here
-    os.makedirs(d)
-    records, checksum, buckets = _native.map(path, index, (start, end), splitters, spec, d)
+    with _working(d):
+        shutil.rmtree(d, ignore_errors=True)  # what an earlier try of this map left here
+        os.makedirs(d)
+        records, checksum, buckets = _native.map(path, index, (start, end), splitters, spec, d)
     return {
         "node": _node_id(),
         "records": records,
@@ -272,6 +302,14 @@ def _reduce_task(
 ) -> dict[str, Any]:
     here = _node_id()
     d = os.path.join(_node_dir(local_dir, job), f"reduce-{r:05d}")
+    with _working(d):
+        return _reduce_in(here, d, buckets, output, spec)
+
+
+def _reduce_in(
+    here: str, d: str, buckets: list[tuple[str, str, int]], output: str, spec: dict[str, Any]
+) -> dict[str, Any]:
+    """The body of a reduce, in its directory ``d``."""
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     try:
@@ -322,7 +360,17 @@ def _reduce_task(
 
 @ray.remote(num_cpus=0, max_retries=0)
 def _cleanup_task(local_dir: Optional[str], job: str) -> None:
-    shutil.rmtree(_job_root(local_dir, job), ignore_errors=True)
+    root = _job_root(local_dir, job)
+    deadline = time.monotonic() + CANCEL_WAIT
+    for mark in glob.glob(os.path.join(glob.escape(root), "*", "*.pid")):
+        try:
+            with open(mark) as f:
+                pid = int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            continue
+        while pid and _alive(pid) and os.path.exists(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @ray.remote(num_cpus=1)
@@ -618,7 +666,7 @@ def _cleanup(local_dir: Optional[str], job: str) -> None:
         for nid in _alive_nodes()
     ]
     try:
-        ray.wait(refs, num_returns=len(refs), timeout=30)
+        ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT + 30)
     finally:
         shutil.rmtree(_job_root(local_dir, job), ignore_errors=True)
 
@@ -638,16 +686,23 @@ def _run(
     record_size = _record_size(spec)
     total = sum(s.size for s in sources)
 
+    def track(ref: ray.ObjectRef) -> ray.ObjectRef:
+        # Every task is known to the driver from its submission on, so that an interrupt
+        # (which may come in the middle of a stage's submissions) cancels it.
+        inflight.append(ref)
+        return ref
+
     t0 = time.monotonic()
     want = SAMPLES_PER_PARTITION * partitions if partitions > 1 else 0
     refs = [
-        _sample_task.options(**_options(s)).remote(
-            s.path, s.index, max(1, -(-want * s.size // total)), seed, spec
+        track(
+            _sample_task.options(**_options(s)).remote(
+                s.path, s.index, max(1, -(-want * s.size // total)), seed, spec
+            )
         )
         for s in sources
         if s.size and want
     ]
-    inflight[:] = refs
     samples = [k for got in _get(refs) for k in got]
     splitters = _splitters(samples, partitions) if want else []
     times["sample"] = time.monotonic() - t0
@@ -657,12 +712,21 @@ def _run(
     split_ref = ray.put(splitters)
 
     def submit_map(t: _MapTask) -> ray.ObjectRef:
-        return _map_task.options(**_options(t.source)).remote(
-            t.source.path, t.source.index, t.index, t.start, t.end, split_ref, spec, local_dir, job
+        return track(
+            _map_task.options(**_options(t.source)).remote(
+                t.source.path,
+                t.source.index,
+                t.index,
+                t.start,
+                t.end,
+                split_ref,
+                spec,
+                local_dir,
+                job,
+            )
         )
 
     map_refs = [submit_map(t) for t in tasks]
-    inflight[:] = map_refs
     maps: list[dict[str, Any]] = _get(map_refs)
     times["map"] = time.monotonic() - t0
 
@@ -678,23 +742,23 @@ def _run(
                 raise Error(f"the node of input {bad.path} died: its map cannot run elsewhere")
             rerun += len(lost)
             refs = [submit_map(tasks[i]) for i in lost]
-            inflight[:] = refs
             for i, m in zip(lost, _get(refs)):
                 maps[i] = m
         todo = [r for r in range(partitions) if r not in reduces]
         outs = {r: os.path.join(out_dir, _part_name(r)) for r in todo}
         rrefs = {
-            r: _reduce_task.options(scheduling_strategy="SPREAD").remote(
-                r,
-                [(m["node"], m["buckets"][r]["path"], m["buckets"][r]["size"]) for m in maps],
-                outs[r],
-                spec,
-                local_dir,
-                job,
+            r: track(
+                _reduce_task.options(scheduling_strategy="SPREAD").remote(
+                    r,
+                    [(m["node"], m["buckets"][r]["path"], m["buckets"][r]["size"]) for m in maps],
+                    outs[r],
+                    spec,
+                    local_dir,
+                    job,
+                )
             )
             for r in todo
         }
-        inflight[:] = list(rrefs.values())
         failed: list[BaseException] = []
         for r, ref in rrefs.items():
             try:
@@ -808,13 +872,14 @@ def gensort(
     t0 = time.monotonic()
     bounds = [records * i // partitions for i in range(partitions + 1)]
     paths = [os.path.join(out_dir, _part_name(i)) for i in range(partitions)]
-    refs = [
-        _gensort_task.options(scheduling_strategy="SPREAD").remote(
-            paths[i], bounds[i + 1] - bounds[i], bounds[i], ascii, skew
-        )
-        for i in range(partitions)
-    ]
+    refs: list[ray.ObjectRef] = []
     try:
+        for i in range(partitions):
+            refs.append(
+                _gensort_task.options(scheduling_strategy="SPREAD").remote(
+                    paths[i], bounds[i + 1] - bounds[i], bounds[i], ascii, skew
+                )
+            )
         got = _get(refs)
     except BaseException:
         _cancel(refs)

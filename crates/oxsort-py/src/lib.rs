@@ -8,6 +8,7 @@
 //! - `spec`: the one place where Python arguments become a [`oxsort_engine::SortConfig`];
 //! - `arrays`: NumPy arrays sorted on the oxsort kernels (`sort_array`, `argsort`);
 //! - `errors`: `oxsort.Error` and its subclasses;
+//! - `stages`: the sample, map and reduce stages of a sort across a cluster (`oxsort.ray`);
 //! - `gensort` / `valsort` on the `oxsort-gensort` library.
 //!
 //! It is built by maturin (`pip install .` at the repository root) as an abi3 extension for
@@ -18,6 +19,7 @@ mod arrays;
 mod errors;
 mod job;
 mod spec;
+mod stages;
 
 use std::path::PathBuf;
 
@@ -103,6 +105,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(job::explain, m)?)?;
     m.add_function(wrap_pyfunction!(job::check_spec, m)?)?;
     m.add_function(wrap_pyfunction!(arrays::sort_records, m)?)?;
+    m.add_function(wrap_pyfunction!(stages::sample, m)?)?;
+    m.add_function(wrap_pyfunction!(stages::map, m)?)?;
+    m.add_function(wrap_pyfunction!(stages::reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(stages::check_cluster_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(stages::record_size, m)?)?;
     m.add_function(wrap_pyfunction!(gensort, m)?)?;
     m.add_function(wrap_pyfunction!(valsort, m)?)?;
     m.add_function(wrap_pyfunction!(cores, m)?)?;

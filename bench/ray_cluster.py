@@ -1,0 +1,156 @@
+"""oxsort.ray on a local Ray cluster against single-node oxsort, on the same machine.
+
+usage: python bench/ray_cluster.py [--records 4e7] [--partitions 4] [--runs 3] [--dir bench/scratch]
+                           [--memory 5G] [--workers 2]
+
+Run it with a Python that has the package and Ray (`pip install '.[ray]'`). It starts a local
+cluster (`ray.cluster_utils.Cluster`: a head and --workers worker nodes, one CPU each),
+generates --records gensort records as four inputs, then, --runs times and interleaved, sorts
+them with `oxsort.sort` (one node) and with `oxsort.ray.sort` (--partitions partitions), and
+checks each output (valsort: ordered, the input's checksum; the partitions concatenated equal
+the single-node output's size and checksum). It reports the medians, the overhead of the
+stages in seconds and as a ratio, and the median time of each stage (sample, map, reduce).
+Raw rows go to bench/runs/<date>/ray.csv; the summary is appended to summary.md there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import os
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+import ray
+from ray.cluster_utils import Cluster
+
+import oxsort
+import oxsort.ray
+
+TOP = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--records", type=float, default=4e7)
+    p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--dir", default=str(TOP / "bench" / "scratch"))
+    p.add_argument("--memory", default="5G")
+    p.add_argument("--workers", type=int, default=2)
+    a = p.parse_args()
+    records = int(a.records)
+    scratch = Path(a.dir) / "ray-bench"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    for _ in range(a.workers):
+        cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        gen = oxsort.ray.gensort(scratch / "in", records, 4)
+        inputs = [q.path for q in gen.partitions]
+        day = datetime.date.today().isoformat()
+        out = TOP / "bench" / "runs" / day
+        out.mkdir(parents=True, exist_ok=True)
+        rows = out / "ray.csv"
+        new = not rows.exists()
+        single_t: list[float] = []
+        cluster_t: list[float] = []
+        stages: dict[str, list[float]] = {"sample": [], "map": [], "reduce": []}
+        with open(rows, "a", newline="") as f:
+            w = csv.writer(f)
+            if new:
+                w.writerow(
+                    [
+                        "timestamp",
+                        "case",
+                        "records",
+                        "partitions",
+                        "run",
+                        "seconds",
+                        "sample_s",
+                        "map_s",
+                        "reduce_s",
+                        "load1",
+                    ]
+                )
+            for run in range(1, a.runs + 1):
+                single = scratch / "single.out"
+                t0 = time.monotonic()
+                st = oxsort.sort(inputs, single, memory=a.memory)
+                s = time.monotonic() - t0
+                assert st.checksum == gen.checksum and oxsort.valsort(single).sorted
+                single_t.append(s)
+                w.writerow([_now(), "single", records, 1, run, f"{s:.3f}", "", "", "", _load()])
+                size = single.stat().st_size
+                single.unlink()
+
+                t0 = time.monotonic()
+                res = oxsort.ray.sort(
+                    inputs,
+                    scratch / "out",
+                    partitions=a.partitions,
+                    overwrite=True,
+                    memory=a.memory,
+                    local_dir=scratch / "local",
+                )
+                c = time.monotonic() - t0
+                parts = [q.path for q in res.partitions]
+                summ = oxsort.valsort(parts)
+                assert summ.sorted and summ.checksum == gen.checksum
+                assert sum(os.path.getsize(q) for q in parts) == size
+                cluster_t.append(c)
+                for k in stages:
+                    stages[k].append(res.stage_seconds[k])
+                w.writerow(
+                    [
+                        _now(),
+                        "ray",
+                        records,
+                        a.partitions,
+                        run,
+                        f"{c:.3f}",
+                        *(f"{res.stage_seconds[k]:.3f}" for k in stages),
+                        _load(),
+                    ]
+                )
+                f.flush()
+        ms, mc = statistics.median(single_t), statistics.median(cluster_t)
+        text = (
+            f"\n## bench/ray_cluster.py, {records} records, {a.partitions} partitions, "
+            "local cluster "
+            f"(head + {a.workers} workers, 1 CPU each) ({_now()}); load {_load()}\n\n"
+            "| case | median s | runs |\n|---|---:|---|\n"
+            f"| oxsort.sort (one node) | {ms:.3f} | {' '.join(f'{x:.3f}' for x in single_t)} |\n"
+            f"| oxsort.ray.sort | {mc:.3f} | {' '.join(f'{x:.3f}' for x in cluster_t)} |\n"
+            + "".join(
+                f"| stage {k} | {statistics.median(v):.3f} | {' '.join(f'{x:.3f}' for x in v)} |\n"
+                for k, v in stages.items()
+            )
+            + f"\noverhead of the stages: {mc - ms:.3f} s, ratio {mc / ms:.3f}\n"
+        )
+        print(text)
+        with open(out / "summary.md", "a") as f:
+            f.write(text)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _load() -> str:
+    return Path("/proc/loadavg").read_text().split()[0]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,312 @@
+"""oxsort.ray on a local Ray cluster (a head and two worker nodes): the partitions concatenated
+are the single-node sort's output byte for byte, valsort passes on them, the partitions are
+balanced, and a worker node killed during the map stage changes nothing."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import oxsort
+
+if os.environ.get("CI") != "true":
+    pytest.importorskip("ray")
+import ray  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+
+import oxsort.ray as oxray  # noqa: E402
+
+#: Object store per node: the stages pass keys and bucket chunks, a few MiB here.
+OBJECT_STORE = 96 << 20
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[tuple[Cluster, list[Any]]]:
+    c = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "object_store_memory": OBJECT_STORE},
+    )
+    workers = [c.add_node(num_cpus=1, object_store_memory=OBJECT_STORE) for _ in range(2)]
+    c.wait_for_nodes()
+    ray.init(address=c.address, logging_level=logging.ERROR, log_to_driver=False)
+    yield c, workers
+    ray.shutdown()
+    c.shutdown()
+
+
+def concat(paths: list[str]) -> bytes:
+    return b"".join(Path(p).read_bytes() for p in paths)
+
+
+def job_dirs(local: Path) -> list[str]:
+    """What the jobs left under ``local`` (every file, to show in a failure)."""
+    return sorted(str(p.relative_to(local)) for p in local.rglob("*")) if local.exists() else []
+
+
+def check_same_as_single_node(
+    tmp_path: Path, inputs: list[str], partitions: int, **kw: Any
+) -> oxray.RaySortResult:
+    """Sorts on the cluster and on one node; asserts the bytes, valsort and the checksums."""
+    local = tmp_path / "local"
+    res = oxray.sort(inputs, tmp_path / "out", partitions=partitions, local_dir=local, **kw)
+    kw.pop("map_size", None)
+    single = tmp_path / "single.out"
+    stats = oxsort.sort(inputs, single, **kw)
+    parts = [p.path for p in res.partitions]
+    assert [Path(p).name for p in parts] == [f"part-{r:05d}" for r in range(partitions)]
+    assert concat(parts) == single.read_bytes()
+    assert res.records == stats.records_written
+    assert res.checksum == stats.checksum
+    assert job_dirs(local) == []
+    assert (tmp_path / "out" / "manifest.json").exists()
+    return res
+
+
+def balance(res: oxray.RaySortResult) -> float:
+    counts = [p.records for p in res.partitions]
+    return max(counts) / (sum(counts) / len(counts))
+
+
+def test_benchmark_records(cluster: Any, tmp_path: Path) -> None:
+    gen = oxray.gensort(tmp_path / "in", 30_000, 3)
+    inputs = [p.path for p in gen.partitions]
+    whole = tmp_path / "whole.dat"
+    one = oxsort.gensort(whole, 30_000)
+    # Disjoint record ranges: the pieces are `gensort 30000` byte for byte.
+    assert concat(inputs) == whole.read_bytes()
+    assert gen.checksum == one.checksum
+    res = check_same_as_single_node(tmp_path, inputs, 4, map_size=400_000)
+    assert res.maps == 9
+    parts = [p.path for p in res.partitions]
+    summary = oxsort.valsort(parts)
+    assert summary.sorted and summary.records == 30_000 and summary.checksum == one.checksum
+
+
+def test_skewed_records_are_balanced(cluster: Any, tmp_path: Path) -> None:
+    path = tmp_path / "skew.dat"
+    oxsort.gensort(path, 40_000, skew=True)
+    res = check_same_as_single_node(tmp_path, [str(path)], 4, map_size=1_000_000)
+    assert oxsort.valsort([p.path for p in res.partitions]).sorted
+    assert balance(res) <= 1.10
+
+
+def test_half_the_records_share_one_key(cluster: Any, tmp_path: Path) -> None:
+    src = tmp_path / "src.dat"
+    oxsort.gensort(src, 40_000)
+    data = bytearray(src.read_bytes())
+    rng = random.Random(7)
+    for i in rng.sample(range(40_000), 20_000):
+        data[i * 100 : i * 100 + 10] = b"SAME--KEY!"
+    a, b = tmp_path / "a.dat", tmp_path / "b.dat"
+    a.write_bytes(data[: 25_000 * 100])
+    b.write_bytes(data[25_000 * 100 :])
+    res = check_same_as_single_node(tmp_path, [str(a), str(b)], 4, map_size=700_000)
+    assert oxsort.valsort([p.path for p in res.partitions]).sorted
+    assert balance(res) <= 1.10
+    # The shared key is cut between partitions, and each keeps the input order of its records.
+    holders = [p for p in res.partitions if b"SAME--KEY!" in Path(p.path).read_bytes()]
+    assert len(holders) >= 2
+
+
+def test_lines_with_a_gnu_key(cluster: Any, tmp_path: Path) -> None:
+    rng = random.Random(3)
+    paths = []
+    for f in range(2):
+        lines = [f"name{f}-{i},{rng.randint(-50, 50)},{rng.random():.6f}" for i in range(6000)]
+        text = "\n".join(lines)  # the last line has no newline: the sort adds one
+        p = tmp_path / f"in{f}.txt"
+        p.write_text(text)
+        paths.append(str(p))
+    res = check_same_as_single_node(
+        tmp_path, paths, 3, lines=True, keys="-t, -k2,2n", map_size=50_000
+    )
+    assert res.maps > 4
+    keys = [
+        int(line.split(b",")[1])
+        for p in res.partitions
+        for line in Path(p.path).read_bytes().splitlines()
+    ]
+    assert keys == sorted(keys)
+    assert oxsort.check(tmp_path / "single.out", lines=True, keys="-t, -k2,2n") is None
+
+
+def test_errors_before_any_stage(cluster: Any, tmp_path: Path) -> None:
+    local = tmp_path / "local"
+    missing = tmp_path / "missing.dat"
+    with pytest.raises(oxsort.BadInputError, match=r"input missing on node \w+ .*missing\.dat"):
+        oxray.sort([str(missing)], tmp_path / "out", local_dir=local)
+    present = tmp_path / "in.dat"
+    oxsort.gensort(present, 100)
+    out = tmp_path / "full"
+    out.mkdir()
+    (out / "part-00007").write_bytes(b"old")
+    with pytest.raises(oxsort.Error, match=r"full is not empty .*overwrite=True"):
+        oxray.sort([str(present)], out, local_dir=local)
+    assert (out / "part-00007").read_bytes() == b"old"
+    res = oxray.sort([str(present)], out, partitions=2, overwrite=True, local_dir=local)
+    assert sorted(os.listdir(out)) == ["manifest.json", "part-00000", "part-00001"]
+    assert res.records == 100
+    with pytest.raises(oxsort.SpecError, match="unique"):
+        oxray.sort([str(present)], tmp_path / "u", unique=True, local_dir=local)
+    with pytest.raises(oxsort.BadInputError, match="not a whole number of 100-byte records"):
+        (tmp_path / "odd.dat").write_bytes(b"x" * 150)
+        oxray.sort([str(tmp_path / "odd.dat")], tmp_path / "odd", local_dir=local)
+    assert job_dirs(local) == []
+
+
+@pytest.mark.parametrize("partitions", [1, 4])
+def test_a_failed_stage_removes_everything(cluster: Any, tmp_path: Path, partitions: int) -> None:
+    path = tmp_path / "in.dat"
+    oxsort.gensort(path, 5000)
+    local = tmp_path / "local"
+    # Benchmark records are not packed decimal: a key cannot be built. With 4 partitions the
+    # sample stage finds it, with 1 (no splitters, no sample) the map stage.
+    with pytest.raises(oxsort.BadInputError, match=r"in\.dat: the record at byte \d+: key"):
+        oxray.sort(
+            [str(path)],
+            tmp_path / "out",
+            partitions=partitions,
+            fields="1,4,PD,A",
+            local_dir=local,
+        )
+    assert job_dirs(local) == []
+    assert os.listdir(tmp_path / "out") == []
+
+
+def test_ctrl_c_in_the_driver(cluster: Any, tmp_path: Path) -> None:
+    path = tmp_path / "in.dat"
+    oxsort.gensort(path, 200_000)
+    local = tmp_path / "local"
+    cmd = [
+        sys.executable,
+        "-m",
+        "oxsort.ray",
+        "sort",
+        str(path),
+        "-o",
+        str(tmp_path / "out"),
+        "--address",
+        cluster[0].address,
+        "--local-dir",
+        str(local),
+        "--map-size",
+        "200000",
+        "--partitions",
+        "3",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(local.glob("oxsort-ray-*/*/map-*")):
+        time.sleep(0.01)
+    assert proc.poll() is None, "the sort ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert job_dirs(local) == []
+    assert not list((tmp_path / "out").glob("part-*"))
+
+
+def test_no_cluster_at_the_address(tmp_path: Path) -> None:
+    code = (
+        "import oxsort, oxsort.ray\n"
+        "try:\n"
+        "    oxsort.ray.sort(['x'], 'y', address='127.0.0.1:9')\n"
+        "except oxsort.Error as e:\n"
+        "    print(e)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert "no Ray cluster at 127.0.0.1:9" in p.stdout, p.stderr
+
+
+def test_cli(cluster: Any, tmp_path: Path) -> None:
+    from oxsort.ray.__main__ import main
+
+    address = cluster[0].address
+    assert (
+        main(
+            [
+                "gensort",
+                str(tmp_path / "in"),
+                "--records",
+                "2e3",
+                "--partitions",
+                "2",
+                "--address",
+                address,
+            ]
+        )
+        == 0
+    )
+    inputs = sorted(str(p) for p in (tmp_path / "in").glob("part-*"))
+    assert (
+        main(
+            [
+                "sort",
+                *inputs,
+                "-o",
+                str(tmp_path / "out"),
+                "--partitions",
+                "2",
+                "--address",
+                address,
+                "--local-dir",
+                str(tmp_path / "local"),
+            ]
+        )
+        == 0
+    )
+    oxsort.sort(inputs, tmp_path / "single")
+    parts = sorted(str(p) for p in (tmp_path / "out").glob("part-*"))
+    assert concat(parts) == (tmp_path / "single").read_bytes()
+    assert main(["sort", *inputs, "-o", str(tmp_path / "out"), "--address", address]) == 2
+
+
+def test_a_worker_node_killed_during_the_map_stage(cluster: Any, tmp_path: Path) -> None:
+    """Runs last in this module: it takes a worker node away."""
+    c, workers = cluster
+    path = tmp_path / "in.dat"
+    oxsort.gensort(path, 60_000, skew=True)
+    local = tmp_path / "local"
+    victim = workers[0]
+    victim_dir = victim.node_id[:16]
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["res"] = oxray.sort(
+                [str(path)], tmp_path / "out", partitions=3, map_size=200_000, local_dir=local
+            )
+        except BaseException as e:  # noqa: BLE001 - handed to the test thread
+            out["err"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.monotonic() + 60
+    # Kill the node once a map has written its last bucket there (its outputs are then lost
+    # with the node, and the maps running there die with it).
+    done = f"oxsort-ray-*/{victim_dir}/map-*/bucket-00002"
+    while time.monotonic() < deadline and not list(local.glob(done)):
+        time.sleep(0.01)
+    assert t.is_alive(), "the sort ended before the node could be killed"
+    c.remove_node(victim, allow_graceful=False)
+    t.join(timeout=120)
+    assert "err" not in out, out.get("err")
+    res = out["res"]
+    oxsort.sort([str(path)], tmp_path / "single")
+    assert concat([p.path for p in res.partitions]) == (tmp_path / "single").read_bytes()
+    assert all(p.node != victim.node_id for p in res.partitions)
+    assert job_dirs(local) == []

@@ -41,7 +41,8 @@ pub struct KeyArgs {
     #[arg(long, value_name = "SPEC", help_heading = "Records and keys")]
     pub fields: Option<String>,
     /// DFSORT control statements: SORT/MERGE FIELDS=, SUM FIELDS=NONE, INCLUDE/OMIT COND=,
-    /// OPTION EQUALS/NOEQUALS/COPY/VLSHRT, RECORD TYPE=F,LENGTH=n.
+    /// INREC/OUTREC BUILD=/FIELDS=/OVERLAY=/FINDREP=/IFTHEN=, OPTION
+    /// EQUALS/NOEQUALS/COPY/VLSHRT, RECORD TYPE=F,LENGTH=n.
     #[arg(long, value_name = "FILE", help_heading = "Records and keys")]
     pub control: Option<PathBuf>,
     /// Keep only the first record (in input order) of each run of equal keys.

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossbeam_channel::unbounded;
-use oxsort_format::{Filter, Mode, SortKey, PREFIX_BYTES};
+use oxsort_format::{Filter, Mode, ReformatProgram, Scratch, SortKey, PREFIX_BYTES};
 use oxsort_io::AlignedBuf;
 use oxsort_kernels::{make_entry, Entry, INDEX_BITS};
 
@@ -157,6 +157,54 @@ fn chunk_entries(
     Ok(facts)
 }
 
+/// INREC: the records of a chunk of fixed records that the filter keeps, reshaped into a new
+/// chunk; with the count of records read and the CRC32-sum of those the filter dropped. On an
+/// error the chunk comes back as it was.
+#[allow(clippy::result_large_err)]
+fn reshape(
+    ctx: &Ctx<'_>,
+    program: &ReformatProgram,
+    chunk: Chunk,
+    scratch: &mut Scratch,
+) -> std::result::Result<(Chunk, u64, u128), (Chunk, EngineError)> {
+    let (r, out) = (program.in_len(), program.out_len());
+    let mut buf = AlignedBuf::new(chunk.records * out);
+    let mut kept = 0usize;
+    let mut dropped = 0u128;
+    let error = |i: usize, source| EngineError::Key {
+        path: PathBuf::from(&*chunk.name),
+        record: chunk.first_record + i as u64 + 1,
+        source,
+    };
+    let mut failed = None;
+    for (i, rec) in chunk.buf[..chunk.records * r].chunks_exact(r).enumerate() {
+        if let Some(f) = ctx.filter {
+            match f.matches(rec) {
+                Ok(true) => {}
+                Ok(false) => {
+                    dropped += crc32fast::hash(rec) as u128;
+                    continue;
+                }
+                Err(e) => {
+                    failed = Some(error(i, e));
+                    break;
+                }
+            }
+        }
+        if let Err(e) = program.apply(rec, &mut buf[kept * out..(kept + 1) * out], scratch) {
+            failed = Some(error(i, e));
+            break;
+        }
+        kept += 1;
+    }
+    if let Some(e) = failed {
+        return Err((chunk, e));
+    }
+    let read = chunk.records as u64;
+    let reshaped = Chunk { buf, records: kept, offsets: Vec::new(), ..chunk };
+    Ok((reshaped, read, dropped))
+}
+
 /// Reads up to `max_chunks` chunks, sorting each into a microrun on the worker threads while the
 /// next ones are read. Returns the load and whether the source is exhausted.
 pub(crate) fn load(
@@ -184,9 +232,25 @@ pub(crate) fn load(
             let res_tx = res_tx.clone();
             s.spawn(move || {
                 let _meter = ctx.meters.meter("sort");
+                let mut scratch = Scratch::default();
                 for (c, chunk) in job_rx {
                     let mut entries = Vec::with_capacity(chunk.records);
-                    let facts = chunk_entries(ctx, c, &chunk, &mut entries);
+                    let (chunk, facts) = match ctx.keys.inrec() {
+                        None => {
+                            let facts = chunk_entries(ctx, c, &chunk, &mut entries);
+                            (chunk, facts)
+                        }
+                        Some(program) => match reshape(ctx, program, chunk, &mut scratch) {
+                            Ok((chunk, read, dropped)) => {
+                                // The filter ran on the records as read, before INREC.
+                                let reshaped = Ctx { filter: None, ..*ctx };
+                                let facts = chunk_entries(&reshaped, c, &chunk, &mut entries)
+                                    .map(|f| ChunkFacts { read, filtered_checksum: dropped, ..f });
+                                (chunk, facts)
+                            }
+                            Err((chunk, e)) => (chunk, Err(e)),
+                        },
+                    };
                     if res_tx.send((c, chunk, entries, facts)).is_err() {
                         return;
                     }
@@ -198,7 +262,12 @@ pub(crate) fn load(
         while (sent as u64) < max_chunks {
             match source.next_chunk() {
                 Ok(Some(chunk)) => {
-                    let cost = chunk.buf.len() as u64
+                    // With INREC the chunk is kept at the size of its reshaped records.
+                    let kept = match ctx.keys.inrec() {
+                        Some(p) => (chunk.records * p.out_len()).max(chunk.buf.len()),
+                        None => chunk.buf.len(),
+                    };
+                    let cost = kept as u64
                         + chunk.records as u64 * crate::tuning::ENTRY_BYTES
                         + 4 * chunk.offsets.len() as u64;
                     if sent > 0 && used + cost > budget {

@@ -116,7 +116,12 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     };
     let mut sink: Box<dyn Sink + Send> = match (&output, &cfg.output) {
         (Some(o), _) => {
-            if let Some(bytes) = plan.input_bytes {
+            // The records read, at the size they are written (INREC and OUTREC reshape them).
+            let bytes = match (plan.records, cfg.key.record_size()) {
+                (Some(n), Some(r)) => Some(cfg.key.output_bytes(n, n * r as u64)),
+                _ => plan.input_bytes,
+            };
+            if let Some(bytes) = bytes {
                 o.file().preallocate(bytes)?;
             }
             Box::new(FileSink::named(o.file().clone(), plan.output.clone()))
@@ -130,6 +135,10 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         }
         (None, Output::Stdout) => Box::new(StreamSink::stdout()),
     };
+    if let Some(outrec) = cfg.key.outrec() {
+        // OUTREC reshapes what is written, after the order and checksums are verified.
+        sink = Box::new(sink::ReformatSink::new(sink, outrec.clone(), g.staging_bytes));
+    }
 
     let mut stats = SortStats {
         memory_budget: cfg.memory,
@@ -143,7 +152,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     };
     let mut source = ChunkSource::new(
         &cfg.inputs,
-        cfg.key.layout(),
+        cfg.key.input_layout(),
         g.chunk_bytes,
         g.read_depth,
         cfg.io.clone(),
@@ -202,6 +211,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             stats.phases.push(timer.finish(files));
             let out_timer = PhaseTimer::start("output", &meters);
             check = output::emit(&ctx, &loaded, sink.as_mut(), true, progress::Phase::Output)?;
+            sink.finish()?;
             stats.phases.push(out_timer.finish(vec![sink.stats()]));
             break;
         }
@@ -253,6 +263,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             reporter: &reporter,
         };
         let merged = merge::merge_runs(runs, &schedule, &mut room, &opts, sink.as_mut())?;
+        sink.finish()?;
         stats.phases.push(merge_timer.finish(merged.files));
         let mut c = merged.check;
         c.dropped += run_dropped.dropped;
@@ -292,7 +303,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     drop(sink);
     if let Some(o) = output {
         // The file was preallocated for every record read; a filter or -u writes fewer.
-        o.file().set_len(check.bytes)?;
+        o.file().set_len(cfg.key.output_bytes(check.records, check.bytes))?;
         o.commit()?;
     }
     stats.bytes_spilled = room.bytes_spilled;

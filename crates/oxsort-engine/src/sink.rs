@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use oxsort_format::{ReformatProgram, Scratch};
 use oxsort_io::{AlignedBuf, DirectFile};
 
 use crate::error::{EngineError, Result};
@@ -19,6 +20,10 @@ pub(crate) trait Sink: Send {
     fn write(&mut self, offset: u64, data: &[u8]) -> Result<()>;
     /// What was written, for the statistics.
     fn stats(&self) -> FileStats;
+    /// Writes what the sink still holds (after the last `write`).
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A file written at offsets.
@@ -160,5 +165,98 @@ impl Staging {
             self.filled = 0;
         }
         Ok(self.offset)
+    }
+}
+
+/// `OUTREC`: reshapes the sorted records on their way to the sink it wraps. Bytes arrive in
+/// order (at consecutive offsets) but not cut at record boundaries; a record split between two
+/// writes waits in `carry`. The reshaped records are staged and written in aligned blocks.
+pub(crate) struct ReformatSink {
+    inner: Box<dyn Sink + Send>,
+    program: Arc<ReformatProgram>,
+    staging: Staging,
+    /// Where the next input byte is expected.
+    pos: u64,
+    /// The start of a record whose rest comes with the next write.
+    carry: Vec<u8>,
+    /// One reshaped record.
+    record: Vec<u8>,
+    scratch: Scratch,
+    /// Records reshaped so far (for error messages).
+    records: u64,
+}
+
+impl ReformatSink {
+    pub(crate) fn new(
+        inner: Box<dyn Sink + Send>,
+        program: Arc<ReformatProgram>,
+        staging: usize,
+    ) -> Self {
+        let record = vec![0u8; program.out_len()];
+        ReformatSink {
+            inner,
+            program,
+            staging: Staging::new(staging),
+            pos: 0,
+            carry: Vec::new(),
+            record,
+            scratch: Scratch::default(),
+            records: 0,
+        }
+    }
+
+    fn one(&mut self, rec: &[u8]) -> Result<()> {
+        self.records += 1;
+        let records = self.records;
+        self.program.apply(rec, &mut self.record, &mut self.scratch).map_err(|source| {
+            EngineError::Key { path: PathBuf::from("OUTREC output"), record: records, source }
+        })?;
+        self.staging.push(self.inner.as_mut(), &self.record)
+    }
+}
+
+impl Sink for ReformatSink {
+    fn write(&mut self, offset: u64, mut data: &[u8]) -> Result<()> {
+        if offset != self.pos {
+            return Err(EngineError::Internal(format!(
+                "OUTREC input written out of order: {offset} after {}",
+                self.pos
+            )));
+        }
+        self.pos += data.len() as u64;
+        let r = self.program.in_len();
+        if !self.carry.is_empty() {
+            let take = (r - self.carry.len()).min(data.len());
+            self.carry.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.carry.len() < r {
+                return Ok(());
+            }
+            let rec = std::mem::take(&mut self.carry);
+            self.one(&rec)?;
+            self.carry = rec;
+            self.carry.clear();
+        }
+        let whole = data.len() / r * r;
+        for rec in data[..whole].chunks_exact(r) {
+            self.one(rec)?;
+        }
+        self.carry.extend_from_slice(&data[whole..]);
+        Ok(())
+    }
+
+    fn stats(&self) -> FileStats {
+        self.inner.stats()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if !self.carry.is_empty() {
+            return Err(EngineError::Internal(format!(
+                "OUTREC input ends inside a record ({} bytes left)",
+                self.carry.len()
+            )));
+        }
+        self.staging.finish(self.inner.as_mut())?;
+        self.inner.finish()
     }
 }

@@ -9,6 +9,8 @@
 //!  OPTION  EQUALS NOEQUALS COPY VLSHRT NOVLSHRT (comma-separated)
 //!  INCLUDE COND=(...) | COND=ALL | COND=NONE  [,FORMAT=f]
 //!  OMIT    COND=(...) ...
+//!  INREC   BUILD=|FIELDS=|OVERLAY=|FINDREP=|IFTHEN=...   reshape records before the sort
+//!  OUTREC  the same operands                 reshape the records written
 //!  RECORD  TYPE=F,LENGTH=n             fixed n-byte records
 //!  END     stops reading
 //! ```
@@ -22,6 +24,7 @@
 use crate::error::{Location, ParseError};
 use crate::filter::{field_pair_comparable, CompareOp, Condition, FieldRef, Filter, Operand};
 use crate::layout::{RecordLayout, MAX_RECORD_SIZE};
+use crate::reformat::Reformat;
 use crate::spec::{FieldLoc, FieldType, KeyField, KeySpec, ShortFields};
 
 /// Parsed DFSORT control statements.
@@ -48,7 +51,18 @@ pub struct Control {
     pub filter: Option<Filter>,
     /// `RECORD TYPE=F,LENGTH=n`.
     pub record: Option<RecordLayout>,
+    /// `INREC`: records reshaped before the sort (keys refer to them).
+    pub inrec: Option<Reformat>,
+    /// `OUTREC`: the records written, reshaped.
+    pub outrec: Option<Reformat>,
 }
+
+/// The statements oxsort reads, as unsupported-statement messages list them.
+const STATEMENTS: &str = "SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, INREC, OUTREC, RECORD, END";
+
+/// DFSORT statements oxsort knows of but does not carry out.
+const UNSUPPORTED_STATEMENTS: &[&str] =
+    &["OUTFIL", "JOINKEYS", "JOIN", "REFORMAT", "ALTSEQ", "MODS", "DEBUG", "OUTFILE"];
 
 /// Parses DFSORT control statements.
 ///
@@ -138,15 +152,36 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                     short_fields: ShortFields::Error,
                 });
             }
+            "INREC" | "OUTREC" => {
+                let slot = if name == "INREC" { &mut control.inrec } else { &mut control.outrec };
+                if slot.is_some() {
+                    return Err(p.err_at(
+                        st.name_pos,
+                        &format!("only one {name} statement"),
+                        &st.name,
+                    ));
+                }
+                *slot = Some(p.reformat_operands()?);
+            }
             "RECORD" => {
                 let (layout, pos) = p.record_operands()?;
                 control.record = Some(layout);
                 record_pos = Some(pos);
             }
+            _ if UNSUPPORTED_STATEMENTS.contains(&name.as_str()) => {
+                return Err(p.err_at(
+                    st.name_pos,
+                    &format!(
+                        "{name} is not supported by oxsort; the statements it reads are \
+                         {STATEMENTS}"
+                    ),
+                    &st.name,
+                ))
+            }
             _ => {
                 return Err(p.err_at(
                     st.name_pos,
-                    "expected a statement (SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, RECORD, END)",
+                    &format!("expected a statement ({STATEMENTS})"),
                     &st.name,
                 ))
             }
@@ -217,6 +252,8 @@ pub fn parse_fields(text: &str) -> Result<KeySpec, ParseError> {
     }
     Ok(KeySpec { fields: resolved, separator: None, short_fields: ShortFields::Error })
 }
+
+mod reformat_parse;
 
 // ---------------------------------------------------------------------------------------------
 // Statements and tokens.

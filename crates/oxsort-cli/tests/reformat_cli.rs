@@ -1,0 +1,397 @@
+//! DFSORT `INREC` / `OUTREC` jobs run through `oxsort sort --control`, compared byte for byte
+//! with a reference written here from DFSORT's definitions (not from oxsort's code):
+//!
+//! - `BUILD`/`FIELDS`: the items side by side, `c:` padding with blanks up to column c, `nX`
+//!   blanks, `nZ` binary zeros, `C'..'`/`X'..'` constants;
+//! - `OVERLAY`: the record, lengthened with blanks if an item ends past it, each item written
+//!   in turn at its column (or after the item before it) onto the record the items before it
+//!   left;
+//! - `FINDREP`: a left-to-right scan; at each position the first `IN` constant that matches
+//!   (wholly inside STARTPOS..ENDPOS) is replaced and the scan resumes after it; SHIFT=YES moves
+//!   the rest, the record keeping its length (blanks added or bytes dropped, OVERRUN=TRUNC);
+//! - `IFTHEN`: WHEN=INIT clauses on every record, then the first WHEN=(cond) clause that holds
+//!   (HIT=NEXT goes on), WHEN=NONE when none held; records padded with blanks to the longest;
+//! - INCLUDE before INREC, the sort keys on the INREC record (stable), OUTREC at the end.
+//!
+//! Every job runs in one pass (64 MiB) and in two (1 MiB, many runs).
+
+use std::path::Path;
+use std::process::Output;
+
+mod common;
+use common::{oxsort, run, stderr};
+use oxsort_testkit::{leftovers, seed, Rng};
+
+// Input records: 40 bytes.
+//
+//   1     5       9          14      17                   37
+//  | code | BI(4) | PD(5)    | region | text (20)          | seq (4) |
+const LEN: usize = 40;
+const RECORDS: usize = 30_000;
+
+fn packed(v: i64, len: usize) -> Vec<u8> {
+    let digits = format!("{:0w$}", v.unsigned_abs(), w = 2 * len - 1);
+    let mut nibbles: Vec<u8> = digits.bytes().map(|d| d - b'0').collect();
+    nibbles.push(if v < 0 { 0xD } else { 0xC });
+    nibbles.chunks(2).map(|p| p[0] << 4 | p[1]).collect()
+}
+
+fn unpacked(b: &[u8]) -> i64 {
+    let mut v = 0i64;
+    for (i, byte) in b.iter().enumerate() {
+        v = v * 10 + (byte >> 4) as i64;
+        if i + 1 < b.len() {
+            v = v * 10 + (byte & 0xF) as i64;
+        }
+    }
+    if b[b.len() - 1] & 0xF == 0xD {
+        -v
+    } else {
+        v
+    }
+}
+
+fn records(rng: &mut Rng) -> Vec<Vec<u8>> {
+    let codes = [b"AAAA", b"ABCD", b"ZZ Z", b"MMMM", b"B  A"];
+    let regions = [b"EU ", b"US ", b"XX ", b"AS "];
+    let words: [&[u8]; 6] = [b"AM", b"PM", b"LUNCH", b" ", b"APM", b"TEA"];
+    (0..RECORDS)
+        .map(|i| {
+            let mut r = Vec::with_capacity(LEN);
+            r.extend_from_slice(codes[rng.below(codes.len() as u64) as usize]);
+            r.extend_from_slice(&((rng.below(2000)) as u32).to_be_bytes());
+            r.extend_from_slice(&packed(rng.below(2001) as i64 - 1000, 5));
+            r.extend_from_slice(regions[rng.below(regions.len() as u64) as usize]);
+            let mut text = Vec::new();
+            while text.len() < 20 {
+                text.extend_from_slice(words[rng.below(words.len() as u64) as usize]);
+            }
+            text.truncate(20);
+            r.extend_from_slice(&text);
+            r.extend_from_slice(format!("{:04}", i % 10_000).as_bytes());
+            assert_eq!(r.len(), LEN);
+            r
+        })
+        .collect()
+}
+
+/// An item of a BUILD or OVERLAY list in the reference.
+enum It<'a> {
+    /// `p,m` (1-based position).
+    F(usize, usize),
+    /// A constant.
+    K(&'a [u8]),
+    /// `c:` before the next item.
+    Col(usize),
+}
+
+fn build(rec: &[u8], items: &[It]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for it in items {
+        match it {
+            It::F(p, m) => out.extend_from_slice(&rec[p - 1..p - 1 + m]),
+            It::K(c) => out.extend_from_slice(c),
+            It::Col(c) => {
+                while out.len() < c - 1 {
+                    out.push(b' ');
+                }
+            }
+        }
+    }
+    out
+}
+
+fn overlay(rec: &[u8], items: &[It]) -> Vec<u8> {
+    let mut out = rec.to_vec();
+    let mut col = 1;
+    for it in items {
+        let bytes: Vec<u8> = match it {
+            It::Col(c) => {
+                col = *c;
+                continue;
+            }
+            It::F(p, m) => out[p - 1..p - 1 + m].to_vec(),
+            It::K(c) => c.to_vec(),
+        };
+        while out.len() < col - 1 + bytes.len() {
+            out.push(b' ');
+        }
+        out[col - 1..col - 1 + bytes.len()].copy_from_slice(&bytes);
+        col += bytes.len();
+    }
+    out
+}
+
+/// FINDREP with SHIFT=YES, OVERRUN=TRUNC, the record keeping its length.
+fn findrep(rec: &[u8], pairs: &[(&[u8], &[u8])], start: usize, end: usize) -> Vec<u8> {
+    let mut out = rec[..start - 1].to_vec();
+    let mut i = start - 1;
+    'scan: while i < end {
+        for (find, rep) in pairs {
+            if i + find.len() <= end && &rec[i..i + find.len()] == *find {
+                out.extend_from_slice(rep);
+                i += find.len();
+                continue 'scan;
+            }
+        }
+        out.push(rec[i]);
+        i += 1;
+    }
+    out.extend_from_slice(&rec[i..]);
+    out.resize(rec.len(), b' ');
+    out
+}
+
+fn pad(mut r: Vec<u8>, len: usize) -> Vec<u8> {
+    r.resize(len, b' ');
+    r
+}
+
+/// Stable sort of `recs` by `key` (the decoded fields).
+fn sorted<K: Ord>(mut recs: Vec<Vec<u8>>, key: impl Fn(&[u8]) -> K) -> Vec<u8> {
+    recs.sort_by_key(|r| key(r));
+    recs.concat()
+}
+
+struct Job {
+    name: &'static str,
+    control: &'static str,
+    want: fn(&[Vec<u8>]) -> Vec<u8>,
+}
+
+fn jobs() -> Vec<Job> {
+    vec![
+        Job {
+            name: "include, inrec build, sort on the reshaped record, outrec overlay",
+            control: "* positions of INCLUDE are those read; of SORT, those INREC made\n\
+                      \x20 INCLUDE COND=(14,3,CH,NE,C'XX ')\n\
+                      \x20 INREC BUILD=(14,3,C'|',9,5,2X,5,4,30:1,4,\n\
+                      \x20              37,4,X'00FF',2Z)\n\
+                      \x20 SORT FIELDS=(1,3,CH,A,5,5,PD,D,12,4,BI,A)\n\
+                      \x20 OUTREC OVERLAY=(4:C'#',16:30,4,C'*')\n",
+            want: |recs| {
+                let built: Vec<Vec<u8>> = recs
+                    .iter()
+                    .filter(|r| &r[13..16] != b"XX ")
+                    .map(|r| {
+                        build(
+                            r,
+                            &[
+                                It::F(14, 3),
+                                It::K(b"|"),
+                                It::F(9, 5),
+                                It::K(b"  "),
+                                It::F(5, 4),
+                                It::Col(30),
+                                It::F(1, 4),
+                                It::F(37, 4),
+                                It::K(&[0x00, 0xFF]),
+                                It::K(&[0, 0]),
+                            ],
+                        )
+                    })
+                    .collect();
+                let key = |r: &[u8]| {
+                    let bi = u32::from_be_bytes(r[11..15].try_into().unwrap());
+                    (r[..3].to_vec(), std::cmp::Reverse(unpacked(&r[4..9])), bi)
+                };
+                let s = sorted(built, key);
+                s.chunks(41)
+                    .flat_map(|r| {
+                        overlay(
+                            r,
+                            &[It::Col(4), It::K(b"#"), It::Col(16), It::F(30, 4), It::K(b"*")],
+                        )
+                    })
+                    .collect()
+            },
+        },
+        Job {
+            name: "inrec ifthen (init findrep, hit=next, build, none), sort",
+            control: " INREC IFTHEN=(WHEN=INIT,FINDREP=(INOUT=(C'AM',C'MORNING',C'PM',C'P'),\n\
+                      \x20       STARTPOS=17,ENDPOS=36,OVERRUN=TRUNC)),\n\
+                      \x20 IFTHEN=(WHEN=(14,3,CH,EQ,C'EU '),OVERLAY=(41:C'EUROPE'),HIT=NEXT),\n\
+                      \x20 IFTHEN=(WHEN=(5,4,BI,GT,1000,AND,9,5,PD,LT,0),BUILD=(1,40,C'BIG')),\n\
+                      \x20 IFTHEN=(WHEN=NONE,OVERLAY=(41:C'none'))\n\
+                      \x20SORT FIELDS=(41,6,CH,A,1,4,CH,D)   remarks after the operands\n",
+            want: |recs| {
+                let out: Vec<Vec<u8>> = recs
+                    .iter()
+                    .map(|r| {
+                        let mut r = findrep(r, &[(b"AM", b"MORNING"), (b"PM", b"P")], 17, 36);
+                        let mut hit = false;
+                        if &r[13..16] == b"EU " {
+                            r = overlay(&r, &[It::Col(41), It::K(b"EUROPE")]);
+                            hit = true;
+                        }
+                        let bi = u32::from_be_bytes(r[4..8].try_into().unwrap());
+                        if bi > 1000 && unpacked(&r[8..13]) < 0 {
+                            r = build(&r, &[It::F(1, 40), It::K(b"BIG")]);
+                            hit = true;
+                        }
+                        if !hit {
+                            r = overlay(&r, &[It::Col(41), It::K(b"none")]);
+                        }
+                        pad(r, 46)
+                    })
+                    .collect();
+                sorted(out, |r| (r[40..46].to_vec(), std::cmp::Reverse(r[..4].to_vec())))
+            },
+        },
+        Job {
+            name: "copy with outrec ifthen and ifoutlen",
+            control: " SORT FIELDS=COPY\n\
+                      \x20OUTREC IFTHEN=(WHEN=(9,5,PD,LT,-500),BUILD=(C'NEG',9,5,3C'-')),\n\
+                      \x20  IFTHEN=(WHEN=NONE,BUILD=(C'POS',1,8,X'C1C2')),IFOUTLEN=12\n",
+            want: |recs| {
+                recs.iter()
+                    .flat_map(|r| {
+                        let b = if unpacked(&r[8..13]) < -500 {
+                            build(r, &[It::K(b"NEG"), It::F(9, 5), It::K(b"---")])
+                        } else {
+                            build(r, &[It::K(b"POS"), It::F(1, 8), It::K(&[0xC1, 0xC2])])
+                        };
+                        let mut b = pad(b, 12);
+                        b.truncate(12);
+                        b
+                    })
+                    .collect()
+            },
+        },
+        Job {
+            name: "inrec findrep shortening, sort, outrec fields",
+            control: " INREC FINDREP=(IN=(C'LUNCH',C'TEA'),OUT=C'',STARTPOS=17,DO=2)\n\
+                      \x20SORT FIELDS=(17,20,CH,A)\n\
+                      \x20OUTREC FIELDS=(17,20,C';',1,4)\n",
+            want: |recs| {
+                let out: Vec<Vec<u8>> = recs
+                    .iter()
+                    .map(|r| {
+                        // DO=2: at most two replacements.
+                        let mut out = r[..16].to_vec();
+                        let (mut i, mut done) = (16, 0);
+                        while i < LEN {
+                            if done < 2 && r[i..].starts_with(b"LUNCH") {
+                                i += 5;
+                                done += 1;
+                            } else if done < 2 && r[i..].starts_with(b"TEA") {
+                                i += 3;
+                                done += 1;
+                            } else {
+                                out.push(r[i]);
+                                i += 1;
+                            }
+                        }
+                        pad(out, LEN)
+                    })
+                    .collect();
+                let s = sorted(out, |r| r[16..36].to_vec());
+                s.chunks(LEN)
+                    .flat_map(|r| build(r, &[It::F(17, 20), It::K(b";"), It::F(1, 4)]))
+                    .collect()
+            },
+        },
+    ]
+}
+
+#[test]
+fn reformatting_jobs_match_the_reference_in_one_and_two_passes() {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let recs = records(&mut rng);
+    let input = dir.path().join("in.dat");
+    std::fs::write(&input, recs.concat()).unwrap();
+    for job in jobs() {
+        let want = (job.want)(&recs);
+        let ctl = dir.path().join("job.ctl");
+        std::fs::write(&ctl, job.control).unwrap();
+        for (memory, passes) in [("64M", "1 pass,"), ("1M", "2 passes")] {
+            let out = dir.path().join("out.dat");
+            let o = run(oxsort()
+                .arg("sort")
+                .arg(&input)
+                .arg("-o")
+                .arg(&out)
+                .args(["--record-size", "40", "--memory", memory, "--stats", "--control"])
+                .arg(&ctl));
+            assert!(o.status.success(), "{}: {}", job.name, stderr(&o));
+            assert!(stderr(&o).contains(passes), "{}: {}", job.name, stderr(&o));
+            let got = std::fs::read(&out).unwrap();
+            assert_eq!(got.len(), want.len(), "{} (seed {seed}, --memory {memory})", job.name);
+            assert!(got == want, "{} (seed {seed}, --memory {memory}): bytes differ", job.name);
+        }
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+/// Runs a control text that must fail; returns stderr.
+fn control_err(dir: &Path, input: &Path, control: &str) -> String {
+    let ctl = dir.join("bad.ctl");
+    std::fs::write(&ctl, control).unwrap();
+    let out = dir.join("never.dat");
+    let o: Output = run(oxsort()
+        .arg("sort")
+        .arg(input)
+        .arg("-o")
+        .arg(&out)
+        .args(["--record-size", "40", "--control"])
+        .arg(&ctl));
+    assert_eq!(o.status.code(), Some(1), "{control}: {}", stderr(&o));
+    assert!(!out.exists());
+    stderr(&o)
+}
+
+#[test]
+fn bad_and_unsupported_statements_are_named_with_their_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.dat");
+    std::fs::write(&input, records(&mut Rng::new(7)).concat()).unwrap();
+    let cases: &[(&str, &[&str])] = &[
+        (
+            " SORT FIELDS=(1,4,CH,A)\n OUTFIL FNAMES=OUT1\n",
+            &["line 2, column 2", "OUTFIL is not supported", "INREC, OUTREC"],
+        ),
+        (
+            " INREC BUILD=(1,4,ZD,EDIT=(TTT))\n",
+            &["line 1, column 19", "edits and conversions", "'ZD'"],
+        ),
+        (" INREC BUILD=(1,4,SEQNUM,8,ZD)\n", &["line 1, column 19", "SEQNUM"]),
+        (" INREC BUILD=(1,10,5:C'x')\n", &["line 1, column 20", "column 5 would overlap"]),
+        (
+            " OUTREC PARSE=(%01=(ENDBEFR=C','))\n",
+            &["line 1, column 9", "BUILD=, FIELDS=, OVERLAY="],
+        ),
+        (" INREC BUILD=(1,4),OVERLAY=(1:C'x')\n", &["line 1, column 20", "only one of BUILD"]),
+        (
+            " INREC IFTHEN=(WHEN=NONE,BUILD=(1,4)),\n   IFTHEN=(WHEN=INIT,BUILD=(1,4))\n",
+            &["line 2", "in this order"],
+        ),
+        (" INREC FINDREP=(IN=C'A')\n", &["line 1, column 16", "IN= needs OUT="]),
+        (" INREC BUILD=(1,4\n", &["expected ',' and another item, or ')'"]),
+        (
+            " INREC BUILD=(38,4)\n SORT FIELDS=(1,4,CH,A)\n",
+            &["INREC item 1 ends at byte 41", "40-byte"],
+        ),
+        (" INREC BUILD=(1,4)\n SORT FIELDS=(1,5,CH,A)\n", &["ends at byte 5", "4-byte"]),
+    ];
+    for (control, wants) in cases {
+        let err = control_err(dir.path(), &input, control);
+        for w in *wants {
+            assert!(err.contains(w), "{control:?}: expected {w:?} in: {err}");
+        }
+    }
+    assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+}
+
+#[test]
+fn a_findrep_overrun_names_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.dat");
+    let mut data = vec![b' '; 80];
+    data[40..45].copy_from_slice(b"AAAAA");
+    data[75..80].copy_from_slice(b"ZZZZZ");
+    std::fs::write(&input, &data).unwrap();
+    let err = control_err(dir.path(), &input, " INREC FINDREP=(IN=C'A',OUT=C'AA')\n");
+    assert!(err.contains("record 2") && err.contains("FINDREP shifted non-blank bytes"), "{err}");
+}

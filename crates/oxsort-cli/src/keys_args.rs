@@ -40,7 +40,7 @@ pub struct KeyArgs {
     /// format CH BI FI FL PD ZD CSF UFF SFF LU LI LF, order A or D). Default: 1,10,CH,A.
     #[arg(long, value_name = "SPEC", help_heading = "Records and keys")]
     pub fields: Option<String>,
-    /// DFSORT control statements: SORT/MERGE FIELDS=, SUM FIELDS=NONE, INCLUDE/OMIT COND=,
+    /// DFSORT control statements: SORT/MERGE FIELDS=, SUM FIELDS=NONE|(p,m,f), INCLUDE/OMIT COND=,
     /// INREC/OUTREC BUILD=/FIELDS=/OVERLAY=/FINDREP=/IFTHEN=, OPTION
     /// EQUALS/NOEQUALS/COPY/VLSHRT, RECORD TYPE=F,LENGTH=n.
     #[arg(long, value_name = "FILE", help_heading = "Records and keys")]

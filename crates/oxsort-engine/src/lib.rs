@@ -139,6 +139,10 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         // OUTREC reshapes what is written, after the order and checksums are verified.
         sink = Box::new(sink::ReformatSink::new(sink, outrec.clone(), g.staging_bytes));
     }
+    if let Some(fields) = &cfg.spec.sum {
+        // SUM adds the fields of equal keys as the verified records stream to the output.
+        sink = Box::new(sink::SumSink::new(sink, cfg.key.clone(), fields.clone(), g.staging_bytes));
+    }
 
     let mut stats = SortStats {
         memory_budget: cfg.memory,
@@ -300,10 +304,11 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             check.first_unordered.unwrap_or(0)
         )));
     }
+    let tally = sink.tally();
     drop(sink);
     if let Some(o) = output {
         // The file was preallocated for every record read; a filter or -u writes fewer.
-        o.file().set_len(cfg.key.output_bytes(check.records, check.bytes))?;
+        o.file().set_len(tally.bytes.unwrap_or(check.bytes))?;
         o.commit()?;
     }
     stats.bytes_spilled = room.bytes_spilled;
@@ -314,12 +319,19 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         drop(room);
     }
     stats.records = read_records;
-    stats.records_written = check.records;
+    stats.records_written = check.records - tally.summed;
+    if cfg.spec.sum.is_some() {
+        stats.notes.push(format!(
+            "SUM FIELDS: {} records added into the first of their key, {} left unsummed (the \
+             sum would overflow); checksums are of the records before summing",
+            tally.summed, tally.overflows
+        ));
+    }
     stats.bytes = bytes_read + recovered.input_bytes_covered;
     stats.input_bytes_read = bytes_read;
     stats.checksum = checksum_hex(check.checksum);
     stats.dropped_by_filter = read_records - in_records;
-    stats.dropped_duplicates = check.dropped;
+    stats.dropped_duplicates = check.dropped + tally.summed;
     stats.dropped_checksum = checksum_hex(check.dropped_checksum + filtered_checksum);
     stats.input_checksum = checksum_hex(in_checksum + filtered_checksum);
     stats.duplicate_keys = check.duplicates;

@@ -6,6 +6,7 @@
 //!  SORT    FIELDS=(p,l,f,o,...) | FIELDS=(p,l,o,...),FORMAT=f | FIELDS=COPY  [,EQUALS|NOEQUALS]
 //!  MERGE   the same operands; the inputs are already sorted
 //!  SUM     FIELDS=NONE                 keep the first record of each equal key
+//!  SUM     FIELDS=(p,m,f,...) | FIELDS=(p,m,...),FORMAT=f   add BI/FI/PD/ZD fields into it
 //!  OPTION  EQUALS NOEQUALS COPY VLSHRT NOVLSHRT (comma-separated)
 //!  INCLUDE COND=(...) | COND=ALL | COND=NONE  [,FORMAT=f]
 //!  OMIT    COND=(...) ...
@@ -26,6 +27,7 @@ use crate::filter::{field_pair_comparable, CompareOp, Condition, FieldRef, Filte
 use crate::layout::{RecordLayout, MAX_RECORD_SIZE};
 use crate::reformat::Reformat;
 use crate::spec::{FieldLoc, FieldType, KeyField, KeySpec, ShortFields};
+use crate::sum::{SumField, SumKind};
 
 /// Parsed DFSORT control statements.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -55,6 +57,8 @@ pub struct Control {
     pub inrec: Option<Reformat>,
     /// `OUTREC`: the records written, reshaped.
     pub outrec: Option<Reformat>,
+    /// `SUM FIELDS=(p,m,f,...)`: the fields added within each group of equal keys.
+    pub sum: Option<Vec<SumField>>,
 }
 
 /// The statements oxsort reads, as unsupported-statement messages list them.
@@ -78,6 +82,7 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
     let mut control = Control::default();
     let mut sort_seen: Option<Pos> = None;
     let mut filter_seen = false;
+    let mut sum_seen = false;
     let mut key_checks: Vec<Pos> = Vec::new();
     let mut filter_checks: Vec<(Pos, usize)> = Vec::new();
     let mut record_pos = None;
@@ -113,8 +118,14 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                 }
             }
             "SUM" => {
-                p.sum_operands()?;
-                control.sum_none = true;
+                if sum_seen {
+                    return Err(p.err_at(st.name_pos, "only one SUM statement", &st.name));
+                }
+                sum_seen = true;
+                match p.sum_operands()? {
+                    None => control.sum_none = true,
+                    Some(fields) => control.sum = Some(fields),
+                }
             }
             "OPTION" => {
                 for (word, pos) in p.option_operands()? {
@@ -459,6 +470,10 @@ struct SortOperands {
     equals: Option<bool>,
 }
 
+/// A SUM field before `FORMAT=` is known: position, length, format, and where the position
+/// and the length are.
+type RawSum = (usize, usize, Option<SumKind>, Pos, Pos);
+
 /// A `p,l[,f],o` entry before `FORMAT=` is known.
 struct RawField {
     offset: usize,
@@ -721,25 +736,103 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn sum_operands(&mut self) -> Result<(), ParseError> {
+    /// `FIELDS=NONE` (`None`) or `FIELDS=(p,m,f,...)` with an optional `FORMAT=f`.
+    fn sum_operands(&mut self) -> Result<Option<Vec<SumField>>, ParseError> {
         self.tokens_check()?;
-        let (kw, pos) = self.word("expected FIELDS=NONE")?;
-        if kw != "FIELDS" {
-            return Err(self.err_at(pos, "expected FIELDS=NONE", &kw));
+        let mut fields: Option<Option<Vec<RawSum>>> = None;
+        let mut format = None;
+        loop {
+            let (kw, pos) = self.word("expected FIELDS= or FORMAT=")?;
+            self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
+            match kw.as_str() {
+                "FIELDS" => {
+                    let paren = self.peek_is(&Tok::LParen);
+                    if paren {
+                        self.i += 1;
+                    }
+                    if matches!(self.peek(), Some(Tok::Word(w)) if w == "NONE") {
+                        self.i += 1;
+                        fields = Some(None);
+                    } else {
+                        if !paren {
+                            return Err(self.err("expected NONE or '(' and the fields"));
+                        }
+                        fields = Some(Some(self.sum_fields()?));
+                    }
+                    if paren {
+                        self.expect(&Tok::RParen, "expected ',' and another field, or ')'")?;
+                    }
+                }
+                "FORMAT" => {
+                    let (w, wpos) = self.word("expected BI, FI, PD or ZD")?;
+                    format = Some(SumKind::from_dfsort(&w).ok_or_else(|| {
+                        self.err_at(wpos, "SUM formats are BI, FI, PD and ZD", &w)
+                    })?);
+                }
+                _ => return Err(self.err_at(pos, "expected FIELDS= or FORMAT=", &kw)),
+            }
+            if self.peek().is_none() {
+                break;
+            }
+            self.expect(&Tok::Comma, "expected ',' between operands")?;
         }
-        self.expect(&Tok::Equals, "expected '=' after FIELDS")?;
-        let paren = self.peek_is(&Tok::LParen);
-        if paren {
-            self.i += 1;
+        let Some(fields) = fields else {
+            return Err(line_err(
+                self.st.name_pos,
+                "expected FIELDS= in this statement",
+                Some(self.st.name.clone()),
+            ));
+        };
+        let Some(raw) = fields else { return Ok(None) };
+        let mut out = Vec::new();
+        for (p, len, kind, pos, len_pos) in raw {
+            let Some(kind) = kind.or(format) else {
+                return Err(line_err(
+                    pos,
+                    "this field has no format: write p,m,f or add FORMAT=f",
+                    Some(p.to_string()),
+                ));
+            };
+            kind.allowed_lengths(len).map_err(|allowed| {
+                line_err(
+                    len_pos,
+                    &format!("length of a {} field in SUM must be {allowed}", kind.name()),
+                    Some(len.to_string()),
+                )
+            })?;
+            out.push(SumField { offset: p - 1, len, kind });
         }
-        match self.peek() {
-            Some(Tok::Word(w)) if w == "NONE" => self.i += 1,
-            _ => return Err(self.err("only SUM FIELDS=NONE is supported: expected NONE")),
+        Ok(Some(out))
+    }
+
+    /// `p,m[,f],...` of SUM, up to `)`.
+    fn sum_fields(&mut self) -> Result<Vec<RawSum>, ParseError> {
+        let mut out = Vec::new();
+        loop {
+            let (p, pos) = self.number("expected a field position")?;
+            if p == 0 {
+                return Err(line_err(pos, "position must be at least 1", Some("0".into())));
+            }
+            self.expect(&Tok::Comma, "expected ',' after the position")?;
+            let (len, len_pos) = self.number("expected a field length")?;
+            let mut kind = None;
+            if let (Some(Tok::Comma), Some(Tok::Word(w))) = (self.peek(), self.peek_at(1)) {
+                let w = w.clone();
+                self.i += 1;
+                let wpos = self.pos();
+                kind =
+                    Some(SumKind::from_dfsort(&w).ok_or_else(|| {
+                        self.err_at(wpos, "SUM formats are BI, FI, PD and ZD", &w)
+                    })?);
+                self.i += 1;
+            }
+            out.push((p, len, kind, pos, len_pos));
+            if self.peek_is(&Tok::Comma) {
+                self.i += 1;
+            } else {
+                return Ok(out);
+            }
         }
-        if paren {
-            self.expect(&Tok::RParen, "expected ')'")?;
-        }
-        self.finish("expected nothing after SUM FIELDS=NONE")
     }
 
     fn option_operands(&mut self) -> Result<Vec<(String, Pos)>, ParseError> {

@@ -45,6 +45,7 @@ mod reformat;
 mod sort_spec;
 mod sources;
 mod spec;
+mod sum;
 
 pub use columns::{ColumnEnd, ColumnSpan};
 pub use dfsort::{parse_control, parse_fields, Control};
@@ -68,3 +69,4 @@ pub use sources::{ReconcileError, SourceConflict, SpecSources};
 pub use spec::{
     Endian, FastKey, FieldLoc, FieldType, KeyField, KeySpec, Prefix, ShortFields, PREFIX_BYTES,
 };
+pub use sum::{add_into, check as check_sum, Added, SumField, SumKind};

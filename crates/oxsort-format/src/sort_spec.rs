@@ -32,6 +32,7 @@ use crate::layout::{RecordLayout, Records};
 use crate::normalize::FixedKey;
 use crate::reformat::{Reformat, ReformatProgram, Stage};
 use crate::spec::{FieldLoc, FieldType, KeySpec, Prefix, PREFIX_BYTES};
+use crate::sum::SumField;
 
 /// What the sort does with the records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -78,6 +79,10 @@ pub struct SortSpec {
     pub inrec: Option<Reformat>,
     /// DFSORT `OUTREC`: the sorted records reshaped as they are written.
     pub outrec: Option<Reformat>,
+    /// DFSORT `SUM FIELDS=(p,m,f,...)`: within each group of equal keys, these fields of every
+    /// record are added into the first, and the others dropped (fixed-length records only;
+    /// positions in the sorted record, after `INREC`).
+    pub sum: Option<Vec<SumField>>,
 }
 
 impl SortSpec {
@@ -108,6 +113,21 @@ impl SortSpec {
             None => input_layout,
         };
         let outrec = reformat(&self.outrec, Stage::Outrec, layout)?;
+        if let Some(fields) = &self.sum {
+            let RecordLayout::Fixed(n) = layout else {
+                return Err(SpecError::ReformatNeedsFixed { statement: "SUM FIELDS" });
+            };
+            for (i, f) in fields.iter().enumerate() {
+                if f.offset + f.len > n {
+                    return Err(SpecError::ReformatPastRecord {
+                        statement: "SUM",
+                        item: i + 1,
+                        end: f.offset + f.len,
+                        record_len: n,
+                    });
+                }
+            }
+        }
         let kind = self.key_kind(layout)?;
         let kind = if self.mode == Mode::Copy { KeyKind::Copy } else { kind };
         Ok(SortKey { input_layout, inrec, layout, kind, outrec })

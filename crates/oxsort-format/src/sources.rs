@@ -158,6 +158,7 @@ impl SpecSources {
             spec.filter = c.filter;
             spec.inrec = c.inrec;
             spec.outrec = c.outrec;
+            spec.sum = c.sum;
         }
         let has_fields = self.fields.is_some();
         if let Some(key) = self.fields {

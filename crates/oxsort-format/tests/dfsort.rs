@@ -155,8 +155,12 @@ fn error_messages() {
             "line 2, column 2: only one SORT or MERGE statement, found 'MERGE'",
         ),
         (
-            " SUM FIELDS=(5,4,ZD)",
-            "line 1, column 14: only SUM FIELDS=NONE is supported: expected NONE, found '5'",
+            " SUM FIELDS=(5,4,CH)",
+            "line 1, column 18: SUM formats are BI, FI, PD and ZD, found 'CH'",
+        ),
+        (
+            " SUM FIELDS=(5,3,FI)",
+            "line 1, column 16: length of a FI field in SUM must be 2, 4 or 8, found '3'",
         ),
         (
             " OPTION EQUALS,DYNALLOC",

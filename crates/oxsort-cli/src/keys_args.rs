@@ -114,7 +114,11 @@ impl KeyArgs {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("reading the control file {}", path.display()))?;
-                Some(parse_control(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?)
+                let c = parse_control(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+                for note in &c.ignored {
+                    eprintln!("oxsort: {}: {note}", path.display());
+                }
+                Some(c)
             }
             None => None,
         };

@@ -514,3 +514,42 @@ fn sum_fields_match_the_reference_with_overflows_in_one_and_two_passes() {
     let err = control_err(dir.path(), &input, control);
     assert!(err.contains("SUM FIELDS") && err.contains("invalid packed decimal"), "{err}");
 }
+
+#[test]
+fn a_jcl_step_runs_its_sysin_statements_and_hints_are_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = records(&mut Rng::new(11));
+    let input = dir.path().join("in.dat");
+    std::fs::write(&input, recs.concat()).unwrap();
+    let jcl = "//SORTJOB  JOB (ACCT),'SORT'\n\
+               //STEP1    EXEC PGM=SORT\n\
+               //SORTIN   DD DSN=MY.INPUT,DISP=SHR\n\
+               //SORTOUT  DD DSN=MY.OUTPUT,DISP=(NEW,CATLG)\n\
+               //SYSIN    DD *\n\
+               \x20 OPTION DYNALLOC=(SYSDA,3),MAINSIZE=MAX\n\
+               \x20 INREC BUILD=(37,4,1,4)\n\
+               \x20 SORT FIELDS=(5,4,CH,A)\n\
+               /*\n\
+               //SYSOUT   DD SYSOUT=*\n";
+    let ctl = dir.path().join("job.jcl");
+    std::fs::write(&ctl, jcl).unwrap();
+    let out = dir.path().join("out.dat");
+    let o = run(oxsort()
+        .arg("sort")
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .args(["--record-size", "40", "--control"])
+        .arg(&ctl));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("OPTION DYNALLOC (line 6) is accepted and ignored"), "{err}");
+    assert!(err.contains("OPTION MAINSIZE (line 6) is accepted and ignored"), "{err}");
+    let built: Vec<Vec<u8>> = recs.iter().map(|r| build(r, &[It::F(37, 4), It::F(1, 4)])).collect();
+    assert!(std::fs::read(&out).unwrap() == sorted(built, |r| r[4..8].to_vec()));
+    // Errors keep the file's line numbers; SKIPREC is named, not misread.
+    let err = control_err(dir.path(), &input, &jcl.replace("MAINSIZE=MAX", "SKIPREC=10"));
+    assert!(err.contains("line 6, column 29") && err.contains("'SKIPREC'"), "{err}");
+    let err = control_err(dir.path(), &input, "//STEP1 EXEC PGM=SORT\n SORT FIELDS=COPY\n");
+    assert!(err.contains("no //SYSIN DD *"), "{err}");
+}

@@ -16,6 +16,10 @@
 //!  END     stops reading
 //! ```
 //!
+//! The text may be a JCL step: the statements are then the lines of `//SYSIN DD *` (up to `/*`
+//! or the next `//` line); the other lines are skipped. `OPTION` tuning hints (`DYNALLOC`,
+//! `MAINSIZE`, `FILSZ`, ...) are accepted, ignored and listed in [`Control::ignored`].
+//!
 //! Layout of the text: a `*` in column 1 makes a comment line; a statement name may start in
 //! any column; its operands follow after blanks and end at the first blank outside a
 //! constant, the rest of the line being a remark. A statement continues on the next line when
@@ -59,7 +63,38 @@ pub struct Control {
     pub outrec: Option<Reformat>,
     /// `SUM FIELDS=(p,m,f,...)`: the fields added within each group of equal keys.
     pub sum: Option<Vec<SumField>>,
+    /// Options accepted and ignored (tuning hints of the mainframe), one message each.
+    pub ignored: Vec<String>,
 }
+
+/// `OPTION`s that tune DFSORT's use of the mainframe: accepted, ignored and reported.
+const IGNORED_OPTIONS: &[&str] = &[
+    "DYNALLOC",
+    "MAINSIZE",
+    "FILSZ",
+    "SIZE",
+    "AVGRLEN",
+    "MSGPRT",
+    "LIST",
+    "NOLIST",
+    "HIPRMAX",
+    "DSPSIZE",
+    "RESINV",
+    "MOSIZE",
+    "NOBLKSET",
+    "BLKSET",
+    "MSGDDN",
+    "SORTDD",
+    "SORTIN",
+    "SORTOUT",
+    "NOASSIST",
+    "ZDPRINT",
+    "NOZDPRINT",
+    "SOLRF",
+    "NOSOLRF",
+    "CHALT",
+    "NOCHALT",
+];
 
 /// The statements oxsort reads, as unsupported-statement messages list them.
 const STATEMENTS: &str = "SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, INREC, OUTREC, RECORD, END";
@@ -78,7 +113,8 @@ const UNSUPPORTED_STATEMENTS: &[&str] =
 /// assert_eq!(c.key.unwrap().fields.len(), 2);
 /// ```
 pub fn parse_control(text: &str) -> Result<Control, ParseError> {
-    let statements = split_statements(text)?;
+    let text = sysin(text)?;
+    let statements = split_statements(&text)?;
     let mut control = Control::default();
     let mut sort_seen: Option<Pos> = None;
     let mut filter_seen = false;
@@ -128,18 +164,30 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                 }
             }
             "OPTION" => {
-                for (word, pos) in p.option_operands()? {
-                    match word.as_str() {
-                        "EQUALS" => control.equals = Some(true),
-                        "NOEQUALS" => control.equals = Some(false),
-                        "COPY" => control.copy = true,
-                        "VLSHRT" => control.vlshrt = true,
-                        "NOVLSHRT" => control.vlshrt = false,
+                for (word, pos, valued) in p.option_operands()? {
+                    match (word.as_str(), valued) {
+                        ("EQUALS", false) => control.equals = Some(true),
+                        ("NOEQUALS", false) => control.equals = Some(false),
+                        ("COPY", false) => control.copy = true,
+                        ("VLSHRT", false) => control.vlshrt = true,
+                        ("NOVLSHRT", false) => control.vlshrt = false,
+                        (w, _) if IGNORED_OPTIONS.contains(&w) => control.ignored.push(format!(
+                            "OPTION {w} (line {}) is accepted and ignored",
+                            pos.line
+                        )),
                         _ => {
                             return Err(p.err_at(
                                 pos,
-                                "expected an option oxsort supports (EQUALS, NOEQUALS, COPY, \
-                                 VLSHRT, NOVLSHRT)",
+                                &format!(
+                                    "{}expected an option oxsort supports (EQUALS, NOEQUALS, \
+                                     COPY, VLSHRT, NOVLSHRT; accepted and ignored: {})",
+                                    if matches!(word.as_str(), "SKIPREC" | "STOPAFT") {
+                                        "SKIPREC and STOPAFT are not supported yet: "
+                                    } else {
+                                        ""
+                                    },
+                                    IGNORED_OPTIONS.join(", ")
+                                ),
                                 &word,
                             ))
                         }
@@ -226,6 +274,47 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
         }
     }
     Ok(control)
+}
+
+/// A control file may be a JCL step: when some line starts with `//`, the statements are the
+/// lines after `//SYSIN DD *` (or `DD DATA`, or a `//DFSPARM` one) up to `/*` or the next `//`
+/// line; every other line becomes blank, so errors keep the file's line numbers.
+fn sysin(text: &str) -> Result<std::borrow::Cow<'_, str>, ParseError> {
+    if !text.lines().any(|l| l.starts_with("//")) {
+        return Ok(std::borrow::Cow::Borrowed(text));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut inside = false;
+    let mut found = false;
+    for line in text.split('\n') {
+        let body = line.strip_suffix('\r').unwrap_or(line);
+        if body.starts_with("//") || body.starts_with("/*") {
+            inside = false;
+            let words: Vec<String> =
+                body[2..].split_whitespace().take(3).map(|w| w.to_ascii_uppercase()).collect();
+            if let [dd, op, what] = words.as_slice() {
+                let what = what.split(',').next().unwrap_or("");
+                if (dd == "SYSIN" || dd == "DFSPARM")
+                    && op == "DD"
+                    && (what == "*" || what == "DATA")
+                {
+                    inside = true;
+                    found = true;
+                }
+            }
+        } else if inside {
+            out.push_str(body);
+        }
+        out.push('\n');
+    }
+    if !found {
+        return Err(ParseError::new(
+            Location::Line { line: 1, column: 1 },
+            "the JCL has no //SYSIN DD * (or //DFSPARM DD *) with the control statements",
+            None,
+        ));
+    }
+    Ok(std::borrow::Cow::Owned(out))
 }
 
 fn past_record(pos: Pos, end: usize, n: usize) -> ParseError {
@@ -835,11 +924,37 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn option_operands(&mut self) -> Result<Vec<(String, Pos)>, ParseError> {
+    /// Options: words, and `WORD=value` ones (the value is skipped: a word, a number or a
+    /// parenthesized group); each with whether it had a value.
+    fn option_operands(&mut self) -> Result<Vec<(String, Pos, bool)>, ParseError> {
         self.tokens_check()?;
         let mut out = Vec::new();
         loop {
-            out.push(self.word("expected an option (EQUALS, NOEQUALS, COPY, VLSHRT, NOVLSHRT)")?);
+            let (w, pos) =
+                self.word("expected an option (EQUALS, NOEQUALS, COPY, VLSHRT, NOVLSHRT)")?;
+            let valued = self.peek_is(&Tok::Equals);
+            if valued {
+                self.i += 1;
+                match self.peek() {
+                    Some(Tok::LParen) => {
+                        let mut depth = 0usize;
+                        while let Some(t) = self.peek() {
+                            match t {
+                                Tok::LParen => depth += 1,
+                                Tok::RParen => depth -= 1,
+                                _ => {}
+                            }
+                            self.i += 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                    }
+                    Some(_) => self.i += 1,
+                    None => return Err(self.err(&format!("expected a value after {w}="))),
+                }
+            }
+            out.push((w, pos, valued));
             if self.peek().is_none() {
                 return Ok(out);
             }

@@ -163,9 +163,12 @@ fn error_messages() {
             "line 1, column 16: length of a FI field in SUM must be 2, 4 or 8, found '3'",
         ),
         (
-            " OPTION EQUALS,DYNALLOC",
+            " OPTION EQUALS,FROB",
             "line 1, column 16: expected an option oxsort supports (EQUALS, NOEQUALS, COPY, \
-             VLSHRT, NOVLSHRT), found 'DYNALLOC'",
+             VLSHRT, NOVLSHRT; accepted and ignored: DYNALLOC, MAINSIZE, FILSZ, SIZE, AVGRLEN, \
+             MSGPRT, LIST, NOLIST, HIPRMAX, DSPSIZE, RESINV, MOSIZE, NOBLKSET, BLKSET, MSGDDN, \
+             SORTDD, SORTIN, SORTOUT, NOASSIST, ZDPRINT, NOZDPRINT, SOLRF, NOSOLRF, CHALT, \
+             NOCHALT), found 'FROB'",
         ),
         (
             " RECORD TYPE=V,LENGTH=100",

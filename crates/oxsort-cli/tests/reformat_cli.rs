@@ -553,3 +553,20 @@ fn a_jcl_step_runs_its_sysin_statements_and_hints_are_noted() {
     let err = control_err(dir.path(), &input, "//STEP1 EXEC PGM=SORT\n SORT FIELDS=COPY\n");
     assert!(err.contains("no //SYSIN DD *"), "{err}");
 }
+
+#[test]
+fn a_bad_key_after_include_and_inrec_names_the_record_as_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut recs = records(&mut Rng::new(5));
+    // Record 101 (1-based) is kept by INCLUDE and has invalid packed data in the key.
+    recs[100][13..16].copy_from_slice(b"EU ");
+    recs[100][8] = 0xAB;
+    let input = dir.path().join("in.dat");
+    std::fs::write(&input, recs[..200].concat()).unwrap();
+    let err = control_err(
+        dir.path(),
+        &input,
+        " INCLUDE COND=(14,3,CH,EQ,C'EU ')\n INREC BUILD=(9,5,1,4)\n SORT FIELDS=(1,5,PD,A)\n",
+    );
+    assert!(err.contains("record 101:") && err.contains("invalid packed decimal"), "{err}");
+}

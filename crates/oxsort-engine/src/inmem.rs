@@ -160,13 +160,15 @@ fn chunk_entries(
 /// INREC: the records of a chunk of fixed records that the filter keeps, reshaped into a new
 /// chunk; with the count of records read and the CRC32-sum of those the filter dropped. On an
 /// error the chunk comes back as it was.
-#[allow(clippy::result_large_err)]
+/// With a filter, the last value also says where in the chunk as read each kept record was
+/// (for error messages).
+#[allow(clippy::result_large_err, clippy::type_complexity)]
 fn reshape(
     ctx: &Ctx<'_>,
     program: &ReformatProgram,
     chunk: Chunk,
     scratch: &mut Scratch,
-) -> std::result::Result<(Chunk, u64, u128), (Chunk, EngineError)> {
+) -> std::result::Result<(Chunk, u64, u128, Vec<u32>), (Chunk, EngineError)> {
     let (r, out) = (program.in_len(), program.out_len());
     let mut buf = AlignedBuf::new(chunk.records * out);
     let mut kept = 0usize;
@@ -177,6 +179,7 @@ fn reshape(
         source,
     };
     let mut failed = None;
+    let mut kept_at = Vec::new();
     for (i, rec) in chunk.buf[..chunk.records * r].chunks_exact(r).enumerate() {
         if let Some(f) = ctx.filter {
             match f.matches(rec) {
@@ -195,6 +198,9 @@ fn reshape(
             failed = Some(error(i, e));
             break;
         }
+        if ctx.filter.is_some() {
+            kept_at.push(i as u32);
+        }
         kept += 1;
     }
     if let Some(e) = failed {
@@ -202,7 +208,21 @@ fn reshape(
     }
     let read = chunk.records as u64;
     let reshaped = Chunk { buf, records: kept, offsets: Vec::new(), ..chunk };
-    Ok((reshaped, read, dropped))
+    Ok((reshaped, read, dropped, kept_at))
+}
+
+/// A key error of a reshaped chunk names the record by its number among the records kept:
+/// give it the number it has in the input.
+fn renumber(e: EngineError, chunk: &Chunk, kept_at: &[u32]) -> EngineError {
+    match e {
+        EngineError::Key { path, record, source } if !kept_at.is_empty() => {
+            let kept = (record - chunk.first_record - 1) as usize;
+            let record =
+                chunk.first_record + kept_at.get(kept).map_or(kept as u64, |&i| i as u64) + 1;
+            EngineError::Key { path, record, source }
+        }
+        e => e,
+    }
 }
 
 /// Reads up to `max_chunks` chunks, sorting each into a microrun on the worker threads while the
@@ -241,11 +261,12 @@ pub(crate) fn load(
                             (chunk, facts)
                         }
                         Some(program) => match reshape(ctx, program, chunk, &mut scratch) {
-                            Ok((chunk, read, dropped)) => {
+                            Ok((chunk, read, dropped, kept_at)) => {
                                 // The filter ran on the records as read, before INREC.
                                 let reshaped = Ctx { filter: None, ..*ctx };
                                 let facts = chunk_entries(&reshaped, c, &chunk, &mut entries)
-                                    .map(|f| ChunkFacts { read, filtered_checksum: dropped, ..f });
+                                    .map(|f| ChunkFacts { read, filtered_checksum: dropped, ..f })
+                                    .map_err(|e| renumber(e, &chunk, &kept_at));
                                 (chunk, facts)
                             }
                             Err((chunk, e)) => (chunk, Err(e)),

@@ -15,6 +15,9 @@ use crate::reformat::{Edit, FindRep, IfThen, Item, Placed, Reformat, When};
 
 const STATEMENT_OPERANDS: &str = "BUILD=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN= or IFOUTLEN=";
 const ITEMS: &str = "p,m, C'...', X'...', nX, nZ, nC'...' or c: before an item";
+/// DFSORT's limit on the length of a FINDREP constant (it also keeps the work of a record
+/// bounded: a replacement can at most multiply a record's length by this).
+const FINDREP_CONSTANT_MAX: usize = 256;
 const FINDREP_OPERANDS: &str = "IN=, OUT=, INOUT=, STARTPOS=, ENDPOS=, DO=, MAXLEN=, SHIFT= or \
                                 OVERRUN=";
 
@@ -127,8 +130,12 @@ impl Parser<'_> {
             if matches!(self.peek(), Some(Tok::Num(_))) && self.peek_at(1) == Some(&Tok::Bad(':')) {
                 let (c, cpos) = self.number("expected a column")?;
                 self.i += 1;
-                if c == 0 {
-                    return Err(line_err(cpos, "a column must be at least 1", Some("0".into())));
+                if c == 0 || c > crate::MAX_RECORD_SIZE {
+                    return Err(line_err(
+                        cpos,
+                        &format!("a column must be 1 to {}", crate::MAX_RECORD_SIZE),
+                        Some(c.to_string()),
+                    ));
                 }
                 if !overlay && c < next {
                     return Err(line_err(
@@ -279,6 +286,13 @@ impl Parser<'_> {
             Some(Tok::Chars(c)) | Some(Tok::Hex(c)) => {
                 if c.is_empty() && !allow_empty {
                     return Err(line_err(pos, "a constant to find needs at least one byte", None));
+                }
+                if c.len().saturating_mul(count) > FINDREP_CONSTANT_MAX {
+                    return Err(line_err(
+                        pos,
+                        &format!("a FINDREP constant must be at most {FINDREP_CONSTANT_MAX} bytes"),
+                        Some(self.pos_text(pos)),
+                    ));
                 }
                 self.i += 1;
                 Ok(c.repeat(count))

@@ -259,6 +259,38 @@ fn jobs() -> Vec<Job> {
             },
         },
         Job {
+            name: "outrec numeric conversions",
+            control: " SORT FIELDS=(5,4,BI,A)\n\
+                      \x20OUTREC BUILD=(1,4,C'|',5,4,BI,TO=ZD,C'|',9,5,PD,TO=FS,LENGTH=8,\n\
+                      \x20  C'|',9,5,PD,ZD,C'|',5,4,BI,TO=PD)\n",
+            want: |recs| {
+                let conv = |r: &[u8]| -> Vec<u8> {
+                    let bi = u32::from_be_bytes(r[4..8].try_into().unwrap()) as i64;
+                    let pd = unpacked(&r[8..13]);
+                    let mut out = r[..4].to_vec();
+                    out.push(b'|');
+                    // BI 4 bytes: up to 10 digits; ZD in ASCII digits.
+                    out.extend_from_slice(format!("{bi:010}").as_bytes());
+                    out.push(b'|');
+                    // FS: right-aligned, blanks, a leading minus.
+                    out.extend_from_slice(format!("{pd:>8}").as_bytes());
+                    out.push(b'|');
+                    // PD 5 bytes: up to 9 digits; a negative ZD has zone 7 in its last byte.
+                    let mut zd = format!("{:09}", pd.abs()).into_bytes();
+                    if pd < 0 {
+                        zd[8] = 0x70 | (zd[8] & 0x0F);
+                    }
+                    out.extend_from_slice(&zd);
+                    out.push(b'|');
+                    // 10 digits packed: 6 bytes.
+                    out.extend_from_slice(&packed(bi, 6));
+                    out
+                };
+                let s = sorted(recs.to_vec(), |r| u32::from_be_bytes(r[4..8].try_into().unwrap()));
+                s.chunks(LEN).flat_map(conv).collect()
+            },
+        },
+        Job {
             name: "inrec findrep shortening, sort, outrec fields",
             control: " INREC FINDREP=(IN=(C'LUNCH',C'TEA'),OUT=C'',STARTPOS=17,DO=2)\n\
                       \x20SORT FIELDS=(17,20,CH,A)\n\
@@ -354,7 +386,12 @@ fn bad_and_unsupported_statements_are_named_with_their_place() {
         ),
         (
             " INREC BUILD=(1,4,ZD,EDIT=(TTT))\n",
-            &["line 1, column 19", "edits and conversions", "'ZD'"],
+            &["line 1, column 22", "EDIT= and Mn masks are not supported", "'EDIT'"],
+        ),
+        (" INREC BUILD=(1,4,CH,TO=ZD)\n", &["line 1, column 19", "edits and conversions", "'CH'"]),
+        (
+            " INREC BUILD=(1,9,BI,TO=ZD)\n",
+            &["line 1, column 17", "BI field to convert must be 1 to 8"],
         ),
         (" INREC BUILD=(1,4,SEQNUM,8,ZD)\n", &["line 1, column 19", "SEQNUM"]),
         (" INREC BUILD=(1,10,5:C'x')\n", &["line 1, column 20", "column 5 would overlap"]),

@@ -16,6 +16,9 @@
 //!                   | tmpl | rec[a..b] | tmpl | rec[c..d] | ...
 //! ```
 //!
+//! `p,m,f,TO=g[,LENGTH=n]` items convert a numeric field (`BI FI PD ZD`) to `ZD`, `PD` or `FS`
+//! (see [`crate::ConvTo`]).
+//!
 //! Lengths are fixed: a `BUILD` gives records of its length; `OVERLAY` keeps the input length
 //! or lengthens the record to its last item (blanks in between); `FINDREP` keeps the input
 //! length (or `MAXLEN=`), padding with blanks; `IFTHEN` records are padded with blanks or
@@ -35,6 +38,7 @@ use std::sync::Arc;
 use crate::error::{KeyError, SpecError};
 use crate::filter::{Condition, Filter};
 use crate::spec::ShortFields;
+use crate::sum::{convert, ConvTo, SumKind};
 
 /// One item of a `BUILD` or `OVERLAY` list.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -49,6 +53,19 @@ pub enum Item {
     /// A constant: `C'..'`, `X'..'`, `nX` (blanks), `nZ` (binary zeros), repeated ones
     /// expanded.
     Const(Vec<u8>),
+    /// `p,m,f,TO=g[,LENGTH=n]`: the numeric field converted to another format.
+    Convert {
+        /// 0-based offset.
+        offset: usize,
+        /// Length in bytes.
+        len: usize,
+        /// Its format (`BI`, `FI`, `PD`, `ZD`).
+        from: SumKind,
+        /// The output format.
+        to: ConvTo,
+        /// The output length.
+        out_len: usize,
+    },
 }
 
 impl Item {
@@ -57,6 +74,7 @@ impl Item {
         match self {
             Item::Field { len, .. } => *len,
             Item::Const(c) => c.len(),
+            Item::Convert { out_len, .. } => *out_len,
         }
     }
 
@@ -164,10 +182,12 @@ impl Stage {
 /// A compiled step with its static output length.
 #[derive(Debug, Clone)]
 enum Step {
-    /// `out = template; out[dst..dst+len] = rec[src..src+len]` for each copy.
+    /// `out = template; out[dst..dst+len] = rec[src..src+len]` for each copy, then each
+    /// conversion (item number, item, destination).
     Build {
         template: Vec<u8>,
         copies: Vec<(usize, usize, usize)>,
+        converts: Vec<(usize, Item, usize)>,
     },
     /// Applied in order to the record lengthened (blanks) to `len`.
     Overlay {
@@ -272,6 +292,7 @@ fn compile_step(stage: Stage, edit: &Edit, in_len: usize) -> Result<(Step, usize
         Edit::Build(items) => {
             let mut template = Vec::new();
             let mut copies = Vec::new();
+            let mut converts = Vec::new();
             for (i, p) in items.iter().enumerate() {
                 if let Some(c) = p.column {
                     // Checked by the parser: a column never moves back.
@@ -287,10 +308,17 @@ fn compile_step(stage: Stage, edit: &Edit, in_len: usize) -> Result<(Step, usize
                         copies.push((*offset, dst, *len));
                     }
                     Item::Const(c) => template.extend_from_slice(c),
+                    Item::Convert { offset, len, out_len, .. } => {
+                        if offset + len > in_len {
+                            return Err(past(i + 1, offset + len));
+                        }
+                        template.resize(dst + out_len, b' ');
+                        converts.push((i + 1, p.item.clone(), dst));
+                    }
                 }
             }
             let len = template.len();
-            Ok((Step::Build { template, copies }, len))
+            Ok((Step::Build { template, copies, converts }, len))
         }
         Edit::Overlay(items) => {
             let mut at = 0usize;
@@ -300,7 +328,9 @@ fn compile_step(stage: Stage, edit: &Edit, in_len: usize) -> Result<(Step, usize
                 if let Some(c) = p.column {
                     at = c - 1;
                 }
-                if let Item::Field { offset, len: flen } = &p.item {
+                if let Item::Field { offset, len: flen } | Item::Convert { offset, len: flen, .. } =
+                    &p.item
+                {
                     // A field may read what earlier items lengthened the record with.
                     if offset + flen > len {
                         return Err(past(i + 1, offset + flen));
@@ -338,10 +368,13 @@ impl ReformatProgram {
     pub fn apply(&self, rec: &[u8], out: &mut [u8], scratch: &mut Scratch) -> Result<(), KeyError> {
         debug_assert_eq!(out.len(), self.out_len);
         match &self.program {
-            Program::Single(Step::Build { template, copies }) => {
+            Program::Single(Step::Build { template, copies, converts }) => {
                 out.copy_from_slice(template);
                 for &(src, dst, len) in copies {
                     out[dst..dst + len].copy_from_slice(&rec[src..src + len]);
+                }
+                for (index, item, dst) in converts {
+                    convert_into(item, rec, out, *dst, *index)?;
                 }
                 Ok(())
             }
@@ -349,8 +382,7 @@ impl ReformatProgram {
                 debug_assert_eq!(*len, out.len());
                 out[..rec.len()].copy_from_slice(rec);
                 out[rec.len()..].fill(b' ');
-                overlay(out, ops);
-                Ok(())
+                overlay(out, ops)
             }
             Program::Single(step) => {
                 let Scratch { a, b } = scratch;
@@ -407,7 +439,7 @@ impl ReformatProgram {
             len,
         };
         match step {
-            Step::Build { template, copies } => {
+            Step::Build { template, copies, converts } => {
                 spare.clear();
                 spare.extend_from_slice(template);
                 for &(src, dst, len) in copies {
@@ -416,6 +448,14 @@ impl ReformatProgram {
                     };
                     spare[dst..dst + len].copy_from_slice(from);
                 }
+                for (index, item, dst) in converts {
+                    if let Item::Convert { offset, len, .. } = item {
+                        if offset + len > cur.len() {
+                            return Err(short(offset + 1, offset + len, cur.len()));
+                        }
+                    }
+                    convert_into(item, cur, spare, *dst, *index)?;
+                }
                 std::mem::swap(cur, spare);
             }
             Step::Overlay { ops, .. } => {
@@ -423,13 +463,13 @@ impl ReformatProgram {
                 if cur.len() < need {
                     cur.resize(need, b' ');
                 }
-                for (at, item) in ops {
-                    if let Item::Field { offset, len } = item {
+                for (i, (at, item)) in ops.iter().enumerate() {
+                    if let Item::Field { offset, len } | Item::Convert { offset, len, .. } = item {
                         if offset + len > cur.len() {
                             return Err(short(offset + 1, offset + len, cur.len()));
                         }
                     }
-                    overlay_one(cur, *at, item);
+                    overlay_one(cur, *at, item, i + 1)?;
                 }
             }
             Step::FindRep(f) => {
@@ -442,17 +482,53 @@ impl ReformatProgram {
     }
 }
 
-fn overlay(out: &mut [u8], ops: &[(usize, Item)]) {
-    for (at, item) in ops {
-        overlay_one(out, *at, item);
+fn overlay(out: &mut [u8], ops: &[(usize, Item)]) -> Result<(), KeyError> {
+    for (i, (at, item)) in ops.iter().enumerate() {
+        overlay_one(out, *at, item, i + 1)?;
     }
+    Ok(())
 }
 
-fn overlay_one(out: &mut [u8], at: usize, item: &Item) {
+fn overlay_one(out: &mut [u8], at: usize, item: &Item, index: usize) -> Result<(), KeyError> {
     match item {
         Item::Field { offset, len } => out.copy_within(*offset..offset + len, at),
         Item::Const(c) => out[at..at + c.len()].copy_from_slice(c),
+        Item::Convert { offset, len, .. } => {
+            // The source may overlap the destination: read it first (at most 31 bytes).
+            let mut src = [0u8; 32];
+            src[..*len].copy_from_slice(&out[*offset..offset + len]);
+            convert_field(item, &src[..*len], out, at, index)?;
+        }
     }
+    Ok(())
+}
+
+/// Writes a conversion item at `dst` of `out`, reading its field from the record `rec`.
+fn convert_into(
+    item: &Item,
+    rec: &[u8],
+    out: &mut [u8],
+    dst: usize,
+    index: usize,
+) -> Result<(), KeyError> {
+    if let Item::Convert { offset, len, .. } = item {
+        convert_field(item, &rec[*offset..offset + len], out, dst, index)?;
+    }
+    Ok(())
+}
+
+/// Writes a conversion item at `dst` of `out` from its field's bytes `src`.
+fn convert_field(
+    item: &Item,
+    src: &[u8],
+    out: &mut [u8],
+    dst: usize,
+    index: usize,
+) -> Result<(), KeyError> {
+    if let Item::Convert { offset, from, to, out_len, .. } = item {
+        convert(*from, src, *to, &mut out[dst..dst + out_len], index, offset + 1)?;
+    }
+    Ok(())
 }
 
 /// Pads (blanks) or truncates `rec` into `out`.

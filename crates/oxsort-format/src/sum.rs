@@ -210,6 +210,94 @@ fn store(f: &SumField, out: &mut [u8], s: i128) {
     }
 }
 
+/// The output format of a numeric conversion (`p,m,f,TO=g` in BUILD or OVERLAY).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConvTo {
+    /// `ZD`: zoned decimal in ASCII digits, a negative sign as zone 7 in the last byte.
+    Zd,
+    /// `PD`: packed decimal, sign C or D.
+    Pd,
+    /// `FS`: right-aligned digits, leading blanks, `-` before the first digit if negative.
+    Fs,
+}
+
+impl ConvTo {
+    /// Parses `ZD`, `PD`, `FS` (and `CSF`).
+    pub fn from_dfsort(name: &str) -> Option<ConvTo> {
+        Some(match name {
+            "ZD" => ConvTo::Zd,
+            "PD" => ConvTo::Pd,
+            "FS" | "CSF" => ConvTo::Fs,
+            _ => return None,
+        })
+    }
+
+    /// DFSORT's output length for a value of up to `digits` digits.
+    pub fn default_len(self, digits: usize) -> usize {
+        match self {
+            ConvTo::Zd => digits,
+            ConvTo::Pd => digits / 2 + 1,
+            ConvTo::Fs => digits + 1,
+        }
+    }
+}
+
+/// The most digits a field of this format and length holds.
+pub fn max_digits(kind: SumKind, len: usize) -> usize {
+    match kind {
+        SumKind::Bi | SumKind::Fi => ((8 * len) as f64 * std::f64::consts::LOG10_2).ceil() as usize,
+        SumKind::Pd => 2 * len - 1,
+        SumKind::Zd => len,
+    }
+}
+
+/// Converts the numeric field `src` of format `from` into `out` as `to`; digits that do not fit
+/// are dropped from the left. `index` and `position` name the field in errors.
+pub fn convert(
+    from: SumKind,
+    src: &[u8],
+    to: ConvTo,
+    out: &mut [u8],
+    index: usize,
+    position: usize,
+) -> Result<(), KeyError> {
+    let f = SumField { offset: position - 1, len: src.len(), kind: from };
+    let v = value(&f, src, index)?;
+    let mut m = v.unsigned_abs();
+    match to {
+        ConvTo::Zd => {
+            for b in out.iter_mut().rev() {
+                *b = b'0' | (m % 10) as u8;
+                m /= 10;
+            }
+            if v < 0 {
+                let last = out.len() - 1;
+                out[last] = 0x70 | (out[last] & 0x0F);
+            }
+        }
+        ConvTo::Pd => store(&SumField { offset: 0, len: out.len(), kind: SumKind::Pd }, out, {
+            let cap = 10i128.pow((2 * out.len() - 1) as u32);
+            (m as i128 % cap) * if v < 0 { -1 } else { 1 }
+        }),
+        ConvTo::Fs => {
+            out.fill(b' ');
+            let mut i = out.len();
+            loop {
+                i -= 1;
+                out[i] = b'0' + (m % 10) as u8;
+                m /= 10;
+                if m == 0 || i == 0 {
+                    break;
+                }
+            }
+            if v < 0 && i > 0 {
+                out[i - 1] = b'-';
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,5 +323,21 @@ mod tests {
         let mut acc = *b"12p"; // -120 (ASCII negative zone 7)
         assert_eq!(add_into(&zd, &mut acc, b"125", &mut s), Ok(Added::Summed));
         assert_eq!(&acc, b"005");
+    }
+
+    #[test]
+    fn conversions_write_each_format_and_drop_high_digits() {
+        let mut out = [0u8; 5];
+        convert(SumKind::Pd, &[0x12, 0x34, 0x5D], ConvTo::Fs, &mut out[..4], 1, 1).unwrap();
+        assert_eq!(&out[..4], b"2345", "no room for the sign or the high digit");
+        convert(SumKind::Fi, &[0xFF, 0xF6], ConvTo::Fs, &mut out, 1, 1).unwrap();
+        assert_eq!(&out, b"  -10");
+        convert(SumKind::Fi, &[0xFF, 0xF6], ConvTo::Zd, &mut out[..3], 1, 1).unwrap();
+        assert_eq!(&out[..3], b"01p");
+        convert(SumKind::Zd, b"12345", ConvTo::Pd, &mut out[..2], 1, 1).unwrap();
+        assert_eq!(&out[..2], &[0x34, 0x5C]);
+        assert_eq!(max_digits(SumKind::Bi, 4), 10);
+        assert_eq!(ConvTo::Fs.default_len(max_digits(SumKind::Bi, 4)), 11);
+        assert!(convert(SumKind::Pd, &[0xA1], ConvTo::Zd, &mut out, 3, 7).is_err());
     }
 }

@@ -5,6 +5,7 @@
 //!              | IFTHEN=(WHEN=INIT|NONE|(cond),BUILD|FIELDS|OVERLAY|FINDREP=...[,HIT=NEXT]),...
 //!                [,IFOUTLEN=n]
 //!  items         [c:]p,m  [c:]C'..'  [c:]X'..'  [c:][n]X  [c:][n]Z  [c:]nC'..'  [c:]nX'..'
+//!                [c:]p,m,f,TO=g[,LENGTH=n]  [c:]p,m,f,g   (f: BI FI PD ZD; g: ZD PD FS)
 //!  FINDREP       IN=const|(const,...),OUT=const | INOUT=(in,out,...)  [,STARTPOS=p]
 //!                [,ENDPOS=p] [,DO=n] [,MAXLEN=n] [,SHIFT=YES|NO] [,OVERRUN=ERROR|TRUNC]
 //! ```
@@ -12,6 +13,7 @@
 use super::{line_err, CondParser, Parser, Pos, Tok};
 use crate::error::ParseError;
 use crate::reformat::{Edit, FindRep, IfThen, Item, Placed, Reformat, When};
+use crate::sum::{max_digits, ConvTo, SumKind};
 
 const STATEMENT_OPERANDS: &str = "BUILD=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN= or IFOUTLEN=";
 const ITEMS: &str = "p,m, C'...', X'...', nX, nZ, nC'...' or c: before an item";
@@ -195,14 +197,19 @@ impl Parser<'_> {
                         return Err(line_err(lpos, "length must be at least 1", Some("0".into())));
                     }
                     if let (Some(Tok::Comma), Some(Tok::Word(w))) = (self.peek(), self.peek_at(1)) {
+                        if let Some(from) = SumKind::from_dfsort(w) {
+                            self.i += 2;
+                            return self.conversion(p - 1, len, lpos, from);
+                        }
                         if w != "X" && w != "Z" {
                             let w = w.clone();
                             self.i += 1;
                             return Err(self.err_at(
                                 self.pos(),
-                                "expected ',' and the next item or ')': edits and conversions of \
-                                 a field (formats, EDIT=, Mn masks, TO=, HEX, TRAN=) are not \
-                                 supported",
+                                "expected ',' and the next item or ')' (of a field's edits \
+                                 and conversions, oxsort supports BI, FI, PD or ZD fields with \
+                                 TO=ZD, PD or FS; not EDIT=, Mn masks, other formats, HEX or \
+                                 TRAN=)",
                                 &w,
                             ));
                         }
@@ -263,6 +270,60 @@ impl Parser<'_> {
             )),
             _ => Err(self.err(&format!("expected an item ({ITEMS})"))),
         }
+    }
+
+    /// After `p,m,f,`: `TO=g` or `g`, then an optional `,LENGTH=n`.
+    fn conversion(
+        &mut self,
+        offset: usize,
+        len: usize,
+        len_pos: Pos,
+        from: SumKind,
+    ) -> Result<Item, ParseError> {
+        let most = match from {
+            SumKind::Bi | SumKind::Fi => 8,
+            SumKind::Pd => 16,
+            SumKind::Zd => 31,
+        };
+        if len > most {
+            return Err(line_err(
+                len_pos,
+                &format!("a {} field to convert must be 1 to {most} bytes", from.name()),
+                Some(len.to_string()),
+            ));
+        }
+        const WANT: &str = "expected ',' and TO=ZD, TO=PD or TO=FS (EDIT= and Mn masks are not \
+                            supported)";
+        self.expect(&Tok::Comma, WANT)?;
+        let (mut w, mut wpos) = self.word(WANT)?;
+        if w == "TO" {
+            self.expect(&Tok::Equals, "expected '=' after TO")?;
+            (w, wpos) = self.word("expected ZD, PD or FS")?;
+        }
+        let Some(to) = ConvTo::from_dfsort(&w) else {
+            return Err(self.err_at(wpos, WANT, &w));
+        };
+        let mut out_len = to.default_len(max_digits(from, len));
+        if matches!((self.peek(), self.peek_at(1)), (Some(Tok::Comma), Some(Tok::Word(l))) if l == "LENGTH")
+        {
+            self.i += 2;
+            self.expect(&Tok::Equals, "expected '=' after LENGTH")?;
+            let (n, npos) = self.number("expected the output length")?;
+            let limit = match to {
+                ConvTo::Zd => 31,
+                ConvTo::Pd => 16,
+                ConvTo::Fs => 32,
+            };
+            if n == 0 || n > limit {
+                return Err(line_err(
+                    npos,
+                    &format!("LENGTH must be 1 to {limit} for TO={w}"),
+                    Some(n.to_string()),
+                ));
+            }
+            out_len = n;
+        }
+        Ok(Item::Convert { offset, len, from, to, out_len })
     }
 
     /// A FINDREP constant: `C'..'`, `X'..'`, `nC'..'`, `nX'..'`.

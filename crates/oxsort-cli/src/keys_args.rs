@@ -40,8 +40,9 @@ pub struct KeyArgs {
     /// format CH BI FI FL PD ZD CSF UFF SFF LU LI LF, order A or D). Default: 1,10,CH,A.
     #[arg(long, value_name = "SPEC", help_heading = "Records and keys")]
     pub fields: Option<String>,
-    /// DFSORT control statements: SORT/MERGE FIELDS=, SUM FIELDS=NONE, INCLUDE/OMIT COND=,
-    /// OPTION EQUALS/NOEQUALS/COPY/VLSHRT, RECORD TYPE=F,LENGTH=n.
+    /// DFSORT control statements: SORT/MERGE FIELDS=, SUM FIELDS=NONE|(p,m,f), INCLUDE/OMIT COND=,
+    /// INREC/OUTREC BUILD=/FIELDS=/OVERLAY=/FINDREP=/IFTHEN=, OPTION
+    /// EQUALS/NOEQUALS/COPY/VLSHRT, RECORD TYPE=F,LENGTH=n.
     #[arg(long, value_name = "FILE", help_heading = "Records and keys")]
     pub control: Option<PathBuf>,
     /// Keep only the first record (in input order) of each run of equal keys.
@@ -113,7 +114,11 @@ impl KeyArgs {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("reading the control file {}", path.display()))?;
-                Some(parse_control(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?)
+                let c = parse_control(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+                for note in &c.ignored {
+                    eprintln!("oxsort: {}: {note}", path.display());
+                }
+                Some(c)
             }
             None => None,
         };

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossbeam_channel::unbounded;
-use oxsort_format::{Filter, Mode, SortKey, PREFIX_BYTES};
+use oxsort_format::{Filter, Mode, ReformatProgram, Scratch, SortKey, PREFIX_BYTES};
 use oxsort_io::AlignedBuf;
 use oxsort_kernels::{make_entry, Entry, INDEX_BITS};
 
@@ -157,6 +157,74 @@ fn chunk_entries(
     Ok(facts)
 }
 
+/// INREC: the records of a chunk of fixed records that the filter keeps, reshaped into a new
+/// chunk; with the count of records read and the CRC32-sum of those the filter dropped. On an
+/// error the chunk comes back as it was.
+/// With a filter, the last value also says where in the chunk as read each kept record was
+/// (for error messages).
+#[allow(clippy::result_large_err, clippy::type_complexity)]
+fn reshape(
+    ctx: &Ctx<'_>,
+    program: &ReformatProgram,
+    chunk: Chunk,
+    scratch: &mut Scratch,
+) -> std::result::Result<(Chunk, u64, u128, Vec<u32>), (Chunk, EngineError)> {
+    let (r, out) = (program.in_len(), program.out_len());
+    let mut buf = AlignedBuf::new(chunk.records * out);
+    let mut kept = 0usize;
+    let mut dropped = 0u128;
+    let error = |i: usize, source| EngineError::Key {
+        path: PathBuf::from(&*chunk.name),
+        record: chunk.first_record + i as u64 + 1,
+        source,
+    };
+    let mut failed = None;
+    let mut kept_at = Vec::new();
+    for (i, rec) in chunk.buf[..chunk.records * r].chunks_exact(r).enumerate() {
+        if let Some(f) = ctx.filter {
+            match f.matches(rec) {
+                Ok(true) => {}
+                Ok(false) => {
+                    dropped += crc32fast::hash(rec) as u128;
+                    continue;
+                }
+                Err(e) => {
+                    failed = Some(error(i, e));
+                    break;
+                }
+            }
+        }
+        if let Err(e) = program.apply(rec, &mut buf[kept * out..(kept + 1) * out], scratch) {
+            failed = Some(error(i, e));
+            break;
+        }
+        if ctx.filter.is_some() {
+            kept_at.push(i as u32);
+        }
+        kept += 1;
+    }
+    if let Some(e) = failed {
+        return Err((chunk, e));
+    }
+    let read = chunk.records as u64;
+    let reshaped = Chunk { buf, records: kept, offsets: Vec::new(), ..chunk };
+    Ok((reshaped, read, dropped, kept_at))
+}
+
+/// A key error of a reshaped chunk names the record by its number among the records kept:
+/// give it the number it has in the input.
+fn renumber(e: EngineError, chunk: &Chunk, kept_at: &[u32]) -> EngineError {
+    match e {
+        EngineError::Key { path, record, source } if !kept_at.is_empty() => {
+            let kept = (record - chunk.first_record - 1) as usize;
+            let record =
+                chunk.first_record + kept_at.get(kept).map_or(kept as u64, |&i| i as u64) + 1;
+            EngineError::Key { path, record, source }
+        }
+        e => e,
+    }
+}
+
 /// Reads up to `max_chunks` chunks, sorting each into a microrun on the worker threads while the
 /// next ones are read. Returns the load and whether the source is exhausted.
 pub(crate) fn load(
@@ -184,9 +252,26 @@ pub(crate) fn load(
             let res_tx = res_tx.clone();
             s.spawn(move || {
                 let _meter = ctx.meters.meter("sort");
+                let mut scratch = Scratch::default();
                 for (c, chunk) in job_rx {
                     let mut entries = Vec::with_capacity(chunk.records);
-                    let facts = chunk_entries(ctx, c, &chunk, &mut entries);
+                    let (chunk, facts) = match ctx.keys.inrec() {
+                        None => {
+                            let facts = chunk_entries(ctx, c, &chunk, &mut entries);
+                            (chunk, facts)
+                        }
+                        Some(program) => match reshape(ctx, program, chunk, &mut scratch) {
+                            Ok((chunk, read, dropped, kept_at)) => {
+                                // The filter ran on the records as read, before INREC.
+                                let reshaped = Ctx { filter: None, ..*ctx };
+                                let facts = chunk_entries(&reshaped, c, &chunk, &mut entries)
+                                    .map(|f| ChunkFacts { read, filtered_checksum: dropped, ..f })
+                                    .map_err(|e| renumber(e, &chunk, &kept_at));
+                                (chunk, facts)
+                            }
+                            Err((chunk, e)) => (chunk, Err(e)),
+                        },
+                    };
                     if res_tx.send((c, chunk, entries, facts)).is_err() {
                         return;
                     }
@@ -198,7 +283,12 @@ pub(crate) fn load(
         while (sent as u64) < max_chunks {
             match source.next_chunk() {
                 Ok(Some(chunk)) => {
-                    let cost = chunk.buf.len() as u64
+                    // With INREC the chunk is kept at the size of its reshaped records.
+                    let kept = match ctx.keys.inrec() {
+                        Some(p) => (chunk.records * p.out_len()).max(chunk.buf.len()),
+                        None => chunk.buf.len(),
+                    };
+                    let cost = kept as u64
                         + chunk.records as u64 * crate::tuning::ENTRY_BYTES
                         + 4 * chunk.offsets.len() as u64;
                     if sent > 0 && used + cost > budget {

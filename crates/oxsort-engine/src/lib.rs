@@ -126,7 +126,12 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     };
     let mut sink: Box<dyn Sink + Send> = match (&output, &cfg.output) {
         (Some(o), _) => {
-            if let Some(bytes) = plan.input_bytes {
+            // The records read, at the size they are written (INREC and OUTREC reshape them).
+            let bytes = match (plan.records, cfg.key.record_size()) {
+                (Some(n), Some(r)) => Some(cfg.key.output_bytes(n, n * r as u64)),
+                _ => plan.input_bytes,
+            };
+            if let Some(bytes) = bytes {
                 o.file().preallocate(bytes)?;
             }
             Box::new(FileSink::named(o.file().clone(), plan.output.clone()))
@@ -140,6 +145,14 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         }
         (None, Output::Stdout) => Box::new(StreamSink::stdout()),
     };
+    if let Some(outrec) = cfg.key.outrec() {
+        // OUTREC reshapes what is written, after the order and checksums are verified.
+        sink = Box::new(sink::ReformatSink::new(sink, outrec.clone(), g.staging_bytes));
+    }
+    if let Some(fields) = &cfg.spec.sum {
+        // SUM adds the fields of equal keys as the verified records stream to the output.
+        sink = Box::new(sink::SumSink::new(sink, cfg.key.clone(), fields.clone(), g.staging_bytes));
+    }
 
     let mut stats = SortStats {
         memory_budget: cfg.memory,
@@ -154,7 +167,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     };
     let mut source = ChunkSource::new(
         &cfg.inputs,
-        cfg.key.layout(),
+        cfg.key.input_layout(),
         g.chunk_bytes,
         g.read_depth,
         cfg.io.clone(),
@@ -213,6 +226,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             stats.phases.push(timer.finish(files));
             let out_timer = PhaseTimer::start("output", &meters);
             check = output::emit(&ctx, &loaded, sink.as_mut(), true, progress::Phase::Output)?;
+            sink.finish()?;
             stats.phases.push(out_timer.finish(vec![sink.stats()]));
             break;
         }
@@ -265,6 +279,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             reporter: &reporter,
         };
         let merged = merge::merge_runs(runs, &schedule, &mut room, &opts, sink.as_mut())?;
+        sink.finish()?;
         stats.phases.push(merge_timer.finish(merged.files));
         let mut c = merged.check;
         c.dropped += run_dropped.dropped;
@@ -301,10 +316,11 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             check.first_unordered.unwrap_or(0)
         )));
     }
+    let tally = sink.tally();
     drop(sink);
     if let Some(o) = output {
         // The file was preallocated for every record read; a filter or -u writes fewer.
-        o.file().set_len(check.bytes)?;
+        o.file().set_len(tally.bytes.unwrap_or(check.bytes))?;
         o.commit()?;
     }
     stats.bytes_spilled = room.bytes_spilled;
@@ -315,12 +331,19 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         drop(room);
     }
     stats.records = read_records;
-    stats.records_written = check.records;
+    stats.records_written = check.records - tally.summed;
+    if cfg.spec.sum.is_some() {
+        stats.notes.push(format!(
+            "SUM FIELDS: {} records added into the first of their key, {} left unsummed (the \
+             sum would overflow); checksums are of the records before summing",
+            tally.summed, tally.overflows
+        ));
+    }
     stats.bytes = bytes_read + recovered.input_bytes_covered;
     stats.input_bytes_read = bytes_read;
     stats.checksum = checksum_hex(check.checksum);
     stats.dropped_by_filter = read_records - in_records;
-    stats.dropped_duplicates = check.dropped;
+    stats.dropped_duplicates = check.dropped + tally.summed;
     stats.dropped_checksum = checksum_hex(check.dropped_checksum + filtered_checksum);
     stats.input_checksum = checksum_hex(in_checksum + filtered_checksum);
     stats.duplicate_keys = check.duplicates;

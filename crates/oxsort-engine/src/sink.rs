@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use oxsort_format::{Added, ReformatProgram, Scratch, SortKey, SumField};
 use oxsort_io::{AlignedBuf, DirectFile};
 
 use crate::error::{EngineError, Result};
@@ -19,6 +20,25 @@ pub(crate) trait Sink: Send {
     fn write(&mut self, offset: u64, data: &[u8]) -> Result<()>;
     /// What was written, for the statistics.
     fn stats(&self) -> FileStats;
+    /// Writes what the sink still holds (after the last `write`).
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// What a stage that changes the records (`SUM`, `OUTREC`) did, once finished.
+    fn tally(&self) -> Tally {
+        Tally::default()
+    }
+}
+
+/// What the stages between the sorted records and the output did.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tally {
+    /// Records added into the record before them (`SUM FIELDS=`), so not written.
+    pub(crate) summed: u64,
+    /// Records left unsummed because a sum would overflow.
+    pub(crate) overflows: u64,
+    /// Bytes written to the output, when a stage changed them.
+    pub(crate) bytes: Option<u64>,
 }
 
 /// A file written at offsets.
@@ -160,5 +180,233 @@ impl Staging {
             self.filled = 0;
         }
         Ok(self.offset)
+    }
+}
+
+/// `OUTREC`: reshapes the sorted records on their way to the sink it wraps. Bytes arrive in
+/// order (at consecutive offsets) but not cut at record boundaries; a record split between two
+/// writes waits in `carry`. The reshaped records are staged and written in aligned blocks.
+pub(crate) struct ReformatSink {
+    inner: Box<dyn Sink + Send>,
+    program: Arc<ReformatProgram>,
+    staging: Staging,
+    /// Where the next input byte is expected.
+    pos: u64,
+    /// The start of a record whose rest comes with the next write.
+    carry: Vec<u8>,
+    /// One reshaped record.
+    record: Vec<u8>,
+    scratch: Scratch,
+    /// Records reshaped so far (for error messages).
+    records: u64,
+    /// Bytes written, once finished.
+    written: Option<u64>,
+}
+
+impl ReformatSink {
+    pub(crate) fn new(
+        inner: Box<dyn Sink + Send>,
+        program: Arc<ReformatProgram>,
+        staging: usize,
+    ) -> Self {
+        let record = vec![0u8; program.out_len()];
+        ReformatSink {
+            inner,
+            program,
+            staging: Staging::new(staging),
+            pos: 0,
+            carry: Vec::new(),
+            record,
+            scratch: Scratch::default(),
+            records: 0,
+            written: None,
+        }
+    }
+
+    fn one(&mut self, rec: &[u8]) -> Result<()> {
+        self.records += 1;
+        let records = self.records;
+        self.program.apply(rec, &mut self.record, &mut self.scratch).map_err(|source| {
+            EngineError::Key { path: PathBuf::from("OUTREC output"), record: records, source }
+        })?;
+        self.staging.push(self.inner.as_mut(), &self.record)
+    }
+}
+
+impl Sink for ReformatSink {
+    fn write(&mut self, offset: u64, mut data: &[u8]) -> Result<()> {
+        if offset != self.pos {
+            return Err(EngineError::Internal(format!(
+                "OUTREC input written out of order: {offset} after {}",
+                self.pos
+            )));
+        }
+        self.pos += data.len() as u64;
+        let r = self.program.in_len();
+        if !self.carry.is_empty() {
+            let take = (r - self.carry.len()).min(data.len());
+            self.carry.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.carry.len() < r {
+                return Ok(());
+            }
+            let rec = std::mem::take(&mut self.carry);
+            self.one(&rec)?;
+            self.carry = rec;
+            self.carry.clear();
+        }
+        let whole = data.len() / r * r;
+        for rec in data[..whole].chunks_exact(r) {
+            self.one(rec)?;
+        }
+        self.carry.extend_from_slice(&data[whole..]);
+        Ok(())
+    }
+
+    fn stats(&self) -> FileStats {
+        self.inner.stats()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if !self.carry.is_empty() {
+            return Err(EngineError::Internal(format!(
+                "OUTREC input ends inside a record ({} bytes left)",
+                self.carry.len()
+            )));
+        }
+        self.written = Some(self.staging.finish(self.inner.as_mut())?);
+        self.inner.finish()
+    }
+
+    fn tally(&self) -> Tally {
+        Tally { bytes: self.written, ..self.inner.tally() }
+    }
+}
+
+/// `SUM FIELDS=(p,m,f,...)`: adds the fields of each group of equal keys into its first record
+/// as the sorted records stream past (after their order and checksums are verified), and
+/// writes the sums to the sink it wraps. Bytes arrive in order but not cut at records.
+pub(crate) struct SumSink {
+    inner: Box<dyn Sink + Send>,
+    keys: Arc<SortKey>,
+    fields: Vec<SumField>,
+    staging: Staging,
+    pos: u64,
+    carry: Vec<u8>,
+    /// The group's sum so far, and its key.
+    held: Vec<u8>,
+    held_key: Vec<u8>,
+    key_buf: Vec<u8>,
+    values: Vec<i128>,
+    records: u64,
+    tally: Tally,
+}
+
+impl SumSink {
+    pub(crate) fn new(
+        inner: Box<dyn Sink + Send>,
+        keys: Arc<SortKey>,
+        fields: Vec<SumField>,
+        staging: usize,
+    ) -> Self {
+        SumSink {
+            inner,
+            keys,
+            fields,
+            staging: Staging::new(staging),
+            pos: 0,
+            carry: Vec::new(),
+            held: Vec::new(),
+            held_key: Vec::new(),
+            key_buf: Vec::new(),
+            values: Vec::new(),
+            records: 0,
+            tally: Tally::default(),
+        }
+    }
+
+    fn one(&mut self, rec: &[u8]) -> Result<()> {
+        self.records += 1;
+        let records = self.records;
+        let bad = |source| EngineError::Key {
+            path: PathBuf::from("SUM FIELDS (sorted records)"),
+            record: records,
+            source,
+        };
+        if records > 1 {
+            self.keys.full_key(rec, &mut self.key_buf);
+            if self.key_buf == self.held_key {
+                match oxsort_format::add_into(&self.fields, &mut self.held, rec, &mut self.values)
+                    .map_err(bad)?
+                {
+                    Added::Summed => {
+                        self.tally.summed += 1;
+                        return Ok(());
+                    }
+                    Added::Overflow => self.tally.overflows += 1,
+                }
+            }
+            self.staging.push(self.inner.as_mut(), &self.held)?;
+            std::mem::swap(&mut self.held_key, &mut self.key_buf);
+        } else {
+            self.keys.full_key(rec, &mut self.held_key);
+        }
+        oxsort_format::check_sum(&self.fields, rec).map_err(bad)?;
+        self.held.clear();
+        self.held.extend_from_slice(rec);
+        Ok(())
+    }
+}
+
+impl Sink for SumSink {
+    fn write(&mut self, offset: u64, mut data: &[u8]) -> Result<()> {
+        if offset != self.pos {
+            return Err(EngineError::Internal(format!(
+                "SUM input written out of order: {offset} after {}",
+                self.pos
+            )));
+        }
+        self.pos += data.len() as u64;
+        let r = self.keys.record_size().unwrap_or(1);
+        if !self.carry.is_empty() {
+            let take = (r - self.carry.len()).min(data.len());
+            self.carry.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.carry.len() < r {
+                return Ok(());
+            }
+            let rec = std::mem::take(&mut self.carry);
+            self.one(&rec)?;
+            self.carry = rec;
+            self.carry.clear();
+        }
+        let whole = data.len() / r * r;
+        for rec in data[..whole].chunks_exact(r) {
+            self.one(rec)?;
+        }
+        self.carry.extend_from_slice(&data[whole..]);
+        Ok(())
+    }
+
+    fn stats(&self) -> FileStats {
+        self.inner.stats()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if !self.carry.is_empty() {
+            return Err(EngineError::Internal("SUM input ends inside a record".into()));
+        }
+        if self.records > 0 {
+            self.staging.push(self.inner.as_mut(), &self.held)?;
+        }
+        let bytes = self.staging.finish(self.inner.as_mut())?;
+        self.inner.finish()?;
+        let inner = self.inner.tally();
+        self.tally.bytes = Some(inner.bytes.unwrap_or(bytes));
+        Ok(())
+    }
+
+    fn tally(&self) -> Tally {
+        self.tally
     }
 }

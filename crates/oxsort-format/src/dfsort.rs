@@ -6,12 +6,19 @@
 //!  SORT    FIELDS=(p,l,f,o,...) | FIELDS=(p,l,o,...),FORMAT=f | FIELDS=COPY  [,EQUALS|NOEQUALS]
 //!  MERGE   the same operands; the inputs are already sorted
 //!  SUM     FIELDS=NONE                 keep the first record of each equal key
+//!  SUM     FIELDS=(p,m,f,...) | FIELDS=(p,m,...),FORMAT=f   add BI/FI/PD/ZD fields into it
 //!  OPTION  EQUALS NOEQUALS COPY VLSHRT NOVLSHRT (comma-separated)
 //!  INCLUDE COND=(...) | COND=ALL | COND=NONE  [,FORMAT=f]
 //!  OMIT    COND=(...) ...
+//!  INREC   BUILD=|FIELDS=|OVERLAY=|FINDREP=|IFTHEN=...   reshape records before the sort
+//!  OUTREC  the same operands                 reshape the records written
 //!  RECORD  TYPE=F,LENGTH=n             fixed n-byte records
 //!  END     stops reading
 //! ```
+//!
+//! The text may be a JCL step: the statements are then the lines of `//SYSIN DD *` (up to `/*`
+//! or the next `//` line); the other lines are skipped. `OPTION` tuning hints (`DYNALLOC`,
+//! `MAINSIZE`, `FILSZ`, ...) are accepted, ignored and listed in [`Control::ignored`].
 //!
 //! Layout of the text: a `*` in column 1 makes a comment line; a statement name may start in
 //! any column; its operands follow after blanks and end at the first blank outside a
@@ -22,7 +29,9 @@
 use crate::error::{Location, ParseError};
 use crate::filter::{field_pair_comparable, CompareOp, Condition, FieldRef, Filter, Operand};
 use crate::layout::{RecordLayout, MAX_RECORD_SIZE};
+use crate::reformat::Reformat;
 use crate::spec::{FieldLoc, FieldType, KeyField, KeySpec, ShortFields};
+use crate::sum::{SumField, SumKind};
 
 /// Parsed DFSORT control statements.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -48,7 +57,51 @@ pub struct Control {
     pub filter: Option<Filter>,
     /// `RECORD TYPE=F,LENGTH=n`.
     pub record: Option<RecordLayout>,
+    /// `INREC`: records reshaped before the sort (keys refer to them).
+    pub inrec: Option<Reformat>,
+    /// `OUTREC`: the records written, reshaped.
+    pub outrec: Option<Reformat>,
+    /// `SUM FIELDS=(p,m,f,...)`: the fields added within each group of equal keys.
+    pub sum: Option<Vec<SumField>>,
+    /// Options accepted and ignored (tuning hints of the mainframe), one message each.
+    pub ignored: Vec<String>,
 }
+
+/// `OPTION`s that tune DFSORT's use of the mainframe: accepted, ignored and reported.
+const IGNORED_OPTIONS: &[&str] = &[
+    "DYNALLOC",
+    "MAINSIZE",
+    "FILSZ",
+    "SIZE",
+    "AVGRLEN",
+    "MSGPRT",
+    "LIST",
+    "NOLIST",
+    "HIPRMAX",
+    "DSPSIZE",
+    "RESINV",
+    "MOSIZE",
+    "NOBLKSET",
+    "BLKSET",
+    "MSGDDN",
+    "SORTDD",
+    "SORTIN",
+    "SORTOUT",
+    "NOASSIST",
+    "ZDPRINT",
+    "NOZDPRINT",
+    "SOLRF",
+    "NOSOLRF",
+    "CHALT",
+    "NOCHALT",
+];
+
+/// The statements oxsort reads, as unsupported-statement messages list them.
+const STATEMENTS: &str = "SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, INREC, OUTREC, RECORD, END";
+
+/// DFSORT statements oxsort knows of but does not carry out.
+const UNSUPPORTED_STATEMENTS: &[&str] =
+    &["OUTFIL", "JOINKEYS", "JOIN", "REFORMAT", "ALTSEQ", "MODS", "DEBUG", "OUTFILE"];
 
 /// Parses DFSORT control statements.
 ///
@@ -60,10 +113,12 @@ pub struct Control {
 /// assert_eq!(c.key.unwrap().fields.len(), 2);
 /// ```
 pub fn parse_control(text: &str) -> Result<Control, ParseError> {
-    let statements = split_statements(text)?;
+    let text = sysin(text)?;
+    let statements = split_statements(&text)?;
     let mut control = Control::default();
     let mut sort_seen: Option<Pos> = None;
     let mut filter_seen = false;
+    let mut sum_seen = false;
     let mut key_checks: Vec<Pos> = Vec::new();
     let mut filter_checks: Vec<(Pos, usize)> = Vec::new();
     let mut record_pos = None;
@@ -99,22 +154,40 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                 }
             }
             "SUM" => {
-                p.sum_operands()?;
-                control.sum_none = true;
+                if sum_seen {
+                    return Err(p.err_at(st.name_pos, "only one SUM statement", &st.name));
+                }
+                sum_seen = true;
+                match p.sum_operands()? {
+                    None => control.sum_none = true,
+                    Some(fields) => control.sum = Some(fields),
+                }
             }
             "OPTION" => {
-                for (word, pos) in p.option_operands()? {
-                    match word.as_str() {
-                        "EQUALS" => control.equals = Some(true),
-                        "NOEQUALS" => control.equals = Some(false),
-                        "COPY" => control.copy = true,
-                        "VLSHRT" => control.vlshrt = true,
-                        "NOVLSHRT" => control.vlshrt = false,
+                for (word, pos, valued) in p.option_operands()? {
+                    match (word.as_str(), valued) {
+                        ("EQUALS", false) => control.equals = Some(true),
+                        ("NOEQUALS", false) => control.equals = Some(false),
+                        ("COPY", false) => control.copy = true,
+                        ("VLSHRT", false) => control.vlshrt = true,
+                        ("NOVLSHRT", false) => control.vlshrt = false,
+                        (w, _) if IGNORED_OPTIONS.contains(&w) => control.ignored.push(format!(
+                            "OPTION {w} (line {}) is accepted and ignored",
+                            pos.line
+                        )),
                         _ => {
                             return Err(p.err_at(
                                 pos,
-                                "expected an option oxsort supports (EQUALS, NOEQUALS, COPY, \
-                                 VLSHRT, NOVLSHRT)",
+                                &format!(
+                                    "{}expected an option oxsort supports (EQUALS, NOEQUALS, \
+                                     COPY, VLSHRT, NOVLSHRT; accepted and ignored: {})",
+                                    if matches!(word.as_str(), "SKIPREC" | "STOPAFT") {
+                                        "SKIPREC and STOPAFT are not supported yet: "
+                                    } else {
+                                        ""
+                                    },
+                                    IGNORED_OPTIONS.join(", ")
+                                ),
                                 &word,
                             ))
                         }
@@ -138,15 +211,36 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                     short_fields: ShortFields::Error,
                 });
             }
+            "INREC" | "OUTREC" => {
+                let slot = if name == "INREC" { &mut control.inrec } else { &mut control.outrec };
+                if slot.is_some() {
+                    return Err(p.err_at(
+                        st.name_pos,
+                        &format!("only one {name} statement"),
+                        &st.name,
+                    ));
+                }
+                *slot = Some(p.reformat_operands()?);
+            }
             "RECORD" => {
                 let (layout, pos) = p.record_operands()?;
                 control.record = Some(layout);
                 record_pos = Some(pos);
             }
+            _ if UNSUPPORTED_STATEMENTS.contains(&name.as_str()) => {
+                return Err(p.err_at(
+                    st.name_pos,
+                    &format!(
+                        "{name} is not supported by oxsort; the statements it reads are \
+                         {STATEMENTS}"
+                    ),
+                    &st.name,
+                ))
+            }
             _ => {
                 return Err(p.err_at(
                     st.name_pos,
-                    "expected a statement (SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, RECORD, END)",
+                    &format!("expected a statement ({STATEMENTS})"),
                     &st.name,
                 ))
             }
@@ -180,6 +274,47 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
         }
     }
     Ok(control)
+}
+
+/// A control file may be a JCL step: when some line starts with `//`, the statements are the
+/// lines after `//SYSIN DD *` (or `DD DATA`, or a `//DFSPARM` one) up to `/*` or the next `//`
+/// line; every other line becomes blank, so errors keep the file's line numbers.
+fn sysin(text: &str) -> Result<std::borrow::Cow<'_, str>, ParseError> {
+    if !text.lines().any(|l| l.starts_with("//")) {
+        return Ok(std::borrow::Cow::Borrowed(text));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut inside = false;
+    let mut found = false;
+    for line in text.split('\n') {
+        let body = line.strip_suffix('\r').unwrap_or(line);
+        if body.starts_with("//") || body.starts_with("/*") {
+            inside = false;
+            let words: Vec<String> =
+                body[2..].split_whitespace().take(3).map(|w| w.to_ascii_uppercase()).collect();
+            if let [dd, op, what] = words.as_slice() {
+                let what = what.split(',').next().unwrap_or("");
+                if (dd == "SYSIN" || dd == "DFSPARM")
+                    && op == "DD"
+                    && (what == "*" || what == "DATA")
+                {
+                    inside = true;
+                    found = true;
+                }
+            }
+        } else if inside {
+            out.push_str(body);
+        }
+        out.push('\n');
+    }
+    if !found {
+        return Err(ParseError::new(
+            Location::Line { line: 1, column: 1 },
+            "the JCL has no //SYSIN DD * (or //DFSPARM DD *) with the control statements",
+            None,
+        ));
+    }
+    Ok(std::borrow::Cow::Owned(out))
 }
 
 fn past_record(pos: Pos, end: usize, n: usize) -> ParseError {
@@ -217,6 +352,8 @@ pub fn parse_fields(text: &str) -> Result<KeySpec, ParseError> {
     }
     Ok(KeySpec { fields: resolved, separator: None, short_fields: ShortFields::Error })
 }
+
+mod reformat_parse;
 
 // ---------------------------------------------------------------------------------------------
 // Statements and tokens.
@@ -421,6 +558,10 @@ struct SortOperands {
     fields: SortFields,
     equals: Option<bool>,
 }
+
+/// A SUM field before `FORMAT=` is known: position, length, format, and where the position
+/// and the length are.
+type RawSum = (usize, usize, Option<SumKind>, Pos, Pos);
 
 /// A `p,l[,f],o` entry before `FORMAT=` is known.
 struct RawField {
@@ -684,32 +825,136 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn sum_operands(&mut self) -> Result<(), ParseError> {
+    /// `FIELDS=NONE` (`None`) or `FIELDS=(p,m,f,...)` with an optional `FORMAT=f`.
+    fn sum_operands(&mut self) -> Result<Option<Vec<SumField>>, ParseError> {
         self.tokens_check()?;
-        let (kw, pos) = self.word("expected FIELDS=NONE")?;
-        if kw != "FIELDS" {
-            return Err(self.err_at(pos, "expected FIELDS=NONE", &kw));
+        let mut fields: Option<Option<Vec<RawSum>>> = None;
+        let mut format = None;
+        loop {
+            let (kw, pos) = self.word("expected FIELDS= or FORMAT=")?;
+            self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
+            match kw.as_str() {
+                "FIELDS" => {
+                    let paren = self.peek_is(&Tok::LParen);
+                    if paren {
+                        self.i += 1;
+                    }
+                    if matches!(self.peek(), Some(Tok::Word(w)) if w == "NONE") {
+                        self.i += 1;
+                        fields = Some(None);
+                    } else {
+                        if !paren {
+                            return Err(self.err("expected NONE or '(' and the fields"));
+                        }
+                        fields = Some(Some(self.sum_fields()?));
+                    }
+                    if paren {
+                        self.expect(&Tok::RParen, "expected ',' and another field, or ')'")?;
+                    }
+                }
+                "FORMAT" => {
+                    let (w, wpos) = self.word("expected BI, FI, PD or ZD")?;
+                    format = Some(SumKind::from_dfsort(&w).ok_or_else(|| {
+                        self.err_at(wpos, "SUM formats are BI, FI, PD and ZD", &w)
+                    })?);
+                }
+                _ => return Err(self.err_at(pos, "expected FIELDS= or FORMAT=", &kw)),
+            }
+            if self.peek().is_none() {
+                break;
+            }
+            self.expect(&Tok::Comma, "expected ',' between operands")?;
         }
-        self.expect(&Tok::Equals, "expected '=' after FIELDS")?;
-        let paren = self.peek_is(&Tok::LParen);
-        if paren {
-            self.i += 1;
+        let Some(fields) = fields else {
+            return Err(line_err(
+                self.st.name_pos,
+                "expected FIELDS= in this statement",
+                Some(self.st.name.clone()),
+            ));
+        };
+        let Some(raw) = fields else { return Ok(None) };
+        let mut out = Vec::new();
+        for (p, len, kind, pos, len_pos) in raw {
+            let Some(kind) = kind.or(format) else {
+                return Err(line_err(
+                    pos,
+                    "this field has no format: write p,m,f or add FORMAT=f",
+                    Some(p.to_string()),
+                ));
+            };
+            kind.allowed_lengths(len).map_err(|allowed| {
+                line_err(
+                    len_pos,
+                    &format!("length of a {} field in SUM must be {allowed}", kind.name()),
+                    Some(len.to_string()),
+                )
+            })?;
+            out.push(SumField { offset: p - 1, len, kind });
         }
-        match self.peek() {
-            Some(Tok::Word(w)) if w == "NONE" => self.i += 1,
-            _ => return Err(self.err("only SUM FIELDS=NONE is supported: expected NONE")),
-        }
-        if paren {
-            self.expect(&Tok::RParen, "expected ')'")?;
-        }
-        self.finish("expected nothing after SUM FIELDS=NONE")
+        Ok(Some(out))
     }
 
-    fn option_operands(&mut self) -> Result<Vec<(String, Pos)>, ParseError> {
+    /// `p,m[,f],...` of SUM, up to `)`.
+    fn sum_fields(&mut self) -> Result<Vec<RawSum>, ParseError> {
+        let mut out = Vec::new();
+        loop {
+            let (p, pos) = self.number("expected a field position")?;
+            if p == 0 {
+                return Err(line_err(pos, "position must be at least 1", Some("0".into())));
+            }
+            self.expect(&Tok::Comma, "expected ',' after the position")?;
+            let (len, len_pos) = self.number("expected a field length")?;
+            let mut kind = None;
+            if let (Some(Tok::Comma), Some(Tok::Word(w))) = (self.peek(), self.peek_at(1)) {
+                let w = w.clone();
+                self.i += 1;
+                let wpos = self.pos();
+                kind =
+                    Some(SumKind::from_dfsort(&w).ok_or_else(|| {
+                        self.err_at(wpos, "SUM formats are BI, FI, PD and ZD", &w)
+                    })?);
+                self.i += 1;
+            }
+            out.push((p, len, kind, pos, len_pos));
+            if self.peek_is(&Tok::Comma) {
+                self.i += 1;
+            } else {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Options: words, and `WORD=value` ones (the value is skipped: a word, a number or a
+    /// parenthesized group); each with whether it had a value.
+    fn option_operands(&mut self) -> Result<Vec<(String, Pos, bool)>, ParseError> {
         self.tokens_check()?;
         let mut out = Vec::new();
         loop {
-            out.push(self.word("expected an option (EQUALS, NOEQUALS, COPY, VLSHRT, NOVLSHRT)")?);
+            let (w, pos) =
+                self.word("expected an option (EQUALS, NOEQUALS, COPY, VLSHRT, NOVLSHRT)")?;
+            let valued = self.peek_is(&Tok::Equals);
+            if valued {
+                self.i += 1;
+                match self.peek() {
+                    Some(Tok::LParen) => {
+                        let mut depth = 0usize;
+                        while let Some(t) = self.peek() {
+                            match t {
+                                Tok::LParen => depth += 1,
+                                Tok::RParen => depth -= 1,
+                                _ => {}
+                            }
+                            self.i += 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                    }
+                    Some(_) => self.i += 1,
+                    None => return Err(self.err(&format!("expected a value after {w}="))),
+                }
+            }
+            out.push((w, pos, valued));
             if self.peek().is_none() {
                 return Ok(out);
             }

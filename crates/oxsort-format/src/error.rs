@@ -146,6 +146,38 @@ pub enum SpecError {
         /// The fixed record length.
         record_len: usize,
     },
+    /// An `INREC`/`OUTREC` item that reads past the end of the records it reshapes.
+    #[error(
+        "{statement} item {item} ends at byte {end} (1-based), past the end of the \
+         {record_len}-byte records"
+    )]
+    ReformatPastRecord {
+        /// `INREC` or `OUTREC`.
+        statement: &'static str,
+        /// 1-based index of the item in its list.
+        item: usize,
+        /// 1-based position of the item's last byte.
+        end: usize,
+        /// The record length it reads.
+        record_len: usize,
+    },
+    /// An `INREC`/`OUTREC` that makes records of no bytes or longer than the maximum.
+    #[error(
+        "{statement} makes {len}-byte records; records must be 1 to {max} bytes",
+        max = crate::MAX_RECORD_SIZE
+    )]
+    ReformatLength {
+        /// `INREC` or `OUTREC`.
+        statement: &'static str,
+        /// The length it makes.
+        len: usize,
+    },
+    /// `INREC`/`OUTREC` on delimited records.
+    #[error("{statement} needs fixed-length records (RECORD TYPE=F,LENGTH=n or --record-size)")]
+    ReformatNeedsFixed {
+        /// `INREC` or `OUTREC`.
+        statement: &'static str,
+    },
 }
 
 /// Why a record's key could not be built. The engine adds the record number.
@@ -187,5 +219,29 @@ pub enum KeyError {
         position: usize,
         /// The bad byte.
         byte: u8,
+    },
+    /// A field of an `INREC`/`OUTREC` that lies past the end of the record it reads (after an
+    /// `IFTHEN` clause made it shorter).
+    #[error(
+        "{statement}: bytes {start} to {end} (1-based) lie past the end of the {len}-byte record"
+    )]
+    ReformatShort {
+        /// `INREC` or `OUTREC`.
+        statement: &'static str,
+        /// 1-based first byte.
+        start: usize,
+        /// 1-based last byte.
+        end: usize,
+        /// The record's length at that step.
+        len: usize,
+    },
+    /// `FINDREP` shifted non-blank bytes past the record's end (`OVERRUN=ERROR`, the default).
+    #[error(
+        "{statement} FINDREP shifted non-blank bytes past the end of the record (OVERRUN=TRUNC \
+         drops them; MAXLEN=n lengthens the records)"
+    )]
+    FindRepOverrun {
+        /// `INREC` or `OUTREC`.
+        statement: &'static str,
     },
 }

@@ -9,6 +9,7 @@
 //!   ([`parse_control`], [`parse_fields`]), nsort command lines ([`parse_nsort`],
 //!   [`parse_nsort_spec`]) and GNU sort flags ([`parse_gnu_args`]).
 //! - [`Filter`]: DFSORT `INCLUDE`/`OMIT` conditions evaluated on records.
+//! - [`Reformat`]: DFSORT `INREC`/`OUTREC` reshaping, compiled into a [`ReformatProgram`].
 //! - [`SortSpec`]: what is sorted (layout, key, filter, duplicate removal, mode), the one model
 //!   every front end builds; [`SortSpec::compile`] turns it into the [`SortKey`] the engine
 //!   calls per record.
@@ -40,9 +41,11 @@ mod layout;
 mod normalize;
 pub use normalize::FixedKey;
 mod nsort;
+mod reformat;
 mod sort_spec;
 mod sources;
 mod spec;
+mod sum;
 
 pub use columns::{ColumnEnd, ColumnSpan};
 pub use dfsort::{parse_control, parse_fields, Control};
@@ -58,8 +61,12 @@ pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
 };
+pub use reformat::{
+    Edit, FindRep, IfThen, Item, Placed, Reformat, ReformatProgram, Scratch, Stage, When,
+};
 pub use sort_spec::{KeyKind, Mode, SortKey, SortSpec};
 pub use sources::{ReconcileError, SourceConflict, SpecSources};
 pub use spec::{
     Endian, FastKey, FieldLoc, FieldType, KeyField, KeySpec, Prefix, ShortFields, PREFIX_BYTES,
 };
+pub use sum::{add_into, check as check_sum, Added, ConvTo, SumField, SumKind};

@@ -3,10 +3,10 @@
 //! [`SortKey`] is its compiled form, the one thing the engine's stages call per record.
 //!
 //! ```text
-//!  front ends ──> SortSpec { layout, key, filter, unique, mode }
-//!                    │ compile (once, checks the key against the layout)
+//!  front ends ──> SortSpec { layout, key, filter, unique, mode, inrec, outrec }
+//!                    │ compile (once, checks the key against the layout INREC makes)
 //!                    v
-//!                 SortKey { layout, kind }
+//!                 SortKey { input layout, INREC program, layout sorted, kind, OUTREC program }
 //!                    kind:  Copy           every key equal: input order
 //!                           RawBytes       ≤ 10 raw bytes at a place: the prefix is the key
 //!                           RawLines       whole delimited records as bytes (no key given)
@@ -30,7 +30,9 @@ use crate::error::{KeyError, SpecError};
 use crate::filter::Filter;
 use crate::layout::{RecordLayout, Records};
 use crate::normalize::FixedKey;
+use crate::reformat::{Reformat, ReformatProgram, Stage};
 use crate::spec::{FieldLoc, FieldType, KeySpec, Prefix, PREFIX_BYTES};
+use crate::sum::SumField;
 
 /// What the sort does with the records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -72,6 +74,15 @@ pub struct SortSpec {
     pub unique: bool,
     /// Sort, merge presorted inputs, or copy.
     pub mode: Mode,
+    /// DFSORT `INREC`: records reshaped after the filter and before the sort; the key refers to
+    /// the reshaped records (fixed-length records only).
+    pub inrec: Option<Reformat>,
+    /// DFSORT `OUTREC`: the sorted records reshaped as they are written.
+    pub outrec: Option<Reformat>,
+    /// DFSORT `SUM FIELDS=(p,m,f,...)`: within each group of equal keys, these fields of every
+    /// record are added into the first, and the others dropped (fixed-length records only;
+    /// positions in the sorted record, after `INREC`).
+    pub sum: Option<Vec<SumField>>,
 }
 
 impl SortSpec {
@@ -83,17 +94,46 @@ impl SortSpec {
     /// Checks the key against the layout and compiles the spec into the form the engine calls
     /// per record.
     pub fn compile(&self) -> Result<SortKey, SpecError> {
-        let layout = self.layout;
-        if let RecordLayout::Fixed(n) = layout {
+        let input_layout = self.layout;
+        if let RecordLayout::Fixed(n) = input_layout {
             RecordLayout::fixed(n)?;
         }
-        let kind = self.key_kind()?;
+        let reformat = |r: &Option<Reformat>, stage: Stage, layout: RecordLayout| match r {
+            None => Ok(None),
+            Some(r) => match layout {
+                RecordLayout::Fixed(n) => r.compile(stage, n).map(Some),
+                RecordLayout::Delimited(_) => {
+                    Err(SpecError::ReformatNeedsFixed { statement: stage.name() })
+                }
+            },
+        };
+        let inrec = reformat(&self.inrec, Stage::Inrec, input_layout)?;
+        let layout = match &inrec {
+            Some(p) => RecordLayout::Fixed(p.out_len()),
+            None => input_layout,
+        };
+        let outrec = reformat(&self.outrec, Stage::Outrec, layout)?;
+        if let Some(fields) = &self.sum {
+            let RecordLayout::Fixed(n) = layout else {
+                return Err(SpecError::ReformatNeedsFixed { statement: "SUM FIELDS" });
+            };
+            for (i, f) in fields.iter().enumerate() {
+                if f.offset + f.len > n {
+                    return Err(SpecError::ReformatPastRecord {
+                        statement: "SUM",
+                        item: i + 1,
+                        end: f.offset + f.len,
+                        record_len: n,
+                    });
+                }
+            }
+        }
+        let kind = self.key_kind(layout)?;
         let kind = if self.mode == Mode::Copy { KeyKind::Copy } else { kind };
-        Ok(SortKey { layout, kind })
+        Ok(SortKey { input_layout, inrec, layout, kind, outrec })
     }
 
-    fn key_kind(&self) -> Result<KeyKind, SpecError> {
-        let layout = self.layout;
+    fn key_kind(&self, layout: RecordLayout) -> Result<KeyKind, SpecError> {
         let Some(key) = &self.key else {
             return match layout {
                 RecordLayout::Delimited(_) => Ok(KeyKind::RawLines),
@@ -172,8 +212,13 @@ pub enum KeyKind {
 /// ```
 #[derive(Clone, Debug)]
 pub struct SortKey {
+    /// The records as read (before `INREC`).
+    input_layout: RecordLayout,
+    inrec: Option<Arc<ReformatProgram>>,
+    /// The records sorted (after `INREC`).
     layout: RecordLayout,
     kind: KeyKind,
+    outrec: Option<Arc<ReformatProgram>>,
 }
 
 thread_local! {
@@ -185,8 +230,11 @@ impl SortKey {
     /// The Sort Benchmark's key on its 100-byte records.
     pub fn benchmark() -> SortKey {
         SortKey {
+            input_layout: RecordLayout::BENCHMARK,
+            inrec: None,
             layout: RecordLayout::BENCHMARK,
             kind: KeyKind::RawBytes { offset: 0, len: PREFIX_BYTES },
+            outrec: None,
         }
     }
 
@@ -196,13 +244,47 @@ impl SortKey {
         if len == 0 || len > PREFIX_BYTES || offset + len > size {
             return Err(SpecError::RawKey { offset, len, record_len: size });
         }
-        Ok(SortKey { layout, kind: KeyKind::RawBytes { offset, len } })
+        Ok(SortKey {
+            input_layout: layout,
+            inrec: None,
+            layout,
+            kind: KeyKind::RawBytes { offset, len },
+            outrec: None,
+        })
     }
 
-    /// The record layout.
+    /// The layout of the records sorted (after `INREC`, if any).
     #[inline]
     pub fn layout(&self) -> RecordLayout {
         self.layout
+    }
+
+    /// The layout of the records read (before `INREC`, if any).
+    #[inline]
+    pub fn input_layout(&self) -> RecordLayout {
+        self.input_layout
+    }
+
+    /// `INREC`, compiled: turns records of [`SortKey::input_layout`] into records of
+    /// [`SortKey::layout`].
+    #[inline]
+    pub fn inrec(&self) -> Option<&Arc<ReformatProgram>> {
+        self.inrec.as_ref()
+    }
+
+    /// `OUTREC`, compiled: turns the sorted records into the records written.
+    #[inline]
+    pub fn outrec(&self) -> Option<&Arc<ReformatProgram>> {
+        self.outrec.as_ref()
+    }
+
+    /// Bytes written for `records` records of `bytes` bytes sorted (their size after `OUTREC`).
+    #[inline]
+    pub fn output_bytes(&self, records: u64, bytes: u64) -> u64 {
+        match &self.outrec {
+            Some(p) => records * p.out_len() as u64,
+            None => bytes,
+        }
     }
 
     /// The key kind.

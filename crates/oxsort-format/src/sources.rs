@@ -156,6 +156,9 @@ impl SpecSources {
             // EQUALS and NOEQUALS (`c.equals`) both hold: oxsort always sorts stably.
             spec.unique |= c.sum_none;
             spec.filter = c.filter;
+            spec.inrec = c.inrec;
+            spec.outrec = c.outrec;
+            spec.sum = c.sum;
         }
         let has_fields = self.fields.is_some();
         if let Some(key) = self.fields {

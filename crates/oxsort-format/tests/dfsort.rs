@@ -148,20 +148,27 @@ fn error_messages() {
         (
             " SROT FIELDS=(1,4,CH,A)",
             "line 1, column 2: expected a statement (SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, \
-             RECORD, END), found 'SROT'",
+             INREC, OUTREC, RECORD, END), found 'SROT'",
         ),
         (
             " SORT FIELDS=(1,4,CH,A)\n MERGE FIELDS=(1,4,CH,A)",
             "line 2, column 2: only one SORT or MERGE statement, found 'MERGE'",
         ),
         (
-            " SUM FIELDS=(5,4,ZD)",
-            "line 1, column 14: only SUM FIELDS=NONE is supported: expected NONE, found '5'",
+            " SUM FIELDS=(5,4,CH)",
+            "line 1, column 18: SUM formats are BI, FI, PD and ZD, found 'CH'",
         ),
         (
-            " OPTION EQUALS,DYNALLOC",
+            " SUM FIELDS=(5,3,FI)",
+            "line 1, column 16: length of a FI field in SUM must be 2, 4 or 8, found '3'",
+        ),
+        (
+            " OPTION EQUALS,FROB",
             "line 1, column 16: expected an option oxsort supports (EQUALS, NOEQUALS, COPY, \
-             VLSHRT, NOVLSHRT), found 'DYNALLOC'",
+             VLSHRT, NOVLSHRT; accepted and ignored: DYNALLOC, MAINSIZE, FILSZ, SIZE, AVGRLEN, \
+             MSGPRT, LIST, NOLIST, HIPRMAX, DSPSIZE, RESINV, MOSIZE, NOBLKSET, BLKSET, MSGDDN, \
+             SORTDD, SORTIN, SORTOUT, NOASSIST, ZDPRINT, NOZDPRINT, SOLRF, NOSOLRF, CHALT, \
+             NOCHALT), found 'FROB'",
         ),
         (
             " RECORD TYPE=V,LENGTH=100",

@@ -119,6 +119,8 @@ pub struct Plan {
 /// directory writable, memory enough, temp and output space enough.
 pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     let fixed_size = cfg.key.record_size();
+    // The records as read (before INREC reshapes them).
+    let read_size = cfg.key.input_layout().fixed_size();
     let mut inputs = Vec::new();
     let mut total: Option<u64> = Some(0);
     let mut chunks: u64 = 0;
@@ -139,7 +141,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
                     total = None;
                     continue;
                 };
-                if let Some(r) = fixed_size.map(|r| r as u64) {
+                if let Some(r) = read_size.map(|r| r as u64) {
                     if len % r != 0 {
                         let records = len / r;
                         return Err(EngineError::PartialRecord {
@@ -194,13 +196,18 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     // Temp use: runs are striped over the directories; with more than one merge level the
     // peak holds every run plus one merged run being written.
     let mut temp = Vec::new();
-    let spilled = match (&passes, total) {
+    // INREC changes the bytes runs hold: the records' count times their sorted size.
+    let sorted_bytes = |t: u64| match (read_size, fixed_size) {
+        (Some(a), Some(b)) if a != b => t / a as u64 * b as u64,
+        _ => t,
+    };
+    let spilled = match (&passes, total.map(sorted_bytes)) {
         (Passes::One, _) => None,
         (Passes::Two { schedule, .. }, Some(bytes)) => {
             Some(bytes * if schedule.levels.len() > 1 { 2 } else { 1 })
         }
         // Runs are likely when the input is over half of what a load holds.
-        _ => Some(total.filter(|&t| t > g.arena_bytes / 2).unwrap_or(0)),
+        _ => Some(total.map(sorted_bytes).filter(|&t| t > g.arena_bytes / 2).unwrap_or(0)),
     };
     if let Some(bytes) = spilled {
         let share = bytes.div_ceil(cfg.temp_dirs.len() as u64);
@@ -213,7 +220,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     let plan = Plan {
         inputs,
         input_bytes: total,
-        records: total.zip(fixed_size).map(|(t, r)| t / r as u64),
+        records: total.zip(read_size).map(|(t, r)| t / r as u64),
         record_size: fixed_size,
         memory: cfg.memory,
         threads: cfg.threads,

@@ -45,8 +45,11 @@ pub struct Geometry {
 
 /// Sizes of the input phase for `cfg`.
 pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
-    let Some(r) = cfg.key.record_size() else { return delimited_geometry(cfg) };
-    let r = r as u64;
+    let Some(sorted) = cfg.key.record_size() else { return delimited_geometry(cfg) };
+    // With INREC the records read and the records sorted differ in size: a chunk holds as many
+    // of either, read at the input's size, and memory is counted at the larger.
+    let read = cfg.key.input_layout().fixed_size().unwrap_or(sorted) as u64;
+    let r = read.max(sorted as u64);
     let m = cfg.memory;
     let window_parts = cfg.threads * PARTS_IN_FLIGHT_PER_THREAD;
     let read_ahead_chunks = cfg.read_depth + PROVISION_AHEAD;
@@ -87,7 +90,7 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
     }
     Ok(Geometry {
         chunk_log2: log2,
-        chunk_bytes: (chunk_records * r) as usize,
+        chunk_bytes: (chunk_records * read) as usize,
         chunk_alloc: chunk_alloc as usize,
         part_records: part_records as usize,
         window_parts,

@@ -100,23 +100,26 @@ fn prefetched<'a, H: Fn(u64), L: Fn(u64) -> &'a [u8]>(
     let batch = |b: usize| &entries[(b * d).min(entries.len())..((b + 1) * d).min(entries.len())];
     let mut cur: Vec<&'a [u8]> = Vec::with_capacity(d);
     let mut next: Vec<&'a [u8]> = Vec::with_capacity(d);
-    let resolve = |b: usize, into: &mut Vec<&'a [u8]>| {
+    // A function, not a closure, so it can be marked: left to itself the compiler sometimes
+    // calls it once per batch instead of inlining it into the loop (1.2% more instructions).
+    #[inline(always)]
+    fn resolve<'a>(batch: &[Entry], locate: &impl Fn(u64) -> &'a [u8], into: &mut Vec<&'a [u8]>) {
         into.clear();
-        for &e in batch(b) {
+        for &e in batch {
             let rec = locate(entry_index(e));
             prefetch_record(rec);
             into.push(rec);
         }
-    };
+    }
     let hint_batch = |b: usize| batch(b).iter().for_each(|&e| hint(entry_index(e)));
     hint_batch(0);
     hint_batch(1);
-    resolve(0, &mut cur);
+    resolve(batch(0), &locate, &mut cur);
     let mut accepted = 0;
     let mut b = 0;
     while !cur.is_empty() {
         hint_batch(b + 2);
-        resolve(b + 1, &mut next);
+        resolve(batch(b + 1), &locate, &mut next);
         for rec in &cur {
             if !each(rec) {
                 return accepted;

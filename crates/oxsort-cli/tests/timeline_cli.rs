@@ -37,10 +37,20 @@ fn timeline_of_a_two_pass_sort() {
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert!(rows.iter().all(|r| r.len() == header.len()));
     let t: Vec<f64> = rows.iter().map(|r| r[col("t_s")].parse().unwrap()).collect();
-    // A sample every 100 ms (a little late at most), then the last one at the end.
-    for w in t.windows(2).take(t.len().saturating_sub(2)) {
-        assert!((0.05..0.3).contains(&(w[1] - w[0])), "samples {} and {} s", w[0], w[1]);
+    // A sample every 100 ms, then the last one at the end. The sampler aims at each tick of a
+    // fixed clock (t0 + k x 100 ms), so sample k is never early; on a loaded machine a wake-up
+    // can be late (and the next gap shorter), so the typical gap is checked closely and the
+    // worst one loosely.
+    let ticks = &t[..t.len().saturating_sub(1)];
+    assert!(ticks.len() >= 2, "too few samples: {t:?}");
+    for (k, tk) in ticks.iter().enumerate() {
+        assert!(*tk >= k as f64 * 0.1 - 0.002, "sample {k} at {tk} s is early: {t:?}");
     }
+    let mut gaps: Vec<f64> = ticks.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps.iter().all(|g| *g < 1.0), "sample gaps {gaps:?}");
+    gaps.sort_by(f64::total_cmp);
+    let median = gaps[gaps.len() / 2];
+    assert!((0.09..0.15).contains(&median), "median gap {median} s: {gaps:?}");
     let phases: Vec<&str> = rows.iter().map(|r| r[col("phase")]).collect();
     let mut seen: Vec<&str> = phases.clone();
     seen.dedup();
@@ -74,7 +84,9 @@ fn timeline_of_a_two_pass_sort() {
     assert!(header.contains(&"sort_user_s") && header.contains(&"main_user_s"), "{header:?}");
     for k in header.iter().filter(|h| h.ends_with("_user_s") && **h != "cpu_user_s") {
         let kind: f64 = rows.iter().map(|r| r[col(k)].parse::<f64>().unwrap()).sum();
-        assert!(kind <= total + 0.05, "{k} {kind} > {total}");
+        // Each /proc figure is in 10 ms ticks, rounded per thread and per sample.
+        let slack = 0.05 + 0.01 * rows.len() as f64;
+        assert!(kind <= total + slack, "{k} {kind} > {total}");
     }
     let peak: u64 = rows.iter().map(|r| r[col("memory_bytes")].parse().unwrap()).max().unwrap();
     assert!(peak > 16 << 20 && peak < 1 << 30, "peak memory {peak}");

@@ -183,17 +183,83 @@ impl Staging {
     }
 }
 
+/// Cuts a byte stream written in order (at consecutive offsets, checked) into whole records of
+/// `size` bytes, for the sinks that work record by record:
+///
+/// ```text
+///   writes:   | A  B  c1 | c2  D  e1 | e2 |
+///   records:    A  B  [c1+c2]    D  [e1+e2]     c1, e1 wait in `carry` for the next write
+/// ```
+#[derive(Default)]
+struct RecordCutter {
+    /// What the records are for, in error messages (`OUTREC`, `SUM`).
+    what: &'static str,
+    size: usize,
+    /// Where the next byte is expected.
+    pos: u64,
+    /// The start of a record whose rest comes with the next write.
+    carry: Vec<u8>,
+}
+
+impl RecordCutter {
+    fn new(what: &'static str, size: usize) -> Self {
+        RecordCutter { what, size: size.max(1), pos: 0, carry: Vec::new() }
+    }
+
+    /// Calls `each` on every record `data` (the bytes at `offset`) completes.
+    fn feed(
+        &mut self,
+        offset: u64,
+        mut data: &[u8],
+        mut each: impl FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        if offset != self.pos {
+            return Err(EngineError::Internal(format!(
+                "{} input written out of order: {offset} after {}",
+                self.what, self.pos
+            )));
+        }
+        self.pos += data.len() as u64;
+        let r = self.size;
+        if !self.carry.is_empty() {
+            let take = (r - self.carry.len()).min(data.len());
+            self.carry.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.carry.len() < r {
+                return Ok(());
+            }
+            each(&self.carry)?;
+            self.carry.clear();
+        }
+        let whole = data.len() / r * r;
+        for rec in data[..whole].chunks_exact(r) {
+            each(rec)?;
+        }
+        self.carry.extend_from_slice(&data[whole..]);
+        Ok(())
+    }
+
+    /// Fails when the stream ended inside a record.
+    fn finish(&self) -> Result<()> {
+        if self.carry.is_empty() {
+            return Ok(());
+        }
+        Err(EngineError::Internal(format!(
+            "{} input ends inside a record ({} bytes left)",
+            self.what,
+            self.carry.len()
+        )))
+    }
+}
+
 /// `OUTREC`: reshapes the sorted records on their way to the sink it wraps. Bytes arrive in
-/// order (at consecutive offsets) but not cut at record boundaries; a record split between two
-/// writes waits in `carry`. The reshaped records are staged and written in aligned blocks.
+/// order (at consecutive offsets) but not cut at record boundaries ([`RecordCutter`]). The
+/// reshaped records are staged and written in aligned blocks.
 pub(crate) struct ReformatSink {
     inner: Box<dyn Sink + Send>,
     program: Arc<ReformatProgram>,
     staging: Staging,
-    /// Where the next input byte is expected.
-    pos: u64,
-    /// The start of a record whose rest comes with the next write.
-    carry: Vec<u8>,
+    cut: RecordCutter,
     /// One reshaped record.
     record: Vec<u8>,
     scratch: Scratch,
@@ -210,12 +276,12 @@ impl ReformatSink {
         staging: usize,
     ) -> Self {
         let record = vec![0u8; program.out_len()];
+        let cut = RecordCutter::new("OUTREC", program.in_len());
         ReformatSink {
             inner,
             program,
             staging: Staging::new(staging),
-            pos: 0,
-            carry: Vec::new(),
+            cut,
             record,
             scratch: Scratch::default(),
             records: 0,
@@ -234,33 +300,12 @@ impl ReformatSink {
 }
 
 impl Sink for ReformatSink {
-    fn write(&mut self, offset: u64, mut data: &[u8]) -> Result<()> {
-        if offset != self.pos {
-            return Err(EngineError::Internal(format!(
-                "OUTREC input written out of order: {offset} after {}",
-                self.pos
-            )));
-        }
-        self.pos += data.len() as u64;
-        let r = self.program.in_len();
-        if !self.carry.is_empty() {
-            let take = (r - self.carry.len()).min(data.len());
-            self.carry.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if self.carry.len() < r {
-                return Ok(());
-            }
-            let rec = std::mem::take(&mut self.carry);
-            self.one(&rec)?;
-            self.carry = rec;
-            self.carry.clear();
-        }
-        let whole = data.len() / r * r;
-        for rec in data[..whole].chunks_exact(r) {
-            self.one(rec)?;
-        }
-        self.carry.extend_from_slice(&data[whole..]);
-        Ok(())
+    fn write(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        // The cutter is taken out while it hands records to `one`, which borrows the sink.
+        let mut cut = std::mem::take(&mut self.cut);
+        let done = cut.feed(offset, data, |rec| self.one(rec));
+        self.cut = cut;
+        done
     }
 
     fn stats(&self) -> FileStats {
@@ -268,12 +313,7 @@ impl Sink for ReformatSink {
     }
 
     fn finish(&mut self) -> Result<()> {
-        if !self.carry.is_empty() {
-            return Err(EngineError::Internal(format!(
-                "OUTREC input ends inside a record ({} bytes left)",
-                self.carry.len()
-            )));
-        }
+        self.cut.finish()?;
         self.written = Some(self.staging.finish(self.inner.as_mut())?);
         self.inner.finish()
     }
@@ -291,8 +331,7 @@ pub(crate) struct SumSink {
     keys: Arc<SortKey>,
     fields: Vec<SumField>,
     staging: Staging,
-    pos: u64,
-    carry: Vec<u8>,
+    cut: RecordCutter,
     /// The group's sum so far, and its key.
     held: Vec<u8>,
     held_key: Vec<u8>,
@@ -309,13 +348,13 @@ impl SumSink {
         fields: Vec<SumField>,
         staging: usize,
     ) -> Self {
+        let cut = RecordCutter::new("SUM", keys.record_size().unwrap_or(1));
         SumSink {
             inner,
             keys,
             fields,
             staging: Staging::new(staging),
-            pos: 0,
-            carry: Vec::new(),
+            cut,
             held: Vec::new(),
             held_key: Vec::new(),
             key_buf: Vec::new(),
@@ -359,33 +398,12 @@ impl SumSink {
 }
 
 impl Sink for SumSink {
-    fn write(&mut self, offset: u64, mut data: &[u8]) -> Result<()> {
-        if offset != self.pos {
-            return Err(EngineError::Internal(format!(
-                "SUM input written out of order: {offset} after {}",
-                self.pos
-            )));
-        }
-        self.pos += data.len() as u64;
-        let r = self.keys.record_size().unwrap_or(1);
-        if !self.carry.is_empty() {
-            let take = (r - self.carry.len()).min(data.len());
-            self.carry.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if self.carry.len() < r {
-                return Ok(());
-            }
-            let rec = std::mem::take(&mut self.carry);
-            self.one(&rec)?;
-            self.carry = rec;
-            self.carry.clear();
-        }
-        let whole = data.len() / r * r;
-        for rec in data[..whole].chunks_exact(r) {
-            self.one(rec)?;
-        }
-        self.carry.extend_from_slice(&data[whole..]);
-        Ok(())
+    fn write(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        // The cutter is taken out while it hands records to `one`, which borrows the sink.
+        let mut cut = std::mem::take(&mut self.cut);
+        let done = cut.feed(offset, data, |rec| self.one(rec));
+        self.cut = cut;
+        done
     }
 
     fn stats(&self) -> FileStats {
@@ -393,9 +411,7 @@ impl Sink for SumSink {
     }
 
     fn finish(&mut self) -> Result<()> {
-        if !self.carry.is_empty() {
-            return Err(EngineError::Internal("SUM input ends inside a record".into()));
-        }
+        self.cut.finish()?;
         if self.records > 0 {
             self.staging.push(self.inner.as_mut(), &self.held)?;
         }
@@ -408,5 +424,37 @@ impl Sink for SumSink {
 
     fn tally(&self) -> Tally {
         self.tally
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cutter_gives_whole_records_however_the_stream_is_cut() {
+        let data: Vec<u8> = (0..7 * 50).map(|i| i as u8).collect();
+        for cuts in [vec![1], vec![3, 11], vec![7], vec![6, 8, 13], vec![350]] {
+            let mut cut = RecordCutter::new("TEST", 7);
+            let (mut got, mut at, mut k) = (Vec::new(), 0usize, 0);
+            while at < data.len() {
+                let n = cuts[k % cuts.len()].min(data.len() - at);
+                cut.feed(at as u64, &data[at..at + n], |r| {
+                    got.push(r.to_vec());
+                    Ok(())
+                })
+                .unwrap();
+                (at, k) = (at + n, k + 1);
+            }
+            cut.finish().unwrap();
+            let want: Vec<Vec<u8>> = data.chunks(7).map(<[u8]>::to_vec).collect();
+            assert_eq!(got, want, "cut in pieces of {cuts:?}");
+        }
+        let mut cut = RecordCutter::new("TEST", 7);
+        cut.feed(0, &data[..10], |_| Ok(())).unwrap();
+        let e = cut.finish().unwrap_err().to_string();
+        assert!(e.contains("TEST input ends inside a record (3 bytes left)"), "{e}");
+        let e = cut.feed(11, &data[11..20], |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains("out of order: 11 after 10"), "{e}");
     }
 }

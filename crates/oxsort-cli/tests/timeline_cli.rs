@@ -81,7 +81,15 @@ fn timeline_of_a_two_pass_sort() {
         })
         .sum();
     assert!(total > 0.0);
-    assert!(header.contains(&"sort_user_s") && header.contains(&"main_user_s"), "{header:?}");
+    // A kind appears once a sample finds a thread of it alive; short-lived ones (the sort
+    // workers of a small run) can fall between samples on a loaded machine, so the test asks
+    // for the main thread and for some engine worker kind, not for one in particular.
+    assert!(header.contains(&"main_user_s"), "{header:?}");
+    let workers = ["sort", "output", "verify", "write", "prefault", "io_uring"];
+    assert!(
+        workers.iter().any(|w| header.contains(&format!("{w}_user_s").as_str())),
+        "no engine worker thread in {header:?}"
+    );
     for k in header.iter().filter(|h| h.ends_with("_user_s") && **h != "cpu_user_s") {
         let kind: f64 = rows.iter().map(|r| r[col(k)].parse::<f64>().unwrap()).sum();
         // Each /proc figure is in 10 ms ticks, rounded per thread and per sample.

@@ -263,21 +263,30 @@ def _progress_fn(progress: ProgressArg) -> Optional[Callable[[str, int, Optional
     return progress
 
 
+Event = tuple[str, int, Optional[int]]
+
+
+def _report(
+    cb: Callable[[str, int, Optional[int]], Any], events: list[Event], last: Optional[Event]
+) -> Optional[Event]:
+    """Hands `cb` each event it has not seen (every phase's last one, then the latest)."""
+    for p in events:
+        if p != last:
+            cb(*p)
+            last = p
+    return last
+
+
 def _run(job: Any, progress: ProgressArg) -> SortStats:
     """Waits for a job in short slices, so Ctrl-C and asynchronous exceptions stop it."""
     cb = _progress_fn(progress)
-    last = None
+    last: Optional[Event] = None
     try:
         while not job.wait(POLL_INTERVAL):
             if cb is not None:
-                p = job.progress()
-                if p is not None and p != last:
-                    cb(*p)
-                    last = p
+                last = _report(cb, job.progress(), last)
         if cb is not None:
-            p = job.progress()
-            if p is not None and p != last:
-                cb(*p)
+            _report(cb, job.progress(), last)
     except BaseException:
         # Stop the sort and wait for its cleanup (temp files, partial output) before
         # letting the exception go on.

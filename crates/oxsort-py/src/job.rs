@@ -5,8 +5,8 @@
 //! ```text
 //!  Python caller                         sort thread
 //!  job = start(...)  ───────spawn──────▶  oxsort_engine::sort(cfg)
-//!  while not job.wait(0.1):                 │ progress events ─▶ job.progress()
-//!      callback(*job.progress())            │ cancel flag read at every event
+//!  while not job.wait(0.05):                │ progress events ─▶ job.progress()
+//!      for p in job.progress(): cb(*p)      │ cancel flag read at every event
 //!  (KeyboardInterrupt) job.cancel() ──────▶ │ Err(Interrupted): temp files and
 //!  job.result()  ◀──────join────────────────┘   partial output removed
 //! ```
@@ -23,8 +23,16 @@ use pyo3::prelude::*;
 use crate::errors::{engine_error, Error};
 use crate::spec::{build_config, Hooks, SpecArgs};
 
-/// The last progress event: phase, bytes done, bytes in all.
-type Last = Option<(Phase, u64, Option<u64>)>;
+/// A progress event: phase, bytes done, bytes in all.
+type Event = (Phase, u64, Option<u64>);
+
+/// What Python has not seen yet: the last event of each phase that ended since it last asked
+/// (a phase can be shorter than the poll interval), and the latest event.
+#[derive(Default)]
+struct Last {
+    ended: Vec<Event>,
+    latest: Option<Event>,
+}
 
 /// The outcome slot and the condition variable signalled when it fills.
 type Outcome = (Mutex<Option<Result<SortStats, EngineError>>>, Condvar);
@@ -48,12 +56,17 @@ pub(crate) fn start(
     merge: bool,
 ) -> PyResult<Job> {
     let cancel = Arc::new(AtomicBool::new(false));
-    let last: Arc<Mutex<Last>> = Arc::new(Mutex::new(None));
+    let last: Arc<Mutex<Last>> = Arc::new(Mutex::new(Last::default()));
     let l = last.clone();
     let hooks = Hooks {
         cancel: cancel.clone(),
         progress: Box::new(move |p| {
-            *l.lock().unwrap_or_else(|e| e.into_inner()) = Some((p.phase, p.done, p.total));
+            let mut l = l.lock().unwrap_or_else(|e| e.into_inner());
+            match l.latest {
+                Some(prev) if prev.0 != p.phase => l.ended.push(prev),
+                _ => {}
+            }
+            l.latest = Some((p.phase, p.done, p.total));
         }),
     };
     let cfg = build_config(&spec, inputs, output, merge, Some(hooks))?;
@@ -85,17 +98,23 @@ impl Job {
         })
     }
 
-    /// The last progress event as `(phase, done, total)`, or None before the first.
-    fn progress(&self) -> Option<(&'static str, u64, Option<u64>)> {
-        let last = *self.last.lock().unwrap_or_else(|e| e.into_inner());
-        last.map(|(p, d, t)| {
-            let name = match p {
-                Phase::Input => "input",
-                Phase::Merge => "merge",
-                Phase::Output => "output",
-            };
-            (name, d, t)
-        })
+    /// Progress events as `(phase, done, total)`: the last event of each phase that ended
+    /// since the previous call, then the latest event (empty before the first).
+    fn progress(&self) -> Vec<(&'static str, u64, Option<u64>)> {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let ended = std::mem::take(&mut last.ended);
+        ended
+            .into_iter()
+            .chain(last.latest)
+            .map(|(p, d, t)| {
+                let name = match p {
+                    Phase::Input => "input",
+                    Phase::Merge => "merge",
+                    Phase::Output => "output",
+                };
+                (name, d, t)
+            })
+            .collect()
     }
 
     /// Asks the sort to stop at its next progress event.

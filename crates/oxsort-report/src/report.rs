@@ -158,11 +158,11 @@ pub struct Written {
     pub html: PathBuf,
 }
 
-/// Per-interval values (one for each pair of adjacent samples) as a step line: each value is
-/// the interval's average, so it is drawn flat across the whole interval, and the line covers
-/// the time axis from the first sample to the last.
-fn steps(tl: &Timeline, values: impl Iterator<Item = f64>) -> Vec<(f64, f64)> {
-    tl.samples.windows(2).zip(values).flat_map(|(w, v)| [(w[0].t_s, v), (w[1].t_s, v)]).collect()
+/// Per-interval values `(start, end, value)` as a step line: each value is the interval's
+/// average, so it is drawn flat across the whole interval, and the line covers the time axis
+/// from the first sample to the last.
+fn steps(intervals: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
+    intervals.flat_map(|(t0, t1, v)| [(t0, v), (t1, v)]).collect()
 }
 
 fn gb(b: u64) -> String {
@@ -222,12 +222,12 @@ impl Report {
                 Series {
                     name: "read".into(),
                     color: "#1f77b4".into(),
-                    points: steps(tl, rates.iter().map(|r| r.1)),
+                    points: steps(rates.iter().map(|r| (r.0, r.1, r.2))),
                 },
                 Series {
                     name: "write".into(),
                     color: "#d62728".into(),
-                    points: steps(tl, rates.iter().map(|r| r.2)),
+                    points: steps(rates.iter().map(|r| (r.0, r.1, r.3))),
                 },
             ],
             bands: bands.clone(),
@@ -240,10 +240,10 @@ impl Report {
         let mut series = vec![Series {
             name: "all threads".into(),
             color: "#222222".into(),
-            points: steps(tl, cpu.iter().map(|c| c.2)),
+            points: steps(cpu.iter().map(|c| (c.0, c.1, c.3))),
         }];
         for (k, name) in tl.kinds.iter().enumerate() {
-            let pts = steps(tl, cpu.iter().map(|c| c.1[k]));
+            let pts = steps(cpu.iter().map(|c| (c.0, c.1, c.2[k])));
             if pts.iter().any(|p| p.1 > 0.0) && name != "timeline" {
                 series.push(Series {
                     name: name.clone(),

@@ -96,13 +96,15 @@ pub struct PhaseSpan {
 }
 
 impl Timeline {
-    /// Read and write throughput in MB/s over each interval, at each sample after the first.
-    pub fn rates(&self) -> Vec<(f64, f64, f64)> {
+    /// Read and write throughput in MB/s over each interval between two samples:
+    /// `(start, end, read, write)`.
+    pub fn rates(&self) -> Vec<(f64, f64, f64, f64)> {
         self.samples
             .windows(2)
             .map(|w| {
                 let dt = (w[1].t_s - w[0].t_s).max(1e-9);
                 (
+                    w[0].t_s,
                     w[1].t_s,
                     w[1].read_bytes.saturating_sub(w[0].read_bytes) as f64 / 1e6 / dt,
                     w[1].write_bytes.saturating_sub(w[0].write_bytes) as f64 / 1e6 / dt,
@@ -111,9 +113,9 @@ impl Timeline {
             .collect()
     }
 
-    /// CPU use in cores (1.0 = one core busy) over each interval, per kind, then the total:
-    /// `(t, [per kind], total)`.
-    pub fn cpu(&self) -> Vec<(f64, Vec<f64>, f64)> {
+    /// CPU use in cores (1.0 = one core busy) over each interval between two samples, per
+    /// kind, then the total: `(start, end, [per kind], total)`.
+    pub fn cpu(&self) -> Vec<(f64, f64, Vec<f64>, f64)> {
         self.samples
             .windows(2)
             .map(|w| {
@@ -121,7 +123,7 @@ impl Timeline {
                 let kinds = (0..self.kinds.len())
                     .map(|k| w[1].per_kind.get(k).map_or(0.0, |(u, s)| (u + s) / dt))
                     .collect();
-                (w[1].t_s, kinds, (w[1].user_s + w[1].sys_s) / dt)
+                (w[0].t_s, w[1].t_s, kinds, (w[1].user_s + w[1].sys_s) / dt)
             })
             .collect()
     }

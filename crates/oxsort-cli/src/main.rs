@@ -6,6 +6,7 @@
 mod bench_cmd;
 mod category;
 mod clean_cmd;
+mod dd;
 mod docs_cmd;
 mod gen_cmd;
 mod gnu;

@@ -9,6 +9,7 @@ use oxsort_format::RecordLayout;
 use oxsort_io::IoOptions;
 use oxsort_report::timeline::{self, PhaseMark, Sampler};
 
+use crate::dd::DdMap;
 use crate::keys_args::KeyArgs;
 use crate::size::parse_bytes;
 
@@ -76,12 +77,41 @@ pub struct SortArgs {
     /// Merge at most N runs at once (default: what memory allows); more runs merge in levels.
     #[arg(long = "max-fan-in", value_name = "N")]
     pub max_fan_in: Option<usize>,
+    /// Map a DD name of a DFSORT job to a file (repeatable): `SORTIN` (repeat to concatenate)
+    /// instead of IN, `SORTOUT` instead of -o.
+    #[arg(long = "dd", value_name = "NAME=PATH")]
+    pub dd: Vec<String>,
     /// Record layout, key, filter and mode.
     #[command(flatten)]
     pub keys: KeyArgs,
 }
 
 impl SortArgs {
+    /// Takes `SORTIN` and `SORTOUT` from the `--dd` mappings as the inputs and the output, and
+    /// returns the mappings left for the job's other DDs. Naming the inputs (or the output) both
+    /// ways is an error: which one was meant cannot be guessed.
+    pub fn apply_dd(&mut self) -> Result<DdMap> {
+        let mut dd = DdMap::parse(&self.dd)?;
+        let sortin = dd.take("SORTIN");
+        if !sortin.is_empty() {
+            anyhow::ensure!(
+                self.inputs == ["-"],
+                "the inputs are given twice: as arguments ({}) and as --dd SORTIN",
+                self.inputs.join(" ")
+            );
+            self.inputs = sortin.iter().map(|p| p.display().to_string()).collect();
+        }
+        if let Some(out) = dd.take_one("SORTOUT")? {
+            anyhow::ensure!(
+                self.output == "-",
+                "the output is given twice: as -o {} and as --dd SORTOUT",
+                self.output
+            );
+            self.output = out.display().to_string();
+        }
+        Ok(dd)
+    }
+
     /// The engine configuration these arguments describe.
     pub fn config(&self, progress: bool) -> Result<SortConfig> {
         self.config_marking(progress, None)
@@ -213,8 +243,9 @@ fn progress_bar() -> impl Fn(&oxsort_engine::Progress) + Send + Sync + 'static {
 }
 
 /// Runs `oxsort sort`; returns the exit status.
-pub fn run_sort(args: SortArgs) -> Result<i32> {
+pub fn run_sort(mut args: SortArgs) -> Result<i32> {
     oxsort_io::cleanup::install_signal_handlers();
+    args.apply_dd()?.finish("SORTIN, SORTOUT")?;
     if let Some(path) = &args.summary {
         check_summary_path(path)?;
     }
@@ -300,7 +331,8 @@ pub fn closing_report(stats: &oxsort_engine::SortStats) -> String {
 }
 
 /// Runs `oxsort explain`; returns the exit status.
-pub fn run_explain(args: SortArgs, json: bool) -> Result<i32> {
+pub fn run_explain(mut args: SortArgs, json: bool) -> Result<i32> {
+    args.apply_dd()?.finish("SORTIN, SORTOUT")?;
     let cfg = args.config(false)?;
     let p = plan(&cfg)?;
     if json {

@@ -1,0 +1,126 @@
+//! `--dd NAME=PATH`: the data sets of a DFSORT job, named as its JCL names them.
+//!
+//! A mainframe job reads `//SORTIN` and writes `//SORTOUT` (and, with other statements, DDs
+//! such as `//SORTOF01` or `//SORTJNF1`); on this machine each name is mapped to a file:
+//!
+//! ```text
+//!  --dd SORTIN=a.dat --dd SORTIN=b.dat --dd SORTOUT=out.dat
+//!        │                  │                 │
+//!        └── SORTIN: [a.dat, b.dat] (concatenated in order, as JCL concatenates DDs)
+//!                                             └── SORTOUT: [out.dat]
+//! ```
+//!
+//! Names are case-insensitive (kept upper case). A name may be repeated only for an input that
+//! is a concatenation; each consumer [`DdMap::take`]s the names it uses, and a name no part of
+//! the job took is an error ([`DdMap::finish`]): a misspelt DD must not be silently ignored.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+
+/// Longest name accepted: a data set name (44 characters) may serve as the name as well as a
+/// DD name (8).
+const MAX_NAME: usize = 44;
+
+/// The `--dd` mappings of one command line, in the order given.
+#[derive(Debug, Default, Clone)]
+pub struct DdMap {
+    entries: Vec<(String, PathBuf)>,
+}
+
+impl DdMap {
+    /// Reads `NAME=PATH` arguments; errors name the argument and the problem.
+    pub fn parse(args: &[String]) -> Result<DdMap> {
+        let mut entries = Vec::with_capacity(args.len());
+        for arg in args {
+            let Some((name, path)) = arg.split_once('=') else {
+                bail!("--dd {arg}: expected NAME=PATH (for example --dd SORTIN=input.dat)");
+            };
+            let name = name.trim();
+            if name.is_empty() || name.len() > MAX_NAME {
+                bail!("--dd {arg}: the name must have 1 to {MAX_NAME} characters");
+            }
+            if let Some(c) =
+                name.chars().find(|c| !(c.is_ascii_alphanumeric() || "@#$.-".contains(*c)))
+            {
+                bail!("--dd {arg}: '{c}' cannot be part of a DD or data set name");
+            }
+            if path.is_empty() {
+                bail!("--dd {arg}: no path after '='");
+            }
+            entries.push((name.to_ascii_uppercase(), PathBuf::from(path)));
+        }
+        Ok(DdMap { entries })
+    }
+
+    /// Removes and returns the paths given for `name` (case-insensitive), in order: several for
+    /// a concatenation, none when the name was not given.
+    pub fn take(&mut self, name: &str) -> Vec<PathBuf> {
+        let name = name.to_ascii_uppercase();
+        let mut taken = Vec::new();
+        self.entries.retain(|(n, p)| {
+            let hit = *n == name;
+            if hit {
+                taken.push(p.clone());
+            }
+            !hit
+        });
+        taken
+    }
+
+    /// Like [`DdMap::take`] for a name that must map to one file (an output): more than one is an
+    /// error.
+    pub fn take_one(&mut self, name: &str) -> Result<Option<PathBuf>> {
+        let mut paths = self.take(name);
+        match paths.len() {
+            0 => Ok(None),
+            1 => Ok(paths.pop()),
+            n => bail!(
+                "--dd {}: given {n} times, but it names one output",
+                name.to_ascii_uppercase()
+            ),
+        }
+    }
+
+    /// Errors when a name was given that no part of the job used; `used` lists what the job
+    /// reads and writes, for the message.
+    pub fn finish(&self, used: &str) -> Result<()> {
+        if let Some((name, path)) = self.entries.first() {
+            bail!("--dd {name}={}: this job has no DD {name} (it uses {used})", path.display());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn concatenation_keeps_order_and_names_are_case_insensitive() {
+        let mut m =
+            DdMap::parse(&args(&["sortin=a", "SORTOUT=o", "SortIn=b", "MY.DATA.SET=c"])).unwrap();
+        assert_eq!(m.take("SORTIN"), vec![PathBuf::from("a"), PathBuf::from("b")]);
+        assert_eq!(m.take_one("sortout").unwrap(), Some(PathBuf::from("o")));
+        assert_eq!(m.take_one("SORTOUT").unwrap(), None);
+        let err = m.finish("SORTIN, SORTOUT").unwrap_err().to_string();
+        assert!(err.contains("MY.DATA.SET=c") && err.contains("no DD MY.DATA.SET"), "{err}");
+        assert_eq!(m.take("my.data.set").len(), 1);
+        assert!(m.finish("").is_ok());
+    }
+
+    #[test]
+    fn bad_arguments_name_the_problem() {
+        let err = |a: &str| DdMap::parse(&args(&[a])).unwrap_err().to_string();
+        assert!(err("SORTIN").contains("expected NAME=PATH"));
+        assert!(err("=x").contains("1 to 44"));
+        assert!(err("SORT IN=x").contains("' '"));
+        assert!(err("SORTIN=").contains("no path"));
+        let mut m = DdMap::parse(&args(&["SORTOUT=a", "SORTOUT=b"])).unwrap();
+        assert!(m.take_one("SORTOUT").unwrap_err().to_string().contains("given 2 times"));
+    }
+}

@@ -2,12 +2,11 @@
 //! run: the main job on a built-in default. `oxsort bench CATEGORY` runs a Sort Benchmark
 //! category instead (`crate::category`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use oxsort_engine::{sort, Input, Output, SortConfig};
-use oxsort_io::{AlignedBuf, DirectFile, IoOptions};
 
 use crate::size::parse_bytes;
 
@@ -55,33 +54,49 @@ pub fn drop_caches() -> bool {
     std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok()
 }
 
-/// The copy floor as `../shared/tools/iofloor` measures it: seconds for `dd bs=16M` with
-/// O_DIRECT to copy `path` into `scratch`, one transfer at a time (read a block, write it), with
-/// the page cache dropped first. A sort has to read and write every byte at least once: this is
-/// the time for just that.
-pub fn io_floor(path: &Path, scratch: &Path) -> Result<f64> {
-    const T: usize = 16 << 20;
-    let io = IoOptions::default();
-    let input = DirectFile::open(path, &io)?;
-    let len = input.len()?;
-    drop_caches();
-    let out = DirectFile::create(scratch, &io)?;
-    let mut buf = AlignedBuf::new(T);
-    let t = Instant::now();
-    let mut off = 0u64;
-    while off < len {
-        let n = input.read_at(&mut buf[..T.min((len - off) as usize)], off)?;
-        if n == 0 {
-            break;
-        }
-        out.write_at(&buf[..n], off)?;
-        off += n as u64;
-    }
-    out.sync()?;
-    let copy_s = t.elapsed().as_secs_f64();
-    drop(out);
-    let _ = std::fs::remove_file(scratch);
-    Ok(copy_s)
+/// How close a sort came to the disk's floor, in one plain phrase: at most this ratio is "at
+/// the disk's limit" (the disk noise of ±20% run to run puts a sort that does no avoidable work
+/// within it).
+const AT_LIMIT: f64 = 1.25;
+/// At most this ratio is "near the disk's limit"; beyond it the sort is bound by its CPU or
+/// memory, and the line says so.
+const NEAR_LIMIT: f64 = 1.6;
+
+/// The verdict line: the ratio of the sort's time to the floor of its passes, and what it
+/// means.
+pub fn verdict(sort_s: f64, floor_s: f64, passes: u32) -> String {
+    let ratio = sort_s / floor_s;
+    let what = if ratio <= AT_LIMIT {
+        "at the disk's limit".to_string()
+    } else if ratio <= NEAR_LIMIT {
+        "near the disk's limit".to_string()
+    } else {
+        format!(
+            "bound by CPU or memory, not the disk: {:.0}% of the time is beyond what the disk needs",
+            100.0 * (1.0 - 1.0 / ratio)
+        )
+    };
+    let floor = if passes <= 1 { "floor1" } else { "floor2" };
+    format!("verdict: {ratio:.2}x the disk's {floor} ({sort_s:.2} s vs {floor_s:.2} s): {what}")
+}
+
+/// The floor measurement with each figure the median of the runs'.
+fn median_floor(floors: &[oxsort_report::floor::Floor]) -> Option<oxsort_report::floor::Floor> {
+    let first = floors.first()?;
+    let m = |f: fn(&oxsort_report::floor::Floor) -> f64| {
+        median(&floors.iter().map(f).collect::<Vec<_>>())
+    };
+    // As `iofloor` combines its medians: floor1 from the read and write medians, floor2 from it
+    // and the mixed median.
+    let (read_s, write_s, mixed_s) = (m(|f| f.read_s), m(|f| f.write_s), m(|f| f.mixed_s));
+    Some(oxsort_report::floor::Floor {
+        read_s,
+        write_s,
+        mixed_s,
+        floor1_s: read_s + write_s,
+        floor2_s: 2.0 * mixed_s.min(read_s + write_s),
+        ..first.clone()
+    })
 }
 
 /// The middle value (the mean of the two middle ones for an even count).
@@ -123,15 +138,12 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     eprintln!("  generate  {:>8.3} s  checksum {}", t.elapsed().as_secs_f64(), gen_sum);
 
     let mut floors = Vec::new();
-    let mut floor1 = Vec::new();
     if !args.no_floor {
         for _ in 0..args.runs {
             let scratch = dir.path().join("floor.dat");
-            floors.push(io_floor(&input, &scratch)?);
-            let f = oxsort_report::floor::measure(&input, &scratch, &|| {
+            floors.push(oxsort_report::floor::measure(&input, &scratch, &|| {
                 drop_caches();
-            })?;
-            floor1.push(f.floor1_s);
+            })?);
         }
     }
 
@@ -170,25 +182,30 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         bytes as f64 / 1e6 / sort_s,
         if cached { " (page cache not dropped: not root)" } else { "" }
     );
-    if !floors.is_empty() {
-        let floor_s = median(&floors) * passes as f64;
-        let deep_s = median(&floor1) * passes as f64;
+    if let Some(f) = median_floor(&floors) {
         eprintln!(
-            "  floor1    {:>8.3} s  the disk's limit: read + write, {} MiB transfers, {} in flight, \
-             O_DIRECT, median of {}, x {passes} pass{plural}",
-            deep_s,
+            "  disk      {:>8.3} s  read, {:.3} s write, {:.3} s both at once ({:.0} / {:.0} MB/s); \
+             {} MiB transfers, {} in flight, {}, median of {}",
+            f.read_s,
+            f.write_s,
+            f.mixed_s,
+            f.read_mb_s(),
+            f.write_mb_s(),
             oxsort_report::floor::TRANSFER >> 20,
             oxsort_report::floor::DEPTH,
-            floor1.len()
+            if f.direct { "O_DIRECT" } else { "buffered" },
+            floors.len()
         );
-        eprintln!("  ratio     {:>8.3}   sort time / floor1", sort_s / deep_s);
+        let floor_s = f.floor_s(passes);
+        let (name, def) = if passes <= 1 {
+            ("floor1", "read + write: no output byte before the last input byte")
+        } else {
+            ("floor2", "2 x min(both at once, read + write): every byte read and written twice")
+        };
         eprintln!(
-            "  copy      {:>8.3} s  direct-I/O copy (dd bs=16M, one in flight), median of {}, x {passes} \
-             pass{plural}; sort / copy {:.3}",
-            floor_s,
-            floors.len(),
-            sort_s / floor_s
+            "  {name}    {floor_s:>8.3} s  the disk's limit for {passes} pass{plural}: {def}"
         );
+        eprintln!("  {}", verdict(sort_s, floor_s, passes));
     }
     eprint!("{}", summary.report());
     if args.stats {

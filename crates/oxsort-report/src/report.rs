@@ -386,13 +386,16 @@ impl Report {
             let _ = writeln!(s, "\n## I/O floor\n");
             let _ = writeln!(
                 s,
-                "{}: read {:.3} s ({:.0} MB/s), write {:.3} s ({:.0} MB/s), floor1 {:.3} s for {}.",
+                "{}: read {:.3} s ({:.0} MB/s), write {:.3} s ({:.0} MB/s), both at once {:.3} s; \
+                 floor1 {:.3} s, floor2 {:.3} s for {}.",
                 f.method,
                 f.read_s,
                 f.read_mb_s(),
                 f.write_s,
                 f.write_mb_s(),
+                f.mixed_s,
                 f.floor1_s,
+                f.floor2_s,
                 gb(f.bytes)
             );
         }
@@ -641,7 +644,9 @@ mod tests {
                 bytes: 1,
                 read_s: 1.0,
                 write_s: 1.0,
+                mixed_s: 1.5,
                 floor1_s: 2.0,
+                floor2_s: 3.0,
                 direct: true,
                 method: "m".into(),
             }),

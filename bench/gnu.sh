@@ -53,7 +53,7 @@ rm -f "$in" "$keyed" "$o" "$g"
 [ "$(df --output=avail -B1 "$scratch" | tail -1)" -gt $((bytes * 4)) ] || { echo "not enough space in $scratch" >&2; exit 1; }
 "$bin/examples/gen_lines" "$bytes" 11 > "$in"
 floor=$("$iofloor" "$in" "$scratch" "$runs")
-copy=$(echo "$floor" | sed 's/.*"copy_s": \([0-9.]*\).*/\1/')
+floor1=$(echo "$floor" | sed 's/.*"floor1_s": \([0-9.]*\).*/\1/')
 read_s=$(echo "$floor" | sed 's/.*"read_s": \([0-9.]*\).*/\1/')
 echo "uptime: $(uptime)" | tee -a "$out/gnu-summary.md"
 
@@ -71,12 +71,12 @@ for case in plain keyed; do
     for ((i = 1; i <= runs; i++)); do
       rm -f "$o"
       read -r s m < <(timed env LC_ALL="$loc" "$oxsort_sort" "${args[@]}" -S "$memory" --parallel=2 -T "$scratch" -o "$o" "$data")
-      ox+=("$s"); echo "$(date -Iseconds),$case,$loc,oxsort,$bytes,$memory,2,$i,$s,$m,$copy" >> "$csv"
+      ox+=("$s"); echo "$(date -Iseconds),$case,$loc,oxsort,$bytes,$memory,2,$i,$s,$m,$floor1" >> "$csv"
     done
     for ((i = 1; i <= runs; i++)); do
       rm -f "$g"
       read -r s m < <(timed env LC_ALL="$loc" /usr/bin/sort "${args[@]}" -S "$memory" --parallel=2 -T "$scratch" -o "$g" "$data")
-      gnu+=("$s"); echo "$(date -Iseconds),$case,$loc,gnu-sort,$bytes,$memory,2,$i,$s,$m,$copy" >> "$csv"
+      gnu+=("$s"); echo "$(date -Iseconds),$case,$loc,gnu-sort,$bytes,$memory,2,$i,$s,$m,$floor1" >> "$csv"
     done
     same=$(cmp -s "$o" "$g" && echo identical || echo DIFFERENT)
     oxm=$(printf '%s\n' "${ox[@]}" | median)

@@ -2,10 +2,12 @@
 # oxsort sort end-to-end against the I/O floor and GNU sort, measured in the same session.
 #
 # usage: bench/sort.sh [CASES] [RUNS] [SCRATCH_DIR]
-#   CASES        comma-separated, default onepass,twopass,gnu:
-#                  onepass  4e7 gensort records (4 GB), --memory 5G       floor = copy_s
-#                  twopass  1e8 gensort records (10 GB), --memory 1G      floor = 2 * copy_s
-#                  gnu      4e7 gensort -a records; oxsort vs LC_ALL=C sort -S 5G --parallel=2
+#   CASES        comma-separated, default onepass,twopass4,twopass,gnu:
+#                  onepass   4e7 gensort records (4 GB), --memory 5G    floor1   targets: pool <= 1.25,
+#                                                                                fresh <= 1.9
+#                  twopass4  4e7 records, --memory 1G                   floor2   target <= 1.15
+#                  twopass   1e8 gensort records (10 GB), --memory 1G   floor2   target <= 1.15
+#                  gnu       4e7 gensort -a records; oxsort vs LC_ALL=C sort -S 5G --parallel=2
 #   RUNS         runs per measurement (default 3; medians reported)
 #   SCRATCH_DIR  where data goes (default bench/scratch)
 #
@@ -13,12 +15,13 @@
 # pool of --memory reserved and touched once before the timed runs (bench/lib.sh pool_reserve;
 # why: crates/oxsort-io/src/bigmem.rs). GNU sort runs without a pool.
 # Every run starts with the page cache dropped (run as root). The floor is
-# ../shared/tools/iofloor on the same input (dd with O_DIRECT, 16 MiB transfers). Peak RSS comes
+# ../shared/tools/iofloor on the same input (fio: O_DIRECT, 4 MiB transfers, 16 in flight):
+# floor1_s for a one-pass case, floor2_s for a two-pass one. Peak RSS comes
 # from /usr/bin/time. Every oxsort output is checked with valsort against the input's checksum.
 # Raw rows go to bench/runs/<date>/sort.csv; medians and ratios are appended to summary.md there.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-cases=${1:-onepass,twopass,gnu}
+cases=${1:-onepass,twopass4,twopass,gnu}
 runs=${2:-3}
 scratch=${3:-$top/bench/scratch}
 iofloor=$top/../shared/tools/iofloor
@@ -48,11 +51,9 @@ run_case() { # name records kind memory passes
   [ "$(df --output=avail -B1 "$scratch" | tail -1)" -gt "$need" ] || { echo "not enough space for $name" >&2; exit 1; }
   local sum
   sum=$("$bin/oxsort" gen --records "$records" $kind --checksum --quiet "$in" | tail -1)
-  local floor copy
+  local floor fl
   floor=$("$iofloor" "$in" "$scratch" "$runs")
-  copy=$(echo "$floor" | sed 's/.*"copy_s": \([0-9.]*\).*/\1/')
-  local fl
-  fl=$(awk -v c="$copy" -v p="$passes" 'BEGIN{printf "%.3f", c*p}')
+  fl=$(echo "$floor" | sed "s/.*\"floor${passes}_s\": \([0-9.]*\).*/\1/")
   # oxsort twice: with fresh memory (no pool; OXSORT_HUGETLB=off), then from a warm hugetlb pool.
   local ox=() rss=() oxp=() rssp=() variant tool
   for variant in fresh pool; do
@@ -84,9 +85,9 @@ run_case() { # name records kind memory passes
   {
     echo "### $name: $records records, --memory $memory ($(date -Iseconds))"
     echo
-    echo "- I/O floor (iofloor, median of $runs): $floor; floor for $passes pass(es) = $fl s"
-    echo "- oxsort sort, fresh memory: median $oxm s over runs [${ox[*]}]; **$(awk -v a="$oxm" -v b="$fl" 'BEGIN{printf "%.3f", a/b}') x the floor**; peak memory max $((rssm / 1024)) MiB"
-    echo "- oxsort sort, hugetlb pool: median $oxpm s over runs [${oxp[*]}]; **$(awk -v a="$oxpm" -v b="$fl" 'BEGIN{printf "%.3f", a/b}') x the floor**; peak memory max $((rsspm / 1024)) MiB (RSS + pool pages in use)"
+    echo "- I/O floor (iofloor, median of $runs): $floor; floor$passes = $fl s"
+    echo "- oxsort sort, fresh memory: median $oxm s over runs [${ox[*]}]; **$(awk -v a="$oxm" -v b="$fl" 'BEGIN{printf "%.3f", a/b}') x floor$passes**; peak memory max $((rssm / 1024)) MiB"
+    echo "- oxsort sort, hugetlb pool: median $oxpm s over runs [${oxp[*]}]; **$(awk -v a="$oxpm" -v b="$fl" 'BEGIN{printf "%.3f", a/b}') x floor$passes**; peak memory max $((rsspm / 1024)) MiB (RSS + pool pages in use)"
     if [ ${#gnu[@]} -gt 0 ]; then
       gm=$(printf '%s\n' "${gnu[@]}" | median)
       echo "- GNU sort (LC_ALL=C, -S $memory, --parallel=2): median $gm s over runs [${gnu[*]}]; **oxsort is $(awk -v a="$gm" -v b="$oxm" 'BEGIN{printf "%.1f", a/b}') x faster** with fresh memory, **$(awk -v a="$gm" -v b="$oxpm" 'BEGIN{printf "%.1f", a/b}') x** from the pool"
@@ -99,6 +100,7 @@ IFS=, read -ra list <<< "$cases"
 for c in "${list[@]}"; do
   case $c in
     onepass) run_case onepass 40000000 "" 5G 1 ;;
+    twopass4) run_case twopass4 40000000 "" 1G 2 ;;
     twopass) run_case twopass 100000000 "" 1G 2 ;;
     gnu) run_case gnu 40000000 --ascii 5G 1 ;;
     *) echo "unknown case $c" >&2; exit 1 ;;

@@ -7,6 +7,10 @@
 #   RUNS           runs per measurement (default 3; medians reported)
 #   SCRATCH_DIR    where data goes (default bench/scratch)
 #   MEMORY=5G      environment: --memory / memory= of the file sorts (one pass for 4e7 records)
+#   VARIANT=pool   environment: the file sorts take their memory from a hugetlb pool reserved and
+#                  touched once before the timed runs (bench/lib.sh), or `fresh` memory; with fresh
+#                  memory single runs of one binary vary 1.5-2x on a VM with free-page reporting,
+#                  which hides a 3% difference
 #
 # Cases:
 #   file        oxsort.sort(in, out, memory=...) vs oxsort sort in -o out --memory ...
@@ -23,6 +27,7 @@ arrays=${2:-10000000}
 runs=${3:-3}
 scratch=${4:-$top/bench/scratch}
 memory=${MEMORY:-5G}
+variant=${VARIANT:-pool}
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 
 cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli >&2
@@ -52,14 +57,16 @@ o=$scratch/py-out.dat
 sum=$({ "$bin/oxsort" valsort --json "$in" || true; } | sed 's/.*"checksum":"\([0-9a-f]*\)".*/\1/')
 echo "uptime before: $(uptime)" >&2
 cli_t=() py_t=()
+[ "$variant" = pool ] && pool_reserve "$memory"
 for ((i = 1; i <= runs; i++)); do
   rm -f "$o"
-  read -r s m < <(timed "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress)
+  read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress)
   check_output "$o" "$sum" sorted; cli_t+=("$s"); row file cli "$records" "$i" "$s" "$m"
   rm -f "$o"
-  read -r s m < <(timed "$py" -c "import oxsort; oxsort.sort('$in', '$o', memory='$memory')")
+  read -r s m < <(timed_variant "$variant" "$py" -c "import oxsort; oxsort.sort('$in', '$o', memory='$memory')")
   check_output "$o" "$sum" sorted; py_t+=("$s"); row file python "$records" "$i" "$s" "$m"
 done
+[ "$variant" = pool ] && pool_release
 rm -f "$o" "$in"
 cli_m=$(printf '%s\n' "${cli_t[@]}" | median)
 py_m=$(printf '%s\n' "${py_t[@]}" | median)
@@ -73,7 +80,7 @@ as_np=$(med argsort numpy "$arrays"); as_ox=$(med argsort oxsort "$arrays")
 up=$(uptime)
 {
   echo
-  echo "## bench/python.sh ($(date -Iseconds)), $threads threads; uptime: $up"
+  echo "## bench/python.sh ($(date -Iseconds)), $threads threads, $variant memory for the file sorts; uptime: $up"
   echo
   echo "| case | oxsort from Python | reference | ratio | target |"
   echo "|---|---|---|---|---|"

@@ -9,6 +9,8 @@
 #                  twopass   1e8 gensort records (10 GB), --memory 1G   floor2   target <= 1.15
 #                  gnu       4e7 gensort -a records; oxsort vs LC_ALL=C sort -S 5G --parallel=2
 #   RUNS         runs per measurement (default 3; medians reported)
+#   SORT_FLAGS   environment: more flags for every oxsort sort (e.g. "--passes one"); they are
+#                added to the tool's name in the CSV and the summary
 #   SCRATCH_DIR  where data goes (default bench/scratch)
 #
 # oxsort runs twice per case: with fresh memory (OXSORT_HUGETLB=off, no pool), and from a hugetlb
@@ -58,10 +60,10 @@ run_case() { # name records kind memory passes
   local ox=() rss=() oxp=() rssp=() variant tool
   for variant in fresh pool; do
     [ "$variant" = pool ] && pool_reserve "$memory"
-    tool=$([ "$variant" = pool ] && echo oxsort-pool || echo oxsort)
+    tool=$([ "$variant" = pool ] && echo oxsort-pool || echo oxsort)${SORT_FLAGS:+ $SORT_FLAGS}
     for ((i = 1; i <= runs; i++)); do
       rm -f "$out"
-      read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$out" --memory "$memory" --no-progress)
+      read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$out" --memory "$memory" --no-progress ${SORT_FLAGS:-})
       check_output "$out" "$sum" sorted
       row "$name" "$tool" "$records" "$memory" "$i" "$s" "$m" "$fl"
       if [ "$variant" = pool ]; then oxp+=("$s"); rssp+=("$m"); else ox+=("$s"); rss+=("$m"); fi
@@ -83,7 +85,7 @@ run_case() { # name records kind memory passes
   oxpm=$(printf '%s\n' "${oxp[@]}" | median)
   rsspm=$(printf '%s\n' "${rssp[@]}" | sort -g | tail -1)
   {
-    echo "### $name: $records records, --memory $memory ($(date -Iseconds))"
+    echo "### $name: $records records, --memory $memory ${SORT_FLAGS:-} ($(date -Iseconds))"
     echo
     echo "- I/O floor (iofloor, median of $runs): $floor; floor$passes = $fl s"
     echo "- oxsort sort, fresh memory: median $oxm s over runs [${ox[*]}]; **$(awk -v a="$oxm" -v b="$fl" 'BEGIN{printf "%.3f", a/b}') x floor$passes**; peak memory max $((rssm / 1024)) MiB"

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use oxsort_engine::{plan, sort, Input, Output, Phase, SortConfig};
+use oxsort_engine::{plan, sort, Input, Output, PassChoice, Phase, SortConfig};
 use oxsort_format::RecordLayout;
 use oxsort_io::IoOptions;
 use oxsort_report::timeline::{self, PhaseMark, Sampler};
@@ -20,6 +20,17 @@ pub enum StatsFormat {
     Text,
     /// One JSON object, on stderr.
     Json,
+}
+
+/// `--passes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Passes {
+    /// The plan's choice by estimated cost.
+    Auto,
+    /// One pass.
+    One,
+    /// Two passes.
+    Two,
 }
 
 /// Arguments shared by `oxsort sort` and `oxsort explain`.
@@ -74,6 +85,11 @@ pub struct SortArgs {
     /// of refusing.
     #[arg(long, requires = "resume")]
     pub restart: bool,
+    /// Passes over the data: `one` (the input must fit in memory), `two` (runs, then a merge,
+    /// even when it would fit), or `auto`: one when the input fits, unless two are estimated
+    /// faster (memory never touched before costs CPU; `oxsort explain` shows the estimates).
+    #[arg(long, value_enum, default_value = "auto", value_name = "auto|one|two")]
+    pub passes: Passes,
     /// Merge at most N runs at once (default: what memory allows); more runs merge in levels.
     #[arg(long = "max-fan-in", value_name = "N")]
     pub max_fan_in: Option<usize>,
@@ -156,7 +172,11 @@ impl SortArgs {
         if let Some(n) = self.max_fan_in {
             b = b.max_fan_in(n);
         }
-        b = b.resume(self.resume).restart(self.restart);
+        b = b.resume(self.resume).restart(self.restart).passes(match self.passes {
+            Passes::Auto => PassChoice::Auto,
+            Passes::One => PassChoice::One,
+            Passes::Two => PassChoice::Two,
+        });
         match (progress, mark) {
             (true, None) => b = b.progress(progress_bar()),
             (true, Some(mark)) => {

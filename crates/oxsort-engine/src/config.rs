@@ -40,6 +40,20 @@ impl Input {
     }
 }
 
+/// How many passes over the data a sort may make.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassChoice {
+    /// The plan chooses: one pass when the input fits the budget, unless two are estimated
+    /// faster (see [`crate::plan::cost`]).
+    #[default]
+    Auto,
+    /// One pass: the input must fit the memory budget.
+    One,
+    /// Two passes even when the input would fit: runs of a share of the input, then a merge.
+    Two,
+}
+
 /// A validated sort configuration. Build it with [`SortConfig::builder`].
 #[derive(Clone)]
 pub struct SortConfig {
@@ -67,6 +81,8 @@ pub struct SortConfig {
     pub(crate) resume: bool,
     /// With `resume`: drop a journal that does not match this sort instead of refusing.
     pub(crate) restart: bool,
+    /// One pass, two, or the plan's choice.
+    pub(crate) passes: PassChoice,
 }
 
 impl std::fmt::Debug for SortConfig {
@@ -104,6 +120,7 @@ impl SortConfig {
             cancel: None,
             resume: false,
             restart: false,
+            passes: PassChoice::Auto,
         }
     }
     /// The inputs, in concatenation order.
@@ -170,9 +187,15 @@ pub struct SortConfigBuilder {
     cancel: Option<Arc<AtomicBool>>,
     resume: bool,
     restart: bool,
+    passes: PassChoice,
 }
 
 impl SortConfigBuilder {
+    /// One pass, two, or the plan's choice by estimated cost (default).
+    pub fn passes(mut self, choice: PassChoice) -> Self {
+        self.passes = choice;
+        self
+    }
     /// Makes the sort resumable (default off). A two-pass sort then keeps a journal and its
     /// runs in a directory `.oxsort-resume-HASH` in the first temp directory (the hash is of
     /// the inputs' paths, the output and the spec), syncing each run before journaling it. The
@@ -339,6 +362,7 @@ impl SortConfigBuilder {
             notes,
             resume: self.resume || self.restart,
             restart: self.restart,
+            passes: self.passes,
         })
     }
 }

@@ -61,7 +61,7 @@ mod verify;
 
 use std::time::Instant;
 
-pub use config::{Input, Output, SortConfig, SortConfigBuilder};
+pub use config::{Input, Output, PassChoice, SortConfig, SortConfigBuilder};
 pub use error::{error_message, EngineError, Result};
 pub use oxsort_format::{Mode, SortKey, SortSpec};
 pub use oxsort_io::IoOptions;

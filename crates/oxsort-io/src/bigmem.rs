@@ -70,6 +70,21 @@ fn hugetlb_enabled() -> bool {
     }
 }
 
+/// Where the kernel counts the free 2 MiB pool pages.
+const POOL_FREE_PAGES: &str = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages";
+
+/// Bytes of hugetlb pool this process could map now: the pool's free 2 MiB pages, or 0 when use
+/// of the pool is off (`OXSORT_HUGETLB=off`) or there is no pool.
+pub fn pool_free() -> u64 {
+    if !hugetlb_enabled() {
+        return 0;
+    }
+    std::fs::read_to_string(POOL_FREE_PAGES)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .map_or(0, |pages| pages * HUGETLB_PAGE as u64)
+}
+
 /// Bytes of hugetlb-pool memory this process has mapped right now.
 pub fn hugetlb_bytes() -> u64 {
     POOL_NOW.load(Ordering::Relaxed)

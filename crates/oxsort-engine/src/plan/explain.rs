@@ -82,6 +82,25 @@ impl Plan {
                 );
             }
         }
+        if let Some(e) = &self.estimates {
+            let shape = |e: &super::cost::Estimate| {
+                format!(
+                    "{:.1} s (disk {:.1} + fresh memory {:.1} + CPU {:.1})",
+                    e.seconds, e.disk_s, e.memory_s, e.cpu_s
+                )
+            };
+            let one = e.one.as_ref().map_or("does not fit".to_string(), shape);
+            let _ = writeln!(s, "  estimate     one pass {one}; two passes {}", shape(&e.two));
+            let _ = writeln!(
+                s,
+                "  rates        disk {:.1} GB/s read, {:.1} GB/s write (assumed); fresh memory {} \
+                 s/GiB of CPU, {} of hugetlb pool free",
+                e.rates.read_bps / 1e9,
+                e.rates.write_bps / 1e9,
+                super::cost::FRESH_S_PER_GIB,
+                human_bytes(e.rates.pool_free)
+            );
+        }
         let _ = writeln!(
             s,
             "  memory use   input phase {}, merge phase {}",

@@ -19,6 +19,7 @@
 //!            k < runs  →  more merge levels
 //! ```
 
+pub mod cost;
 mod explain;
 mod sizing;
 
@@ -26,10 +27,12 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::config::{parent_dir, Input, Output, SortConfig};
+use crate::config::{parent_dir, Input, Output, PassChoice, SortConfig};
 use oxsort_io::OutputTarget;
 
 use crate::error::{EngineError, Result};
+use crate::stats::human_bytes;
+use crate::tuning::ENTRY_BYTES;
 
 pub use sizing::{Geometry, MergeLevel, MergeSchedule, MergeSizing};
 
@@ -113,6 +116,8 @@ pub struct Plan {
     pub output_stream: bool,
     /// What was changed from what was asked, and why (a budget capped, fewer transfers).
     pub notes: Vec<String>,
+    /// The estimated time of one pass and of two, when the input's size is known.
+    pub estimates: Option<cost::Estimates>,
 }
 
 /// Computes the plan and checks it against the machine: inputs present and whole, output
@@ -123,8 +128,9 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     let read_size = cfg.key.input_layout().fixed_size();
     let mut inputs = Vec::new();
     let mut total: Option<u64> = Some(0);
-    let mut chunks: u64 = 0;
-    let (g, merge, mut notes) = sizing::sizes(cfg)?;
+    // Records of each input (fixed records): a chunk never spans two inputs.
+    let mut input_records: Vec<u64> = Vec::new();
+    let (mut g, mut merge, mut notes) = sizing::sizes(cfg)?;
     notes.splice(0..0, cfg.notes.iter().cloned());
     for input in &cfg.inputs {
         match input {
@@ -153,7 +159,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
                             offset: records * r,
                         });
                     }
-                    chunks += (len / r).div_ceil(1 << g.chunk_log2);
+                    input_records.push(len / r);
                 }
                 total = total.map(|t| t + len);
                 inputs.push(InputPlan { name: p.display().to_string(), bytes: Some(len) });
@@ -180,11 +186,64 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
         }
     }
 
+    let chunks_of =
+        |g: &Geometry| input_records.iter().map(|n| n.div_ceil(1 << g.chunk_log2)).sum::<u64>();
+    let mut chunks = chunks_of(&g);
+    // What each shape would cost; two passes are taken over one that fits when they are
+    // estimated faster (memory the process must touch fresh can cost more than a second pass).
+    let estimates = total.zip(read_size).map(|(bytes, r)| {
+        let records = bytes / r as u64;
+        let fits = fixed_size.is_some() && chunks <= g.arena_chunks;
+        // One pass holds the records read and their entries.
+        let load = fits.then(|| chunks * (g.chunk_alloc as u64 + (ENTRY_BYTES << g.chunk_log2)));
+        let rates =
+            cost::Rates { pool_free: oxsort_io::bigmem::pool_free(), ..cost::Rates::default() };
+        rates.estimate(bytes, records, cfg.threads, load, cost::two_pass_memory(bytes, cfg.memory))
+    });
+    let fits = fixed_size.is_some() && total.is_some() && chunks <= g.arena_chunks;
+    let trade = match cfg.passes {
+        PassChoice::Auto => estimates.as_ref().is_some_and(|e| e.two_is_faster()) && !cfg.resume,
+        PassChoice::Two => fits,
+        PassChoice::One if !fits && total.is_some() && fixed_size.is_some() => {
+            return Err(EngineError::MemoryTooSmall {
+                given: cfg.memory,
+                needed: g.input_memory - g.arena_bytes
+                    + chunks * (g.chunk_alloc as u64 + (ENTRY_BYTES << g.chunk_log2)),
+                why: "one pass was asked for: every record and its entry in memory".into(),
+            });
+        }
+        PassChoice::One => false,
+    };
+    if let (true, Some(bytes)) = (trade, total) {
+        let mut smaller = cfg.clone();
+        smaller.memory = cost::two_pass_memory(bytes, cfg.memory);
+        if let Ok((g2, merge2, _)) = sizing::sizes(&smaller) {
+            if let Some(e) = estimates.as_ref().filter(|_| cfg.passes == PassChoice::Auto) {
+                notes.push(format!(
+                    "two passes with {} of memory: estimated {:.1} s against {:.1} s for one \
+                     pass, which would touch {} of fresh memory ({:.1} s)",
+                    human_bytes(e.two.memory),
+                    e.two.seconds,
+                    e.one.map_or(0.0, |o| o.seconds),
+                    human_bytes(e.one.map_or(0, |o| o.memory)),
+                    e.one.map_or(0.0, |o| o.memory_s)
+                ));
+            }
+            (g, merge) = (g2, merge2);
+            chunks = chunks_of(&g);
+        }
+    }
+
+    // Two passes asked for on an input that fits: at least two runs (an input of one chunk
+    // cannot be split and stays one pass).
+    let least_runs = if cfg.passes == PassChoice::Two && chunks >= 2 { 2 } else { 1 };
     let (passes, merge_mem) = match total {
         // Delimited records: how many a load holds is known only while reading.
-        Some(_) if fixed_size.is_some() && chunks <= g.arena_chunks => (Passes::One, 0),
+        Some(_) if fixed_size.is_some() && chunks <= g.arena_chunks && least_runs == 1 => {
+            (Passes::One, 0)
+        }
         Some(_) if fixed_size.is_some() => {
-            let runs = chunks.div_ceil(g.arena_chunks);
+            let runs = chunks.div_ceil(g.arena_chunks).max(least_runs);
             let run_chunks = chunks.div_ceil(runs);
             let schedule = merge.schedule(runs);
             let mem = schedule.memory();
@@ -237,6 +296,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
         output_free,
         output_stream,
         notes,
+        estimates,
     };
     plan.check_space(out_dev)?;
     Ok(plan)
@@ -333,6 +393,7 @@ mod tests {
             temp,
             output: "out.dat".into(),
             output_free,
+            estimates: None,
             output_stream: false,
             notes: Vec::new(),
         }

@@ -13,8 +13,15 @@ The job runs as Ray tasks, each calling the Rust engine (no record passes throug
   partitions and the order stays stable;
 - *map*: each task reads one input (or a byte range of it, on record boundaries), sends each
   record to its bucket, and sorts every bucket with the engine on its node's local disk;
-- *reduce*: task r fetches bucket r of every map (from the map's node) and merges them, in map
-  order, into ``output_dir/part-NNNNN``.
+- *reduce*: task r merges bucket r of every map, by key and then map order, into
+  ``output_dir/part-NNNNN`` as the buckets stream in: a bucket on the reduce's node (or visible
+  to it on a shared file system) is read in place, one on another node arrives in chunks
+  through Ray's object transfer (memory to memory). Nothing is copied to the reduce's disk:
+  each byte is read once from its bucket and written once to its partition.
+
+Each map or reduce task keeps to budgets, as a sort on one machine does: memory, threads and
+local disk per task (by default the node's memory, cores and free local disk divided by the
+tasks Ray runs there at once), checked before any task writes.
 
 The driver checks that the partitions are in order across their boundaries and that their
 checksums add up to the input's, then writes ``output_dir/manifest.json``. Buckets are removed
@@ -881,14 +888,21 @@ class _Plan:
 
 def _cancel(refs: list[ray.ObjectRef]) -> None:
     """Stops the tasks (their workers are killed) and waits for them to be gone, so that none
-    writes in the job's directories after they are removed."""
-    for ref in refs:
+    writes in the job's directories after they are removed.
+
+    Only the tasks not yet ended are cancelled: Ray's driver process aborts (a failed internal
+    check, "Tried to complete task that was not pending") when a forced cancel crosses the
+    reply of a task that has just ended, and an ended task needs no cancel."""
+    if not refs:
+        return
+    _, running = ray.wait(refs, num_returns=len(refs), timeout=0)
+    for ref in running:
         try:
             ray.cancel(ref, force=True)
         except Exception:  # noqa: BLE001 - a finished task cannot be cancelled
             pass
-    if refs:
-        ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT)
+    if running:
+        ray.wait(running, num_returns=len(running), timeout=CANCEL_WAIT)
 
 
 def _record_size(spec: dict[str, Any]) -> Optional[int]:

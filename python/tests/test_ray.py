@@ -307,6 +307,35 @@ def test_cli(cluster: Any, tmp_path: Path) -> None:
     parts = sorted(str(p) for p in (tmp_path / "out").glob("part-*"))
     assert concat(parts) == (tmp_path / "single").read_bytes()
     assert main(["sort", *inputs, "-o", str(tmp_path / "out"), "--address", address]) == 2
+    # The budget and unique options reach the sort.
+    common = ["--address", address, "--local-dir", str(tmp_path / "local"), "--partitions", "3"]
+    assert (
+        main(
+            [
+                "sort",
+                *inputs,
+                "-o",
+                str(tmp_path / "uniq"),
+                "--unique",
+                "--fields",
+                "1,2,CH,A",
+                "--memory",
+                "8M",
+                "--task-cpus",
+                "0.5",
+                "--shared-local-dir",
+                "no",
+                *common,
+            ]
+        )
+        == 0
+    )
+    oxsort.sort(inputs, tmp_path / "single-u", unique=True, fields="1,2,CH,A")
+    parts = sorted(str(p) for p in (tmp_path / "uniq").glob("part-*"))
+    assert concat(parts) == (tmp_path / "single-u").read_bytes()
+    assert len(concat(parts)) < 2000 * 100  # 2-byte keys: duplicates were dropped
+    assert main(["sort", *inputs, "-o", str(tmp_path / "d"), "--local-disk", "1K", *common]) == 2
+    assert not (tmp_path / "d").exists()
 
 
 def node_resources() -> dict[str, dict[str, float]]:
@@ -437,6 +466,27 @@ def test_budgets_that_cannot_be_kept_are_refused(cluster: Any, tmp_path: Path) -
     # Refused before any task wrote: no job directory, no output directory.
     assert job_dirs(local) == []
     assert not out.exists()
+
+
+def test_the_local_disk_check_counts_buckets_kept_and_maps_at_once() -> None:
+    # The node check on its own (a cluster's free space cannot be chosen here): 3 maps of
+    # 1 MiB on a node running 2 at once keep 3 MiB of buckets and need 2 MiB more while two
+    # sort; 5 MiB free is enough, 4 MiB is not.
+    src = oxray._Source(0, "/data/in", None, 3 << 20)
+    tasks = [oxray._MapTask(i, src, i << 20, (i + 1) << 20) for i in range(3)]
+
+    def node(free: int) -> dict[str, oxray._Node]:
+        n = oxray._Node("n" * 56, "10.0.0.9", 2, 1 << 30, 1, 4 << 20, "/scratch/x", free, 1 << 30)
+        return {n.id: n}
+
+    oxray._check_budgets(tasks, ["n" * 56] * 3, node(5 << 20))
+    with pytest.raises(
+        oxsort.OutOfSpaceError,
+        match=r"local disk of node nnnnnnnnnnnn \(10\.0\.0\.9\): /scratch/x needs 5\.0 MiB "
+        r"for its 3 maps \(3\.0 MiB of buckets kept until the reduce, 2\.0 MiB more while 2 "
+        r"sort at once\) and has 4\.0 MiB free",
+    ):
+        oxray._check_budgets(tasks, ["n" * 56] * 3, node(4 << 20))
 
 
 def test_a_worker_node_killed_during_the_map_stage(cluster: Any, tmp_path: Path) -> None:

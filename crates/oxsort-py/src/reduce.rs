@@ -30,7 +30,7 @@ use oxsort_format::RecordLayout;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyIterator};
 
-use crate::errors::{BadInputError, DisorderError, Error};
+use crate::errors::{BadInputError, DisorderError, Error, OutOfSpaceError};
 use crate::spec::{build_config, SpecArgs};
 
 /// Bytes the merge hands to the writer thread at a time.
@@ -194,13 +194,24 @@ fn writer(
     blocks: Receiver<Vec<u8>>,
     spare: SyncSender<Vec<u8>>,
 ) -> PyResult<()> {
+    let mut offset = 0u64;
     for mut b in blocks {
-        file.write_all(&b)
-            .map_err(|e| Error::new_err(format!("{}: cannot write: {e}", path.display())))?;
+        file.write_all(&b).map_err(|e| write_error(&path, offset, e))?;
+        offset += b.len() as u64;
         b.clear();
         let _ = spare.try_send(b);
     }
-    file.sync_all().map_err(|e| Error::new_err(format!("{}: cannot sync: {e}", path.display())))
+    file.sync_all().map_err(|e| write_error(&path, offset, e))
+}
+
+/// A failed write of the partition: [`OutOfSpaceError`] when the disk (or quota) is full.
+fn write_error(path: &Path, offset: u64, e: std::io::Error) -> PyErr {
+    let e = oxsort_io::IoError::write(path, offset, e);
+    if e.is_no_space() {
+        OutOfSpaceError::new_err(e.to_string())
+    } else {
+        Error::new_err(e.to_string())
+    }
 }
 
 /// Counts of a merge: (records, checksum) written and dropped, and the edge keys.
@@ -341,8 +352,9 @@ pub(crate) fn merge_buckets<'py>(
         let written = handle
             .join()
             .map_err(|_| Error::new_err("internal error: the partition writer panicked"))?;
-        let t = merged?;
+        // A writer that failed stops the merge too: its error is the cause.
         written?;
+        let t = merged?;
         std::fs::rename(&tmp, &output).map_err(|e| {
             Error::new_err(format!("{}: cannot rename to {}: {e}", tmp.display(), output.display()))
         })?;

@@ -468,6 +468,78 @@ def test_budgets_that_cannot_be_kept_are_refused(cluster: Any, tmp_path: Path) -
     assert not out.exists()
 
 
+def records(data: bytes) -> list[bytes]:
+    return [data[i : i + 100] for i in range(0, len(data), 100)]
+
+
+def test_the_reduce_merge_on_its_own(tmp_path: Path) -> None:
+    """The reduce's merge without a cluster: sorted buckets from files and from iterators of
+    chunks that cut records, against a stable sort of all the records in map order."""
+    from oxsort import _native
+    from oxsort._files import _spec
+
+    def spec(unique: bool = False) -> dict[str, Any]:
+        return _spec(
+            record_size=None,
+            lines=False,
+            nul=False,
+            fields=None,
+            control=None,
+            keys=None,
+            unique=unique,
+            memory=None,
+            threads=None,
+            temp_dirs=None,
+        )
+
+    rng = random.Random(9)
+    buckets = []
+    for m in range(5):
+        recs = [
+            b"K%09d%02d-%05d" % (rng.randrange(30), m, i) + b"." * 82
+            for i in range(rng.randrange(0, 400))
+        ]
+        buckets.append(b"".join(sorted(recs, key=lambda r: r[:10])))
+    # Map order: records of equal keys come out in map order, then bucket order.
+    want = sorted((r for b in buckets for r in records(b)), key=lambda r: r[:10])
+
+    def chunks(data: bytes, size: int) -> Iterator[bytes]:
+        return iter([data[i : i + size] for i in range(0, len(data), size)])
+
+    sources: list[tuple[str, Any]] = []
+    for m, b in enumerate(buckets):
+        if m % 2:
+            sources.append((f"fetched-{m}", chunks(b, 37 + m)))  # chunks cut records
+        else:
+            p = tmp_path / f"bucket-{m}"
+            p.write_bytes(b)
+            sources.append((str(p), None))
+    out = tmp_path / "part"
+    n, checksum, dropped, _, edges = _native.merge_buckets(sources, str(out), spec(), 1 << 16)
+    assert out.read_bytes() == b"".join(want) and n == len(want) and dropped == 0
+    assert checksum == oxsort.valsort(out).checksum
+    assert edges == (want[0][:10], want[-1][:10])
+
+    # unique: the first of each key, in map order; drop_key: a key an earlier partition holds.
+    first: dict[bytes, bytes] = {}
+    for r in want:
+        first.setdefault(r[:10], r)
+    drop = want[0][:10]
+    kept = [r for k, r in first.items() if k != drop]
+    sources = [(f"f{m}", chunks(b, 4096)) for m, b in enumerate(buckets)]
+    n, _, dropped, _, _ = _native.merge_buckets(sources, str(out), spec(True), 1 << 16, drop)
+    assert out.read_bytes() == b"".join(kept) and n + dropped == len(want)
+
+    # A bucket out of order, or ending inside a record: named, and nothing is left behind.
+    bad = tmp_path / "bad"
+    bad.write_bytes(b"Z" * 100 + b"A" * 100)
+    with pytest.raises(oxsort.DisorderError, match=r"bucket .*bad: record 2 is out of key order"):
+        _native.merge_buckets([(str(bad), None)], str(tmp_path / "p2"), spec(), 1 << 16)
+    with pytest.raises(oxsort.BadInputError, match=r"bucket cut: ends inside a record"):
+        _native.merge_buckets([("cut", iter([b"A" * 150]))], str(tmp_path / "p3"), spec(), 1 << 16)
+    assert sorted(os.listdir(tmp_path)) == ["bad", "bucket-0", "bucket-2", "bucket-4", "part"]
+
+
 def test_the_local_disk_check_counts_buckets_kept_and_maps_at_once() -> None:
     # The node check on its own (a cluster's free space cannot be chosen here): 3 maps of
     # 1 MiB on a node running 2 at once keep 3 MiB of buckets and need 2 MiB more while two

@@ -716,7 +716,8 @@ def _check_budgets(tasks: list[_MapTask], where: list[str], nodes: dict[str, _No
     (:data:`MAP_DISK_FACTOR` times its range) above the per-task budget, a node's local disk
     short of its maps' buckets (kept until the reduce) and the maps sorting at once there, a
     reduce's memory short of a buffer per bucket it merges."""
-    fetch_floor = MIN_FETCH_CHUNK * (FETCH_DEPTH + 1) if len(set(where)) > 1 else 0
+    # A reduce may run on another node than a bucket (reduces go where Ray puts them).
+    fetch_floor = MIN_FETCH_CHUNK * (FETCH_DEPTH + 1) if len(nodes) > 1 else 0
     floor = len(tasks) * max(MIN_READ_BUFFER, fetch_floor)
     for nid, b in nodes.items():
         where_ = f"node {nid[:12]} ({b.ip})"

@@ -1,7 +1,7 @@
 """oxsort.ray on a local Ray cluster against single-node oxsort, on the same machine.
 
 usage: python bench/ray_cluster.py [--records 4e7] [--partitions 4] [--runs 3] [--dir bench/scratch]
-                           [--memory 5G] [--workers 2]
+                           [--memory 5G] [--workers 2] [--fetch]
 
 Run it with a Python that has the package and Ray (`pip install '.[ray]'`). It starts a local
 cluster (`ray.cluster_utils.Cluster`: a head and --workers worker nodes, one CPU each),
@@ -10,6 +10,9 @@ them with `oxsort.sort` (one node) and with `oxsort.ray.sort` (--partitions part
 checks each output (valsort: ordered, the input's checksum; the partitions concatenated equal
 the single-node output's size and checksum). It reports the medians, the overhead of the
 stages in seconds and as a ratio, and the median time of each stage (sample, map, reduce).
+On one machine every node sees every bucket, so the reduces read them in place; --fetch makes
+each reduce fetch the buckets of other nodes through Ray's object transfer instead, as on nodes
+without a shared file system (the rows' case is then `ray-fetch`).
 Raw rows go to bench/runs/<date>/ray.csv; the summary is appended to summary.md there.
 """
 
@@ -41,6 +44,7 @@ def main() -> None:
     p.add_argument("--dir", default=str(TOP / "bench" / "scratch"))
     p.add_argument("--memory", default="5G")
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--fetch", action="store_true", help="fetch other nodes' buckets via Ray")
     a = p.parse_args()
     records = int(a.records)
     scratch = Path(a.dir) / "ray-bench"
@@ -62,6 +66,7 @@ def main() -> None:
         new = not rows.exists()
         single_t: list[float] = []
         cluster_t: list[float] = []
+        buckets = (0, 0)
         stages: dict[str, list[float]] = {"sample": [], "map": [], "reduce": []}
         with open(rows, "a", newline="") as f:
             w = csv.writer(f)
@@ -99,6 +104,7 @@ def main() -> None:
                     overwrite=True,
                     memory=a.memory,
                     local_dir=scratch / "local",
+                    shared_local_dir=False if a.fetch else None,
                 )
                 c = time.monotonic() - t0
                 parts = [q.path for q in res.partitions]
@@ -106,12 +112,13 @@ def main() -> None:
                 assert summ.sorted and summ.checksum == gen.checksum
                 assert sum(os.path.getsize(q) for q in parts) == size
                 cluster_t.append(c)
+                buckets = (res.buckets_fetched, res.buckets_read_in_place)
                 for k in stages:
                     stages[k].append(res.stage_seconds[k])
                 w.writerow(
                     [
                         _now(),
-                        "ray",
+                        "ray-fetch" if a.fetch else "ray",
                         records,
                         a.partitions,
                         run,
@@ -133,7 +140,8 @@ def main() -> None:
                 f"| stage {k} | {statistics.median(v):.3f} | {' '.join(f'{x:.3f}' for x in v)} |\n"
                 for k, v in stages.items()
             )
-            + f"\noverhead of the stages: {mc - ms:.3f} s, ratio {mc / ms:.3f}\n"
+            + f"\noverhead of the stages: {mc - ms:.3f} s, ratio {mc / ms:.3f}; "
+            f"buckets fetched {buckets[0]}, read in place {buckets[1]} (last run)\n"
         )
         print(text)
         with open(out / "summary.md", "a") as f:

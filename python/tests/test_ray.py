@@ -1,15 +1,21 @@
 """oxsort.ray on a local Ray cluster (a head and two worker nodes): the partitions concatenated
-are the single-node sort's output byte for byte, valsort passes on them, the partitions are
-balanced, and a worker node killed during the map stage changes nothing."""
+are the single-node sort's output byte for byte (also with unique keys, and with every bucket
+of another node fetched as a stream rather than read in place), valsort passes on them, the
+partitions are balanced, budgets that cannot be kept are refused before any task writes, and a
+worker node killed during the map stage changes nothing.
+
+Ray's session files (logs, sockets) go to a temp directory removed with the cluster."""
 
 from __future__ import annotations
 
 import logging
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -33,16 +39,30 @@ OBJECT_STORE = 96 << 20
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[tuple[Cluster, list[Any]]]:
-    c = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 1, "object_store_memory": OBJECT_STORE},
-    )
-    workers = [c.add_node(num_cpus=1, object_store_memory=OBJECT_STORE) for _ in range(2)]
-    c.wait_for_nodes()
-    ray.init(address=c.address, logging_level=logging.ERROR, log_to_driver=False)
-    yield c, workers
-    ray.shutdown()
-    c.shutdown()
+    # Every Ray process of the cluster (and the drivers the tests start) keeps its session
+    # under RAY_TMPDIR: a short path (Ray's sockets live there) removed at the end.
+    ray_tmp = tempfile.mkdtemp(prefix="oxsort-raytest-", dir="/tmp")
+    saved = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = ray_tmp
+    try:
+        c = Cluster(
+            initialize_head=True,
+            head_node_args={"num_cpus": 1, "object_store_memory": OBJECT_STORE},
+        )
+        try:
+            workers = [c.add_node(num_cpus=1, object_store_memory=OBJECT_STORE) for _ in range(2)]
+            c.wait_for_nodes()
+            ray.init(address=c.address, logging_level=logging.ERROR, log_to_driver=False)
+            yield c, workers
+        finally:
+            ray.shutdown()
+            c.shutdown()
+    finally:
+        if saved is None:
+            os.environ.pop("RAY_TMPDIR", None)
+        else:
+            os.environ["RAY_TMPDIR"] = saved
+        shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 def concat(paths: list[str]) -> bytes:
@@ -54,13 +74,19 @@ def job_dirs(local: Path) -> list[str]:
     return sorted(str(p.relative_to(local)) for p in local.rglob("*")) if local.exists() else []
 
 
+#: The options of oxsort.ray.sort that oxsort.sort does not have.
+CLUSTER_ONLY = ("map_size", "shared_local_dir", "local_disk", "task_cpus")
+
+
 def check_same_as_single_node(
     tmp_path: Path, inputs: list[str], partitions: int, **kw: Any
 ) -> oxray.RaySortResult:
     """Sorts on the cluster and on one node; asserts the bytes, valsort and the checksums."""
     local = tmp_path / "local"
-    res = oxray.sort(inputs, tmp_path / "out", partitions=partitions, local_dir=local, **kw)
-    kw.pop("map_size", None)
+    out = tmp_path / "out"
+    res = oxray.sort(inputs, out, partitions=partitions, local_dir=local, overwrite=True, **kw)
+    for k in CLUSTER_ONLY:
+        kw.pop(k, None)
     single = tmp_path / "single.out"
     stats = oxsort.sort(inputs, single, **kw)
     parts = [p.path for p in res.partitions]
@@ -68,7 +94,10 @@ def check_same_as_single_node(
     assert concat(parts) == single.read_bytes()
     assert res.records == stats.records_written
     assert res.checksum == stats.checksum
+    assert res.dropped == stats.dropped_duplicates + stats.dropped_by_filter
     assert job_dirs(local) == []
+    # Nothing but the partitions and the manifest (no partition left under a temp name).
+    assert sorted(os.listdir(out)) == sorted([*(Path(p).name for p in parts), "manifest.json"])
     assert (tmp_path / "out" / "manifest.json").exists()
     return res
 
@@ -157,8 +186,13 @@ def test_errors_before_any_stage(cluster: Any, tmp_path: Path) -> None:
     res = oxray.sort([str(present)], out, partitions=2, overwrite=True, local_dir=local)
     assert sorted(os.listdir(out)) == ["manifest.json", "part-00000", "part-00001"]
     assert res.records == 100
-    with pytest.raises(oxsort.SpecError, match="unique"):
-        oxray.sort([str(present)], tmp_path / "u", unique=True, local_dir=local)
+    with pytest.raises(oxsort.SpecError, match="OUTREC is not supported across partitions"):
+        oxray.sort(
+            [str(present)],
+            tmp_path / "o",
+            control="SORT FIELDS=(1,10,CH,A)\n OUTREC FIELDS=(1,100)",
+            local_dir=local,
+        )
     with pytest.raises(oxsort.BadInputError, match="not a whole number of 100-byte records"):
         (tmp_path / "odd.dat").write_bytes(b"x" * 150)
         oxray.sort([str(tmp_path / "odd.dat")], tmp_path / "odd", local_dir=local)
@@ -273,6 +307,258 @@ def test_cli(cluster: Any, tmp_path: Path) -> None:
     parts = sorted(str(p) for p in (tmp_path / "out").glob("part-*"))
     assert concat(parts) == (tmp_path / "single").read_bytes()
     assert main(["sort", *inputs, "-o", str(tmp_path / "out"), "--address", address]) == 2
+    # The budget and unique options reach the sort.
+    common = ["--address", address, "--local-dir", str(tmp_path / "local"), "--partitions", "3"]
+    assert (
+        main(
+            [
+                "sort",
+                *inputs,
+                "-o",
+                str(tmp_path / "uniq"),
+                "--unique",
+                "--fields",
+                "1,2,CH,A",
+                "--memory",
+                "8M",
+                "--task-cpus",
+                "0.5",
+                "--shared-local-dir",
+                "no",
+                *common,
+            ]
+        )
+        == 0
+    )
+    oxsort.sort(inputs, tmp_path / "single-u", unique=True, fields="1,2,CH,A")
+    parts = sorted(str(p) for p in (tmp_path / "uniq").glob("part-*"))
+    assert concat(parts) == (tmp_path / "single-u").read_bytes()
+    assert len(concat(parts)) < 2000 * 100  # 2-byte keys: duplicates were dropped
+    assert main(["sort", *inputs, "-o", str(tmp_path / "d"), "--local-disk", "1K", *common]) == 2
+    assert not (tmp_path / "d").exists()
+
+
+def node_resources() -> dict[str, dict[str, float]]:
+    return {n["NodeID"]: n["Resources"] for n in ray.nodes() if n.get("Alive")}
+
+
+def test_buckets_of_other_nodes_are_fetched_as_streams(cluster: Any, tmp_path: Path) -> None:
+    # Every node sees the buckets here (one machine), so they are read in place by default;
+    # shared_local_dir=False makes every reduce fetch the buckets of other nodes through Ray,
+    # in chunks (of 256 KiB at this memory budget) that cut records, fixed and delimited.
+    path = tmp_path / "in.dat"
+    oxsort.gensort(path, 60_000, skew=True)
+    res = check_same_as_single_node(
+        tmp_path, [str(path)], 2, map_size=1_500_000, memory="4M", shared_local_dir=False
+    )
+    assert res.maps == 4
+    assert res.buckets_fetched > 0
+    assert res.buckets_fetched + res.buckets_read_in_place == res.maps * 2
+    assert oxsort.valsort([p.path for p in res.partitions]).sorted
+
+    rng = random.Random(5)
+    text = "".join(f"k{rng.randint(0, 10**9)},{rng.randint(-500, 500)}\n" for _ in range(150_000))
+    lines = tmp_path / "in.txt"
+    lines.write_text(text)
+    res = check_same_as_single_node(
+        tmp_path,
+        [str(lines)],
+        2,
+        lines=True,
+        keys="-t, -k2,2n",
+        map_size=700_000,
+        memory="4M",
+        shared_local_dir=False,
+    )
+    assert res.buckets_fetched > 0
+    # Read in place (the default here, where every node sees every bucket): the same bytes.
+    res = check_same_as_single_node(
+        tmp_path, [str(lines)], 2, lines=True, keys="-t, -k2,2n", map_size=700_000
+    )
+    assert res.buckets_fetched == 0 and res.buckets_read_in_place > 0
+
+
+@pytest.mark.parametrize("shared", [None, False])
+def test_unique_keys_across_partitions(cluster: Any, tmp_path: Path, shared: Any) -> None:
+    # 40 distinct keys over 40 000 records in two inputs: every splitter falls inside a run
+    # of equal keys, so each cut key has records in two partitions; the first record of each
+    # key (in input order) must appear once, as in the single-node unique sort.
+    src = tmp_path / "src.dat"
+    oxsort.gensort(src, 40_000)
+    data = bytearray(src.read_bytes())
+    rng = random.Random(11)
+    for i in range(40_000):
+        data[i * 100 : i * 100 + 10] = b"KEY-%06d" % rng.randrange(40)
+    a, b = tmp_path / "a.dat", tmp_path / "b.dat"
+    a.write_bytes(data[: 15_000 * 100])
+    b.write_bytes(data[15_000 * 100 :])
+    res = check_same_as_single_node(
+        tmp_path, [str(a), str(b)], 4, unique=True, map_size=500_000, shared_local_dir=shared
+    )
+    assert res.records == 40 and res.dropped == 40_000 - 40
+    firsts = [Path(p.path).read_bytes()[:10] for p in res.partitions if p.records]
+    assert len(firsts) >= 3  # the keys were cut between partitions
+
+    rng = random.Random(12)
+    paths = []
+    for f in range(2):
+        p = tmp_path / f"in{f}.txt"
+        p.write_text("".join(f"n{f}-{i},{rng.randint(0, 30)}\n" for i in range(8000)))
+        paths.append(str(p))
+    res = check_same_as_single_node(
+        tmp_path,
+        paths,
+        3,
+        lines=True,
+        keys="-t, -k2,2n",
+        unique=True,
+        map_size=40_000,
+        shared_local_dir=shared,
+    )
+    assert res.records == 31
+
+
+def test_budgets_per_task(cluster: Any, tmp_path: Path) -> None:
+    path = tmp_path / "in.dat"
+    oxsort.gensort(path, 20_000)
+    # The defaults: each node's memory, cores and free local disk shared by the tasks Ray
+    # runs there at once (one per CPU; two with task_cpus=0.5).
+    res = check_same_as_single_node(tmp_path, [str(path)], 2, map_size=500_000)
+    nodes = node_resources()
+    assert set(res.budgets) == set(nodes)
+    for nid, b in res.budgets.items():
+        assert b["tasks_at_once"] == 1 and b["threads"] == 1
+        assert b["memory"] == int(nodes[nid]["memory"])
+        assert 0 < b["local_disk"] == b["disk_free"]
+    res = check_same_as_single_node(tmp_path, [str(path)], 2, map_size=500_000, task_cpus=0.5)
+    for nid, b in res.budgets.items():
+        assert b["tasks_at_once"] == 2 and b["threads"] == 1
+        assert b["memory"] == int(nodes[nid]["memory"]) // 2
+    # Given budgets are every task's, on every node.
+    res = check_same_as_single_node(
+        tmp_path, [str(path)], 2, map_size=1_000_000, memory="2M", threads=2, local_disk="3M"
+    )
+    assert {(b["memory"], b["threads"], b["local_disk"]) for b in res.budgets.values()} == {
+        (2 << 20, 2, 3 << 20)
+    }
+
+
+def test_budgets_that_cannot_be_kept_are_refused(cluster: Any, tmp_path: Path) -> None:
+    path = tmp_path / "in.dat"
+    oxsort.gensort(path, 8000)
+    local = tmp_path / "local"
+    out = tmp_path / "out"
+    with pytest.raises(
+        oxsort.SpecError,
+        match=r"local disk budget 100\.0 KiB per task on node \w+ \(.*\) \(.*local\): "
+        r"a map of 390\.6 KiB needs 781\.2 KiB",
+    ):
+        oxray.sort([str(path)], out, map_size=400_000, local_disk="100K", local_dir=local)
+    with pytest.raises(
+        oxsort.SpecError,
+        match=r"memory budget 64\.0 KiB per task on node \w+ .* merging 8 buckets: it needs",
+    ):
+        oxray.sort([str(path)], out, map_size=100_000, memory="64K", local_dir=local)
+    with pytest.raises(oxsort.SpecError, match=r"task_cpus=0: more than 0"):
+        oxray.sort([str(path)], out, task_cpus=0, local_dir=local)
+    with pytest.raises(oxsort.Error, match=r"no live node .* has the 2 CPUs a task asks for"):
+        oxray.sort([str(path)], out, task_cpus=2, local_dir=local)
+    # Refused before any task wrote: no job directory, no output directory.
+    assert job_dirs(local) == []
+    assert not out.exists()
+
+
+def records(data: bytes) -> list[bytes]:
+    return [data[i : i + 100] for i in range(0, len(data), 100)]
+
+
+def test_the_reduce_merge_on_its_own(tmp_path: Path) -> None:
+    """The reduce's merge without a cluster: sorted buckets from files and from iterators of
+    chunks that cut records, against a stable sort of all the records in map order."""
+    from oxsort import _native
+    from oxsort._files import _spec
+
+    def spec(unique: bool = False) -> dict[str, Any]:
+        return _spec(
+            record_size=None,
+            lines=False,
+            nul=False,
+            fields=None,
+            control=None,
+            keys=None,
+            unique=unique,
+            memory=None,
+            threads=None,
+            temp_dirs=None,
+        )
+
+    rng = random.Random(9)
+    buckets = []
+    for m in range(5):
+        recs = [
+            b"K%09d%02d-%05d" % (rng.randrange(30), m, i) + b"." * 82
+            for i in range(rng.randrange(0, 400))
+        ]
+        buckets.append(b"".join(sorted(recs, key=lambda r: r[:10])))
+    # Map order: records of equal keys come out in map order, then bucket order.
+    want = sorted((r for b in buckets for r in records(b)), key=lambda r: r[:10])
+
+    def chunks(data: bytes, size: int) -> Iterator[bytes]:
+        return iter([data[i : i + size] for i in range(0, len(data), size)])
+
+    sources: list[tuple[str, Any]] = []
+    for m, b in enumerate(buckets):
+        if m % 2:
+            sources.append((f"fetched-{m}", chunks(b, 37 + m)))  # chunks cut records
+        else:
+            p = tmp_path / f"bucket-{m}"
+            p.write_bytes(b)
+            sources.append((str(p), None))
+    out = tmp_path / "part"
+    n, checksum, dropped, _, edges = _native.merge_buckets(sources, str(out), spec(), 1 << 16)
+    assert out.read_bytes() == b"".join(want) and n == len(want) and dropped == 0
+    assert checksum == oxsort.valsort(out).checksum
+    assert edges == (want[0][:10], want[-1][:10])
+
+    # unique: the first of each key, in map order; drop_key: a key an earlier partition holds.
+    first: dict[bytes, bytes] = {}
+    for r in want:
+        first.setdefault(r[:10], r)
+    drop = want[0][:10]
+    kept = [r for k, r in first.items() if k != drop]
+    sources = [(f"f{m}", chunks(b, 4096)) for m, b in enumerate(buckets)]
+    n, _, dropped, _, _ = _native.merge_buckets(sources, str(out), spec(True), 1 << 16, drop)
+    assert out.read_bytes() == b"".join(kept) and n + dropped == len(want)
+
+    # A bucket out of order, or ending inside a record: named, and nothing is left behind.
+    bad = tmp_path / "bad"
+    bad.write_bytes(b"Z" * 100 + b"A" * 100)
+    with pytest.raises(oxsort.DisorderError, match=r"bucket .*bad: record 2 is out of key order"):
+        _native.merge_buckets([(str(bad), None)], str(tmp_path / "p2"), spec(), 1 << 16)
+    with pytest.raises(oxsort.BadInputError, match=r"bucket cut: ends inside a record"):
+        _native.merge_buckets([("cut", iter([b"A" * 150]))], str(tmp_path / "p3"), spec(), 1 << 16)
+    assert sorted(os.listdir(tmp_path)) == ["bad", "bucket-0", "bucket-2", "bucket-4", "part"]
+
+
+def test_the_local_disk_check_counts_buckets_kept_and_maps_at_once() -> None:
+    # The node check on its own (a cluster's free space cannot be chosen here): 3 maps of
+    # 1 MiB on a node running 2 at once keep 3 MiB of buckets and need 2 MiB more while two
+    # sort; 5 MiB free is enough, 4 MiB is not.
+    src = oxray._Source(0, "/data/in", None, 3 << 20)
+    tasks = [oxray._MapTask(i, src, i << 20, (i + 1) << 20) for i in range(3)]
+
+    def node(free: int) -> dict[str, oxray._Node]:
+        n = oxray._Node("n" * 56, "10.0.0.9", 2, 1 << 30, 1, 4 << 20, "/scratch/x", free, 1 << 30)
+        return {n.id: n}
+
+    oxray._check_budgets(tasks, ["n" * 56] * 3, node(5 << 20))
+    with pytest.raises(
+        oxsort.OutOfSpaceError,
+        match=r"local disk of node nnnnnnnnnnnn \(10\.0\.0\.9\): /scratch/x needs 5\.0 MiB "
+        r"for its 3 maps \(3\.0 MiB of buckets kept until the reduce, 2\.0 MiB more while 2 "
+        r"sort at once\) and has 4\.0 MiB free",
+    ):
+        oxray._check_budgets(tasks, ["n" * 56] * 3, node(4 << 20))
 
 
 def test_a_worker_node_killed_during_the_map_stage(cluster: Any, tmp_path: Path) -> None:

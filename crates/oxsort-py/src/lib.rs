@@ -8,7 +8,8 @@
 //! - `spec`: the one place where Python arguments become a [`oxsort_engine::SortConfig`];
 //! - `arrays`: NumPy arrays sorted on the oxsort kernels (`sort_array`, `argsort`);
 //! - `errors`: `oxsort.Error` and its subclasses;
-//! - `stages`: the sample, map and reduce stages of a sort across a cluster (`oxsort.ray`);
+//! - `stages`: the sample and map stages of a sort across a cluster (`oxsort.ray`), and
+//!   `reduce`: its reduce stage, a streamed merge of the maps' buckets;
 //! - `gensort` / `valsort` on the `oxsort-gensort` library.
 //!
 //! It is built by maturin (`pip install .` at the repository root) as an abi3 extension for
@@ -18,6 +19,7 @@
 mod arrays;
 mod errors;
 mod job;
+mod reduce;
 mod spec;
 mod stages;
 
@@ -107,7 +109,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(arrays::sort_records, m)?)?;
     m.add_function(wrap_pyfunction!(stages::sample, m)?)?;
     m.add_function(wrap_pyfunction!(stages::map, m)?)?;
-    m.add_function(wrap_pyfunction!(stages::reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce::merge_buckets, m)?)?;
     m.add_function(wrap_pyfunction!(stages::check_cluster_spec, m)?)?;
     m.add_function(wrap_pyfunction!(stages::record_size, m)?)?;
     m.add_function(wrap_pyfunction!(gensort, m)?)?;

@@ -6,7 +6,8 @@
 //!  map     input i [start, end) ──one scan──▶ R unsorted bucket files         over (key, input, position)
 //!            (record x goes to the bucket of the splitters ≤ (key(x), i, pos(x)))
 //!          each bucket ──oxsort_engine::sort (stable)──▶ sorted bucket r, its count and checksum
-//!  reduce  bucket r of every map, in map order ──oxsort_engine merge (stable)──▶ part-r
+//!  reduce  bucket r of every map, in map order ──streamed k-way merge (stable)──▶ part-r
+//!            (files read where they lie, other nodes' buckets fetched as chunks: `reduce`)
 //! ```
 //!
 //! A record's position is the byte offset where it starts in its input: records of one input
@@ -32,8 +33,12 @@ use crate::spec::{build_config, SpecArgs};
 /// sequential speed, small enough to hold per task).
 const SCAN_CHUNK: usize = 8 << 20;
 
-/// Write buffer of each unsorted bucket file during the map's scan (R of them are open at once).
+/// Write buffer of each unsorted bucket file during the map's scan (R of them are open at
+/// once), at most; with many buckets a quarter of the memory budget is shared by them.
 const BUCKET_BUFFER: usize = 256 << 10;
+
+/// The smallest write buffer of an unsorted bucket file, whatever the memory budget.
+const MIN_BUCKET_BUFFER: usize = 16 << 10;
 
 /// Bytes read at a time while looking for the start or end of a line at a random offset.
 const PROBE: usize = 64 << 10;
@@ -43,10 +48,6 @@ type Splitter = (Vec<u8>, u32, u64);
 
 /// Sampled keys as Python gets them: (key, input index, position) each, and the input's size.
 type Samples<'py> = (Vec<(Bound<'py, PyBytes>, u32, u64)>, u64);
-
-/// What a reduce returns: records, checksum (hex), and the whole keys of the first and last
-/// record (None when the partition is empty).
-type ReduceResult<'py> = (u64, String, Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>);
 
 /// The compiled key of a specification (no file is touched).
 fn sort_key(spec: &SpecArgs) -> PyResult<SortKey> {
@@ -305,13 +306,16 @@ fn summary(stats: &SortStats) -> (u64, String, u64, String) {
     )
 }
 
-/// What a map returns: records read, their checksum (hex), and per bucket its path, records,
-/// checksum, records dropped (by INCLUDE/OMIT) and their checksum.
-type MapResult = (u64, String, Vec<(PathBuf, u64, String, u64, String)>);
+/// What a map returns: records read, their checksum (hex), per bucket its path, records,
+/// checksum, records dropped (by INCLUDE/OMIT or as duplicates) and their checksum, and per
+/// splitter whether a record of the splitter's key went below it (into an earlier bucket).
+type MapResult = (u64, String, Vec<(PathBuf, u64, String, u64, String)>, Vec<bool>);
 
 /// The map stage: the records of `input` (index `index`) that start in `range` (bytes) go to
 /// `splitters.len() + 1` buckets by (key, index, position), each bucket then sorted by the
-/// engine (stable) into `dir/bucket-NNNNN` (temp files in `dir`).
+/// engine (stable) into `dir/bucket-NNNNN` (temp files in `dir`). Under `unique` the reduce
+/// of the partition after splitter j drops the records of its key when any map saw one below
+/// it (an earlier partition then keeps the first): the map says which splitters that is.
 #[pyfunction]
 #[pyo3(signature = (input, index, range, splitters, spec, dir))]
 pub(crate) fn map(
@@ -334,17 +338,27 @@ pub(crate) fn map(
         let unsorted: Vec<PathBuf> =
             (0..buckets).map(|r| dir.join(format!("unsorted-{r:05}"))).collect();
         let mut writers = Vec::with_capacity(buckets);
+        let share = spec.memory.map_or(usize::MAX, |m| (m / 4 / buckets as u64) as usize);
+        let buffer = share.clamp(MIN_BUCKET_BUFFER, BUCKET_BUFFER);
         for p in &unsorted {
             let f = File::create(p).map_err(|e| io_err(p, "cannot create", e))?;
-            writers.push(BufWriter::with_capacity(BUCKET_BUFFER, f));
+            writers.push(BufWriter::with_capacity(buffer, f));
         }
         let (mut records, mut checksum) = (0u64, 0u128);
+        let mut below = vec![false; splitters.len()];
         let (mut k, mut scratch) = (Vec::new(), Vec::new());
         scan(&input, key.layout(), range.0, range.1, |pos, rec| {
             key_of(&key, rec, &mut k, &mut scratch).map_err(|e| key_err(&input, pos, e))?;
             let b = splitters.partition_point(|(sk, si, sp)| {
                 (sk.as_slice(), *si, *sp) <= (k.as_slice(), index, pos)
             });
+            // Splitters of this key above the record: a record of their key is below them.
+            for (j, (sk, _, _)) in splitters.iter().enumerate().skip(b) {
+                if sk.as_slice() != k.as_slice() {
+                    break;
+                }
+                below[j] = true;
+            }
             records += 1;
             checksum += u128::from(crc32fast::hash(rec));
             writers[b].write_all(rec).map_err(|e| io_err(&unsorted[b], "cannot write", e))
@@ -362,7 +376,7 @@ pub(crate) fn map(
             std::fs::remove_file(p).map_err(|e| io_err(p, "cannot remove", e))?;
             out.push((bucket, n, c, d, dc));
         }
-        Ok((records, checksum_hex(checksum), out))
+        Ok((records, checksum_hex(checksum), out, below))
     })
 }
 
@@ -388,89 +402,31 @@ fn sort_file(
     Ok(summary(&stats))
 }
 
-/// The reduce stage: the stable merge of `buckets` (bucket r of every map, in map order) into
-/// `output` by the engine; returns records, checksum, and the whole keys of the first and last
-/// record (None when empty), for the driver's check across partitions.
+/// Whether a specification can be sorted across partitions. INREC, OUTREC and SUM cannot:
+/// the maps route records by the key of the record as read, and the reduce merges the
+/// records its buckets hold, so a record reshaped or summed in a bucket would be keyed and
+/// merged as another record. (`unique` can: see `reduce`.) Returns whether the sort keeps
+/// only the first record of each key (`unique`, `-u`, `SUM FIELDS=NONE`).
 #[pyfunction]
-#[pyo3(signature = (buckets, output, spec, temp_dir))]
-pub(crate) fn reduce<'py>(
-    py: Python<'py>,
-    buckets: Vec<PathBuf>,
-    output: PathBuf,
-    mut spec: SpecArgs,
-    temp_dir: PathBuf,
-) -> PyResult<ReduceResult<'py>> {
-    let key = sort_key(&spec)?;
-    spec.temp_dirs = vec![temp_dir];
-    spec.resume = false;
-    if spec.unique {
-        return Err(SpecError::new_err("unique=True cannot be split across partitions"));
-    }
-    let (n, c, edges) = py.allow_threads(|| -> PyResult<_> {
-        let nonempty: Vec<PathBuf> = buckets
-            .into_iter()
-            .filter(|p| std::fs::metadata(p).map(|m| m.len() > 0).unwrap_or(true))
-            .collect();
-        // Filters were applied by the maps: their buckets hold only kept records.
-        let (n, c, _, _) = sort_file(&spec, nonempty, &output, true)?;
-        Ok((n, c, edge_keys(&output, &key)?))
-    })?;
-    let edges = edges.map(|(a, b)| (PyBytes::new(py, &a), PyBytes::new(py, &b)));
-    Ok((n, c, edges))
-}
-
-/// The whole keys of the first and last records of a file (None when it is empty).
-fn edge_keys(path: &Path, key: &SortKey) -> PyResult<Option<(Vec<u8>, Vec<u8>)>> {
-    let layout = key.layout();
-    let (mut f, len) = open_input(path, layout)?;
-    if len == 0 {
-        return Ok(None);
-    }
-    let (first, last) = match layout {
-        RecordLayout::Fixed(r) => {
-            let mut a = vec![0u8; r];
-            let mut b = vec![0u8; r];
-            read_at(&mut f, path, 0, &mut a)?;
-            read_at(&mut f, path, len - r as u64, &mut b)?;
-            (a, b)
-        }
-        RecordLayout::Delimited(t) => {
-            let a = line_at(&mut f, path, t, 0)?;
-            // The last record starts after the last terminator before the final byte.
-            let mut end = len - 1;
-            let mut buf = vec![0u8; PROBE];
-            let start = loop {
-                let from = end.saturating_sub(PROBE as u64);
-                let n = read_at(&mut f, path, from, &mut buf[..(end - from) as usize])?;
-                if let Some(i) = memchr::memrchr(t, &buf[..n]) {
-                    break from + i as u64 + 1;
-                }
-                if from == 0 {
-                    break 0;
-                }
-                end = from;
-            };
-            (a, line_at(&mut f, path, t, start)?)
-        }
-    };
-    let (mut ka, mut kb, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
-    key_of(key, &first, &mut ka, &mut scratch).map_err(|e| key_err(path, 0, e))?;
-    key_of(key, &last, &mut kb, &mut scratch).map_err(|e| key_err(path, len, e))?;
-    Ok(Some((ka, kb)))
-}
-
-/// Whether a specification can be sorted across partitions: `unique` cannot (the first of a
-/// run of equal keys may be in an earlier partition).
-#[pyfunction]
-pub(crate) fn check_cluster_spec(spec: SpecArgs) -> PyResult<()> {
+pub(crate) fn check_cluster_spec(spec: SpecArgs) -> PyResult<bool> {
     let cfg = build_config(&spec, vec![PathBuf::from("in")], PathBuf::from("out"), false, None)?;
-    if cfg.spec().unique {
-        return Err(SpecError::new_err(
-            "unique records (unique=True, SUM FIELDS=NONE, sort -u) are not supported across \
-             partitions: equal keys may be cut between them",
-        ));
+    let s = cfg.spec();
+    let refused = if s.inrec.is_some() {
+        Some("INREC")
+    } else if s.outrec.is_some() {
+        Some("OUTREC")
+    } else if s.sum.is_some() {
+        Some("SUM FIELDS=(...)")
+    } else {
+        None
+    };
+    if let Some(what) = refused {
+        return Err(SpecError::new_err(format!(
+            "{what} is not supported across partitions: sort on one node (oxsort.sort), or \
+             reshape the records before or after the sort"
+        )));
     }
-    Ok(())
+    Ok(s.unique)
 }
 
 /// The size of a specification's fixed records (None for delimited records).

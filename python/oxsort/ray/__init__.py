@@ -13,8 +13,15 @@ The job runs as Ray tasks, each calling the Rust engine (no record passes throug
   partitions and the order stays stable;
 - *map*: each task reads one input (or a byte range of it, on record boundaries), sends each
   record to its bucket, and sorts every bucket with the engine on its node's local disk;
-- *reduce*: task r fetches bucket r of every map (from the map's node) and merges them, in map
-  order, into ``output_dir/part-NNNNN``.
+- *reduce*: task r merges bucket r of every map, by key and then map order, into
+  ``output_dir/part-NNNNN`` as the buckets stream in: a bucket on the reduce's node (or visible
+  to it on a shared file system) is read in place, one on another node arrives in chunks
+  through Ray's object transfer (memory to memory). Nothing is copied to the reduce's disk:
+  each byte is read once from its bucket and written once to its partition.
+
+Each map or reduce task keeps to budgets, as a sort on one machine does: memory, threads and
+local disk per task (by default the node's memory, cores and free local disk divided by the
+tasks Ray runs there at once), checked before any task writes.
 
 The driver checks that the partitions are in order across their boundaries and that their
 checksums add up to the input's, then writes ``output_dir/manifest.json``. Buckets are removed
@@ -34,6 +41,7 @@ import socket
 import tempfile
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -47,7 +55,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from .. import _native
 from .._files import PathLike, _spec, parse_size
-from .._native import BadInputError, Error, SpecError
+from .._native import BadInputError, Error, OutOfSpaceError, SpecError
 
 __all__ = ["Partition", "RaySortResult", "gensort", "sort"]
 
@@ -63,11 +71,24 @@ SAMPLES_PER_PARTITION = 2000
 #: boundaries) so every core of the cluster has a map to run.
 DEFAULT_MAP_SIZE = 1 << 30
 
-#: Bytes a reduce fetches from another node in one object (several stay in flight).
+#: Largest chunk a reduce fetches from another node in one object (smaller when the memory
+#: budget, shared by every bucket a reduce merges, asks for it).
 FETCH_CHUNK = 64 << 20
 
-#: Fetches a reduce keeps in flight per bucket.
-FETCH_DEPTH = 4
+#: Smallest fetched chunk: below it the per-object cost of Ray outweighs the transfer.
+MIN_FETCH_CHUNK = 256 << 10
+
+#: Fetches a reduce keeps in flight per bucket of another node.
+FETCH_DEPTH = 2
+
+#: Read buffer of a bucket file a reduce merges, at most and at least (the native merge's
+#: own floor): within these, the memory budget shared by the buckets decides.
+MAX_READ_BUFFER = 8 << 20
+MIN_READ_BUFFER = 64 << 10
+
+#: Local disk a map needs per byte of its range at its peak: the unsorted buckets, the sorted
+#: ones written beside them, and the engine's runs of a bucket larger than memory.
+MAP_DISK_FACTOR = 2
 
 #: Rounds in which maps lost with their node are run again before the job gives up.
 MAX_ROUNDS = 3
@@ -120,6 +141,11 @@ class RaySortResult:
     dropped: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     maps_rerun: int = 0
+    #: Buckets the reduces fetched from another node, and read where they lie.
+    buckets_fetched: int = 0
+    buckets_read_in_place: int = 0
+    #: Per node (by id): the tasks Ray runs there at once and each one's budgets.
+    budgets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """As a plain dict (JSON-ready)."""
@@ -140,6 +166,33 @@ class _MapTask:
     source: _Source
     start: int
     end: int
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class _Node:
+    """A node's share of the job: the tasks Ray runs there at once, and each one's budgets."""
+
+    id: str
+    ip: str
+    tasks_at_once: int
+    memory: int
+    threads: int
+    local_disk: int
+    local_dir: str
+    disk_free: int
+    object_store: int
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover - the loop returns
 
 
 class _TaskError(Exception):
@@ -243,7 +296,19 @@ def _sample_task(
     return keys
 
 
-@ray.remote(num_cpus=1, max_retries=3)
+def _task_spec(spec: dict[str, Any], budgets: dict[str, tuple[int, int]]) -> dict[str, Any]:
+    """The task's specification: the memory and threads not given take this node's per-task
+    defaults (the smallest of any node, on a node that joined after the job started)."""
+    memory, threads = budgets.get(_node_id()) or min(budgets.values())
+    s = dict(spec)
+    if s["memory"] is None:
+        s["memory"] = memory
+    if s["threads"] is None:
+        s["threads"] = threads
+    return s
+
+
+@ray.remote(max_retries=3)
 @_carry_errors
 def _map_task(
     path: str,
@@ -253,6 +318,7 @@ def _map_task(
     end: int,
     splitters: list[tuple[bytes, int, int]],
     spec: dict[str, Any],
+    budgets: dict[str, tuple[int, int]],
     local_dir: Optional[str],
     job: str,
 ) -> dict[str, Any]:
@@ -260,11 +326,14 @@ def _map_task(
     with _working(d):
         shutil.rmtree(d, ignore_errors=True)  # what an earlier try of this map left here
         os.makedirs(d)
-        records, checksum, buckets = _native.map(path, index, (start, end), splitters, spec, d)
+        records, checksum, buckets, below = _native.map(
+            path, index, (start, end), splitters, _task_spec(spec, budgets), d
+        )
     return {
         "node": _node_id(),
         "records": records,
         "checksum": checksum,
+        "below": below,
         "buckets": [
             {
                 "path": str(p),
@@ -290,72 +359,107 @@ def _pinned(node: str, soft: bool = False) -> NodeAffinitySchedulingStrategy:
     return NodeAffinitySchedulingStrategy(node_id=node, soft=soft)
 
 
-@ray.remote(num_cpus=1, max_retries=3)
+def _fetch(node: str, path: str, size: int, chunk: int) -> Iterator[bytes]:
+    """The bytes of bucket ``path`` on ``node``, as chunks read there and passed by Ray's
+    object transfer (memory to memory: nothing is written on this node), with
+    :data:`FETCH_DEPTH` chunks in flight."""
+    strategy = _pinned(node)
+    offsets = iter(range(0, size, chunk))
+    pending: deque[ray.ObjectRef] = deque()
+
+    def submit() -> None:
+        o = next(offsets, None)
+        if o is not None:
+            pending.append(
+                _read_chunk.options(scheduling_strategy=strategy).remote(
+                    path, o, min(chunk, size - o)
+                )
+            )
+
+    for _ in range(FETCH_DEPTH):
+        submit()
+    got = 0
+    while pending:
+        data: bytes = ray.get(pending.popleft())
+        submit()
+        got += len(data)
+        yield data
+    if got != size:
+        raise Error(f"bucket {path} on node {node}: fetched {got} of {size} bytes")
+
+
+def _visible(path: str, size: int) -> bool:
+    """Whether this node sees bucket ``path`` of another node (a shared file system: the
+    job's directories are named after their nodes, so no other file has this path)."""
+    try:
+        return os.stat(path).st_size == size
+    except OSError:
+        return False
+
+
+@ray.remote(max_retries=3)
 @_carry_errors
 def _reduce_task(
-    r: int,
     buckets: list[tuple[str, str, int]],
     output: str,
     spec: dict[str, Any],
-    local_dir: Optional[str],
-    job: str,
+    budgets: dict[str, tuple[int, int]],
+    drop_key: Optional[bytes],
+    shared: Optional[bool],
+    object_store: int,
 ) -> dict[str, Any]:
     here = _node_id()
-    d = os.path.join(_node_dir(local_dir, job), f"reduce-{r:05d}")
-    with _working(d):
-        return _reduce_in(here, d, buckets, output, spec)
-
-
-def _reduce_in(
-    here: str, d: str, buckets: list[tuple[str, str, int]], output: str, spec: dict[str, Any]
-) -> dict[str, Any]:
-    """The body of a reduce, in its directory ``d``."""
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    try:
-        paths = []
-        for m, (node, path, size) in enumerate(buckets):
-            if node == here or size == 0:
-                paths.append(path if size else os.devnull)
-                continue
-            local = os.path.join(d, f"from-map-{m:05d}")
-            strategy = _pinned(node)
-            offsets = list(range(0, size, FETCH_CHUNK))
-            with open(local, "wb") as f:
-                pending = [
-                    _read_chunk.options(scheduling_strategy=strategy).remote(
-                        path, o, min(FETCH_CHUNK, size - o)
-                    )
-                    for o in offsets[:FETCH_DEPTH]
-                ]
-                nxt = FETCH_DEPTH
-                while pending:
-                    f.write(ray.get(pending.pop(0)))
-                    if nxt < len(offsets):
-                        o = offsets[nxt]
-                        pending.append(
-                            _read_chunk.options(scheduling_strategy=strategy).remote(
-                                path, o, min(FETCH_CHUNK, size - o)
-                            )
-                        )
-                        nxt += 1
-            if os.path.getsize(local) != size:
-                raise Error(
-                    f"bucket {path} on node {node}: fetched {os.path.getsize(local)} "
-                    f"of {size} bytes"
-                )
-            paths.append(local)
-        paths = [p for p in paths if p != os.devnull]
-        records, checksum, edges = _native.reduce(paths, output, spec, d)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    spec = _task_spec(spec, budgets)
+    live = [(m, b) for m, b in enumerate(buckets) if b[2] > 0]
+    # The memory budget is shared by the buckets merged: a read buffer for each bucket file,
+    # FETCH_DEPTH chunks in flight and one being merged for each bucket fetched (and no more
+    # of the node's object store than its share).
+    per = spec["memory"] // max(1, len(live))
+    buffer = max(MIN_READ_BUFFER, min(MAX_READ_BUFFER, per // 2))
+    far = [
+        (m, b)
+        for m, b in live
+        if not (b[0] == here or shared is True or (shared is None and _visible(b[1], b[2])))
+    ]
+    chunk = min(FETCH_CHUNK, per // (FETCH_DEPTH + 1))
+    if far:
+        chunk = min(chunk, object_store // (len(far) * (FETCH_DEPTH + 1)))
+    chunk = max(MIN_FETCH_CHUNK, chunk)
+    fetched = {m for m, _ in far}
+    sources: list[tuple[str, Optional[Iterator[bytes]]]] = [
+        (
+            (f"{path} on node {node[:12]}", _fetch(node, path, size, chunk))
+            if m in fetched
+            else (path, None)
+        )
+        for m, (node, path, size) in live
+    ]
+    records, checksum, dropped, dropped_sum, edges = _native.merge_buckets(
+        sources, output, spec, buffer, drop_key
+    )
     return {
         "node": here,
         "records": records,
         "checksum": checksum,
+        "dropped": dropped,
+        "dropped_checksum": dropped_sum,
+        "fetched": len(far),
+        "read_in_place": len(live) - len(far),
         "first": edges[0] if edges else None,
         "last": edges[1] if edges else None,
     }
+
+
+@ray.remote(num_cpus=0)
+def _disk_task(local_dir: Optional[str]) -> tuple[str, str, int]:
+    """This node's job directory parent and the bytes free there (of its nearest existing
+    ancestor, as the directory is made on first use)."""
+    d = local_dir or tempfile.gettempdir()
+    p = d
+    while not os.path.exists(p) and os.path.dirname(p) != p:
+        p = os.path.dirname(p)
+    st = os.statvfs(p)
+    return _node_id(), d, st.f_bavail * st.f_frsize
 
 
 @ray.remote(num_cpus=0, max_retries=0)
@@ -550,10 +654,98 @@ def _splitters(
     return [samples[(j * len(samples)) // partitions] for j in range(1, partitions)]
 
 
-def _options(s: _Source) -> dict[str, Any]:
-    if s.node is not None:
-        return {"scheduling_strategy": _pinned(s.node)}
-    return {"scheduling_strategy": "SPREAD"}
+def _budgets(
+    local_dir: Optional[str],
+    task_cpus: float,
+    memory: Optional[int],
+    threads: Optional[int],
+    local_disk: Optional[int],
+) -> dict[str, _Node]:
+    """Each live node's budgets per task: what is given, else its share of the node (the
+    node's memory and free local disk divided by the tasks Ray runs there at once, its cores
+    by the same number, at least 1)."""
+    nodes = _alive_nodes()
+    refs = {
+        nid: _disk_task.options(scheduling_strategy=_pinned(nid)).remote(local_dir) for nid in nodes
+    }
+    out: dict[str, _Node] = {}
+    for nid, n in nodes.items():
+        res = n.get("Resources") or {}
+        cpus = float(res.get("CPU", 0))
+        slots = int(cpus // task_cpus)
+        _, d, free = _get(refs[nid])
+        if slots < 1:
+            continue  # runs no map or reduce
+        out[nid] = _Node(
+            id=nid,
+            ip=str(n.get("NodeManagerAddress", "?")),
+            tasks_at_once=slots,
+            memory=memory if memory is not None else int(res.get("memory", 0)) // slots,
+            threads=threads if threads is not None else max(1, int(cpus) // slots),
+            local_disk=local_disk if local_disk is not None else free // slots,
+            local_dir=d,
+            disk_free=free,
+            object_store=int(res.get("object_store_memory", 0)) // slots,
+        )
+    if not out:
+        raise Error(f"no live node of the cluster has the {task_cpus:g} CPUs a task asks for")
+    return out
+
+
+def _place(tasks: list[_MapTask], nodes: dict[str, _Node]) -> list[str]:
+    """The node of each map: its input's node, or (a shared input) the node with the fewest
+    bytes of maps per task it runs at once, so that each node's local disk can be checked."""
+    load = dict.fromkeys(nodes, 0)
+    where: list[str] = []
+    for t in tasks:
+        nid = t.source.node
+        if nid is None:
+            nid = min(nodes, key=lambda n: ((load[n] + t.size) / nodes[n].tasks_at_once, n))
+        elif nid not in nodes:
+            raise Error(
+                f"input {t.source.path} is on node {nid[:12]}, which has fewer CPUs than a "
+                "task asks for (task_cpus)"
+            )
+        load[nid] += t.size
+        where.append(nid)
+    return where
+
+
+def _check_budgets(tasks: list[_MapTask], where: list[str], nodes: dict[str, _Node]) -> None:
+    """Refuses, before any task writes, budgets a stage cannot keep: a map's local disk
+    (:data:`MAP_DISK_FACTOR` times its range) above the per-task budget, a node's local disk
+    short of its maps' buckets (kept until the reduce) and the maps sorting at once there, a
+    reduce's memory short of a buffer per bucket it merges."""
+    # A reduce may run on another node than a bucket (reduces go where Ray puts them).
+    fetch_floor = MIN_FETCH_CHUNK * (FETCH_DEPTH + 1) if len(nodes) > 1 else 0
+    floor = len(tasks) * max(MIN_READ_BUFFER, fetch_floor)
+    for nid, b in nodes.items():
+        where_ = f"node {nid[:12]} ({b.ip})"
+        if tasks and b.memory < floor:
+            raise SpecError(
+                f"memory budget {_human(b.memory)} per task on {where_} is too small for a "
+                f"reduce merging {len(tasks)} buckets: it needs {_human(floor)} (give more "
+                "memory or a larger map_size, for fewer maps)"
+            )
+        sizes = [t.size for t, w in zip(tasks, where) if w == nid]
+        if not sizes:
+            continue
+        biggest = max(sizes)
+        if MAP_DISK_FACTOR * biggest > b.local_disk:
+            raise SpecError(
+                f"local disk budget {_human(b.local_disk)} per task on {where_} ({b.local_dir}): "
+                f"a map of {_human(biggest)} needs {_human(MAP_DISK_FACTOR * biggest)} "
+                "(give a smaller map_size or a larger local_disk)"
+            )
+        kept = sum(sizes)
+        at_once = min(b.tasks_at_once, len(sizes)) * biggest * (MAP_DISK_FACTOR - 1)
+        if kept + at_once > b.disk_free:
+            raise OutOfSpaceError(
+                f"local disk of {where_}: {b.local_dir} needs {_human(kept + at_once)} for "
+                f"its {len(sizes)} maps ({_human(kept)} of buckets kept until the reduce, "
+                f"{_human(at_once)} more while {min(b.tasks_at_once, len(sizes))} sort at "
+                f"once) and has {_human(b.disk_free)} free"
+            )
 
 
 def sort(
@@ -576,6 +768,9 @@ def sort(
     memory: Union[int, str, None] = None,
     temp_dirs: Optional[Sequence[PathLike]] = None,
     threads: Optional[int] = None,
+    local_disk: Union[int, str, None] = None,
+    task_cpus: float = 1,
+    shared_local_dir: Optional[bool] = None,
 ) -> RaySortResult:
     """Sorts ``inputs`` (concatenated, as :func:`oxsort.sort` takes them) across the Ray
     cluster into ``output_dir/part-00000`` ... ``part-{R-1}``, whose concatenation is the
@@ -586,13 +781,24 @@ def sort(
     finds). ``overwrite=True`` replaces the partitions and manifest of a non-empty
     ``output_dir``. ``map_size``: bytes per map task (inputs are cut into byte ranges on record
     boundaries). ``local_dir``: where each node keeps its buckets (default: its temp dir).
-    The record, key and resource options are :func:`oxsort.sort`'s; ``memory`` and ``threads``
-    apply to each task; ``temp_dirs`` is not used (each task spills into ``local_dir``);
-    ``unique`` is refused, as equal keys may be cut between partitions.
+    The record, key and resource options are :func:`oxsort.sort`'s; ``unique`` keeps the
+    first record of each key across all partitions; ``temp_dirs`` is not used (each map
+    spills into ``local_dir``).
+
+    Budgets, per map or reduce task, as one machine's sort has them: ``memory`` (default: the
+    node's Ray memory divided by the tasks it runs at once), ``threads`` (default: the node's
+    cores divided likewise, at least 1) and ``local_disk`` (default: the free space of
+    ``local_dir`` there divided likewise). ``task_cpus``: the CPUs each task reserves, hence
+    how many run at once on a node. They are checked before any task writes.
+    ``shared_local_dir``: whether every node sees every node's ``local_dir`` (a shared file
+    system: a reduce reads other nodes' buckets in place); by default a bucket is read in
+    place when its file is visible, else fetched from its node.
     """
     del temp_dirs  # every stage spills into its node's job directory
     if partitions < 1:
         raise SpecError(f"partitions={partitions}: at least 1")
+    if not task_cpus > 0:
+        raise SpecError(f"task_cpus={task_cpus}: more than 0")
     spec = _spec(
         record_size=record_size,
         lines=lines,
@@ -605,22 +811,42 @@ def sort(
         threads=threads,
         temp_dirs=None,
     )
-    _native.check_cluster_spec(spec)
+    is_unique = _native.check_cluster_spec(spec)
     msize = parse_size(map_size) or DEFAULT_MAP_SIZE
+    disk = parse_size(local_disk)
     out_dir = os.path.abspath(os.fspath(output_dir))
     ldir = os.path.abspath(os.fspath(local_dir)) if local_dir is not None else None
     _connect(address)
     sources = _resolve_inputs(inputs)
-    _check_inputs(sources, _record_size(spec))
+    record_size_ = _record_size(spec)
+    _check_inputs(sources, record_size_)
+    nodes = _budgets(ldir, task_cpus, spec["memory"], spec["threads"], disk)
+    tasks = _map_tasks(sources, record_size_, msize)
+    where = _place(tasks, nodes)
+    _check_budgets(tasks, where, nodes)
     _prepare_output(out_dir, overwrite)
     before = set(os.listdir(out_dir))
 
     job = uuid.uuid4().hex[:12]
-    times: dict[str, float] = {}
+    plan = _Plan(
+        sources=sources,
+        tasks=tasks,
+        where=where,
+        nodes=nodes,
+        out_dir=out_dir,
+        partitions=partitions,
+        local_dir=ldir,
+        seed=seed,
+        spec=spec,
+        unique=is_unique,
+        task_cpus=task_cpus,
+        shared=shared_local_dir,
+        job=job,
+    )
     inflight: list[ray.ObjectRef] = []
     ok = False
     try:
-        result = _run(sources, out_dir, partitions, msize, ldir, seed, spec, job, times, inflight)
+        result = _run(plan, inflight)
         ok = True
         return result
     except BaseException:
@@ -629,8 +855,8 @@ def sort(
     finally:
         _cleanup(ldir, job)
         if not ok:
-            # The partitions written, and what a reduce killed in its write left (the engine's
-            # unfinished output under a temp name): every entry that was not there before.
+            # The partitions written, and what a reduce killed in its write left (its
+            # unfinished partition under a temp name): every entry that was not there before.
             for name in set(os.listdir(out_dir)) - before:
                 p = os.path.join(out_dir, name)
                 try:
@@ -642,16 +868,42 @@ def sort(
                     pass
 
 
+@dataclass
+class _Plan:
+    """What a job runs: its maps and where, the budgets, the options of its stages."""
+
+    sources: list[_Source]
+    tasks: list[_MapTask]
+    where: list[str]
+    nodes: dict[str, _Node]
+    out_dir: str
+    partitions: int
+    local_dir: Optional[str]
+    seed: int
+    spec: dict[str, Any]
+    unique: bool
+    task_cpus: float
+    shared: Optional[bool]
+    job: str
+
+
 def _cancel(refs: list[ray.ObjectRef]) -> None:
     """Stops the tasks (their workers are killed) and waits for them to be gone, so that none
-    writes in the job's directories after they are removed."""
-    for ref in refs:
+    writes in the job's directories after they are removed.
+
+    Only the tasks not yet ended are cancelled: Ray's driver process aborts (a failed internal
+    check, "Tried to complete task that was not pending") when a forced cancel crosses the
+    reply of a task that has just ended, and an ended task needs no cancel."""
+    if not refs:
+        return
+    _, running = ray.wait(refs, num_returns=len(refs), timeout=0)
+    for ref in running:
         try:
             ray.cancel(ref, force=True)
         except Exception:  # noqa: BLE001 - a finished task cannot be cancelled
             pass
-    if refs:
-        ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT)
+    if running:
+        ray.wait(running, num_returns=len(running), timeout=CANCEL_WAIT)
 
 
 def _record_size(spec: dict[str, Any]) -> Optional[int]:
@@ -671,20 +923,10 @@ def _cleanup(local_dir: Optional[str], job: str) -> None:
         shutil.rmtree(_job_root(local_dir, job), ignore_errors=True)
 
 
-def _run(
-    sources: list[_Source],
-    out_dir: str,
-    partitions: int,
-    map_size: int,
-    local_dir: Optional[str],
-    seed: int,
-    spec: dict[str, Any],
-    job: str,
-    times: dict[str, float],
-    inflight: list[ray.ObjectRef],
-) -> RaySortResult:
-    record_size = _record_size(spec)
+def _run(plan: _Plan, inflight: list[ray.ObjectRef]) -> RaySortResult:
+    sources, tasks, partitions, spec = plan.sources, plan.tasks, plan.partitions, plan.spec
     total = sum(s.size for s in sources)
+    times: dict[str, float] = {}
 
     def track(ref: ray.ObjectRef) -> ray.ObjectRef:
         # Every task is known to the driver from its submission on, so that an interrupt
@@ -696,9 +938,9 @@ def _run(
     want = SAMPLES_PER_PARTITION * partitions if partitions > 1 else 0
     refs = [
         track(
-            _sample_task.options(**_options(s)).remote(
-                s.path, s.index, max(1, -(-want * s.size // total)), seed, spec
-            )
+            _sample_task.options(
+                scheduling_strategy=_pinned(s.node) if s.node is not None else "SPREAD"
+            ).remote(s.path, s.index, max(1, -(-want * s.size // total)), seed=plan.seed, spec=spec)
         )
         for s in sources
         if s.size and want
@@ -708,12 +950,16 @@ def _run(
     times["sample"] = time.monotonic() - t0
 
     t0 = time.monotonic()
-    tasks = _map_tasks(sources, record_size, map_size)
     split_ref = ray.put(splitters)
+    budgets_ref = ray.put({nid: (b.memory, b.threads) for nid, b in plan.nodes.items()})
 
-    def submit_map(t: _MapTask) -> ray.ObjectRef:
+    def submit_map(i: int) -> ray.ObjectRef:
+        t = tasks[i]
+        # A shared input's map goes where the disk check counted it; should that node die,
+        # it runs on another (soft affinity).
+        strategy = _pinned(plan.where[i], soft=t.source.node is None)
         return track(
-            _map_task.options(**_options(t.source)).remote(
+            _map_task.options(num_cpus=plan.task_cpus, scheduling_strategy=strategy).remote(
                 t.source.path,
                 t.source.index,
                 t.index,
@@ -721,16 +967,18 @@ def _run(
                 t.end,
                 split_ref,
                 spec,
-                local_dir,
-                job,
+                budgets_ref,
+                plan.local_dir,
+                plan.job,
             )
         )
 
-    map_refs = [submit_map(t) for t in tasks]
-    maps: list[dict[str, Any]] = _get(map_refs)
+    maps: list[dict[str, Any]] = _get([submit_map(i) for i in range(len(tasks))])
     times["map"] = time.monotonic() - t0
 
     t0 = time.monotonic()
+    # The least object store a reduce may find on its node (reduces go where Ray puts them).
+    store = min(b.object_store for b in plan.nodes.values())
     reduces: dict[int, dict[str, Any]] = {}
     rerun = 0
     for _round in range(MAX_ROUNDS + 1):
@@ -741,20 +989,25 @@ def _run(
                 bad = next(tasks[i].source for i in lost if tasks[i].source.node is not None)
                 raise Error(f"the node of input {bad.path} died: its map cannot run elsewhere")
             rerun += len(lost)
-            refs = [submit_map(tasks[i]) for i in lost]
-            for i, m in zip(lost, _get(refs)):
+            live = {nid: b for nid, b in plan.nodes.items() if nid in alive}
+            for i, nid in zip(lost, _place([tasks[i] for i in lost], live or plan.nodes)):
+                plan.where[i] = nid
+            for i, m in zip(lost, _get([submit_map(i) for i in lost])):
                 maps[i] = m
+        # Under `unique`, partition r drops the records of splitter r-1's key when a record of
+        # that key went below the splitter (an earlier partition keeps the first of them).
+        below = [any(m["below"][j] for m in maps) for j in range(len(splitters))]
         todo = [r for r in range(partitions) if r not in reduces]
-        outs = {r: os.path.join(out_dir, _part_name(r)) for r in todo}
         rrefs = {
             r: track(
-                _reduce_task.options(scheduling_strategy="SPREAD").remote(
-                    r,
+                _reduce_task.options(num_cpus=plan.task_cpus, scheduling_strategy="SPREAD").remote(
                     [(m["node"], m["buckets"][r]["path"], m["buckets"][r]["size"]) for m in maps],
-                    outs[r],
+                    os.path.join(plan.out_dir, _part_name(r)),
                     spec,
-                    local_dir,
-                    job,
+                    budgets_ref,
+                    splitters[r - 1][0] if r > 0 and below[r - 1] else None,
+                    plan.shared,
+                    store,
                 )
             )
             for r in todo
@@ -774,19 +1027,19 @@ def _run(
     times["reduce"] = time.monotonic() - t0
     inflight.clear()
 
-    return _finish(sources, out_dir, partitions, maps, reduces, times, rerun)
+    result = _finish(plan, maps, reduces, times)
+    result.maps_rerun = rerun
+    return result
 
 
 def _finish(
-    sources: list[_Source],
-    out_dir: str,
-    partitions: int,
+    plan: _Plan,
     maps: list[dict[str, Any]],
     reduces: dict[int, dict[str, Any]],
     times: dict[str, float],
-    rerun: int,
 ) -> RaySortResult:
     """The driver's checks (order across partitions, checksums) and the manifest."""
+    out_dir, partitions = plan.out_dir, plan.partitions
     read = sum(m["records"] for m in maps)
     read_sum = sum(int(m["checksum"], 16) for m in maps)
     dropped = sum(b["dropped"] for m in maps for b in m["buckets"])
@@ -797,16 +1050,23 @@ def _finish(
         red = reduces[r]
         want = sum(int(m["buckets"][r]["checksum"], 16) for m in maps)
         want_n = sum(m["buckets"][r]["records"] for m in maps)
-        if int(red["checksum"], 16) != want or red["records"] != want_n:
+        got = int(red["checksum"], 16) + int(red["dropped_checksum"], 16)
+        if _hex(got) != _hex(want) or red["records"] + red["dropped"] != want_n:
             raise Error(
-                f"partition {r}: {red['records']} records, checksum {red['checksum']}; "
-                f"its buckets held {want_n} records, checksum {_hex(want)}"
+                f"partition {r}: {red['records']} records written and {red['dropped']} dropped "
+                f"as duplicates, checksum {_hex(got)}; its buckets held {want_n} records, "
+                f"checksum {_hex(want)}"
             )
+        dropped += red["dropped"]
+        dropped_sum += int(red["dropped_checksum"], 16)
         if red["first"] is not None:
-            if prev is not None and prev[1] > red["first"]:
+            if prev is not None and (
+                prev[1] > red["first"] or (plan.unique and prev[1] == red["first"])
+            ):
                 raise Error(
-                    f"partitions out of order: the last key of {_part_name(prev[0])} "
-                    f"is greater than the first key of {_part_name(r)}"
+                    f"partitions out of order: the last key of {_part_name(prev[0])} is "
+                    f"{'not less than' if plan.unique else 'greater than'} the first key of "
+                    f"{_part_name(r)}"
                 )
             prev = (r, red["last"])
         parts.append(
@@ -835,10 +1095,14 @@ def _finish(
         manifest=manifest,
         dropped=dropped,
         stage_seconds=times,
-        maps_rerun=rerun,
+        buckets_fetched=sum(red["fetched"] for red in reduces.values()),
+        buckets_read_in_place=sum(red["read_in_place"] for red in reduces.values()),
+        budgets={
+            nid: {k: v for k, v in asdict(b).items() if k != "id"} for nid, b in plan.nodes.items()
+        },
     )
     doc = {
-        "inputs": [{"path": s.path, "node": s.node, "bytes": s.size} for s in sources],
+        "inputs": [{"path": s.path, "node": s.node, "bytes": s.size} for s in plan.sources],
         "input_records": read,
         "input_checksum": _hex(read_sum),
         **result.to_dict(),

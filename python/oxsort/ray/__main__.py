@@ -3,7 +3,8 @@
     python -m oxsort.ray gensort DIR --records 1e7 --partitions 8 [--skew] [--ascii]
     python -m oxsort.ray sort IN... -o DIR --partitions 8 [--address ADDR] [--overwrite]
         [--record-size N | --lines | --nul] [--fields F | --control FILE | --keys 'FLAGS']
-        [--memory SIZE] [--threads N] [--map-size SIZE] [--local-dir DIR]
+        [--unique] [--memory SIZE] [--threads N] [--local-disk SIZE] [--task-cpus N]
+        [--map-size SIZE] [--local-dir DIR] [--shared-local-dir auto|yes|no]
 
 An input written ``NODE:PATH`` (``NODE``: a Ray node id or IP address, ``:`` after it) is a
 file on that node's local disk; any other input is a path every node can read.
@@ -64,10 +65,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     s.add_argument("--fields")
     s.add_argument("--control", help="a file of DFSORT control statements")
     s.add_argument("--keys", help="GNU sort key flags, as one string ('-t, -k2,2n')")
-    s.add_argument("--memory")
-    s.add_argument("--threads", type=int)
+    s.add_argument("--unique", action="store_true", help="keep the first record of each key")
+    s.add_argument("--memory", help="per task (default: the node's memory / tasks at once)")
+    s.add_argument("--threads", type=int, help="per task (default: cores / tasks at once)")
+    s.add_argument("--local-disk", help="per task (default: free local disk / tasks at once)")
+    s.add_argument("--task-cpus", type=float, default=1, help="CPUs each task reserves")
     s.add_argument("--map-size")
     s.add_argument("--local-dir")
+    s.add_argument(
+        "--shared-local-dir",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="whether every node sees every node's --local-dir (auto: where a bucket is visible)",
+    )
     s.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
 
@@ -107,8 +117,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                 fields=a.fields,
                 control=control,
                 keys=a.keys,
+                unique=a.unique,
                 memory=memory,
                 threads=a.threads,
+                local_disk=a.local_disk,
+                task_cpus=a.task_cpus,
+                shared_local_dir={"auto": None, "yes": True, "no": False}[a.shared_local_dir],
             )
     except Error as e:
         print(f"oxsort.ray: {e}", file=sys.stderr)

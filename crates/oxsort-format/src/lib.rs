@@ -37,6 +37,7 @@ mod filter;
 mod gnu;
 mod gnu_key;
 mod gnu_spec;
+mod join;
 mod layout;
 mod normalize;
 pub use normalize::FixedKey;
@@ -56,6 +57,7 @@ pub use gnu_key::{
     collating, gnu_general_len, gnu_month_len, set_collator, set_month_names, Collator, GnuIgnore,
     GnuKind, GnuOrder,
 };
+pub use join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec, JoinSpecError};
 pub use gnu_spec::{Blanks, GnuKey, GnuKeyError, GnuOptions};
 pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{

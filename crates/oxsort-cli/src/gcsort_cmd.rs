@@ -75,7 +75,8 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
                 rest = tail;
             }
             [flag, value, tail @ ..] if flag == "--threads" => {
-                args.threads = Some(value.parse().map_err(|_| anyhow!("--threads {value}: not a number"))?);
+                args.threads =
+                    Some(value.parse().map_err(|_| anyhow!("--threads {value}: not a number"))?);
                 rest = tail;
             }
             [flag, tail @ ..] if flag == "--quiet" || flag == "-q" => {
@@ -252,8 +253,9 @@ fn translate(text: &str, name: &str, depth: usize) -> Result<Job> {
                     bail!("{}: TAKE files nest deeper than {MAX_TAKE_DEPTH}", at());
                 }
                 let path = resolve(file);
-                let inner = std::fs::read_to_string(&path)
-                    .with_context(|| format!("{}: reading the TAKE file {}", at(), path.display()))?;
+                let inner = std::fs::read_to_string(&path).with_context(|| {
+                    format!("{}: reading the TAKE file {}", at(), path.display())
+                })?;
                 let taken = translate(&inner, &path.display().to_string(), depth + 1)?;
                 job.uses.extend(taken.uses);
                 if let Some(g) = taken.give {
@@ -322,9 +324,9 @@ fn file_statement(w: &[String], at: &str) -> Result<FileStatement> {
              supported by oxsort; use ORG SQ RECORD F,n or ORG LS"
         ),
         ("SQ", _) => bail!("{at}: {what} {file}: expected RECORD F,n or V,min,max, found {record}"),
-        (o, _) => bail!(
-            "{at}: {what} {file}: ORG {o} is not supported by oxsort (SQ, LS and LSF are)"
-        ),
+        (o, _) => {
+            bail!("{at}: {what} {file}: ORG {o} is not supported by oxsort (SQ, LS and LSF are)")
+        }
     };
     Ok(FileStatement { path: resolve(file), org })
 }

@@ -46,15 +46,19 @@ struct JoinCounts {
 /// Runs a JOINKEYS job; returns the exit status.
 pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     let control = args.keys.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-    let joined_len = job
-        .spec
-        .joined_len(job.f1.1, job.f2.1)
-        .map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
+    let joined_len =
+        job.spec.joined_len(job.f1.1, job.f2.1).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
     RecordLayout::fixed(joined_len)
         .map_err(|e| anyhow::anyhow!("{control}: the joined records: {e}"))?;
     // The main task's statements are checked before any work.
     args.keys.joined_record_size = Some(joined_len);
-    args.keys.spec()?;
+    let main = args.keys.spec()?;
+    if main.key.is_none() && main.mode != oxsort_engine::Mode::Copy {
+        bail!(
+            "{control}: the main task of a JOINKEYS job needs SORT FIELDS=(...) or OPTION COPY \
+             (SORT FIELDS=COPY), as DFSORT's does"
+        );
+    }
     let parent = temp_parent(&args);
     let tmp = TempDir::new(&parent)
         .with_context(|| format!("creating a temp directory in {}", parent.display()))?;
@@ -92,7 +96,8 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
             b = b.temp_dir(d.clone());
         }
         let cfg = b.build().with_context(|| format!("the {} sort of {}", side.name(), input.dd))?;
-        sort(&cfg).with_context(|| format!("sorting {} ({}) by its join keys", input.dd, side.name()))?;
+        sort(&cfg)
+            .with_context(|| format!("sorting {} ({}) by its join keys", input.dd, side.name()))?;
         sources.push((vec![out], false));
     }
     let joined = tmp.path().join("joined");
@@ -215,7 +220,8 @@ impl<'a> SideReader<'a> {
         }
         self.in_file += 1;
         self.total += 1;
-        if had && self.spec.compare(self.side, &self.prev, self.side, &self.cur) == Ordering::Greater
+        if had
+            && self.spec.compare(self.side, &self.prev, self.side, &self.cur) == Ordering::Greater
         {
             if self.user_sorted {
                 bail!(
@@ -300,7 +306,10 @@ fn merge_join(job: &JoinJob, sources: &[(Vec<PathBuf>, bool)], out: &Path) -> Re
                 group.clear();
                 let len2 = b.len;
                 group.extend_from_slice(&b.cur);
-                while b.advance()? && spec.compare(JoinSide::F2, &group[..len2], JoinSide::F2, &b.cur) == Ordering::Equal {
+                while b.advance()?
+                    && spec.compare(JoinSide::F2, &group[..len2], JoinSide::F2, &b.cur)
+                        == Ordering::Equal
+                {
                     group.extend_from_slice(&b.cur);
                 }
                 loop {
@@ -320,7 +329,6 @@ fn merge_join(job: &JoinJob, sources: &[(Vec<PathBuf>, bool)], out: &Path) -> Re
             }
         }
     }
-    drop(emit);
     w.flush().with_context(|| format!("writing {}", out.display()))?;
     c.f1 = a.total;
     c.f2 = b.total;

@@ -129,8 +129,7 @@ impl KeyArgs {
         };
         let control = match text {
             Some((path, text)) => {
-                let mut c =
-                    parse_control(&text).map_err(|e| anyhow!("{}: {e}", path))?;
+                let mut c = parse_control(&text).map_err(|e| anyhow!("{}: {e}", path))?;
                 if c.join.is_some() {
                     // The main task reads the joined records: their layout is the join's.
                     let Some(n) = self.joined_record_size else {

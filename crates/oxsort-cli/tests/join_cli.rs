@@ -196,7 +196,8 @@ fn run_job(s: &Setup, control: &str, extra: &[&str]) -> Result<Vec<u8>, String> 
     Ok(std::fs::read(&out).unwrap())
 }
 
-const KEYS: &str = " JOINKEYS FILE=F1,FIELDS=(1,2,A,3,2,D)\n JOINKEYS FILE=F2,FIELDS=(6,2,A,8,2,D)\n";
+const KEYS: &str =
+    " JOINKEYS FILE=F1,FIELDS=(1,2,A,3,2,D)\n JOINKEYS FILE=F2,FIELDS=(6,2,A,8,2,D)\n";
 
 #[test]
 fn every_join_kind_matches_the_nested_loop_join_in_one_and_two_passes() {
@@ -226,8 +227,7 @@ fn main_task_sorts_filters_and_reshapes_the_joined_records() {
     }
     let mut want: Vec<Vec<u8>> = joined.into_iter().filter(|r| r[30] != b'1').collect();
     want.sort_by(|a, b| b[20..30].cmp(&a[20..30]));
-    let want: Vec<u8> =
-        want.iter().flat_map(|r| [&r[30..31], &r[0..6]].concat()).collect();
+    let want: Vec<u8> = want.iter().flat_map(|r| [&r[30..31], &r[0..6]].concat()).collect();
     let control = format!(
         "{KEYS}{}{REFORMAT} INCLUDE COND=(31,1,CH,NE,C'1')\n SORT FIELDS=(21,10,CH,D)\n \
          OUTREC BUILD=(31,1,1,6)\n",
@@ -268,9 +268,8 @@ fn sorted_inputs_are_read_as_they_are_and_a_disorder_is_named() {
 
     // Out of order: two records swapped somewhere in the middle of F1.
     let mut bad = s.f1.clone();
-    let i = (200..bad.len())
-        .find(|&i| key_cmp(&bad[i - 1], 0, &bad[i], 0) == Ordering::Less)
-        .unwrap();
+    let i =
+        (200..bad.len()).find(|&i| key_cmp(&bad[i - 1], 0, &bad[i], 0) == Ordering::Less).unwrap();
     bad.swap(i - 1, i);
     write_records(&s.p1, &bad);
     let e = run_job(&s, &control, &[]).unwrap_err();
@@ -290,6 +289,8 @@ fn statement_mistakes_are_named_with_their_line() {
     assert!(e.contains("line 1") && e.contains("F2"), "{e}");
     let e = run_job(&s, &format!("{KEYS} OPTION COPY\n"), &[]).unwrap_err();
     assert!(e.contains("REFORMAT"), "{e}");
+    let e = run_job(&s, &format!("{KEYS}{REFORMAT}"), &[]).unwrap_err();
+    assert!(e.contains("needs SORT FIELDS=(...) or OPTION COPY"), "{e}");
     let e = run_job(
         &s,
         " JOINKEYS FILE=F1,FIELDS=(1,2,A)\n JOINKEYS FILE=F2,FIELDS=(6,3,A)\n\

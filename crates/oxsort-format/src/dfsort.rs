@@ -105,8 +105,7 @@ const STATEMENTS: &str =
     "SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, INREC, OUTREC, RECORD, JOINKEYS, JOIN, REFORMAT, END";
 
 /// DFSORT statements oxsort knows of but does not carry out.
-const UNSUPPORTED_STATEMENTS: &[&str] =
-    &["OUTFIL", "ALTSEQ", "MODS", "DEBUG", "OUTFILE"];
+const UNSUPPORTED_STATEMENTS: &[&str] = &["OUTFIL", "ALTSEQ", "MODS", "DEBUG", "OUTFILE"];
 
 /// Parses DFSORT control statements.
 ///

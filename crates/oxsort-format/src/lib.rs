@@ -57,8 +57,8 @@ pub use gnu_key::{
     collating, gnu_general_len, gnu_month_len, set_collator, set_month_names, Collator, GnuIgnore,
     GnuKind, GnuOrder,
 };
-pub use join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec, JoinSpecError};
 pub use gnu_spec::{Blanks, GnuKey, GnuKeyError, GnuOptions};
+pub use join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec, JoinSpecError};
 pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,

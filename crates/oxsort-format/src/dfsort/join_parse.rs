@@ -117,15 +117,14 @@ impl JoinParts {
         }
         let (unpaired_f1, unpaired_f2, only) =
             self.join.map_or((false, false, false), |(a, b, o, _)| (a, b, o));
-        let (reformat, fill) = match self.reformat {
-            Some((items, fill, _)) => (Some(items), fill),
-            None if only => (None, b' '),
-            None => {
-                return Err(missing(
+        let (reformat, fill) =
+            match self.reformat {
+                Some((items, fill, _)) => (Some(items), fill),
+                None if only => (None, b' '),
+                None => return Err(missing(
                     "a REFORMAT statement (it may be left out only with JOIN UNPAIRED,...,ONLY)",
-                ))
-            }
-        };
+                )),
+            };
         Ok(Some(JoinSpec { f1, f2, unpaired_f1, unpaired_f2, only, reformat, fill }))
     }
 }

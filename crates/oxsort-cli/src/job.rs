@@ -81,6 +81,20 @@ pub fn prepare(args: &mut SortArgs) -> Result<Option<JoinJob>> {
         Vec::new()
     };
     let find = |n: &str| dds.iter().find(|d| d.name == n);
+    // The other DDs with a data set (OUTFIL's SORTOFxx, ...) go to the map for the statements
+    // that name them; one that cannot be resolved is an error only for a job that needs it.
+    for d in &dds {
+        let known = matches!(d.name.as_str(), "SORTIN" | "SORTOUT" | "SYSIN" | "DFSPARM")
+            || control.join.as_ref().is_some_and(|j| d.name == j.f1.dd || d.name == j.f2.dd);
+        if known || d.dsns.is_empty() || d.instream || d.sysout || d.dummy {
+            continue;
+        }
+        match resolve_output(d, &mut dd, &name) {
+            Ok(Some(p)) => dd.add_jcl(&d.name, p),
+            Ok(None) => {}
+            Err(e) => dd.add_unresolved(&d.name, e.to_string()),
+        }
+    }
     if args.output == "-" {
         if let Some(d) = find("SORTOUT") {
             if let Some(out) = resolve_output(d, &mut dd, &name)? {

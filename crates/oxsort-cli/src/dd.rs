@@ -26,6 +26,13 @@ const MAX_NAME: usize = 44;
 #[derive(Debug, Default, Clone)]
 pub struct DdMap {
     entries: Vec<(String, PathBuf)>,
+    /// DDs of the control file's JCL step (resolved to files): [`DdMap::take`] falls back to
+    /// them, and [`DdMap::finish`] does not require them to be used (a JCL step may carry DDs
+    /// a job does not use).
+    jcl: Vec<(String, PathBuf)>,
+    /// JCL DDs whose data set could not be resolved, with the reason, for the message of a
+    /// job that needs one.
+    unresolved: Vec<(String, String)>,
 }
 
 impl DdMap {
@@ -50,7 +57,7 @@ impl DdMap {
             }
             entries.push((name.to_ascii_uppercase(), PathBuf::from(path)));
         }
-        Ok(DdMap { entries })
+        Ok(DdMap { entries, jcl: Vec::new(), unresolved: Vec::new() })
     }
 
     /// Removes and returns the paths given for `name` (case-insensitive), in order: several for
@@ -65,7 +72,35 @@ impl DdMap {
             }
             !hit
         });
+        if taken.is_empty() {
+            self.jcl.retain(|(n, p)| {
+                let hit = *n == name;
+                if hit {
+                    taken.push(p.clone());
+                }
+                !hit
+            });
+        }
         taken
+    }
+
+    /// Adds the file a JCL DD statement names: used when no `--dd` gives the name.
+    pub fn add_jcl(&mut self, name: &str, path: PathBuf) {
+        self.jcl.push((name.to_ascii_uppercase(), path));
+    }
+
+    /// Records why a JCL DD's data set could not be resolved.
+    pub fn add_unresolved(&mut self, name: &str, why: String) {
+        self.unresolved.push((name.to_ascii_uppercase(), why));
+    }
+
+    /// Why the JCL DD `name` has no file, when its data set could not be resolved: the message
+    /// for a job that needs it (OUTFIL's outputs, `SORTOFxx` or `FNAMES=`, when they find no
+    /// file under their name).
+    #[allow(dead_code)] // Until OUTFIL takes its DDs from this map.
+    pub fn unresolved(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_uppercase();
+        self.unresolved.iter().find(|(n, _)| *n == name).map(|(_, why)| why.as_str())
     }
 
     /// Like [`DdMap::take`] for a name that must map to one file (an output): more than one is an
@@ -111,6 +146,18 @@ mod tests {
         assert!(err.contains("MY.DATA.SET=c") && err.contains("no DD MY.DATA.SET"), "{err}");
         assert_eq!(m.take("my.data.set").len(), 1);
         assert!(m.finish("").is_ok());
+    }
+
+    #[test]
+    fn jcl_dds_are_a_fallback_that_need_not_be_used() {
+        let mut m = DdMap::parse(&args(&["SORTOF01=given"])).unwrap();
+        m.add_jcl("sortof01", PathBuf::from("from-jcl-1"));
+        m.add_jcl("SORTOF02", PathBuf::from("from-jcl-2"));
+        m.add_unresolved("SORTOF03", "//SORTOF03 DD DSN=X: not mapped".into());
+        assert_eq!(m.take("SORTOF01"), vec![PathBuf::from("given")]);
+        assert_eq!(m.take("SORTOF02"), vec![PathBuf::from("from-jcl-2")]);
+        assert_eq!(m.unresolved("sortof03"), Some("//SORTOF03 DD DSN=X: not mapped"));
+        assert!(m.finish("").is_ok(), "an unused JCL DD is no error");
     }
 
     #[test]

@@ -78,6 +78,14 @@ pub struct KeyArgs {
     /// No last-resort whole-line comparison; ties keep input order (GNU sort -s).
     #[arg(short = 's', long, help_heading = "GNU sort flags (with --lines or --nul)")]
     pub stable: bool,
+    /// The length of the joined records of a JOINKEYS job, once its inputs are known: the main
+    /// task's records (set by the join, not a flag).
+    #[arg(skip)]
+    pub joined_record_size: Option<usize>,
+    /// Control statements given as text rather than a file (name for messages, text): GCSORT's
+    /// command form (set by `oxsort gcsort`, not a flag).
+    #[arg(skip)]
+    pub control_text: Option<(String, String)>,
 }
 
 impl KeyArgs {
@@ -110,13 +118,27 @@ impl KeyArgs {
             (_, true) => Some(RecordLayout::NUL),
             _ => None,
         };
-        let control = match &self.control {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("reading the control file {}", path.display()))?;
-                let c = parse_control(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let text = match (&self.control_text, &self.control) {
+            (Some((name, text)), _) => Some((name.clone(), text.clone())),
+            (None, Some(path)) => Some((
+                path.display().to_string(),
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("reading the control file {}", path.display()))?,
+            )),
+            (None, None) => None,
+        };
+        let control = match text {
+            Some((path, text)) => {
+                let mut c = parse_control(&text).map_err(|e| anyhow!("{}: {e}", path))?;
+                if c.join.is_some() {
+                    // The main task reads the joined records: their layout is the join's.
+                    let Some(n) = self.joined_record_size else {
+                        bail!("{}: a JOINKEYS job runs with oxsort sort", path);
+                    };
+                    c.record = Some(RecordLayout::Fixed(n));
+                }
                 for note in &c.ignored {
-                    eprintln!("oxsort: {}: {note}", path.display());
+                    eprintln!("oxsort: {}: {note}", path);
                 }
                 Some(c)
             }
@@ -132,7 +154,8 @@ impl KeyArgs {
         let gnu = self.gnu_flags();
         let sources = SpecSources {
             delimited,
-            record_size: self.record_size,
+            // In a JOINKEYS job --record-size is the join inputs' length, not the main task's.
+            record_size: self.record_size.filter(|_| self.joined_record_size.is_none()),
             control,
             fields,
             gnu_flags: !gnu.is_empty(),
@@ -152,7 +175,10 @@ impl KeyArgs {
 
     /// A conflict between sources, in the words of this command line.
     fn conflict(&self, c: SourceConflict, gnu: &[&str]) -> anyhow::Error {
-        let name = self.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let name = match &self.control_text {
+            Some((name, _)) => name.clone(),
+            None => self.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+        };
         let delimited = if self.lines { "--lines" } else { "--nul" };
         match c {
             SourceConflict::RecordSizeWithDelimited => {

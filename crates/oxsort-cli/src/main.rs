@@ -8,8 +8,12 @@ mod category;
 mod clean_cmd;
 mod dd;
 mod docs_cmd;
+mod gcsort_cmd;
 mod gen_cmd;
 mod gnu;
+mod jcl;
+mod job;
+mod join_cmd;
 mod keys_args;
 mod nsort_cmd;
 mod size;
@@ -58,6 +62,14 @@ pub(crate) enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Run a GCSORT command (GnuCOBOL's sort): `oxsort gcsort TAKE file`, or the statements
+    /// (`SORT FIELDS=(...) USE in ORG SQ RECORD F,100 GIVE out ORG SQ RECORD F,100`).
+    #[command(disable_help_flag = true)]
+    Gcsort {
+        /// GCSORT's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Remove what killed sorts left behind (temp directories, unfinished outputs) in DIRs;
     /// a running sort's files are never touched.
     Clean(clean_cmd::CleanArgs),
@@ -92,6 +104,7 @@ fn main() {
         Command::Nsort(args) => nsort_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
         Command::Gnu { args } => Ok(gnu::main(args)),
+        Command::Gcsort { args } => gcsort_cmd::run(args),
         Command::Clean(args) => clean_cmd::run(args),
         Command::Man(args) => docs_cmd::man(args),
         Command::Completions(args) => docs_cmd::completions(args),

@@ -97,6 +97,10 @@ pub struct SortArgs {
     /// instead of IN, `SORTOUT` instead of -o.
     #[arg(long = "dd", value_name = "NAME=PATH")]
     pub dd: Vec<String>,
+    /// The record length of a DD's fixed-length records, as `DCB=(LRECL=N)` gives it
+    /// (repeatable): `SORTJNF1=80` for a JOINKEYS input, `SORTIN=N` for the input.
+    #[arg(long = "lrecl", value_name = "DDNAME=N")]
+    pub lrecl: Vec<String>,
     /// Record layout, key, filter and mode.
     #[command(flatten)]
     pub keys: KeyArgs,
@@ -192,7 +196,7 @@ impl SortArgs {
         Ok(b.build()?)
     }
 
-    fn wants_progress(&self) -> bool {
+    pub(crate) fn wants_progress(&self) -> bool {
         !self.no_progress && !self.quiet && (self.progress || std::io::stderr().is_terminal())
     }
 }
@@ -265,7 +269,9 @@ fn progress_bar() -> impl Fn(&oxsort_engine::Progress) + Send + Sync + 'static {
 /// Runs `oxsort sort`; returns the exit status.
 pub fn run_sort(mut args: SortArgs) -> Result<i32> {
     oxsort_io::cleanup::install_signal_handlers();
-    args.apply_dd()?.finish("SORTIN, SORTOUT")?;
+    if let Some(join) = crate::job::prepare(&mut args)? {
+        return crate::join_cmd::run(args, join);
+    }
     if let Some(path) = &args.summary {
         check_summary_path(path)?;
     }
@@ -303,7 +309,7 @@ fn check_summary_path(path: &std::path::Path) -> Result<()> {
 }
 
 /// The closing lines, statistics and summary of a finished sort.
-fn finish_sort(args: &SortArgs, stats: oxsort_engine::SortStats) -> Result<i32> {
+pub(crate) fn finish_sort(args: &SortArgs, stats: oxsort_engine::SortStats) -> Result<i32> {
     if !args.quiet {
         // The engine swept the sort's directories once, before it planned.
         for r in &stats.reclaimed {
@@ -352,7 +358,9 @@ pub fn closing_report(stats: &oxsort_engine::SortStats) -> String {
 
 /// Runs `oxsort explain`; returns the exit status.
 pub fn run_explain(mut args: SortArgs, json: bool) -> Result<i32> {
-    args.apply_dd()?.finish("SORTIN, SORTOUT")?;
+    if crate::job::prepare(&mut args)?.is_some() {
+        anyhow::bail!("oxsort explain does not plan JOINKEYS jobs yet: run them with oxsort sort");
+    }
     let cfg = args.config(false)?;
     let p = plan(&cfg)?;
     if json {

@@ -13,6 +13,7 @@
 //!  INREC   BUILD=|FIELDS=|OVERLAY=|FINDREP=|IFTHEN=...   reshape records before the sort
 //!  OUTREC  the same operands                 reshape the records written
 //!  RECORD  TYPE=F,LENGTH=n             fixed n-byte records
+//!  JOINKEYS, JOIN, REFORMAT            join two files (see [`crate::JoinSpec`])
 //!  END     stops reading
 //! ```
 //!
@@ -65,6 +66,9 @@ pub struct Control {
     pub sum: Option<Vec<SumField>>,
     /// Options accepted and ignored (tuning hints of the mainframe), one message each.
     pub ignored: Vec<String>,
+    /// `JOINKEYS`/`JOIN`/`REFORMAT`: the records are the join of two files, and the other
+    /// statements apply to the joined records.
+    pub join: Option<crate::join::JoinSpec>,
 }
 
 /// `OPTION`s that tune DFSORT's use of the mainframe: accepted, ignored and reported.
@@ -97,11 +101,11 @@ const IGNORED_OPTIONS: &[&str] = &[
 ];
 
 /// The statements oxsort reads, as unsupported-statement messages list them.
-const STATEMENTS: &str = "SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, INREC, OUTREC, RECORD, END";
+const STATEMENTS: &str =
+    "SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, INREC, OUTREC, RECORD, JOINKEYS, JOIN, REFORMAT, END";
 
 /// DFSORT statements oxsort knows of but does not carry out.
-const UNSUPPORTED_STATEMENTS: &[&str] =
-    &["OUTFIL", "JOINKEYS", "JOIN", "REFORMAT", "ALTSEQ", "MODS", "DEBUG", "OUTFILE"];
+const UNSUPPORTED_STATEMENTS: &[&str] = &["OUTFIL", "ALTSEQ", "MODS", "DEBUG", "OUTFILE"];
 
 /// Parses DFSORT control statements.
 ///
@@ -122,6 +126,7 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
     let mut key_checks: Vec<Pos> = Vec::new();
     let mut filter_checks: Vec<(Pos, usize)> = Vec::new();
     let mut record_pos = None;
+    let mut join = join_parse::JoinParts::default();
     for st in statements {
         let name = st.name.to_ascii_uppercase();
         let mut p = Parser::new(&st);
@@ -227,6 +232,7 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                 control.record = Some(layout);
                 record_pos = Some(pos);
             }
+            "JOINKEYS" | "JOIN" | "REFORMAT" => join.statement(&name, &st, &mut p)?,
             _ if UNSUPPORTED_STATEMENTS.contains(&name.as_str()) => {
                 return Err(p.err_at(
                     st.name_pos,
@@ -246,6 +252,7 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
             }
         }
     }
+    control.join = join.finish()?;
     if control.copy {
         control.key = None;
     }
@@ -353,6 +360,7 @@ pub fn parse_fields(text: &str) -> Result<KeySpec, ParseError> {
     Ok(KeySpec { fields: resolved, separator: None, short_fields: ShortFields::Error })
 }
 
+mod join_parse;
 mod reformat_parse;
 
 // ---------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ mod filter;
 mod gnu;
 mod gnu_key;
 mod gnu_spec;
+mod join;
 mod layout;
 mod normalize;
 pub use normalize::FixedKey;
@@ -57,6 +58,7 @@ pub use gnu_key::{
     GnuKind, GnuOrder,
 };
 pub use gnu_spec::{Blanks, GnuKey, GnuKeyError, GnuOptions};
+pub use join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec, JoinSpecError};
 pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,

@@ -148,7 +148,7 @@ fn error_messages() {
         (
             " SROT FIELDS=(1,4,CH,A)",
             "line 1, column 2: expected a statement (SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, \
-             INREC, OUTREC, RECORD, END), found 'SROT'",
+             INREC, OUTREC, RECORD, JOINKEYS, JOIN, REFORMAT, END), found 'SROT'",
         ),
         (
             " SORT FIELDS=(1,4,CH,A)\n MERGE FIELDS=(1,4,CH,A)",

@@ -70,6 +70,13 @@ pub(crate) fn build_config(
         Some(text) => Some(parse_control(text).map_err(|e| spec_err(format!("control: {e}")))?),
         None => None,
     };
+    if control.as_ref().is_some_and(|c| c.join.is_some()) {
+        return Err(spec_err(
+            "control: JOINKEYS jobs run with the command line (oxsort sort --control FILE \
+             --dd SORTJNF1=... --dd SORTJNF2=...); the Python package does not join yet"
+                .into(),
+        ));
+    }
     let fields = match &a.fields {
         Some(f) => {
             Some(parse_fields(f).map_err(|e| spec_err(located(&format!("fields='{f}'"), &e)))?)

@@ -1,0 +1,336 @@
+//! A JOINKEYS job: each input put in join-key order by the engine (or checked, when SORTED),
+//! a merge join of the two, then the main task's statements on the joined records.
+//!
+//! ```text
+//!  SORTJNF1 ─ engine sort by F1's keys ─> tmp/F1.sorted ─┐      (SORTED: read as it is,
+//!  SORTJNF2 ─ engine sort by F2's keys ─> tmp/F2.sorted ─┤       its order checked)
+//!                                                        v
+//!                         merge join: F1 group x F2 group (F1 outer, F2 inner),
+//!                         unpaired records as JOIN says, built by REFORMAT
+//!                                                        v
+//!                     tmp/joined ─ engine: SORT/COPY, INCLUDE/OMIT, INREC, SUM, OUTREC ─> SORTOUT
+//! ```
+//!
+//! The temp files live in a private temp directory (in the first `--temp-dir`, else the
+//! output's directory) that is removed in every outcome, signals included; the output appears
+//! under its name only when the main task succeeds. The F2 records of one key are held in
+//! memory while the F1 records of that key are joined with them.
+
+use std::cmp::Ordering;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use oxsort_engine::{sort, Input, Output, SortConfig, SortSpec};
+use oxsort_format::{JoinSide, JoinSpec, RecordLayout};
+use oxsort_io::{IoOptions, TempDir};
+
+use crate::job::JoinJob;
+use crate::sort_cmd::SortArgs;
+
+/// Buffer of each join input and of the joined output: large sequential transfers.
+const JOIN_IO_BUFFER: usize = 4 << 20;
+
+/// What the join did, for the closing report.
+#[derive(Debug, Default)]
+struct JoinCounts {
+    f1: u64,
+    f2: u64,
+    paired: u64,
+    unpaired_f1: u64,
+    unpaired_f2: u64,
+    joined: u64,
+}
+
+/// Runs a JOINKEYS job; returns the exit status.
+pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
+    let control = args.keys.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let joined_len =
+        job.spec.joined_len(job.f1.1, job.f2.1).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
+    RecordLayout::fixed(joined_len)
+        .map_err(|e| anyhow::anyhow!("{control}: the joined records: {e}"))?;
+    // The main task's statements are checked before any work.
+    args.keys.joined_record_size = Some(joined_len);
+    let main = args.keys.spec()?;
+    if main.key.is_none() && main.mode != oxsort_engine::Mode::Copy {
+        bail!(
+            "{control}: the main task of a JOINKEYS job needs SORT FIELDS=(...) or OPTION COPY \
+             (SORT FIELDS=COPY), as DFSORT's does"
+        );
+    }
+    let parent = temp_parent(&args);
+    let tmp = TempDir::new(&parent)
+        .with_context(|| format!("creating a temp directory in {}", parent.display()))?;
+    let io = IoOptions { buffered: args.buffered, no_uring: args.no_uring, ..IoOptions::default() };
+    let mut sources = Vec::new();
+    for side in [JoinSide::F1, JoinSide::F2] {
+        let (paths, len) = job.input(side);
+        let input = job.spec.input(side);
+        if input.sorted {
+            sources.push((paths.clone(), true));
+            continue;
+        }
+        let out = tmp.path().join(format!("{}.sorted", side.name()));
+        let spec = SortSpec {
+            layout: RecordLayout::Fixed(*len),
+            key: Some(job.spec.sort_key(side)),
+            ..SortSpec::default()
+        };
+        let mut b = SortConfig::builder(
+            paths.iter().map(|p| Input::Path(p.clone())).collect(),
+            Output::Path(out.clone()),
+        )
+        .spec(spec)
+        .io(io.clone());
+        if let Some(m) = args.memory {
+            b = b.memory(m);
+        }
+        if let Some(t) = args.threads {
+            b = b.threads(t);
+        }
+        if args.temp_dirs.is_empty() {
+            b = b.temp_dir(tmp.path());
+        }
+        for d in &args.temp_dirs {
+            b = b.temp_dir(d.clone());
+        }
+        let cfg = b.build().with_context(|| format!("the {} sort of {}", side.name(), input.dd))?;
+        sort(&cfg)
+            .with_context(|| format!("sorting {} ({}) by its join keys", input.dd, side.name()))?;
+        sources.push((vec![out], false));
+    }
+    let joined = tmp.path().join("joined");
+    let counts = merge_join(&job, &sources, &joined)?;
+    args.inputs = vec![joined.display().to_string()];
+    let cfg = args.config(args.wants_progress())?;
+    let stats = sort(&cfg)?;
+    if !args.quiet {
+        eprintln!(
+            "JOINKEYS: F1 records: {}, F2 records: {}, joined: {} (paired: {}, unpaired F1: {}, \
+             unpaired F2: {})",
+            counts.f1,
+            counts.f2,
+            counts.joined,
+            counts.paired,
+            counts.unpaired_f1,
+            counts.unpaired_f2
+        );
+    }
+    let code = crate::sort_cmd::finish_sort(&args, stats)?;
+    tmp.remove();
+    Ok(code)
+}
+
+/// Where the join's temp directory goes: the first `--temp-dir`, else the output's directory,
+/// else (standard output) the system's temp directory.
+fn temp_parent(args: &SortArgs) -> PathBuf {
+    if let Some(d) = args.temp_dirs.first() {
+        return d.clone();
+    }
+    if args.output != "-" {
+        if let Some(p) = Path::new(&args.output).parent() {
+            if !p.as_os_str().is_empty() {
+                return p.to_path_buf();
+            }
+        }
+        return PathBuf::from(".");
+    }
+    std::env::temp_dir()
+}
+
+/// Reads one side's records in order (across concatenated files) and checks their key order.
+struct SideReader<'a> {
+    spec: &'a JoinSpec,
+    side: JoinSide,
+    dd: &'a str,
+    /// Whether the files are the user's (SORTED): a disorder is their error.
+    user_sorted: bool,
+    paths: Vec<PathBuf>,
+    next_path: usize,
+    reader: Option<BufReader<File>>,
+    len: usize,
+    cur: Vec<u8>,
+    prev: Vec<u8>,
+    has: bool,
+    /// Records read from the current file, and in all.
+    in_file: u64,
+    total: u64,
+}
+
+impl<'a> SideReader<'a> {
+    fn new(job: &'a JoinJob, side: JoinSide, paths: Vec<PathBuf>, user_sorted: bool) -> Self {
+        let len = job.input(side).1;
+        SideReader {
+            spec: &job.spec,
+            side,
+            dd: &job.spec.input(side).dd,
+            user_sorted,
+            paths,
+            next_path: 0,
+            reader: None,
+            len,
+            cur: vec![0; len],
+            prev: vec![0; len],
+            has: false,
+            in_file: 0,
+            total: 0,
+        }
+    }
+
+    fn path_name(&self) -> String {
+        self.paths[self.next_path - 1].display().to_string()
+    }
+
+    /// Moves to the next record; false at the end of the last file.
+    fn advance(&mut self) -> Result<bool> {
+        std::mem::swap(&mut self.cur, &mut self.prev);
+        let had = self.has;
+        loop {
+            if self.reader.is_none() {
+                let Some(p) = self.paths.get(self.next_path) else {
+                    self.has = false;
+                    return Ok(false);
+                };
+                let f = File::open(p).with_context(|| {
+                    format!("opening {} ({}) {}", self.dd, self.side.name(), p.display())
+                })?;
+                self.reader = Some(BufReader::with_capacity(JOIN_IO_BUFFER, f));
+                self.next_path += 1;
+                self.in_file = 0;
+            }
+            let r = self.reader.as_mut().expect("opened above");
+            let n = read_full(r, &mut self.cur)
+                .with_context(|| format!("reading {} ({})", self.dd, self.path_name()))?;
+            if n == self.len {
+                break;
+            }
+            if n != 0 {
+                bail!(
+                    "{} ({}): {} ends with a partial record of {n} bytes after {} whole \
+                     {}-byte records",
+                    self.dd,
+                    self.side.name(),
+                    self.path_name(),
+                    self.in_file,
+                    self.len
+                );
+            }
+            self.reader = None;
+        }
+        self.in_file += 1;
+        self.total += 1;
+        if had
+            && self.spec.compare(self.side, &self.prev, self.side, &self.cur) == Ordering::Greater
+        {
+            if self.user_sorted {
+                bail!(
+                    "{} ({}) is out of order by its JOINKEYS keys, although SORTED says it is \
+                     sorted: record {} of {} sorts before the record above it (drop SORTED to \
+                     have oxsort sort it)",
+                    self.dd,
+                    self.side.name(),
+                    self.in_file,
+                    self.path_name()
+                );
+            }
+            bail!(
+                "{} ({}): the sorted records are out of order at record {} of {}",
+                self.dd,
+                self.side.name(),
+                self.in_file,
+                self.path_name()
+            );
+        }
+        self.has = true;
+        Ok(true)
+    }
+}
+
+/// Reads until `buf` is full or the end of the file; returns the bytes read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// The merge join of two key-ordered sides into `out`.
+fn merge_join(job: &JoinJob, sources: &[(Vec<PathBuf>, bool)], out: &Path) -> Result<JoinCounts> {
+    let spec = &job.spec;
+    let mut a = SideReader::new(job, JoinSide::F1, sources[0].0.clone(), sources[0].1);
+    let mut b = SideReader::new(job, JoinSide::F2, sources[1].0.clone(), sources[1].1);
+    let file = File::create(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut w = BufWriter::with_capacity(JOIN_IO_BUFFER, file);
+    let mut rec = Vec::new();
+    let mut c = JoinCounts::default();
+    let mut group: Vec<u8> = Vec::new();
+    let mut emit = |f1: Option<&[u8]>, f2: Option<&[u8]>, c: &mut JoinCounts| -> Result<()> {
+        rec.clear();
+        spec.build(f1, f2, &mut rec);
+        c.joined += 1;
+        w.write_all(&rec).with_context(|| format!("writing {}", out.display()))
+    };
+    a.advance()?;
+    b.advance()?;
+    loop {
+        let order = match (a.has, b.has) {
+            (false, false) => break,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (true, true) => spec.compare(JoinSide::F1, &a.cur, JoinSide::F2, &b.cur),
+        };
+        match order {
+            Ordering::Less => {
+                if spec.unpaired_f1 {
+                    c.unpaired_f1 += 1;
+                    emit(Some(&a.cur), None, &mut c)?;
+                }
+                a.advance()?;
+            }
+            Ordering::Greater => {
+                if spec.unpaired_f2 {
+                    c.unpaired_f2 += 1;
+                    emit(None, Some(&b.cur), &mut c)?;
+                }
+                b.advance()?;
+            }
+            Ordering::Equal => {
+                // The F2 records of this key, held while each F1 record of the key meets them.
+                group.clear();
+                let len2 = b.len;
+                group.extend_from_slice(&b.cur);
+                while b.advance()?
+                    && spec.compare(JoinSide::F2, &group[..len2], JoinSide::F2, &b.cur)
+                        == Ordering::Equal
+                {
+                    group.extend_from_slice(&b.cur);
+                }
+                loop {
+                    if spec.keeps_paired() {
+                        for r2 in group.chunks_exact(len2) {
+                            c.paired += 1;
+                            emit(Some(&a.cur), Some(r2), &mut c)?;
+                        }
+                    }
+                    if !a.advance()?
+                        || spec.compare(JoinSide::F1, &a.cur, JoinSide::F2, &group[..len2])
+                            != Ordering::Equal
+                    {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    w.flush().with_context(|| format!("writing {}", out.display()))?;
+    c.f1 = a.total;
+    c.f2 = b.total;
+    Ok(c)
+}

@@ -351,6 +351,7 @@ impl SortArgs {
             resume: false,
             restart: false,
             max_fan_in: None,
+            passes: crate::sort_cmd::Passes::Auto,
             dd: Vec::new(),
             lrecl: Vec::new(),
             keys: KeyArgs::default(),

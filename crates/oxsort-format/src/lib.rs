@@ -32,6 +32,7 @@
 mod columns;
 mod decimal;
 mod dfsort;
+mod edit;
 mod error;
 mod filter;
 mod gnu;
@@ -61,8 +62,10 @@ pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
 };
+pub use edit::{EditMask, NumFormat, PatternError, Signs};
 pub use reformat::{
-    Edit, FindRep, IfThen, Item, Placed, Reformat, ReformatProgram, Scratch, Stage, When,
+    Edit, FindRep, IfThen, Item, Placed, Reformat, ReformatProgram, Scratch, SeqFormat, Seqnum,
+    Stage, Tran, When,
 };
 pub use sort_spec::{KeyKind, Mode, SortKey, SortSpec};
 pub use sources::{ReconcileError, SourceConflict, SpecSources};

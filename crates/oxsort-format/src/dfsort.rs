@@ -616,6 +616,9 @@ struct Parser<'s> {
     tokens: Vec<Token>,
     lex_error: Option<ParseError>,
     i: usize,
+    /// The `%nn` fields of the statement's `PARSE=`: number, offset among the parsed fields,
+    /// `FIXLEN`.
+    parsed: Vec<(usize, usize, usize)>,
 }
 
 const FORMATS: &str = "CH, AC, AQ, BI, FI, PD, ZD, FL, CSF, FS, UFF, SFF, LU, LI, LF";
@@ -626,7 +629,7 @@ impl<'s> Parser<'s> {
             Ok(t) => (t, None),
             Err(e) => (Vec::new(), Some(e)),
         };
-        Parser { st, tokens, lex_error, i: 0 }
+        Parser { st, tokens, lex_error, i: 0, parsed: Vec::new() }
     }
 
     fn tokens_check(&mut self) -> Result<(), ParseError> {

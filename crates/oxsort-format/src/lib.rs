@@ -64,8 +64,8 @@ pub use nsort::{
 };
 pub use edit::{EditMask, NumFormat, PatternError, Signs};
 pub use reformat::{
-    Edit, FindRep, IfThen, Item, Placed, Reformat, ReformatProgram, Scratch, SeqFormat, Seqnum,
-    Stage, Tran, When,
+    Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, ReformatProgram,
+    Scratch, SeqFormat, Seqnum, Stage, Tran, When, PARSED_BASE,
 };
 pub use sort_spec::{KeyKind, Mode, SortKey, SortSpec};
 pub use sources::{ReconcileError, SourceConflict, SpecSources};

@@ -247,11 +247,55 @@ pub struct IfThen {
     pub hit_next: bool,
 }
 
+/// Where a `PARSE` field starts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ParseStart {
+    /// Where the field before it ended (the start of the record for the first).
+    Next,
+    /// `ABSPOS=p` (0-based here).
+    Abs(usize),
+    /// `ADDPOS=x`: `x` bytes further.
+    Add(usize),
+    /// `SUBPOS=y`: `y` bytes back.
+    Sub(usize),
+    /// `STARTAFT=C'..'`: just after the next occurrence of the constant.
+    After(Vec<u8>),
+    /// `STARTAT=C'..'`: at the next occurrence of the constant.
+    At(Vec<u8>),
+}
+
+/// One field of `PARSE=(%nn=(...),...)`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ParseField {
+    /// Where it starts.
+    pub start: ParseStart,
+    /// `ENDBEFR=` constants: the field ends before the first of them found (and parsing goes
+    /// on after it); `ENDAT=` ones: the field ends with it. Neither: `FIXLEN` bytes.
+    pub end_before: Vec<Vec<u8>>,
+    /// `ENDAT=` constants.
+    pub end_at: Vec<Vec<u8>>,
+    /// `FIXLEN=m`: the field's length (blanks after its data; data cut to `m`). 0 for `%=`,
+    /// a field skipped.
+    pub fixlen: usize,
+}
+
+/// Where the parsed fields are, for an item that reads them: `%nn` fields are placed after the
+/// record, from this offset on; compiling moves them to just after the record's last byte.
+pub const PARSED_BASE: usize = crate::MAX_RECORD_SIZE + 1;
+
 /// The parsed operands of an `INREC` or `OUTREC` statement.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Reformat {
     /// One `BUILD`, `OVERLAY` or `FINDREP`.
     Edit(Edit),
+    /// `PARSE=(...)` and the `BUILD=` that uses its `%nn` fields (items whose offsets are
+    /// [`PARSED_BASE`] and on).
+    Parse {
+        /// The fields in order.
+        fields: Vec<ParseField>,
+        /// The `BUILD` items.
+        items: Vec<Placed>,
+    },
     /// `IFTHEN` clauses, and `IFOUTLEN=`.
     IfThen {
         /// The clauses in order.
@@ -299,6 +343,8 @@ enum Step {
     /// Applied in order to the record lengthened (blanks) to `len`.
     Overlay { ops: Vec<Op>, len: usize },
     FindRep(FindRep),
+    /// Appends the `PARSE` fields to the record.
+    Parse(Vec<ParseField>),
 }
 
 #[derive(Debug, Clone)]
@@ -347,6 +393,17 @@ impl Reformat {
             Reformat::Edit(e) => {
                 let (step, len) = compile_step(stage, e, in_len, &mut counters)?;
                 (Program::Single(step), len)
+            }
+            Reformat::Parse { fields, items } => {
+                let total: usize = fields.iter().map(|f| f.fixlen).sum();
+                let items: Vec<Placed> = items
+                    .iter()
+                    .map(|p| Placed { column: p.column, item: rebase(&p.item, in_len) })
+                    .collect();
+                let (step, len) =
+                    compile_step(stage, &Edit::Build(items), in_len + total, &mut counters)?;
+                let parse = Step::Parse(fields.clone());
+                (Program::IfThen(vec![(WhenC::Init, parse, false), (WhenC::Init, step, false)]), len)
             }
             Reformat::IfThen { clauses, outlen } => {
                 // Lengths a record can have on entering each clause: the INIT clauses change
@@ -612,6 +669,7 @@ impl ReformatProgram {
                     overlay_one(stage, cur, op, c, seq)?;
                 }
             }
+            Step::Parse(fields) => parse_fields(fields, cur),
             Step::FindRep(f) => {
                 findrep(f, cur, spare)
                     .map_err(|()| KeyError::FindRepOverrun { statement: stage.name() })?;
@@ -643,6 +701,70 @@ fn overlay_one(
         }
     }
     Ok(())
+}
+
+/// The item with its `%nn` offsets ([`PARSED_BASE`] on) moved to just after an `in_len`-byte
+/// record.
+fn rebase(item: &Item, in_len: usize) -> Item {
+    let mut item = item.clone();
+    match &mut item {
+        Item::Field { offset, .. }
+        | Item::Convert { offset, .. }
+        | Item::Edit { offset, .. }
+        | Item::Hex { offset, .. }
+        | Item::Tran { offset, .. } => {
+            if *offset >= PARSED_BASE {
+                *offset = *offset - PARSED_BASE + in_len;
+            }
+        }
+        Item::Const(_) | Item::Seqnum(_) => {}
+    }
+    item
+}
+
+/// Appends the `PARSE` fields of the record `rec` to it, as DFSORT extracts them: a cursor
+/// moves from the record's start; each field starts where its start says (a `STARTAFT`/`STARTAT`
+/// constant not found leaves it and the fields after it blank) and ends before its `ENDBEFR`
+/// constant (the cursor going past the constant), with its `ENDAT` one, at the record's end if
+/// none is found, or after `FIXLEN` bytes without either.
+fn parse_fields(fields: &[ParseField], rec: &mut Vec<u8>) {
+    let n = rec.len();
+    let mut pos = 0usize;
+    let find = |rec: &[u8], from: usize, what: &[u8]| {
+        rec.get(from..n).and_then(|r| r.windows(what.len()).position(|w| w == what)).map(|i| i + from)
+    };
+    for f in fields {
+        match &f.start {
+            ParseStart::Next => {}
+            ParseStart::Abs(p) => pos = *p,
+            ParseStart::Add(x) => pos += x,
+            ParseStart::Sub(y) => pos = pos.saturating_sub(*y),
+            ParseStart::After(c) => pos = find(rec, pos, c).map_or(n, |i| i + c.len()),
+            ParseStart::At(c) => pos = find(rec, pos, c).unwrap_or(n),
+        }
+        pos = pos.min(n);
+        let ends = f
+            .end_before
+            .iter()
+            .map(|c| (c, false))
+            .chain(f.end_at.iter().map(|c| (c, true)))
+            .filter_map(|(c, at)| find(rec, pos, c).map(|i| (i, c.len(), at)))
+            .min_by_key(|&(i, _, _)| i);
+        let (end, next) = match ends {
+            Some((i, len, false)) => (i, i + len),
+            Some((i, len, true)) => (i + len, i + len),
+            None if f.end_before.is_empty() && f.end_at.is_empty() => {
+                let e = (pos + f.fixlen).min(n);
+                (e, e)
+            }
+            None => (n, n),
+        };
+        let take = (end - pos).min(f.fixlen);
+        let at = rec.len();
+        rec.extend_from_within(pos..pos + take);
+        rec.resize(at + f.fixlen, b' ');
+        pos = next;
+    }
 }
 
 /// Writes a computed item into `out` (its bytes) from `src` (its source bytes: the field it

@@ -86,9 +86,11 @@ fn seqnum_hex_and_tran() {
     // HEX: two digits per byte; TRAN=LTOU / UTOL on ASCII letters.
     assert_eq!(one(" OUTREC BUILD=(1,3,HEX)", &[0x00, 0xAB, b'1']), "00AB31");
     assert_eq!(one(" OUTREC BUILD=(1,4,TRAN=LTOU,1,4,TRAN=UTOL)", b"aB1z"), "AB1Zab1z");
-    // SEQNUM in INREC is refused when compiled.
-    let c = parse_control(" INREC BUILD=(1,2,SEQNUM,3,ZD)").unwrap();
-    assert!(c.inrec.unwrap().compile(Stage::Inrec, 2).is_err());
+    // SEQNUM in INREC is refused with its place; a Reformat holding one, when compiled.
+    let e = parse_control(" INREC BUILD=(1,2,SEQNUM,3,ZD)").unwrap_err().to_string();
+    assert!(e.contains("line 1, column 19") && e.contains("not in INREC"), "{e}");
+    let r = parse_control(" OUTREC BUILD=(1,2,SEQNUM,3,ZD)").unwrap().outrec.unwrap();
+    assert!(r.compile(Stage::Inrec, 2).is_err());
 }
 
 #[test]
@@ -168,9 +170,33 @@ fn unsupported_edit_forms_are_named() {
     let e = err(" OUTREC BUILD=(1,4,FS,TO=ZD)");
     assert!(e.contains("TO= conversions read BI, FI, PD and ZD"), "{e}");
     let e = err(" OUTREC BUILD=(1,4,CH,EDIT=(TTT))");
-    assert!(e.contains("line 1, column 19") && e.contains("HEX or TRAN="), "{e}");
+    assert!(e.contains("line 1, column 20") && e.contains("HEX or TRAN="), "{e}");
     let e = err(" OUTREC BUILD=(1,4,TRAN=ATOE)");
     assert!(e.contains("expected LTOU, UTOL or ALTSEQ"), "{e}");
     let e = err(" OUTREC BUILD=(SEQNUM,4,FI)");
     assert!(e.contains("ZD, PD, BI, FS or CSF"), "{e}");
+}
+
+#[test]
+fn parse_fields_into_build() {
+    // A CSV-like record: %01 ends before the first ',', %02 before the next (cut to FIXLEN=3),
+    // %= skips the third, %03 starts after the '"' and ends before the next one. Worked out by
+    // hand: "ab,12345,x,\"Q\"  " -> %01 "ab   " (FIXLEN=5), %02 "123", %03 "Q ".
+    let rec = b"ab,12345,x,\"Q\"  ";
+    let c = " OUTREC PARSE=(%01=(ENDBEFR=C',',FIXLEN=5),%02=(ENDBEFR=C',',FIXLEN=3),\n\
+             \x20  %=(ENDBEFR=C','),%03=(STARTAFT=C'\"',ENDBEFR=C'\"',FIXLEN=2)),\n\
+             \x20  BUILD=(%03,C'|',%01,C'|',%02,ZD,M11,C'|',%02)";
+    assert_eq!(one(c, rec), "Q |ab   |123|123");
+    // A delimiter not found: the field runs to the end of the record; a start not found
+    // leaves the field blank.
+    let c = " OUTREC PARSE=(%1=(ENDBEFR=C';',FIXLEN=4),%2=(STARTAFT=C'#',FIXLEN=2)),\n\
+             \x20  BUILD=(%1,%2,C'.')";
+    assert_eq!(one(c, b"xyz"), "xyz   .");
+    // ABSPOS and ENDAT (the delimiter kept).
+    let c = " OUTREC PARSE=(%1=(ABSPOS=3,ENDAT=C'-',FIXLEN=4)),BUILD=(%1)";
+    assert_eq!(one(c, b"01ab-cd"), "ab- ");
+    let e = parse_control(" OUTREC BUILD=(%05)").unwrap_err().to_string();
+    assert!(e.contains("line 1, column 16") && e.contains("not defined"), "{e}");
+    let e = parse_control(" OUTREC PARSE=(%1=(FIXLEN=2)),OVERLAY=(%1)").unwrap_err().to_string();
+    assert!(e.contains("PARSE= goes with one BUILD="), "{e}");
 }

@@ -4,7 +4,7 @@
 
 use super::{line_err, Control, Parser, Tok};
 use crate::error::ParseError;
-use crate::reformat::{Edit, Item, Reformat, Tran};
+use crate::reformat::{Edit, Item, Placed, Reformat, Tran};
 use crate::spec::FieldType;
 
 impl Parser<'_> {
@@ -70,15 +70,23 @@ pub(super) fn apply(control: &mut Control, table: [u8; 256]) {
         let edits: Vec<&mut Edit> = match r {
             Reformat::Edit(e) => vec![e],
             Reformat::IfThen { clauses, .. } => clauses.iter_mut().map(|c| &mut c.edit).collect(),
+            Reformat::Parse { items, .. } => {
+                fill(items, table);
+                Vec::new()
+            }
         };
         for e in edits {
             if let Edit::Build(items) | Edit::Overlay(items) = e {
-                for p in items {
-                    if let Item::Tran { tran: Tran::AltSeq(t), .. } = &mut p.item {
-                        *t = table.to_vec();
-                    }
-                }
+                fill(items, table);
             }
+        }
+    }
+}
+
+fn fill(items: &mut [Placed], table: &[u8; 256]) {
+    for p in items {
+        if let Item::Tran { tran: Tran::AltSeq(t), .. } = &mut p.item {
+            *t = table.to_vec();
         }
     }
 }

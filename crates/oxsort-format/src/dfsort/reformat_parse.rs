@@ -2,10 +2,17 @@
 //!
 //! ```text
 //!  INREC|OUTREC  BUILD=(items) | FIELDS=(items) | OVERLAY=(items) | FINDREP=(...)
+//!              | PARSE=(%nn=(...),...),BUILD=(items with %nn)
 //!              | IFTHEN=(WHEN=INIT|NONE|(cond),BUILD|FIELDS|OVERLAY|FINDREP=...[,HIT=NEXT]),...
 //!                [,IFOUTLEN=n]
 //!  items         [c:]p,m  [c:]C'..'  [c:]X'..'  [c:][n]X  [c:][n]Z  [c:]nC'..'  [c:]nX'..'
 //!                [c:]p,m,f,TO=g[,LENGTH=n]  [c:]p,m,f,g   (f: BI FI PD ZD; g: ZD PD FS)
+//!                [c:]p,m,f,EDIT=(pattern)|Mn[,SIGNS=(a,b,c,d)][,LENGTH=n]
+//!                              (f: BI FI PD ZD FS CSF UFF SFF; n of Mn: 0 to 26)
+//!                [c:]p,m,HEX  [c:]p,m,TRAN=LTOU|UTOL|ALTSEQ
+//!                [c:]SEQNUM,n,f[,START=j][,INCR=i][,RESTART=(p,m)]   (OUTREC; f: ZD PD BI FS)
+//!  PARSE         %nn=([STARTAFT=c|STARTAT=c|ABSPOS=p|ADDPOS=x|SUBPOS=y][,ENDBEFR=c...]
+//!                [,ENDAT=c],FIXLEN=m) and %=(...) to skip a field; %nn[,f,edit] in BUILD
 //!  FINDREP       IN=const|(const,...),OUT=const | INOUT=(in,out,...)  [,STARTPOS=p]
 //!                [,ENDPOS=p] [,DO=n] [,MAXLEN=n] [,SHIFT=YES|NO] [,OVERRUN=ERROR|TRUNC]
 //! ```
@@ -14,13 +21,16 @@ use super::{line_err, CondParser, Parser, Pos, Tok};
 use crate::error::ParseError;
 use crate::edit::{EditMask, NumFormat, Signs, MASKS};
 use crate::reformat::{
-    Edit, FindRep, IfThen, Item, Placed, Reformat, SeqFormat, Seqnum, Tran, When,
+    Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, SeqFormat, Seqnum,
+    Tran, When, PARSED_BASE,
 };
 use crate::sum::{max_digits, ConvTo, SumKind};
 
-const STATEMENT_OPERANDS: &str = "BUILD=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN= or IFOUTLEN=";
-const ITEMS: &str = "p,m, p,m,f,EDIT=(...), p,m,f,Mn, p,m,f,TO=g, p,m,HEX, p,m,TRAN=..., \
-                     SEQNUM,n,f, C'...', X'...', nX, nZ, nC'...' or c: before an item";
+const STATEMENT_OPERANDS: &str =
+    "PARSE=, BUILD=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN= or IFOUTLEN=";
+const ITEMS: &str = "p,m, %nn, p,m,f,EDIT=(...), p,m,f,Mn, p,m,f,TO=g, p,m,HEX, \
+                     p,m,TRAN=..., SEQNUM,n,f, C'...', X'...', nX, nZ, nC'...' or c: before an \
+                     item";
 /// What may follow `p,m,` in an item.
 const FIELD_EDITS: &str = "f,EDIT=(pattern), f,Mn (M0 to M26), f,TO=g (f: BI, FI, PD, ZD; g: \
                            ZD, PD, FS), HEX or TRAN=LTOU|UTOL|ALTSEQ; edits read BI, FI, PD, ZD, \
@@ -41,6 +51,7 @@ impl Parser<'_> {
         let mut clauses: Vec<IfThen> = Vec::new();
         let mut outlen = None;
         let mut clause_kinds = Vec::new();
+        let mut parse: Option<(Vec<ParseField>, Pos)> = None;
         loop {
             let (kw, pos) = self.word(&format!("expected {STATEMENT_OPERANDS}"))?;
             self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
@@ -77,6 +88,12 @@ impl Parser<'_> {
                     clause_kinds.push((rank, cpos));
                     clauses.push(clause);
                 }
+                "PARSE" => {
+                    if parse.is_some() {
+                        return Err(self.err_at(pos, "only one PARSE= in a statement", &kw));
+                    }
+                    parse = Some((self.parse_defs()?, pos));
+                }
                 "IFOUTLEN" => {
                     let (n, npos) = self.number("expected the output record length")?;
                     if !(1..=crate::MAX_RECORD_SIZE).contains(&n) {
@@ -104,6 +121,19 @@ impl Parser<'_> {
                 break;
             }
             self.expect(&Tok::Comma, "expected ',' between operands")?;
+        }
+        if let Some((fields, ppos)) = parse {
+            return match edit {
+                Some((Edit::Build(items), _)) if clauses.is_empty() && outlen.is_none() => {
+                    Ok(Reformat::Parse { fields, items })
+                }
+                _ => Err(line_err(
+                    ppos,
+                    "PARSE= goes with one BUILD= or FIELDS= in the statement (oxsort does not \
+                     support it with OVERLAY, FINDREP or IFTHEN)",
+                    Some("PARSE".into()),
+                )),
+            };
         }
         match (edit, clauses.is_empty()) {
             (Some((e, _)), true) if outlen.is_none() => Ok(Reformat::Edit(e)),
@@ -256,7 +286,37 @@ impl Parser<'_> {
                 self.i += 1;
                 Ok(Item::Const(c))
             }
+            Some(Tok::Bad('%')) => {
+                let nn = match self.peek_at(1) {
+                    Some(Tok::Num(n)) if !n.starts_with(['+', '-']) => n.clone(),
+                    _ => return Err(self.err("expected %nn: a field of PARSE=")),
+                };
+                let number: usize = nn.parse().unwrap_or(usize::MAX);
+                let Some(&(_, at, fixlen)) = self.parsed.iter().find(|f| f.0 == number) else {
+                    return Err(self.err_at(
+                        pos,
+                        "this %nn field is not defined: define it in PARSE= before the BUILD= \
+                         that uses it",
+                        &format!("%{nn}"),
+                    ));
+                };
+                self.i += 2;
+                let offset = PARSED_BASE + at;
+                if let (Some(Tok::Comma), Some(Tok::Word(w))) = (self.peek(), self.peek_at(1)) {
+                    let w = w.clone();
+                    return self.field_item(offset, fixlen, pos, &w);
+                }
+                Ok(Item::Field { offset, len: fixlen })
+            }
             Some(Tok::Word(w)) if w == "SEQNUM" => {
+                if self.st.name.eq_ignore_ascii_case("INREC") {
+                    return Err(self.err_at(
+                        pos,
+                        "SEQNUM is supported in OUTREC, not in INREC (INREC reshapes records in \
+                         parallel)",
+                        &w,
+                    ));
+                }
                 self.i += 1;
                 self.seqnum()
             }
@@ -557,6 +617,120 @@ impl Parser<'_> {
                 Ok(v)
             }
             _ => Err(self.err(expected)),
+        }
+    }
+
+    /// `(%nn=(...),%=(...),...)` of `PARSE=`; records the `%nn` fields for the items.
+    fn parse_defs(&mut self) -> Result<Vec<ParseField>, ParseError> {
+        const OPERANDS: &str = "STARTAFT=, STARTAT=, ENDBEFR=, ENDAT=, ABSPOS=, ADDPOS=, SUBPOS= \
+                                or FIXLEN= (with C'...' or X'...' constants)";
+        self.expect(&Tok::LParen, "expected '(' and the %nn fields")?;
+        let mut fields = Vec::new();
+        let mut at = 0usize;
+        loop {
+            let fpos = self.pos();
+            if !self.peek_is(&Tok::Bad('%')) {
+                return Err(self.err("expected %nn=(...) or %=(...)"));
+            }
+            self.i += 1;
+            let number = match self.peek() {
+                Some(Tok::Num(n)) if !n.starts_with(['+', '-']) && n.len() <= 3 => {
+                    let v = n.parse::<usize>().unwrap_or(0);
+                    self.i += 1;
+                    Some(v)
+                }
+                _ => None,
+            };
+            if let Some(n) = number {
+                if self.parsed.iter().any(|f| f.0 == n) {
+                    return Err(line_err(fpos, "this %nn is already defined", Some(format!("%{n}"))));
+                }
+            }
+            self.expect(&Tok::Equals, "expected '=' and (...) after %nn")?;
+            self.expect(&Tok::LParen, "expected '(' and the field's operands")?;
+            let mut f = ParseField {
+                start: ParseStart::Next,
+                end_before: Vec::new(),
+                end_at: Vec::new(),
+                fixlen: 0,
+            };
+            let mut fixlen = None;
+            loop {
+                let (kw, kpos) = self.word(&format!("expected {OPERANDS}"))?;
+                self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
+                match kw.as_str() {
+                    "STARTAFT" | "STARTAT" | "ENDBEFR" | "ENDAT" => {
+                        let c = match self.peek().cloned() {
+                            Some(Tok::Chars(c)) | Some(Tok::Hex(c)) if !c.is_empty() => c,
+                            _ => {
+                                return Err(self.err(&format!(
+                                    "expected a constant C'...' or X'...' after {kw}= (BLANKS, \
+                                     NONBLANK and the other keywords are not supported)"
+                                )))
+                            }
+                        };
+                        self.i += 1;
+                        match kw.as_str() {
+                            "STARTAFT" => f.start = ParseStart::After(c),
+                            "STARTAT" => f.start = ParseStart::At(c),
+                            "ENDBEFR" => f.end_before.push(c),
+                            _ => f.end_at.push(c),
+                        }
+                    }
+                    "ABSPOS" | "ADDPOS" | "SUBPOS" | "FIXLEN" => {
+                        let (n, npos) = self.number(&format!("expected a number after {kw}="))?;
+                        if n > crate::MAX_RECORD_SIZE || (n == 0 && kw != "ADDPOS" && kw != "SUBPOS")
+                        {
+                            return Err(line_err(
+                                npos,
+                                &format!("{kw} must be 1 to {}", crate::MAX_RECORD_SIZE),
+                                Some(n.to_string()),
+                            ));
+                        }
+                        match kw.as_str() {
+                            "ABSPOS" => f.start = ParseStart::Abs(n - 1),
+                            "ADDPOS" => f.start = ParseStart::Add(n),
+                            "SUBPOS" => f.start = ParseStart::Sub(n),
+                            _ => fixlen = Some(n),
+                        }
+                    }
+                    _ => {
+                        return Err(self.err_at(
+                            kpos,
+                            &format!("expected {OPERANDS}; PAIR= and the others are not supported"),
+                            &kw,
+                        ))
+                    }
+                }
+                match self.peek() {
+                    Some(Tok::Comma) => self.i += 1,
+                    Some(Tok::RParen) => {
+                        self.i += 1;
+                        break;
+                    }
+                    _ => return Err(self.err("expected ',' and another operand, or ')'")),
+                }
+            }
+            if let Some(n) = number {
+                let Some(len) = fixlen else {
+                    return Err(line_err(fpos, "a %nn field needs FIXLEN=m", Some(format!("%{n}"))));
+                };
+                f.fixlen = len;
+                self.parsed.push((n, at, len));
+                at += len;
+                if at > crate::MAX_RECORD_SIZE {
+                    return Err(line_err(fpos, "the parsed fields are too long", None));
+                }
+            }
+            fields.push(f);
+            match self.peek() {
+                Some(Tok::Comma) => self.i += 1,
+                Some(Tok::RParen) => {
+                    self.i += 1;
+                    return Ok(fields);
+                }
+                _ => return Err(self.err("expected ',' and another %nn field, or ')'")),
+            }
         }
     }
 

@@ -328,7 +328,8 @@ fn jobs() -> Vec<Job> {
                         let m4 = format!("{}{}.{:02}", sign(pd, "+"), grouped(a / 100), a % 100);
                         out.extend_from_slice(format!("{m4:>13}|").as_bytes());
                         // SIIIT.TT: 6 digits, no grouping, 8 bytes.
-                        let e = format!("{}{}.{:02}", sign(pd, "+"), (a % 1_000_000) / 100, a % 100);
+                        let e =
+                            format!("{}{}.{:02}", sign(pd, "+"), (a % 1_000_000) / 100, a % 100);
                         out.extend_from_slice(format!("{e:>8}|").as_bytes());
                         // M11 on a 4-digit ZD: the 4 digits.
                         out.extend_from_slice(&r[36..40]);
@@ -355,7 +356,8 @@ fn jobs() -> Vec<Job> {
                     .iter()
                     .filter(|r| {
                         let text = String::from_utf8_lossy(&r[16..36]);
-                        text.contains("LUNCH") || "ZZ,MM".contains(&*String::from_utf8_lossy(&r[..2]))
+                        text.contains("LUNCH")
+                            || "ZZ,MM".contains(&*String::from_utf8_lossy(&r[..2]))
                     })
                     .cloned()
                     .collect();
@@ -697,7 +699,8 @@ fn invalid_decimal_data_in_an_edit_names_the_record_as_dfsort_s0c7_does() {
     recs[3][8] = 0xAB;
     let input = dir.path().join("in.dat");
     std::fs::write(&input, recs[..50].concat()).unwrap();
-    let err = control_err(dir.path(), &input, " INREC BUILD=(1,4,9,5,PD,M11)\n SORT FIELDS=(1,4,CH,A)\n");
+    let err =
+        control_err(dir.path(), &input, " INREC BUILD=(1,4,9,5,PD,M11)\n SORT FIELDS=(1,4,CH,A)\n");
     assert!(
         err.contains("record 4:") && err.contains("INREC item 2") && err.contains("S0C7"),
         "{err}"

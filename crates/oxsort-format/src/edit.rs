@@ -129,8 +129,7 @@ impl NumFormat {
                 signed(negative, v * 10 + last as i128)
             }
             NumFormat::Fs => {
-                let (negative, int, _) =
-                    decimal::parse_text(b, decimal::TextSyntax::LeadingSign);
+                let (negative, int, _) = decimal::parse_text(b, decimal::TextSyntax::LeadingSign);
                 signed(negative, last_digits(int.iter().copied()))
             }
             NumFormat::Uff | NumFormat::Sff => {
@@ -470,9 +469,10 @@ mod tests {
         ];
         // Lengths from the table, d = 15: d+1, d+1, d+1+[d/3], d+2+[d/3], d+1+[d/3],
         // d+2+[d/3], 12, 11, 8, 8, d, d, then d+1+[(d-1)/3] or d+2+[(d-1)/3] ...
-        let lengths =
-            [16, 16, 21, 22, 21, 22, 12, 11, 8, 8, 15, 15, 20, 20, 21, 20, 20, 20, 21, 21, 22, 21,
-             21, 21, 21, 16, 16];
+        let lengths = [
+            16, 16, 21, 22, 21, 22, 12, 11, 8, 8, 15, 15, 20, 20, 21, 20, 20, 20, 21, 21, 22, 21,
+            21, 21, 21, 16, 16,
+        ];
         for n in 0..MASKS {
             let m = EditMask::predefined(n, 15, None).unwrap();
             assert_eq!(m.body, table[n].as_bytes(), "M{n}");
@@ -532,12 +532,11 @@ mod tests {
     fn user_patterns() {
         let p = EditMask::pattern(b"TT-TT-TTTT", None).unwrap();
         assert_eq!(edit(&p, 5122003), "05-12-2003");
-        let p = EditMask::pattern(b"SI,III,III,IIT.TTT", Some([None, Some(b'-'), None, None]))
-            .unwrap();
+        let p =
+            EditMask::pattern(b"SI,III,III,IIT.TTT", Some([None, Some(b'-'), None, None])).unwrap();
         assert_eq!(edit(&p, 20000), format!("{}20.000", " ".repeat(12)));
         assert_eq!(edit(&p, -982630735), format!("{}-982,630.735", " ".repeat(6)));
-        let p = EditMask::pattern(b"STTTTTTT", Some([Some(b'+'), Some(b'-'), None, None]))
-            .unwrap();
+        let p = EditMask::pattern(b"STTTTTTT", Some([Some(b'+'), Some(b'-'), None, None])).unwrap();
         assert_eq!(edit(&p, 1145728), "+1145728");
         let p = EditMask::pattern(b"IIITS", None).unwrap();
         assert_eq!(edit(&p, -7), "   7-");

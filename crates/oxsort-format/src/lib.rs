@@ -50,6 +50,7 @@ mod sum;
 
 pub use columns::{ColumnEnd, ColumnSpan};
 pub use dfsort::{parse_control, parse_fields, Control};
+pub use edit::{EditMask, NumFormat, PatternError, Signs};
 pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
 pub use gnu::{parse_gnu_args, GnuSort};
@@ -62,7 +63,6 @@ pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
 };
-pub use edit::{EditMask, NumFormat, PatternError, Signs};
 pub use reformat::{
     Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, ReformatProgram,
     Scratch, SeqFormat, Seqnum, Stage, Tran, When, PARSED_BASE,

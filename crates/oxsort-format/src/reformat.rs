@@ -339,9 +339,16 @@ struct Op {
 enum Step {
     /// `out = template; out[dst..dst+len] = rec[src..src+len]` for each copy, then each
     /// computed item (conversions, edits, `HEX`, `TRAN`, `SEQNUM`).
-    Build { template: Vec<u8>, copies: Vec<(usize, usize, usize)>, computed: Vec<Op> },
+    Build {
+        template: Vec<u8>,
+        copies: Vec<(usize, usize, usize)>,
+        computed: Vec<Op>,
+    },
     /// Applied in order to the record lengthened (blanks) to `len`.
-    Overlay { ops: Vec<Op>, len: usize },
+    Overlay {
+        ops: Vec<Op>,
+        len: usize,
+    },
     FindRep(FindRep),
     /// Appends the `PARSE` fields to the record.
     Parse(Vec<ParseField>),
@@ -403,7 +410,10 @@ impl Reformat {
                 let (step, len) =
                     compile_step(stage, &Edit::Build(items), in_len + total, &mut counters)?;
                 let parse = Step::Parse(fields.clone());
-                (Program::IfThen(vec![(WhenC::Init, parse, false), (WhenC::Init, step, false)]), len)
+                (
+                    Program::IfThen(vec![(WhenC::Init, parse, false), (WhenC::Init, step, false)]),
+                    len,
+                )
             }
             Reformat::IfThen { clauses, outlen } => {
                 // Lengths a record can have on entering each clause: the INIT clauses change
@@ -731,7 +741,9 @@ fn parse_fields(fields: &[ParseField], rec: &mut Vec<u8>) {
     let n = rec.len();
     let mut pos = 0usize;
     let find = |rec: &[u8], from: usize, what: &[u8]| {
-        rec.get(from..n).and_then(|r| r.windows(what.len()).position(|w| w == what)).map(|i| i + from)
+        rec.get(from..n)
+            .and_then(|r| r.windows(what.len()).position(|w| w == what))
+            .map(|i| i + from)
     };
     for f in fields {
         match &f.start {
@@ -793,7 +805,8 @@ fn compute(
                 .map_err(|e| data_error(e, from.name()))?;
         }
         Item::Edit { offset, from, mask, .. } => {
-            let v = from.value(src, op.index, offset + 1).map_err(|e| data_error(e, from.name()))?;
+            let v =
+                from.value(src, op.index, offset + 1).map_err(|e| data_error(e, from.name()))?;
             mask.write(v, out);
         }
         Item::Hex { .. } => {

@@ -65,7 +65,10 @@ fn invalid_decimal_data_names_the_item_and_byte() {
     let mut out = vec![0u8; p.out_len()];
     let e = p.apply(&[b'a', b'b', 0x1A, 0x2C], &mut out, &mut Scratch::default()).unwrap_err();
     let msg = e.to_string();
-    assert!(msg.contains("OUTREC item 2") && msg.contains("byte 3") && msg.contains("S0C7"), "{msg}");
+    assert!(
+        msg.contains("OUTREC item 2") && msg.contains("byte 3") && msg.contains("S0C7"),
+        "{msg}"
+    );
 }
 
 #[test]

@@ -18,11 +18,11 @@
 //! ```
 
 use super::{line_err, CondParser, Parser, Pos, Tok};
-use crate::error::ParseError;
 use crate::edit::{EditMask, NumFormat, Signs, MASKS};
+use crate::error::ParseError;
 use crate::reformat::{
-    Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, SeqFormat, Seqnum,
-    Tran, When, PARSED_BASE,
+    Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, SeqFormat, Seqnum, Tran,
+    When, PARSED_BASE,
 };
 use crate::sum::{max_digits, ConvTo, SumKind};
 
@@ -351,19 +351,18 @@ impl Parser<'_> {
                 self.i += 2;
                 self.expect(&Tok::Equals, "expected '=' after TRAN")?;
                 let (t, tpos) = self.word("expected LTOU, UTOL or ALTSEQ")?;
-                let tran = match t.as_str() {
-                    "LTOU" => Tran::LowerToUpper,
-                    "UTOL" => Tran::UpperToLower,
-                    "ALTSEQ" => Tran::AltSeq(Vec::new()),
-                    _ => {
-                        return Err(self.err_at(
+                let tran =
+                    match t.as_str() {
+                        "LTOU" => Tran::LowerToUpper,
+                        "UTOL" => Tran::UpperToLower,
+                        "ALTSEQ" => Tran::AltSeq(Vec::new()),
+                        _ => return Err(self.err_at(
                             tpos,
                             "expected LTOU, UTOL or ALTSEQ (oxsort does not support ATOE, ETOA \
                              or TRAN=UNI)",
                             &t,
-                        ))
-                    }
-                };
+                        )),
+                    };
                 return Ok(Item::Tran { offset, len, tran });
             }
             _ => {}
@@ -592,7 +591,11 @@ impl Parser<'_> {
                     let (m, mpos) = self.number("expected a length")?;
                     self.expect(&Tok::RParen, "expected ')' after p,m")?;
                     if p == 0 {
-                        return Err(line_err(ppos, "position must be at least 1", Some("0".into())));
+                        return Err(line_err(
+                            ppos,
+                            "position must be at least 1",
+                            Some("0".into()),
+                        ));
                     }
                     if m == 0 || m > 256 {
                         return Err(line_err(
@@ -643,7 +646,11 @@ impl Parser<'_> {
             };
             if let Some(n) = number {
                 if self.parsed.iter().any(|f| f.0 == n) {
-                    return Err(line_err(fpos, "this %nn is already defined", Some(format!("%{n}"))));
+                    return Err(line_err(
+                        fpos,
+                        "this %nn is already defined",
+                        Some(format!("%{n}")),
+                    ));
                 }
             }
             self.expect(&Tok::Equals, "expected '=' and (...) after %nn")?;
@@ -679,7 +686,8 @@ impl Parser<'_> {
                     }
                     "ABSPOS" | "ADDPOS" | "SUBPOS" | "FIXLEN" => {
                         let (n, npos) = self.number(&format!("expected a number after {kw}="))?;
-                        if n > crate::MAX_RECORD_SIZE || (n == 0 && kw != "ADDPOS" && kw != "SUBPOS")
+                        if n > crate::MAX_RECORD_SIZE
+                            || (n == 0 && kw != "ADDPOS" && kw != "SUBPOS")
                         {
                             return Err(line_err(
                                 npos,
@@ -713,7 +721,11 @@ impl Parser<'_> {
             }
             if let Some(n) = number {
                 let Some(len) = fixlen else {
-                    return Err(line_err(fpos, "a %nn field needs FIXLEN=m", Some(format!("%{n}"))));
+                    return Err(line_err(
+                        fpos,
+                        "a %nn field needs FIXLEN=m",
+                        Some(format!("%{n}")),
+                    ));
                 };
                 f.fixlen = len;
                 self.parsed.push((n, at, len));

@@ -165,26 +165,18 @@ pub struct EditMask {
 }
 
 /// Why an edit pattern is refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PatternError {
     /// No `I` or `T`.
+    #[error("an edit pattern needs at least one digit (I or T)")]
     NoDigits,
     /// More than 31 `I`/`T`.
+    #[error("an edit pattern has at most 31 digits (I and T)")]
     TooManyDigits,
     /// `S` somewhere other than first or last.
+    #[error("S (a sign) may only be the first or the last character of an edit pattern")]
     MisplacedSign,
-}
-
-impl std::fmt::Display for PatternError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            PatternError::NoDigits => "an edit pattern needs at least one digit (I or T)",
-            PatternError::TooManyDigits => "an edit pattern has at most 31 digits (I and T)",
-            PatternError::MisplacedSign => {
-                "S (a sign) may only be the first or the last character of an edit pattern"
-            }
-        })
-    }
 }
 
 /// The default signs of an `EDIT=` pattern without `SIGNS=`.

@@ -333,8 +333,11 @@ fn jobs() -> Vec<Job> {
                         out.extend_from_slice(format!("{e:>8}|").as_bytes());
                         // M11 on a 4-digit ZD: the 4 digits.
                         out.extend_from_slice(&r[36..40]);
-                        // SEQNUM: 10, 15, 20... in output order.
-                        out.extend_from_slice(format!("|{:05}|", 10 + 5 * i).as_bytes());
+                        // SEQNUM: 10, 15, 20... in output order; a number past 5 digits
+                        // keeps its low 5 (DFSORT's sequence numbers wrap).
+                        out.extend_from_slice(
+                            format!("|{:05}|", (10 + 5 * i) % 100_000).as_bytes(),
+                        );
                         for b in &r[13..16] {
                             out.extend_from_slice(format!("{b:02X}").as_bytes());
                         }
@@ -469,7 +472,7 @@ fn bad_and_unsupported_statements_are_named_with_their_place() {
         ),
         (" INREC BUILD=(1,4,CH,TO=ZD)\n", &["line 1, column 19", "HEX or TRAN=", "'CH'"]),
         (" INREC BUILD=(1,4,PD,M30)\n", &["line 1, column 22", "M0 to M26", "'M30'"]),
-        (" INCLUDE COND=(1,4,SS,GE,C'A')\n", &["line 1, column 24", "EQ or NE", "'GE'"]),
+        (" INCLUDE COND=(1,4,SS,GE,C'A')\n", &["line 1, column 23", "EQ or NE", "'GE'"]),
         (" ALTSEQ CODE=(ZZ00)\n SORT FIELDS=(1,4,AQ,A)\n", &["line 1, column 15", "ffxx"]),
         (
             " INREC BUILD=(1,9,BI,TO=ZD)\n",
@@ -479,7 +482,7 @@ fn bad_and_unsupported_statements_are_named_with_their_place() {
         (" INREC BUILD=(1,10,5:C'x')\n", &["line 1, column 20", "column 5 would overlap"]),
         (
             " OUTREC PARSE=(%01=(ENDBEFR=C',')),BUILD=(%01)\n",
-            &["line 1, column 15", "a %nn field needs FIXLEN=m"],
+            &["line 1, column 16", "a %nn field needs FIXLEN=m", "'%01'"],
         ),
         (" OUTREC PUSH=(1:1,4)\n", &["line 1, column 9", "PARSE=, BUILD=, FIELDS=, OVERLAY="]),
         (" INREC BUILD=(1,4),OVERLAY=(1:C'x')\n", &["line 1, column 20", "only one of BUILD"]),

@@ -636,20 +636,21 @@ impl Parser<'_> {
                 return Err(self.err("expected %nn=(...) or %=(...)"));
             }
             self.i += 1;
-            let number = match self.peek() {
+            let (number, written) = match self.peek() {
                 Some(Tok::Num(n)) if !n.starts_with(['+', '-']) && n.len() <= 3 => {
                     let v = n.parse::<usize>().unwrap_or(0);
+                    let written = format!("%{n}");
                     self.i += 1;
-                    Some(v)
+                    (Some(v), written)
                 }
-                _ => None,
+                _ => (None, "%".to_string()),
             };
             if let Some(n) = number {
                 if self.parsed.iter().any(|f| f.0 == n) {
                     return Err(line_err(
                         fpos,
                         "this %nn is already defined",
-                        Some(format!("%{n}")),
+                        Some(written.clone()),
                     ));
                 }
             }
@@ -724,7 +725,7 @@ impl Parser<'_> {
                     return Err(line_err(
                         fpos,
                         "a %nn field needs FIXLEN=m",
-                        Some(format!("%{n}")),
+                        Some(written.clone()),
                     ));
                 };
                 f.fixlen = len;

@@ -142,6 +142,19 @@ fn findrep(rec: &[u8], pairs: &[(&[u8], &[u8])], start: usize, end: usize) -> Ve
     out
 }
 
+/// `v` with a comma between each group of three digits.
+fn grouped(v: u64) -> String {
+    let digits = v.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn pad(mut r: Vec<u8>, len: usize) -> Vec<u8> {
     r.resize(len, b' ');
     r
@@ -291,6 +304,75 @@ fn jobs() -> Vec<Job> {
             },
         },
         Job {
+            name: "outrec numeric edits, masks, seqnum, hex and tran",
+            control: " SORT FIELDS=(5,4,BI,A)\n\
+                      \x20OUTREC BUILD=(1,4,5,4,BI,M12,C'|',9,5,PD,M4,C'|',\n\
+                      \x20  9,5,PD,EDIT=(SIIIT.TT),SIGNS=(+,-),C'|',37,4,ZD,M11,C'|',\n\
+                      \x20  SEQNUM,5,ZD,START=10,INCR=5,C'|',14,3,HEX,C'|',17,5,TRAN=UTOL)\n",
+            want: |recs| {
+                let s = sorted(recs.to_vec(), |r| u32::from_be_bytes(r[4..8].try_into().unwrap()));
+                s.chunks(LEN)
+                    .enumerate()
+                    .flat_map(|(i, r)| {
+                        let bi = u32::from_be_bytes(r[4..8].try_into().unwrap()) as i64;
+                        let pd = unpacked(&r[8..13]);
+                        let sign = |v: i64, plus: &str| if v < 0 { "-" } else { plus }.to_string();
+                        let mut out = r[..4].to_vec();
+                        // M12, BI 4 bytes = 10 digits: 10 + 1 + [9/3] = 14 bytes, thousands
+                        // separated, the sign (blank or '-') just before the first digit.
+                        let m12 = format!("{}{}", sign(bi, " "), grouped(bi.unsigned_abs()));
+                        out.extend_from_slice(format!("{m12:>14}|").as_bytes());
+                        // M4, PD 5 bytes = 9 digits: 9 + 1 + [9/3] = 13 bytes, two decimals,
+                        // '+' or '-'.
+                        let a = pd.unsigned_abs();
+                        let m4 = format!("{}{}.{:02}", sign(pd, "+"), grouped(a / 100), a % 100);
+                        out.extend_from_slice(format!("{m4:>13}|").as_bytes());
+                        // SIIIT.TT: 6 digits, no grouping, 8 bytes.
+                        let e =
+                            format!("{}{}.{:02}", sign(pd, "+"), (a % 1_000_000) / 100, a % 100);
+                        out.extend_from_slice(format!("{e:>8}|").as_bytes());
+                        // M11 on a 4-digit ZD: the 4 digits.
+                        out.extend_from_slice(&r[36..40]);
+                        // SEQNUM: 10, 15, 20... in output order; a number past 5 digits
+                        // keeps its low 5 (DFSORT's sequence numbers wrap).
+                        out.extend_from_slice(
+                            format!("|{:05}|", (10 + 5 * i) % 100_000).as_bytes(),
+                        );
+                        for b in &r[13..16] {
+                            out.extend_from_slice(format!("{b:02X}").as_bytes());
+                        }
+                        out.push(b'|');
+                        out.extend(r[16..21].iter().map(|b| b.to_ascii_lowercase()));
+                        out
+                    })
+                    .collect()
+            },
+        },
+        Job {
+            name: "include ss, altseq and an aq key",
+            control: " INCLUDE COND=(17,20,SS,EQ,C'LUNCH',OR,1,2,SS,EQ,C'ZZ,MM')\n\
+                      \x20SORT FIELDS=(1,4,AQ,A)\n\
+                      \x20ALTSEQ CODE=(5A00,4D7F)\n",
+            want: |recs| {
+                // 'Z' (5A) collates as 00, 'M' (4D) as 7F: ZZ Z first, MMMM last.
+                let kept: Vec<Vec<u8>> = recs
+                    .iter()
+                    .filter(|r| {
+                        let text = String::from_utf8_lossy(&r[16..36]);
+                        text.contains("LUNCH")
+                            || "ZZ,MM".contains(&*String::from_utf8_lossy(&r[..2]))
+                    })
+                    .cloned()
+                    .collect();
+                let tr = |b: u8| match b {
+                    0x5A => 0x00,
+                    0x4D => 0x7F,
+                    b => b,
+                };
+                sorted(kept, |r| r[..4].iter().map(|&b| tr(b)).collect::<Vec<u8>>())
+            },
+        },
+        Job {
             name: "inrec findrep shortening, sort, outrec fields",
             control: " INREC FINDREP=(IN=(C'LUNCH',C'TEA'),OUT=C'',STARTPOS=17,DO=2)\n\
                       \x20SORT FIELDS=(17,20,CH,A)\n\
@@ -385,10 +467,13 @@ fn bad_and_unsupported_statements_are_named_with_their_place() {
             &["line 2, column 2", "OUTFIL is not supported", "INREC, OUTREC"],
         ),
         (
-            " INREC BUILD=(1,4,ZD,EDIT=(TTT))\n",
-            &["line 1, column 22", "EDIT= and Mn masks are not supported", "'EDIT'"],
+            " INREC BUILD=(1,4,ZD,EDIT=(TSTT))\n",
+            &["line 1, column 22", "S (a sign) may only be the first or the last", "'EDIT'"],
         ),
-        (" INREC BUILD=(1,4,CH,TO=ZD)\n", &["line 1, column 19", "edits and conversions", "'CH'"]),
+        (" INREC BUILD=(1,4,CH,TO=ZD)\n", &["line 1, column 19", "HEX or TRAN=", "'CH'"]),
+        (" INREC BUILD=(1,4,PD,M30)\n", &["line 1, column 22", "M0 to M26", "'M30'"]),
+        (" INCLUDE COND=(1,4,SS,GE,C'A')\n", &["line 1, column 23", "EQ or NE", "'GE'"]),
+        (" ALTSEQ CODE=(ZZ00)\n SORT FIELDS=(1,4,AQ,A)\n", &["line 1, column 15", "ffxx"]),
         (
             " INREC BUILD=(1,9,BI,TO=ZD)\n",
             &["line 1, column 17", "BI field to convert must be 1 to 8"],
@@ -396,9 +481,10 @@ fn bad_and_unsupported_statements_are_named_with_their_place() {
         (" INREC BUILD=(1,4,SEQNUM,8,ZD)\n", &["line 1, column 19", "SEQNUM"]),
         (" INREC BUILD=(1,10,5:C'x')\n", &["line 1, column 20", "column 5 would overlap"]),
         (
-            " OUTREC PARSE=(%01=(ENDBEFR=C','))\n",
-            &["line 1, column 9", "BUILD=, FIELDS=, OVERLAY="],
+            " OUTREC PARSE=(%01=(ENDBEFR=C',')),BUILD=(%01)\n",
+            &["line 1, column 16", "a %nn field needs FIXLEN=m", "'%01'"],
         ),
+        (" OUTREC PUSH=(1:1,4)\n", &["line 1, column 9", "PARSE=, BUILD=, FIELDS=, OVERLAY="]),
         (" INREC BUILD=(1,4),OVERLAY=(1:C'x')\n", &["line 1, column 20", "only one of BUILD"]),
         (
             " INREC IFTHEN=(WHEN=NONE,BUILD=(1,4)),\n   IFTHEN=(WHEN=INIT,BUILD=(1,4))\n",
@@ -606,4 +692,21 @@ fn a_bad_key_after_include_and_inrec_names_the_record_as_read() {
         " INCLUDE COND=(14,3,CH,EQ,C'EU ')\n INREC BUILD=(9,5,1,4)\n SORT FIELDS=(1,5,PD,A)\n",
     );
     assert!(err.contains("record 101:") && err.contains("invalid packed decimal"), "{err}");
+}
+
+#[test]
+fn invalid_decimal_data_in_an_edit_names_the_record_as_dfsort_s0c7_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut recs = records(&mut Rng::new(3));
+    // Record 4 (1-based) has a bad digit nibble in its PD field.
+    recs[3][8] = 0xAB;
+    let input = dir.path().join("in.dat");
+    std::fs::write(&input, recs[..50].concat()).unwrap();
+    let err =
+        control_err(dir.path(), &input, " INREC BUILD=(1,4,9,5,PD,M11)\n SORT FIELDS=(1,4,CH,A)\n");
+    assert!(
+        err.contains("record 4:") && err.contains("INREC item 2") && err.contains("S0C7"),
+        "{err}"
+    );
+    assert!(err.contains("byte 9"), "{err}");
 }

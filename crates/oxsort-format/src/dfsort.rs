@@ -8,12 +8,14 @@
 //!  SUM     FIELDS=NONE                 keep the first record of each equal key
 //!  SUM     FIELDS=(p,m,f,...) | FIELDS=(p,m,...),FORMAT=f   add BI/FI/PD/ZD fields into it
 //!  OPTION  EQUALS NOEQUALS COPY VLSHRT NOVLSHRT (comma-separated)
-//!  INCLUDE COND=(...) | COND=ALL | COND=NONE  [,FORMAT=f]
+//!  INCLUDE COND=(...) | COND=ALL | COND=NONE  [,FORMAT=f]   (p,m,SS,EQ|NE,C'..' searches;
+//!          DATE1 DATE2 DATE3 DATE1P DATE2P DATE3P [+n|-n] are date constants)
 //!  OMIT    COND=(...) ...
 //!  INREC   BUILD=|FIELDS=|OVERLAY=|FINDREP=|IFTHEN=...   reshape records before the sort
 //!  OUTREC  the same operands                 reshape the records written
 //!  RECORD  TYPE=F,LENGTH=n             fixed n-byte records
 //!  JOINKEYS, JOIN, REFORMAT            join two files (see [`crate::JoinSpec`])
+//!  ALTSEQ  CODE=(ffxx,...)             byte ff collates as xx in AQ fields (TRAN=ALTSEQ)
 //!  END     stops reading
 //! ```
 //!
@@ -102,10 +104,11 @@ const IGNORED_OPTIONS: &[&str] = &[
 
 /// The statements oxsort reads, as unsupported-statement messages list them.
 const STATEMENTS: &str =
-    "SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, INREC, OUTREC, RECORD, JOINKEYS, JOIN, REFORMAT, END";
+    "SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, INREC, OUTREC, RECORD, JOINKEYS, JOIN, REFORMAT, \
+     ALTSEQ, END";
 
 /// DFSORT statements oxsort knows of but does not carry out.
-const UNSUPPORTED_STATEMENTS: &[&str] = &["OUTFIL", "ALTSEQ", "MODS", "DEBUG", "OUTFILE"];
+const UNSUPPORTED_STATEMENTS: &[&str] = &["OUTFIL", "MODS", "DEBUG", "OUTFILE"];
 
 /// Parses DFSORT control statements.
 ///
@@ -127,6 +130,7 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
     let mut filter_checks: Vec<(Pos, usize)> = Vec::new();
     let mut record_pos = None;
     let mut join = join_parse::JoinParts::default();
+    let mut altseq: Option<[u8; 256]> = None;
     for st in statements {
         let name = st.name.to_ascii_uppercase();
         let mut p = Parser::new(&st);
@@ -227,6 +231,7 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                 }
                 *slot = Some(p.reformat_operands()?);
             }
+            "ALTSEQ" => p.altseq_operands(altseq.get_or_insert(crate::spec::IDENTITY))?,
             "RECORD" => {
                 let (layout, pos) = p.record_operands()?;
                 control.record = Some(layout);
@@ -255,6 +260,9 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
     control.join = join.finish()?;
     if control.copy {
         control.key = None;
+    }
+    if let Some(table) = altseq {
+        altseq::apply(&mut control, table);
     }
     if control.vlshrt {
         if let Some(key) = &mut control.key {
@@ -360,6 +368,8 @@ pub fn parse_fields(text: &str) -> Result<KeySpec, ParseError> {
     Ok(KeySpec { fields: resolved, separator: None, short_fields: ShortFields::Error })
 }
 
+mod altseq;
+mod dates;
 mod join_parse;
 mod reformat_parse;
 
@@ -614,9 +624,12 @@ struct Parser<'s> {
     tokens: Vec<Token>,
     lex_error: Option<ParseError>,
     i: usize,
+    /// The `%nn` fields of the statement's `PARSE=`: number, offset among the parsed fields,
+    /// `FIXLEN`.
+    parsed: Vec<(usize, usize, usize)>,
 }
 
-const FORMATS: &str = "CH, AC, BI, FI, PD, ZD, FL, CSF, FS, UFF, SFF, LU, LI, LF";
+const FORMATS: &str = "CH, AC, AQ, BI, FI, PD, ZD, FL, CSF, FS, UFF, SFF, LU, LI, LF";
 
 impl<'s> Parser<'s> {
     fn new(st: &'s Statement) -> Parser<'s> {
@@ -624,7 +637,7 @@ impl<'s> Parser<'s> {
             Ok(t) => (t, None),
             Err(e) => (Vec::new(), Some(e)),
         };
-        Parser { st, tokens, lex_error, i: 0 }
+        Parser { st, tokens, lex_error, i: 0, parsed: Vec::new() }
     }
 
     fn tokens_check(&mut self) -> Result<(), ParseError> {
@@ -1188,12 +1201,24 @@ impl CondParser<'_, '_> {
                 )))
             }
         };
+        if let FieldType::AltSeq(_) = kind {
+            return Err(line_err(
+                pos,
+                "AQ fields go in SORT and MERGE FIELDS; compare CH fields in conditions",
+                Some(p.to_string()),
+            ));
+        }
         check_len(kind, len, len_pos)?;
         self.checks.push((pos, p - 1 + len));
         Ok((FieldRef { offset: p - 1, len, kind }, pos))
     }
 
     fn comparison(&mut self) -> Result<Condition, ParseError> {
+        if self.p.peek_at(3) == Some(&Tok::Comma)
+            && matches!(self.p.peek_at(4), Some(Tok::Word(w)) if w == "SS")
+        {
+            return self.substring();
+        }
         let (left, _) = self.field(None)?;
         self.p.expect(&Tok::Comma, "expected ',' and a comparison operator")?;
         let (w, wpos) = self.p.word("expected a comparison operator (EQ, NE, GT, GE, LT, LE)")?;
@@ -1243,11 +1268,95 @@ impl CondParser<'_, '_> {
                     Operand::number(negative, digits, left.kind)
                 }
             }
+            Some(Tok::Word(w)) if dates::DateForm::parse(&w).is_some() => {
+                self.date_constant(&w, left.kind)?
+            }
             _ => {
-                return Err(self.p.err("expected a constant (C'...', X'...', a number) or a field"))
+                return Err(self.p.err(
+                    "expected a constant (C'...', X'...', a number, DATE1, DATE2, DATE3, \
+                     DATE1P, DATE2P, DATE3P) or a field",
+                ))
             }
         };
         self.count += 1;
         Ok(Condition::Compare { index: self.count, left, op, right })
+    }
+
+    /// `DATEn[P][(c)][+d|-d]` (see [`dates`]): characters, or a number for the `P` forms.
+    fn date_constant(&mut self, word: &str, kind: FieldType) -> Result<Operand, ParseError> {
+        let wpos = self.p.pos();
+        let (form, packed) = dates::DateForm::parse(word).expect("checked by the caller");
+        self.p.i += 1;
+        let mut sep = None;
+        if !packed && self.p.peek_is(&Tok::LParen) {
+            let t = self.p.tokens.get(self.p.i + 1).map(|t| t.text.clone()).unwrap_or_default();
+            if t.len() != 1 || self.p.peek_at(2) != Some(&Tok::RParen) {
+                return Err(self.p.err("expected (c): one separator character, such as (/)"));
+            }
+            sep = Some(t.as_bytes()[0]);
+            self.p.i += 3;
+        }
+        let mut n = 0i64;
+        if let Some(Tok::Num(v)) = self.p.peek() {
+            if v.starts_with(['+', '-']) {
+                n = v.parse().map_err(|_| self.p.err("expected a number of days or months"))?;
+                if n.abs() > 9999 {
+                    return Err(self.p.err("DATEn+d and DATEn-d take at most 9999"));
+                }
+                self.p.i += 1;
+            }
+        }
+        let text = dates::text(form, dates::today(), n, sep);
+        if packed {
+            if kind == FieldType::Char {
+                return Err(line_err(
+                    wpos,
+                    "a CH field compares with DATE1, DATE2 or DATE3; DATEnP goes with numeric \
+                     fields",
+                    Some(word.to_string()),
+                ));
+            }
+            return Ok(Operand::number(false, String::from_utf8_lossy(&text).into_owned(), kind));
+        }
+        Ok(Operand::Chars(text))
+    }
+
+    /// `p,m,SS,EQ|NE,constant`: a substring search. When the field is shorter than the
+    /// constant, the field's value is looked for in the constant (so `C'JAN,FEB,MAR'` lists
+    /// the values a 3-byte field may have); otherwise the constant is looked for in the field.
+    fn substring(&mut self) -> Result<Condition, ParseError> {
+        let (p, pos) = self.p.number("expected a field position")?;
+        if p == 0 {
+            return Err(line_err(pos, "position must be at least 1", Some("0".into())));
+        }
+        self.p.i += 1;
+        let (len, len_pos) = self.p.number("expected a field length")?;
+        if len == 0 {
+            return Err(line_err(len_pos, "length must be at least 1", Some("0".into())));
+        }
+        self.p.i += 2;
+        self.p.expect(&Tok::Comma, "expected ',' and EQ or NE")?;
+        let (w, wpos) = self.p.word("expected EQ or NE (a substring search)")?;
+        let op = match w.as_str() {
+            "EQ" => CompareOp::Eq,
+            "NE" => CompareOp::Ne,
+            _ => {
+                return Err(self.p.err_at(
+                    wpos,
+                    "expected EQ or NE: a substring search (SS) is found or not",
+                    &w,
+                ))
+            }
+        };
+        self.p.expect(&Tok::Comma, "expected ',' and a constant")?;
+        let constant = match self.p.peek().cloned() {
+            Some(Tok::Chars(c)) | Some(Tok::Hex(c)) if !c.is_empty() => c,
+            _ => return Err(self.p.err("expected a constant C'...' or X'...' to search for")),
+        };
+        self.p.i += 1;
+        self.checks.push((pos, p - 1 + len));
+        self.count += 1;
+        let left = FieldRef { offset: p - 1, len, kind: FieldType::Char };
+        Ok(Condition::Compare { index: self.count, left, op, right: Operand::Substring(constant) })
     }
 }

@@ -172,6 +172,12 @@ pub enum SpecError {
         /// The length it makes.
         len: usize,
     },
+    /// `SEQNUM` in `INREC`, whose records are reshaped in parallel, out of order.
+    #[error(
+        "SEQNUM in INREC is not supported (INREC reshapes records in parallel); number the \
+         records in OUTREC"
+    )]
+    SeqnumInInrec,
     /// `INREC`/`OUTREC` on delimited records.
     #[error("{statement} needs fixed-length records (RECORD TYPE=F,LENGTH=n or --record-size)")]
     ReformatNeedsFixed {
@@ -234,6 +240,24 @@ pub enum KeyError {
         end: usize,
         /// The record's length at that step.
         len: usize,
+    },
+    /// Invalid packed or zoned data in a field an `INREC`/`OUTREC` item edits or converts:
+    /// the record DFSORT stops on with a data exception (S0C7).
+    #[error(
+        "{statement} item {item}: invalid {format} data at byte {position} (0x{byte:02X}), a \
+         decimal data exception (DFSORT's S0C7)"
+    )]
+    ReformatData {
+        /// `INREC` or `OUTREC`.
+        statement: &'static str,
+        /// 1-based index of the item in its list.
+        item: usize,
+        /// The field's format (`PD`, `ZD`).
+        format: &'static str,
+        /// 1-based position of the bad byte in the record.
+        position: usize,
+        /// The bad byte.
+        byte: u8,
     },
     /// `FINDREP` shifted non-blank bytes past the record's end (`OVERRUN=ERROR`, the default).
     #[error(

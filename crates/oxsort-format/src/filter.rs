@@ -88,6 +88,10 @@ pub enum Operand {
     Chars(Vec<u8>),
     /// `X'...'` constant: compared as bytes, padded with zeros.
     Hex(Vec<u8>),
+    /// `SS`: a substring search with `EQ` (found) or `NE` (not found). The field (a
+    /// [`FieldType::Char`] one) is looked for in the constant when it is shorter, else the
+    /// constant in the field.
+    Substring(Vec<u8>),
     /// A decimal constant such as `+100` or `-5` (build it with [`Operand::number`]).
     Number {
         /// `true` for a leading `-`.
@@ -172,6 +176,18 @@ fn eval(cond: &Condition, record: &[u8], short: ShortFields) -> Result<bool, Key
             let ord = match right {
                 Operand::Chars(c) => cmp_padded(lhs, c, b' '),
                 Operand::Hex(c) => cmp_padded(lhs, c, 0),
+                Operand::Substring(c) => {
+                    let found = if lhs.len() < c.len() {
+                        c.windows(lhs.len()).any(|w| w == lhs)
+                    } else {
+                        lhs.windows(c.len()).any(|w| w == c.as_slice())
+                    };
+                    if found {
+                        Ordering::Equal
+                    } else {
+                        Ordering::Less
+                    }
+                }
                 Operand::Number { key, .. } => {
                     if let FieldType::Float(endian) = left.kind {
                         float_value(lhs, endian).to_be_bytes().as_slice().cmp(key)

@@ -32,6 +32,7 @@
 mod columns;
 mod decimal;
 mod dfsort;
+mod edit;
 mod error;
 mod filter;
 mod gnu;
@@ -50,6 +51,7 @@ mod sum;
 
 pub use columns::{ColumnEnd, ColumnSpan};
 pub use dfsort::{parse_control, parse_fields, Control};
+pub use edit::{EditMask, NumFormat, PatternError, Signs};
 pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
 pub use gnu::{parse_gnu_args, GnuSort};
@@ -64,7 +66,8 @@ pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
 };
 pub use reformat::{
-    Edit, FindRep, IfThen, Item, Placed, Reformat, ReformatProgram, Scratch, Stage, When,
+    Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, ReformatProgram,
+    Scratch, SeqFormat, Seqnum, Stage, Tran, When, PARSED_BASE,
 };
 pub use sort_spec::{KeyKind, Mode, SortKey, SortSpec};
 pub use sources::{ReconcileError, SourceConflict, SpecSources};

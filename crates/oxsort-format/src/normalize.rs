@@ -103,7 +103,15 @@ pub(crate) fn encode_field(
 ) -> Result<(), KeyError> {
     match kind {
         FieldType::Char | FieldType::Unsigned(Endian::Big) if column => escape(bytes, out),
-        FieldType::Char | FieldType::Unsigned(_) | FieldType::Signed(_) | FieldType::Float(_) => {
+        FieldType::AltSeq(table) if column => {
+            let translated: Vec<u8> = bytes.iter().map(|&b| table[b as usize]).collect();
+            escape(&translated, out);
+        }
+        FieldType::Char
+        | FieldType::AltSeq(_)
+        | FieldType::Unsigned(_)
+        | FieldType::Signed(_)
+        | FieldType::Float(_) => {
             let start = out.len();
             out.resize(start + fixed_width(kind, bytes.len()), 0);
             write_fixed(kind, bytes, &mut out[start..]);
@@ -200,6 +208,9 @@ fn write_fixed(kind: FieldType, bytes: &[u8], dst: &mut [u8]) {
             let n = dst.len();
             dst.copy_from_slice(&float_key_bytes(bytes, endian).0[..n]);
         }
+        FieldType::AltSeq(table) => {
+            dst.iter_mut().zip(bytes).for_each(|(d, &s)| *d = table[s as usize]);
+        }
         _ => {
             let n = dst.len();
             dst.copy_from_slice(&bytes[..n]);
@@ -268,7 +279,8 @@ impl KeySpec {
                 FieldType::Char
                 | FieldType::Unsigned(_)
                 | FieldType::Signed(_)
-                | FieldType::Float(_) => fixed_width(f.kind, len),
+                | FieldType::Float(_)
+                | FieldType::AltSeq(_) => fixed_width(f.kind, len),
                 _ => return None,
             };
             fields.push((offset, len, enc, f.kind, f.descending));

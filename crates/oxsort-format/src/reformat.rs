@@ -35,10 +35,11 @@
 
 use std::sync::Arc;
 
+use crate::edit::{EditMask, NumFormat};
 use crate::error::{KeyError, SpecError};
 use crate::filter::{Condition, Filter};
 use crate::spec::ShortFields;
-use crate::sum::{convert, ConvTo, SumKind};
+use crate::sum::{convert, write_converted, ConvTo, SumKind};
 
 /// One item of a `BUILD` or `OVERLAY` list.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -66,6 +67,90 @@ pub enum Item {
         /// The output length.
         out_len: usize,
     },
+    /// `p,m,f,EDIT=(pattern)` or `p,m,f,Mn` (with `SIGNS=`, `LENGTH=`): the numeric field
+    /// edited for reading (see [`crate::EditMask`]).
+    Edit {
+        /// 0-based offset.
+        offset: usize,
+        /// Length in bytes.
+        len: usize,
+        /// Its format.
+        from: NumFormat,
+        /// The edit.
+        mask: EditMask,
+        /// The output length.
+        out_len: usize,
+    },
+    /// `p,m,HEX`: each byte as two hexadecimal digits (`0-9A-F`).
+    Hex {
+        /// 0-based offset.
+        offset: usize,
+        /// Length in bytes.
+        len: usize,
+    },
+    /// `p,m,TRAN=LTOU|UTOL|ALTSEQ`: the bytes translated through a table.
+    Tran {
+        /// 0-based offset.
+        offset: usize,
+        /// Length in bytes.
+        len: usize,
+        /// Which translation.
+        tran: Tran,
+    },
+    /// `SEQNUM,n,f[,START=j][,INCR=i][,RESTART=(p,m)]`: the record's number among the
+    /// records the item is applied to (each `SEQNUM` item counts on its own).
+    Seqnum(Seqnum),
+}
+
+/// A translation of `TRAN=`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Tran {
+    /// `LTOU`: `a-z` to `A-Z`.
+    LowerToUpper,
+    /// `UTOL`: `A-Z` to `a-z`.
+    UpperToLower,
+    /// `ALTSEQ`: the table of the `ALTSEQ` statement (256 bytes; filled in once every
+    /// statement is read).
+    AltSeq(Vec<u8>),
+}
+
+impl Tran {
+    fn byte(&self, b: u8) -> u8 {
+        match self {
+            Tran::LowerToUpper => b.to_ascii_uppercase(),
+            Tran::UpperToLower => b.to_ascii_lowercase(),
+            Tran::AltSeq(t) => t.get(b as usize).copied().unwrap_or(b),
+        }
+    }
+}
+
+/// The format of a `SEQNUM` item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SeqFormat {
+    /// `ZD`: ASCII digits, leading zeros.
+    Zd,
+    /// `PD`: packed decimal, sign C.
+    Pd,
+    /// `BI`: unsigned big-endian binary.
+    Bi,
+    /// `FS` / `CSF`: digits right-aligned, leading blanks.
+    Fs,
+}
+
+/// `SEQNUM,n,f,...`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Seqnum {
+    /// Output length `n`.
+    pub len: usize,
+    /// Output format.
+    pub format: SeqFormat,
+    /// `START=` (default 1).
+    pub start: u64,
+    /// `INCR=` (default 1).
+    pub incr: u64,
+    /// `RESTART=(p,m)`: the numbering starts again at `START` when these bytes (0-based
+    /// offset, length) differ from the previous numbered record's.
+    pub restart: Option<(usize, usize)>,
 }
 
 impl Item {
@@ -74,7 +159,23 @@ impl Item {
         match self {
             Item::Field { len, .. } => *len,
             Item::Const(c) => c.len(),
-            Item::Convert { out_len, .. } => *out_len,
+            Item::Convert { out_len, .. } | Item::Edit { out_len, .. } => *out_len,
+            Item::Hex { len, .. } => 2 * len,
+            Item::Tran { len, .. } => *len,
+            Item::Seqnum(q) => q.len,
+        }
+    }
+
+    /// The input bytes the item reads (offset, length), if any.
+    fn source(&self) -> Option<(usize, usize)> {
+        match self {
+            Item::Field { offset, len }
+            | Item::Convert { offset, len, .. }
+            | Item::Edit { offset, len, .. }
+            | Item::Hex { offset, len }
+            | Item::Tran { offset, len, .. } => Some((*offset, *len)),
+            Item::Seqnum(q) => q.restart,
+            Item::Const(_) => None,
         }
     }
 
@@ -146,11 +247,55 @@ pub struct IfThen {
     pub hit_next: bool,
 }
 
+/// Where a `PARSE` field starts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ParseStart {
+    /// Where the field before it ended (the start of the record for the first).
+    Next,
+    /// `ABSPOS=p` (0-based here).
+    Abs(usize),
+    /// `ADDPOS=x`: `x` bytes further.
+    Add(usize),
+    /// `SUBPOS=y`: `y` bytes back.
+    Sub(usize),
+    /// `STARTAFT=C'..'`: just after the next occurrence of the constant.
+    After(Vec<u8>),
+    /// `STARTAT=C'..'`: at the next occurrence of the constant.
+    At(Vec<u8>),
+}
+
+/// One field of `PARSE=(%nn=(...),...)`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ParseField {
+    /// Where it starts.
+    pub start: ParseStart,
+    /// `ENDBEFR=` constants: the field ends before the first of them found (and parsing goes
+    /// on after it); `ENDAT=` ones: the field ends with it. Neither: `FIXLEN` bytes.
+    pub end_before: Vec<Vec<u8>>,
+    /// `ENDAT=` constants.
+    pub end_at: Vec<Vec<u8>>,
+    /// `FIXLEN=m`: the field's length (blanks after its data; data cut to `m`). 0 for `%=`,
+    /// a field skipped.
+    pub fixlen: usize,
+}
+
+/// Where the parsed fields are, for an item that reads them: `%nn` fields are placed after the
+/// record, from this offset on; compiling moves them to just after the record's last byte.
+pub const PARSED_BASE: usize = crate::MAX_RECORD_SIZE + 1;
+
 /// The parsed operands of an `INREC` or `OUTREC` statement.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Reformat {
     /// One `BUILD`, `OVERLAY` or `FINDREP`.
     Edit(Edit),
+    /// `PARSE=(...)` and the `BUILD=` that uses its `%nn` fields (items whose offsets are
+    /// [`PARSED_BASE`] and on).
+    Parse {
+        /// The fields in order.
+        fields: Vec<ParseField>,
+        /// The `BUILD` items.
+        items: Vec<Placed>,
+    },
     /// `IFTHEN` clauses, and `IFOUTLEN=`.
     IfThen {
         /// The clauses in order.
@@ -180,21 +325,33 @@ impl Stage {
 }
 
 /// A compiled step with its static output length.
+/// A computed item in a compiled step: its 1-based number in its list, the item, where it
+/// goes, and its `SEQNUM` counter (an index into [`Scratch`]'s counters).
+#[derive(Debug, Clone)]
+struct Op {
+    index: usize,
+    item: Item,
+    at: usize,
+    counter: usize,
+}
+
 #[derive(Debug, Clone)]
 enum Step {
     /// `out = template; out[dst..dst+len] = rec[src..src+len]` for each copy, then each
-    /// conversion (item number, item, destination).
+    /// computed item (conversions, edits, `HEX`, `TRAN`, `SEQNUM`).
     Build {
         template: Vec<u8>,
         copies: Vec<(usize, usize, usize)>,
-        converts: Vec<(usize, Item, usize)>,
+        computed: Vec<Op>,
     },
     /// Applied in order to the record lengthened (blanks) to `len`.
     Overlay {
-        ops: Vec<(usize, Item)>,
+        ops: Vec<Op>,
         len: usize,
     },
     FindRep(FindRep),
+    /// Appends the `PARSE` fields to the record.
+    Parse(Vec<ParseField>),
 }
 
 #[derive(Debug, Clone)]
@@ -218,22 +375,45 @@ pub struct ReformatProgram {
     in_len: usize,
     out_len: usize,
     program: Program,
+    /// How many `SEQNUM` counters the program keeps.
+    counters: usize,
 }
 
-/// Reusable room for the steps that cannot write straight into the output record.
+/// Reusable room for the steps that cannot write straight into the output record, and the
+/// `SEQNUM` counters: one `Scratch` goes with one stream of records, in order.
 #[derive(Debug, Default)]
 pub struct Scratch {
     a: Vec<u8>,
     b: Vec<u8>,
+    /// The source of an item that overlays the record it reads.
+    c: Vec<u8>,
+    /// Per `SEQNUM` item: the records numbered since the last restart, and the `RESTART`
+    /// bytes of the last record numbered.
+    seq: Vec<(u128, Vec<u8>)>,
 }
 
 impl Reformat {
     /// Checks the statement against `in_len`-byte input records and compiles it.
     pub fn compile(&self, stage: Stage, in_len: usize) -> Result<Arc<ReformatProgram>, SpecError> {
+        let mut counters = 0usize;
         let (program, out_len) = match self {
             Reformat::Edit(e) => {
-                let (step, len) = compile_step(stage, e, in_len)?;
+                let (step, len) = compile_step(stage, e, in_len, &mut counters)?;
                 (Program::Single(step), len)
+            }
+            Reformat::Parse { fields, items } => {
+                let total: usize = fields.iter().map(|f| f.fixlen).sum();
+                let items: Vec<Placed> = items
+                    .iter()
+                    .map(|p| Placed { column: p.column, item: rebase(&p.item, in_len) })
+                    .collect();
+                let (step, len) =
+                    compile_step(stage, &Edit::Build(items), in_len + total, &mut counters)?;
+                let parse = Step::Parse(fields.clone());
+                (
+                    Program::IfThen(vec![(WhenC::Init, parse, false), (WhenC::Init, step, false)]),
+                    len,
+                )
             }
             Reformat::IfThen { clauses, outlen } => {
                 // Lengths a record can have on entering each clause: the INIT clauses change
@@ -245,7 +425,7 @@ impl Reformat {
                 for c in clauses {
                     let from =
                         if matches!(c.when, When::Init) { through } else { through.max(longest) };
-                    let (step, len) = compile_step(stage, &c.edit, from)?;
+                    let (step, len) = compile_step(stage, &c.edit, from, &mut counters)?;
                     let when = match &c.when {
                         When::Init => {
                             through = len;
@@ -277,48 +457,62 @@ impl Reformat {
         if out_len == 0 || out_len > crate::MAX_RECORD_SIZE {
             return Err(SpecError::ReformatLength { statement: stage.name(), len: out_len });
         }
-        Ok(Arc::new(ReformatProgram { stage, in_len, out_len, program }))
+        if counters > 0 && stage == Stage::Inrec {
+            return Err(SpecError::SeqnumInInrec);
+        }
+        Ok(Arc::new(ReformatProgram { stage, in_len, out_len, program, counters }))
     }
 }
 
-fn compile_step(stage: Stage, edit: &Edit, in_len: usize) -> Result<(Step, usize), SpecError> {
+fn compile_step(
+    stage: Stage,
+    edit: &Edit,
+    in_len: usize,
+    counters: &mut usize,
+) -> Result<(Step, usize), SpecError> {
     let past = |item: usize, end: usize| SpecError::ReformatPastRecord {
         statement: stage.name(),
         item,
         end,
         record_len: in_len,
     };
+    let mut op = |index: usize, item: &Item, at: usize| {
+        let counter = *counters;
+        if let Item::Seqnum(_) = item {
+            *counters += 1;
+        }
+        Op { index, item: item.clone(), at, counter }
+    };
     match edit {
         Edit::Build(items) => {
             let mut template = Vec::new();
             let mut copies = Vec::new();
-            let mut converts = Vec::new();
+            let mut computed = Vec::new();
             for (i, p) in items.iter().enumerate() {
                 if let Some(c) = p.column {
                     // Checked by the parser: a column never moves back.
                     template.resize((c - 1).max(template.len()), b' ');
                 }
                 let dst = template.len();
+                if let Some((offset, len)) = p.item.source() {
+                    if offset + len > in_len {
+                        return Err(past(i + 1, offset + len));
+                    }
+                }
                 match &p.item {
                     Item::Field { offset, len } => {
-                        if offset + len > in_len {
-                            return Err(past(i + 1, offset + len));
-                        }
                         template.resize(dst + len, b' ');
                         copies.push((*offset, dst, *len));
                     }
                     Item::Const(c) => template.extend_from_slice(c),
-                    Item::Convert { offset, len, out_len, .. } => {
-                        if offset + len > in_len {
-                            return Err(past(i + 1, offset + len));
-                        }
-                        template.resize(dst + out_len, b' ');
-                        converts.push((i + 1, p.item.clone(), dst));
+                    item => {
+                        template.resize(dst + item.len(), b' ');
+                        computed.push(op(i + 1, item, dst));
                     }
                 }
             }
             let len = template.len();
-            Ok((Step::Build { template, copies, converts }, len))
+            Ok((Step::Build { template, copies, computed }, len))
         }
         Edit::Overlay(items) => {
             let mut at = 0usize;
@@ -328,15 +522,13 @@ fn compile_step(stage: Stage, edit: &Edit, in_len: usize) -> Result<(Step, usize
                 if let Some(c) = p.column {
                     at = c - 1;
                 }
-                if let Item::Field { offset, len: flen } | Item::Convert { offset, len: flen, .. } =
-                    &p.item
-                {
+                if let Some((offset, flen)) = p.item.source() {
                     // A field may read what earlier items lengthened the record with.
                     if offset + flen > len {
                         return Err(past(i + 1, offset + flen));
                     }
                 }
-                ops.push((at, p.item.clone()));
+                ops.push(op(i + 1, &p.item, at));
                 at += p.item.len();
                 len = len.max(at);
             }
@@ -364,17 +556,24 @@ impl ReformatProgram {
 
     /// Reformats `rec` (of [`ReformatProgram::in_len`] bytes) into `out` (of
     /// [`ReformatProgram::out_len`] bytes). Errors are records the statement cannot reshape
-    /// (invalid decimal data in a condition, a `FINDREP` overrun).
+    /// (invalid decimal data in a condition or an edited field, a `FINDREP` overrun).
+    /// `SEQNUM` items count the records given with the same `scratch`.
     pub fn apply(&self, rec: &[u8], out: &mut [u8], scratch: &mut Scratch) -> Result<(), KeyError> {
         debug_assert_eq!(out.len(), self.out_len);
+        if scratch.seq.len() < self.counters {
+            scratch.seq.resize(self.counters, (0, Vec::new()));
+        }
+        let stage = self.stage;
         match &self.program {
-            Program::Single(Step::Build { template, copies, converts }) => {
+            Program::Single(Step::Build { template, copies, computed }) => {
                 out.copy_from_slice(template);
                 for &(src, dst, len) in copies {
                     out[dst..dst + len].copy_from_slice(&rec[src..src + len]);
                 }
-                for (index, item, dst) in converts {
-                    convert_into(item, rec, out, *dst, *index)?;
+                for op in computed {
+                    let src = op.item.source().map_or(&rec[..0], |(o, l)| &rec[o..o + l]);
+                    let dst = &mut out[op.at..op.at + op.item.len()];
+                    compute(stage, op, src, dst, &mut scratch.seq)?;
                 }
                 Ok(())
             }
@@ -382,40 +581,43 @@ impl ReformatProgram {
                 debug_assert_eq!(*len, out.len());
                 out[..rec.len()].copy_from_slice(rec);
                 out[rec.len()..].fill(b' ');
-                overlay(out, ops)
+                for op in ops {
+                    overlay_one(stage, out, op, &mut scratch.c, &mut scratch.seq)?;
+                }
+                Ok(())
             }
             Program::Single(step) => {
-                let Scratch { a, b } = scratch;
-                a.clear();
-                a.extend_from_slice(rec);
-                self.run(step, a, b)?;
-                finish(a, out);
+                scratch.a.clear();
+                scratch.a.extend_from_slice(rec);
+                self.run(step, scratch)?;
+                finish(&scratch.a, out);
                 Ok(())
             }
             Program::IfThen(clauses) => {
-                let Scratch { a, b } = scratch;
-                a.clear();
-                a.extend_from_slice(rec);
+                scratch.a.clear();
+                scratch.a.extend_from_slice(rec);
                 let mut hit = false;
                 let mut stopped = false;
                 for (when, step, hit_next) in clauses {
                     let applies = match when {
                         WhenC::Init => true,
                         WhenC::Cond(f) => {
-                            !stopped && f.matches(a).map_err(|e| self.when_error(e, a.len()))?
+                            !stopped
+                                && f.matches(&scratch.a)
+                                    .map_err(|e| self.when_error(e, scratch.a.len()))?
                         }
                         WhenC::None => !hit,
                     };
                     if !applies {
                         continue;
                     }
-                    self.run(step, a, b)?;
+                    self.run(step, scratch)?;
                     if let WhenC::Cond(_) = when {
                         hit = true;
                         stopped = !hit_next;
                     }
                 }
-                finish(a, out);
+                finish(&scratch.a, out);
                 Ok(())
             }
         }
@@ -430,16 +632,18 @@ impl ReformatProgram {
         }
     }
 
-    /// Applies one step to the record in `cur` (of any length), `spare` as room.
-    fn run(&self, step: &Step, cur: &mut Vec<u8>, spare: &mut Vec<u8>) -> Result<(), KeyError> {
+    /// Applies one step to the record in `scratch.a` (of any length), `scratch.b` as room.
+    fn run(&self, step: &Step, scratch: &mut Scratch) -> Result<(), KeyError> {
+        let stage = self.stage;
         let short = |start: usize, end: usize, len: usize| KeyError::ReformatShort {
-            statement: self.stage.name(),
+            statement: stage.name(),
             start,
             end,
             len,
         };
+        let Scratch { a: cur, b: spare, c, seq } = scratch;
         match step {
-            Step::Build { template, copies, converts } => {
+            Step::Build { template, copies, computed } => {
                 spare.clear();
                 spare.extend_from_slice(template);
                 for &(src, dst, len) in copies {
@@ -448,33 +652,37 @@ impl ReformatProgram {
                     };
                     spare[dst..dst + len].copy_from_slice(from);
                 }
-                for (index, item, dst) in converts {
-                    if let Item::Convert { offset, len, .. } = item {
-                        if offset + len > cur.len() {
-                            return Err(short(offset + 1, offset + len, cur.len()));
-                        }
-                    }
-                    convert_into(item, cur, spare, *dst, *index)?;
+                for op in computed {
+                    let src = match op.item.source() {
+                        None => &cur[..0],
+                        Some((o, l)) => match cur.get(o..o + l) {
+                            Some(s) => s,
+                            None => return Err(short(o + 1, o + l, cur.len())),
+                        },
+                    };
+                    let dst = &mut spare[op.at..op.at + op.item.len()];
+                    compute(stage, op, src, dst, seq)?;
                 }
                 std::mem::swap(cur, spare);
             }
             Step::Overlay { ops, .. } => {
-                let need = ops.iter().map(|(at, i)| at + i.len()).max().unwrap_or(0);
+                let need = ops.iter().map(|op| op.at + op.item.len()).max().unwrap_or(0);
                 if cur.len() < need {
                     cur.resize(need, b' ');
                 }
-                for (i, (at, item)) in ops.iter().enumerate() {
-                    if let Item::Field { offset, len } | Item::Convert { offset, len, .. } = item {
-                        if offset + len > cur.len() {
-                            return Err(short(offset + 1, offset + len, cur.len()));
+                for op in ops {
+                    if let Some((o, l)) = op.item.source() {
+                        if o + l > cur.len() {
+                            return Err(short(o + 1, o + l, cur.len()));
                         }
                     }
-                    overlay_one(cur, *at, item, i + 1)?;
+                    overlay_one(stage, cur, op, c, seq)?;
                 }
             }
+            Step::Parse(fields) => parse_fields(fields, cur),
             Step::FindRep(f) => {
                 findrep(f, cur, spare)
-                    .map_err(|()| KeyError::FindRepOverrun { statement: self.stage.name() })?;
+                    .map_err(|()| KeyError::FindRepOverrun { statement: stage.name() })?;
                 std::mem::swap(cur, spare);
             }
         }
@@ -482,53 +690,167 @@ impl ReformatProgram {
     }
 }
 
-fn overlay(out: &mut [u8], ops: &[(usize, Item)]) -> Result<(), KeyError> {
-    for (i, (at, item)) in ops.iter().enumerate() {
-        overlay_one(out, *at, item, i + 1)?;
-    }
-    Ok(())
-}
-
-fn overlay_one(out: &mut [u8], at: usize, item: &Item, index: usize) -> Result<(), KeyError> {
-    match item {
+/// One `OVERLAY` item onto `out`; `room` holds its source, which may overlap where it goes.
+fn overlay_one(
+    stage: Stage,
+    out: &mut [u8],
+    op: &Op,
+    room: &mut Vec<u8>,
+    seq: &mut [(u128, Vec<u8>)],
+) -> Result<(), KeyError> {
+    let at = op.at;
+    match &op.item {
         Item::Field { offset, len } => out.copy_within(*offset..offset + len, at),
         Item::Const(c) => out[at..at + c.len()].copy_from_slice(c),
-        Item::Convert { offset, len, .. } => {
-            // The source may overlap the destination: read it first (at most 31 bytes).
-            let mut src = [0u8; 32];
-            src[..*len].copy_from_slice(&out[*offset..offset + len]);
-            convert_field(item, &src[..*len], out, at, index)?;
+        item => {
+            room.clear();
+            if let Some((o, l)) = item.source() {
+                room.extend_from_slice(&out[o..o + l]);
+            }
+            compute(stage, op, room, &mut out[at..at + item.len()], seq)?;
         }
     }
     Ok(())
 }
 
-/// Writes a conversion item at `dst` of `out`, reading its field from the record `rec`.
-fn convert_into(
-    item: &Item,
-    rec: &[u8],
+/// The item with its `%nn` offsets ([`PARSED_BASE`] on) moved to just after an `in_len`-byte
+/// record.
+fn rebase(item: &Item, in_len: usize) -> Item {
+    let mut item = item.clone();
+    match &mut item {
+        Item::Field { offset, .. }
+        | Item::Convert { offset, .. }
+        | Item::Edit { offset, .. }
+        | Item::Hex { offset, .. }
+        | Item::Tran { offset, .. } => {
+            if *offset >= PARSED_BASE {
+                *offset = *offset - PARSED_BASE + in_len;
+            }
+        }
+        Item::Const(_) | Item::Seqnum(_) => {}
+    }
+    item
+}
+
+/// Appends the `PARSE` fields of the record `rec` to it, as DFSORT extracts them: a cursor
+/// moves from the record's start; each field starts where its start says (a `STARTAFT`/`STARTAT`
+/// constant not found leaves it and the fields after it blank) and ends before its `ENDBEFR`
+/// constant (the cursor going past the constant), with its `ENDAT` one, at the record's end if
+/// none is found, or after `FIXLEN` bytes without either.
+fn parse_fields(fields: &[ParseField], rec: &mut Vec<u8>) {
+    let n = rec.len();
+    let mut pos = 0usize;
+    let find = |rec: &[u8], from: usize, what: &[u8]| {
+        rec.get(from..n)
+            .and_then(|r| r.windows(what.len()).position(|w| w == what))
+            .map(|i| i + from)
+    };
+    for f in fields {
+        match &f.start {
+            ParseStart::Next => {}
+            ParseStart::Abs(p) => pos = *p,
+            ParseStart::Add(x) => pos += x,
+            ParseStart::Sub(y) => pos = pos.saturating_sub(*y),
+            ParseStart::After(c) => pos = find(rec, pos, c).map_or(n, |i| i + c.len()),
+            ParseStart::At(c) => pos = find(rec, pos, c).unwrap_or(n),
+        }
+        pos = pos.min(n);
+        let ends = f
+            .end_before
+            .iter()
+            .map(|c| (c, false))
+            .chain(f.end_at.iter().map(|c| (c, true)))
+            .filter_map(|(c, at)| find(rec, pos, c).map(|i| (i, c.len(), at)))
+            .min_by_key(|&(i, _, _)| i);
+        let (end, next) = match ends {
+            Some((i, len, false)) => (i, i + len),
+            Some((i, len, true)) => (i + len, i + len),
+            None if f.end_before.is_empty() && f.end_at.is_empty() => {
+                let e = (pos + f.fixlen).min(n);
+                (e, e)
+            }
+            None => (n, n),
+        };
+        let take = (end - pos).min(f.fixlen);
+        let at = rec.len();
+        rec.extend_from_within(pos..pos + take);
+        rec.resize(at + f.fixlen, b' ');
+        pos = next;
+    }
+}
+
+/// Writes a computed item into `out` (its bytes) from `src` (its source bytes: the field it
+/// reads, or a `SEQNUM`'s `RESTART` bytes).
+fn compute(
+    stage: Stage,
+    op: &Op,
+    src: &[u8],
     out: &mut [u8],
-    dst: usize,
-    index: usize,
+    seq: &mut [(u128, Vec<u8>)],
 ) -> Result<(), KeyError> {
-    if let Item::Convert { offset, len, .. } = item {
-        convert_field(item, &rec[*offset..offset + len], out, dst, index)?;
+    let data_error = |e: KeyError, format: &'static str| match e {
+        KeyError::InvalidPacked { position, byte, .. }
+        | KeyError::InvalidZoned { position, byte, .. } => KeyError::ReformatData {
+            statement: stage.name(),
+            item: op.index,
+            format,
+            position,
+            byte,
+        },
+        other => other,
+    };
+    match &op.item {
+        Item::Convert { offset, from, to, .. } => {
+            convert(*from, src, *to, out, op.index, offset + 1)
+                .map_err(|e| data_error(e, from.name()))?;
+        }
+        Item::Edit { offset, from, mask, .. } => {
+            let v =
+                from.value(src, op.index, offset + 1).map_err(|e| data_error(e, from.name()))?;
+            mask.write(v, out);
+        }
+        Item::Hex { .. } => {
+            const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+            for (pair, &b) in out.chunks_exact_mut(2).zip(src) {
+                pair[0] = DIGITS[(b >> 4) as usize];
+                pair[1] = DIGITS[(b & 0x0F) as usize];
+            }
+        }
+        Item::Tran { tran, .. } => {
+            for (o, &b) in out.iter_mut().zip(src) {
+                *o = tran.byte(b);
+            }
+        }
+        Item::Seqnum(q) => {
+            let (count, last) = &mut seq[op.counter];
+            if q.restart.is_some() && (*count == 0 || last.as_slice() != src) {
+                *count = 0;
+                last.clear();
+                last.extend_from_slice(src);
+            }
+            let v = q.start as u128 + *count * q.incr as u128;
+            *count += 1;
+            write_seqnum(q.format, v, out);
+        }
+        Item::Field { .. } | Item::Const(_) => {}
     }
     Ok(())
 }
 
-/// Writes a conversion item at `dst` of `out` from its field's bytes `src`.
-fn convert_field(
-    item: &Item,
-    src: &[u8],
-    out: &mut [u8],
-    dst: usize,
-    index: usize,
-) -> Result<(), KeyError> {
-    if let Item::Convert { offset, from, to, out_len, .. } = item {
-        convert(*from, src, *to, &mut out[dst..dst + out_len], index, offset + 1)?;
+/// A sequence number in its format; digits (or bytes) that do not fit are dropped from the
+/// left, as DFSORT lets a sequence number wrap.
+fn write_seqnum(format: SeqFormat, v: u128, out: &mut [u8]) {
+    // Past 31 digits a value no longer fits the decimal forms; the low digits are kept.
+    let decimal = (v % 10u128.pow(crate::edit::MAX_DIGITS as u32)) as i128;
+    match format {
+        SeqFormat::Zd => write_converted(decimal, ConvTo::Zd, out),
+        SeqFormat::Pd => write_converted(decimal, ConvTo::Pd, out),
+        SeqFormat::Fs => write_converted(decimal, ConvTo::Fs, out),
+        SeqFormat::Bi => {
+            let bytes = v.to_be_bytes();
+            out.copy_from_slice(&bytes[16 - out.len()..]);
+        }
     }
-    Ok(())
 }
 
 /// Pads (blanks) or truncates `rec` into `out`.

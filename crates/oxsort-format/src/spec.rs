@@ -23,6 +23,9 @@ pub enum Endian {
 pub enum FieldType {
     /// Bytes compared unsigned (`CH`, `AC`; nsort `character`).
     Char,
+    /// Bytes compared after translation through an alternate collating sequence (`AQ`, with
+    /// the table of the `ALTSEQ` statement: byte `b` collates as `table[b]`).
+    AltSeq(&'static [u8; 256]),
     /// Unsigned binary integer: big-endian of any length (`BI`), little-endian of 1 to 8
     /// bytes (`LU`; nsort `unsigned`).
     Unsigned(Endian),
@@ -66,6 +69,7 @@ impl FieldType {
     pub fn name(self) -> &'static str {
         match self {
             FieldType::Char => "CH",
+            FieldType::AltSeq(_) => "AQ",
             FieldType::Unsigned(Endian::Big) => "BI",
             FieldType::Unsigned(Endian::Little) => "LU",
             FieldType::Signed(Endian::Big) => "FI",
@@ -83,11 +87,13 @@ impl FieldType {
         }
     }
 
-    /// Parses a DFSORT format name (case-insensitive): `CH AC BI FI PD ZD FL CSF FS UFF SFF`
-    /// and oxsort's `LU LI LF`.
+    /// Parses a DFSORT format name (case-insensitive): `CH AC AQ BI FI PD ZD FL CSF FS UFF
+    /// SFF` and oxsort's `LU LI LF` (`AQ` with the identity table until an `ALTSEQ` statement
+    /// gives one).
     pub fn from_dfsort(name: &str) -> Option<FieldType> {
         Some(match name.to_ascii_uppercase().as_str() {
             "CH" | "AC" => FieldType::Char,
+            "AQ" => FieldType::AltSeq(&IDENTITY),
             "BI" => FieldType::Unsigned(Endian::Big),
             "FI" => FieldType::Signed(Endian::Big),
             "FL" => FieldType::Float(Endian::Big),
@@ -132,6 +138,18 @@ impl FieldType {
         )
     }
 }
+
+/// The alternate collating sequence of `AQ` fields when no `ALTSEQ` statement changes it: each
+/// byte collates as itself.
+pub(crate) static IDENTITY: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i as u8;
+        i += 1;
+    }
+    t
+};
 
 /// Where a field's bytes are in the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -263,6 +263,12 @@ pub fn convert(
 ) -> Result<(), KeyError> {
     let f = SumField { offset: position - 1, len: src.len(), kind: from };
     let v = value(&f, src, index)?;
+    write_converted(v, to, out);
+    Ok(())
+}
+
+/// Writes `v` into `out` as `to`; digits that do not fit are dropped from the left.
+pub(crate) fn write_converted(v: i128, to: ConvTo, out: &mut [u8]) {
     let mut m = v.unsigned_abs();
     match to {
         ConvTo::Zd => {
@@ -276,8 +282,8 @@ pub fn convert(
             }
         }
         ConvTo::Pd => store(&SumField { offset: 0, len: out.len(), kind: SumKind::Pd }, out, {
-            let cap = 10i128.pow((2 * out.len() - 1) as u32);
-            (m as i128 % cap) * if v < 0 { -1 } else { 1 }
+            let cap = 10u128.pow((2 * out.len() - 1) as u32);
+            (m % cap) as i128 * if v < 0 { -1 } else { 1 }
         }),
         ConvTo::Fs => {
             out.fill(b' ');
@@ -295,7 +301,6 @@ pub fn convert(
             }
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -106,7 +106,7 @@ fn error_messages() {
         (" SORT FIELDS=(1,10,CH)", "line 1, column 22: expected ',' after the format, found ')'"),
         (
             " SORT FIELDS=(1,10,XX,A)",
-            "line 1, column 20: expected a format (CH, AC, BI, FI, PD, ZD, FL, CSF, FS, UFF, \
+            "line 1, column 20: expected a format (CH, AC, AQ, BI, FI, PD, ZD, FL, CSF, FS, UFF, \
              SFF, LU, LI, LF) or an order (A or D), found 'XX'",
         ),
         (" SORT FIELDS=(0,10,CH,A)", "line 1, column 15: position must be at least 1, found '0'"),
@@ -148,7 +148,7 @@ fn error_messages() {
         (
             " SROT FIELDS=(1,4,CH,A)",
             "line 1, column 2: expected a statement (SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, \
-             INREC, OUTREC, RECORD, JOINKEYS, JOIN, REFORMAT, END), found 'SROT'",
+             INREC, OUTREC, RECORD, JOINKEYS, JOIN, REFORMAT, ALTSEQ, END), found 'SROT'",
         ),
         (
             " SORT FIELDS=(1,4,CH,A)\n MERGE FIELDS=(1,4,CH,A)",
@@ -200,7 +200,7 @@ fn error_messages() {
         ),
         (
             " INCLUDE COND=(1,3,EQ,C'ABC')",
-            "line 1, column 19: expected ',' and a format (CH, AC, BI, FI, PD, ZD, FL, CSF, \
+            "line 1, column 19: expected ',' and a format (CH, AC, AQ, BI, FI, PD, ZD, FL, CSF, \
              FS, UFF, SFF, LU, LI, LF), or FORMAT=f on the statement, found ','",
         ),
         (

@@ -2,21 +2,41 @@
 //!
 //! ```text
 //!  INREC|OUTREC  BUILD=(items) | FIELDS=(items) | OVERLAY=(items) | FINDREP=(...)
+//!              | PARSE=(%nn=(...),...),BUILD=(items with %nn)
 //!              | IFTHEN=(WHEN=INIT|NONE|(cond),BUILD|FIELDS|OVERLAY|FINDREP=...[,HIT=NEXT]),...
 //!                [,IFOUTLEN=n]
 //!  items         [c:]p,m  [c:]C'..'  [c:]X'..'  [c:][n]X  [c:][n]Z  [c:]nC'..'  [c:]nX'..'
 //!                [c:]p,m,f,TO=g[,LENGTH=n]  [c:]p,m,f,g   (f: BI FI PD ZD; g: ZD PD FS)
+//!                [c:]p,m,f,EDIT=(pattern)|Mn[,SIGNS=(a,b,c,d)][,LENGTH=n]
+//!                              (f: BI FI PD ZD FS CSF UFF SFF; n of Mn: 0 to 26)
+//!                [c:]p,m,HEX  [c:]p,m,TRAN=LTOU|UTOL|ALTSEQ
+//!                [c:]SEQNUM,n,f[,START=j][,INCR=i][,RESTART=(p,m)]   (OUTREC; f: ZD PD BI FS)
+//!  PARSE         %nn=([STARTAFT=c|STARTAT=c|ABSPOS=p|ADDPOS=x|SUBPOS=y][,ENDBEFR=c...]
+//!                [,ENDAT=c],FIXLEN=m) and %=(...) to skip a field; %nn[,f,edit] in BUILD
 //!  FINDREP       IN=const|(const,...),OUT=const | INOUT=(in,out,...)  [,STARTPOS=p]
 //!                [,ENDPOS=p] [,DO=n] [,MAXLEN=n] [,SHIFT=YES|NO] [,OVERRUN=ERROR|TRUNC]
 //! ```
 
 use super::{line_err, CondParser, Parser, Pos, Tok};
+use crate::edit::{EditMask, NumFormat, Signs, MASKS};
 use crate::error::ParseError;
-use crate::reformat::{Edit, FindRep, IfThen, Item, Placed, Reformat, When};
+use crate::reformat::{
+    Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, SeqFormat, Seqnum, Tran,
+    When, PARSED_BASE,
+};
 use crate::sum::{max_digits, ConvTo, SumKind};
 
-const STATEMENT_OPERANDS: &str = "BUILD=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN= or IFOUTLEN=";
-const ITEMS: &str = "p,m, C'...', X'...', nX, nZ, nC'...' or c: before an item";
+const STATEMENT_OPERANDS: &str =
+    "PARSE=, BUILD=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN= or IFOUTLEN=";
+const ITEMS: &str = "p,m, %nn, p,m,f,EDIT=(...), p,m,f,Mn, p,m,f,TO=g, p,m,HEX, \
+                     p,m,TRAN=..., SEQNUM,n,f, C'...', X'...', nX, nZ, nC'...' or c: before an \
+                     item";
+/// What may follow `p,m,` in an item.
+const FIELD_EDITS: &str = "f,EDIT=(pattern), f,Mn (M0 to M26), f,TO=g (f: BI, FI, PD, ZD; g: \
+                           ZD, PD, FS), HEX or TRAN=LTOU|UTOL|ALTSEQ; edits read BI, FI, PD, ZD, \
+                           FS, CSF, UFF or SFF fields";
+/// DFSORT's longest edit pattern and edited field.
+const EDIT_MAX: usize = 44;
 /// DFSORT's limit on the length of a FINDREP constant (it also keeps the work of a record
 /// bounded: a replacement can at most multiply a record's length by this).
 const FINDREP_CONSTANT_MAX: usize = 256;
@@ -31,6 +51,7 @@ impl Parser<'_> {
         let mut clauses: Vec<IfThen> = Vec::new();
         let mut outlen = None;
         let mut clause_kinds = Vec::new();
+        let mut parse: Option<(Vec<ParseField>, Pos)> = None;
         loop {
             let (kw, pos) = self.word(&format!("expected {STATEMENT_OPERANDS}"))?;
             self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
@@ -67,6 +88,12 @@ impl Parser<'_> {
                     clause_kinds.push((rank, cpos));
                     clauses.push(clause);
                 }
+                "PARSE" => {
+                    if parse.is_some() {
+                        return Err(self.err_at(pos, "only one PARSE= in a statement", &kw));
+                    }
+                    parse = Some((self.parse_defs()?, pos));
+                }
                 "IFOUTLEN" => {
                     let (n, npos) = self.number("expected the output record length")?;
                     if !(1..=crate::MAX_RECORD_SIZE).contains(&n) {
@@ -94,6 +121,19 @@ impl Parser<'_> {
                 break;
             }
             self.expect(&Tok::Comma, "expected ',' between operands")?;
+        }
+        if let Some((fields, ppos)) = parse {
+            return match edit {
+                Some((Edit::Build(items), _)) if clauses.is_empty() && outlen.is_none() => {
+                    Ok(Reformat::Parse { fields, items })
+                }
+                _ => Err(line_err(
+                    ppos,
+                    "PARSE= goes with one BUILD= or FIELDS= in the statement (oxsort does not \
+                     support it with OVERLAY, FINDREP or IFTHEN)",
+                    Some("PARSE".into()),
+                )),
+            };
         }
         match (edit, clauses.is_empty()) {
             (Some((e, _)), true) if outlen.is_none() => Ok(Reformat::Edit(e)),
@@ -197,22 +237,8 @@ impl Parser<'_> {
                         return Err(line_err(lpos, "length must be at least 1", Some("0".into())));
                     }
                     if let (Some(Tok::Comma), Some(Tok::Word(w))) = (self.peek(), self.peek_at(1)) {
-                        if let Some(from) = SumKind::from_dfsort(w) {
-                            self.i += 2;
-                            return self.conversion(p - 1, len, lpos, from);
-                        }
-                        if w != "X" && w != "Z" {
-                            let w = w.clone();
-                            self.i += 1;
-                            return Err(self.err_at(
-                                self.pos(),
-                                "expected ',' and the next item or ')' (of a field's edits \
-                                 and conversions, oxsort supports BI, FI, PD or ZD fields with \
-                                 TO=ZD, PD or FS; not EDIT=, Mn masks, other formats, HEX or \
-                                 TRAN=)",
-                                &w,
-                            ));
-                        }
+                        let w = w.clone();
+                        return self.field_item(p - 1, len, lpos, &w);
                     }
                     return Ok(Item::Field { offset: p - 1, len });
                 }
@@ -260,15 +286,464 @@ impl Parser<'_> {
                 self.i += 1;
                 Ok(Item::Const(c))
             }
+            Some(Tok::Bad('%')) => {
+                let nn = match self.peek_at(1) {
+                    Some(Tok::Num(n)) if !n.starts_with(['+', '-']) => n.clone(),
+                    _ => return Err(self.err("expected %nn: a field of PARSE=")),
+                };
+                let number: usize = nn.parse().unwrap_or(usize::MAX);
+                let Some(&(_, at, fixlen)) = self.parsed.iter().find(|f| f.0 == number) else {
+                    return Err(self.err_at(
+                        pos,
+                        "this %nn field is not defined: define it in PARSE= before the BUILD= \
+                         that uses it",
+                        &format!("%{nn}"),
+                    ));
+                };
+                self.i += 2;
+                let offset = PARSED_BASE + at;
+                if let (Some(Tok::Comma), Some(Tok::Word(w))) = (self.peek(), self.peek_at(1)) {
+                    let w = w.clone();
+                    return self.field_item(offset, fixlen, pos, &w);
+                }
+                Ok(Item::Field { offset, len: fixlen })
+            }
+            Some(Tok::Word(w)) if w == "SEQNUM" => {
+                if self.st.name.eq_ignore_ascii_case("INREC") {
+                    return Err(self.err_at(
+                        pos,
+                        "SEQNUM is supported in OUTREC, not in INREC (INREC reshapes records in \
+                         parallel)",
+                        &w,
+                    ));
+                }
+                self.i += 1;
+                self.seqnum()
+            }
             Some(Tok::Word(w)) => Err(self.err_at(
                 pos,
                 &format!(
-                    "expected an item ({ITEMS}); oxsort does not support {w} items (nor SEQNUM, \
-                     DATE, counts or edits)"
+                    "expected an item ({ITEMS}); oxsort does not support {w} items (nor DATE, \
+                     counts or arithmetic)"
                 ),
                 &w,
             )),
             _ => Err(self.err(&format!("expected an item ({ITEMS})"))),
+        }
+    }
+
+    /// `p,m,` followed by the word `w`: a conversion, an edit, `HEX`, `TRAN=`, or (for `X`,
+    /// `Z`, `SEQNUM`) the field alone, the word starting the next item.
+    fn field_item(
+        &mut self,
+        offset: usize,
+        len: usize,
+        len_pos: Pos,
+        w: &str,
+    ) -> Result<Item, ParseError> {
+        match w {
+            "X" | "Z" | "SEQNUM" => return Ok(Item::Field { offset, len }),
+            "HEX" => {
+                self.i += 2;
+                return Ok(Item::Hex { offset, len });
+            }
+            "TRAN" => {
+                self.i += 2;
+                self.expect(&Tok::Equals, "expected '=' after TRAN")?;
+                let (t, tpos) = self.word("expected LTOU, UTOL or ALTSEQ")?;
+                let tran =
+                    match t.as_str() {
+                        "LTOU" => Tran::LowerToUpper,
+                        "UTOL" => Tran::UpperToLower,
+                        "ALTSEQ" => Tran::AltSeq(Vec::new()),
+                        _ => return Err(self.err_at(
+                            tpos,
+                            "expected LTOU, UTOL or ALTSEQ (oxsort does not support ATOE, ETOA \
+                             or TRAN=UNI)",
+                            &t,
+                        )),
+                    };
+                return Ok(Item::Tran { offset, len, tran });
+            }
+            _ => {}
+        }
+        let Some(format) = NumFormat::from_dfsort(w) else {
+            self.i += 1;
+            return Err(self.err_at(
+                self.pos(),
+                &format!("expected ',' and the next item or ')', or after p,m: {FIELD_EDITS}"),
+                w,
+            ));
+        };
+        let edit_follows = self.peek_at(2) == Some(&Tok::Comma)
+            && matches!(self.peek_at(3), Some(Tok::Word(k))
+                if k == "EDIT" || k == "SIGNS" || mask_number(k).is_some());
+        self.i += 2;
+        if edit_follows {
+            return self.edit_item(offset, len, len_pos, format);
+        }
+        match SumKind::from_dfsort(w) {
+            Some(from) => self.conversion(offset, len, len_pos, from),
+            None => Err(self.err(&format!(
+                "expected ',' and EDIT=(pattern) or a mask M0 to M26 after a {w} field (TO= \
+                 conversions read BI, FI, PD and ZD fields)"
+            ))),
+        }
+    }
+
+    /// After `p,m,f`: `,EDIT=(pattern)` or `,Mn`, with `,SIGNS=(a,b,c,d)` and `,LENGTH=n`.
+    fn edit_item(
+        &mut self,
+        offset: usize,
+        len: usize,
+        len_pos: Pos,
+        from: NumFormat,
+    ) -> Result<Item, ParseError> {
+        if len > from.max_len() {
+            return Err(line_err(
+                len_pos,
+                &format!("a {} field to edit must be 1 to {} bytes", from.name(), from.max_len()),
+                Some(len.to_string()),
+            ));
+        }
+        let mut pattern: Option<(Vec<u8>, Pos)> = None;
+        let mut mask: Option<(usize, Pos)> = None;
+        let mut signs: Option<Signs> = None;
+        let mut length = None;
+        while let (Some(Tok::Comma), Some(Tok::Word(k))) = (self.peek(), self.peek_at(1)) {
+            let k = k.clone();
+            let n = mask_number(&k);
+            if !matches!(k.as_str(), "EDIT" | "SIGNS" | "LENGTH") && n.is_none() {
+                break;
+            }
+            self.i += 1;
+            let kpos = self.pos();
+            self.i += 1;
+            if (k == "EDIT" || n.is_some()) && (pattern.is_some() || mask.is_some()) {
+                return Err(line_err(
+                    kpos,
+                    "a field takes one EDIT= or one mask Mn",
+                    Some(self.pos_text(kpos)),
+                ));
+            }
+            match (k.as_str(), n) {
+                ("EDIT", _) => {
+                    self.expect(&Tok::Equals, "expected '=' after EDIT")?;
+                    pattern = Some((self.edit_pattern()?, kpos));
+                }
+                ("SIGNS", _) => {
+                    self.expect(&Tok::Equals, "expected '=' after SIGNS")?;
+                    signs = Some(self.signs()?);
+                }
+                ("LENGTH", _) => {
+                    self.expect(&Tok::Equals, "expected '=' after LENGTH")?;
+                    let (n, npos) = self.number("expected the output length")?;
+                    if n == 0 || n > EDIT_MAX {
+                        return Err(line_err(
+                            npos,
+                            &format!("LENGTH of an edited field must be 1 to {EDIT_MAX}"),
+                            Some(n.to_string()),
+                        ));
+                    }
+                    length = Some(n);
+                }
+                (_, Some(n)) if n < MASKS => mask = Some((n, kpos)),
+                _ => {
+                    return Err(self.err_at(kpos, "the masks are M0 to M26", &k));
+                }
+            }
+        }
+        let mask = match (pattern, mask) {
+            (Some((p, ppos)), None) => EditMask::pattern(&p, signs)
+                .map_err(|e| line_err(ppos, &e.to_string(), Some(self.pos_text(ppos))))?,
+            (None, Some((n, _))) => EditMask::predefined(n, from.digits(len), signs)
+                .expect("mask numbers are checked above"),
+            _ => return Err(self.err("expected ',' and EDIT=(pattern) or a mask M0 to M26")),
+        };
+        let out_len = length.unwrap_or(mask.len());
+        Ok(Item::Edit { offset, len, from, mask, out_len })
+    }
+
+    /// `(pattern)` of `EDIT=`: the characters between the parentheses as written.
+    fn edit_pattern(&mut self) -> Result<Vec<u8>, ParseError> {
+        let start = self.pos();
+        self.expect(&Tok::LParen, "expected '(' and the edit pattern")?;
+        let mut text = Vec::new();
+        let mut depth = 0usize;
+        loop {
+            match self.peek() {
+                None => return Err(self.err("expected ')' to end the edit pattern")),
+                Some(Tok::RParen) if depth == 0 => {
+                    self.i += 1;
+                    break;
+                }
+                Some(t) => {
+                    match t {
+                        Tok::LParen => depth += 1,
+                        Tok::RParen => depth -= 1,
+                        _ => {}
+                    }
+                    text.extend_from_slice(self.tokens[self.i].text.as_bytes());
+                    self.i += 1;
+                }
+            }
+        }
+        if text.is_empty() || text.len() > EDIT_MAX {
+            return Err(line_err(
+                start,
+                &format!("an edit pattern must be 1 to {EDIT_MAX} characters"),
+                Some(String::from_utf8_lossy(&text).into_owned()),
+            ));
+        }
+        Ok(text)
+    }
+
+    /// `(a,b,c,d)` of `SIGNS=`: each a character, `' '` for a blank, or left out.
+    fn signs(&mut self) -> Result<Signs, ParseError> {
+        self.expect(&Tok::LParen, "expected '(' and up to four signs")?;
+        let mut signs: Signs = [None; 4];
+        let mut slot = 0usize;
+        loop {
+            match self.peek() {
+                Some(Tok::Comma) | Some(Tok::RParen) => {}
+                Some(Tok::Bad('\'')) => {
+                    // A quoted character: ' ' or '('.
+                    let inner = self.tokens.get(self.i + 1).map(|t| t.text.as_bytes().to_vec());
+                    match (inner.as_deref(), self.peek_at(2)) {
+                        (Some([c]), Some(Tok::Bad('\''))) => {
+                            signs[slot] = Some(*c);
+                            self.i += 3;
+                        }
+                        _ => return Err(self.err("expected a sign such as + - or ' '")),
+                    }
+                }
+                Some(Tok::Chars(c)) if c.len() == 1 => {
+                    signs[slot] = Some(c[0]);
+                    self.i += 1;
+                }
+                Some(_) if self.tokens[self.i].text.len() == 1 => {
+                    signs[slot] = Some(self.tokens[self.i].text.as_bytes()[0]);
+                    self.i += 1;
+                }
+                _ => return Err(self.err("expected a sign: one character, such as + - or ' '")),
+            }
+            match self.peek() {
+                Some(Tok::Comma) if slot < 3 => {
+                    self.i += 1;
+                    slot += 1;
+                }
+                Some(Tok::RParen) => {
+                    self.i += 1;
+                    return Ok(signs);
+                }
+                _ => return Err(self.err("expected ',' and the next sign, or ')' (four at most)")),
+            }
+        }
+    }
+
+    /// After `SEQNUM`: `,n,f` then `,START=j`, `,INCR=i`, `,RESTART=(p,m)`.
+    fn seqnum(&mut self) -> Result<Item, ParseError> {
+        self.expect(&Tok::Comma, "expected ',' and the length of the sequence number")?;
+        let (len, lpos) = self.number("expected the length of the sequence number")?;
+        self.expect(&Tok::Comma, "expected ',' and the format (ZD, PD, BI, FS or CSF)")?;
+        let (f, fpos) = self.word("expected the format (ZD, PD, BI, FS or CSF)")?;
+        let (format, most) = match f.as_str() {
+            "ZD" => (SeqFormat::Zd, 31),
+            "PD" => (SeqFormat::Pd, 16),
+            "BI" => (SeqFormat::Bi, 8),
+            "FS" | "CSF" => (SeqFormat::Fs, 32),
+            _ => {
+                return Err(self.err_at(
+                    fpos,
+                    "expected the format of the sequence number (ZD, PD, BI, FS or CSF)",
+                    &f,
+                ))
+            }
+        };
+        if len == 0 || len > most {
+            return Err(line_err(
+                lpos,
+                &format!("a {f} sequence number must be 1 to {most} bytes"),
+                Some(len.to_string()),
+            ));
+        }
+        let mut q = Seqnum { len, format, start: 1, incr: 1, restart: None };
+        while let (Some(Tok::Comma), Some(Tok::Word(k))) = (self.peek(), self.peek_at(1)) {
+            if !matches!(k.as_str(), "START" | "INCR" | "RESTART") {
+                break;
+            }
+            let k = k.clone();
+            self.i += 2;
+            self.expect(&Tok::Equals, &format!("expected '=' after {k}"))?;
+            match k.as_str() {
+                "START" => q.start = self.count("expected the first number")?,
+                "INCR" => {
+                    let npos = self.pos();
+                    q.incr = self.count("expected the increment")?;
+                    if q.incr == 0 {
+                        return Err(line_err(npos, "INCR must be at least 1", Some("0".into())));
+                    }
+                }
+                _ => {
+                    self.expect(&Tok::LParen, "expected '(' and p,m")?;
+                    let (p, ppos) = self.number("expected a position")?;
+                    self.expect(&Tok::Comma, "expected ',' and a length")?;
+                    let (m, mpos) = self.number("expected a length")?;
+                    self.expect(&Tok::RParen, "expected ')' after p,m")?;
+                    if p == 0 {
+                        return Err(line_err(
+                            ppos,
+                            "position must be at least 1",
+                            Some("0".into()),
+                        ));
+                    }
+                    if m == 0 || m > 256 {
+                        return Err(line_err(
+                            mpos,
+                            "a RESTART field must be 1 to 256 bytes",
+                            Some(m.to_string()),
+                        ));
+                    }
+                    q.restart = Some((p - 1, m));
+                }
+            }
+        }
+        Ok(Item::Seqnum(q))
+    }
+
+    /// A non-negative number that fits 64 bits.
+    fn count(&mut self, expected: &str) -> Result<u64, ParseError> {
+        match self.peek() {
+            Some(Tok::Num(n)) if !n.starts_with(['+', '-']) => {
+                let v = n.parse::<u64>().map_err(|_| self.err("number too large"))?;
+                self.i += 1;
+                Ok(v)
+            }
+            _ => Err(self.err(expected)),
+        }
+    }
+
+    /// `(%nn=(...),%=(...),...)` of `PARSE=`; records the `%nn` fields for the items.
+    fn parse_defs(&mut self) -> Result<Vec<ParseField>, ParseError> {
+        const OPERANDS: &str = "STARTAFT=, STARTAT=, ENDBEFR=, ENDAT=, ABSPOS=, ADDPOS=, SUBPOS= \
+                                or FIXLEN= (with C'...' or X'...' constants)";
+        self.expect(&Tok::LParen, "expected '(' and the %nn fields")?;
+        let mut fields = Vec::new();
+        let mut at = 0usize;
+        loop {
+            let fpos = self.pos();
+            if !self.peek_is(&Tok::Bad('%')) {
+                return Err(self.err("expected %nn=(...) or %=(...)"));
+            }
+            self.i += 1;
+            let (number, written) = match self.peek() {
+                Some(Tok::Num(n)) if !n.starts_with(['+', '-']) && n.len() <= 3 => {
+                    let v = n.parse::<usize>().unwrap_or(0);
+                    let written = format!("%{n}");
+                    self.i += 1;
+                    (Some(v), written)
+                }
+                _ => (None, "%".to_string()),
+            };
+            if let Some(n) = number {
+                if self.parsed.iter().any(|f| f.0 == n) {
+                    return Err(line_err(
+                        fpos,
+                        "this %nn is already defined",
+                        Some(written.clone()),
+                    ));
+                }
+            }
+            self.expect(&Tok::Equals, "expected '=' and (...) after %nn")?;
+            self.expect(&Tok::LParen, "expected '(' and the field's operands")?;
+            let mut f = ParseField {
+                start: ParseStart::Next,
+                end_before: Vec::new(),
+                end_at: Vec::new(),
+                fixlen: 0,
+            };
+            let mut fixlen = None;
+            loop {
+                let (kw, kpos) = self.word(&format!("expected {OPERANDS}"))?;
+                self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
+                match kw.as_str() {
+                    "STARTAFT" | "STARTAT" | "ENDBEFR" | "ENDAT" => {
+                        let c = match self.peek().cloned() {
+                            Some(Tok::Chars(c)) | Some(Tok::Hex(c)) if !c.is_empty() => c,
+                            _ => {
+                                return Err(self.err(&format!(
+                                    "expected a constant C'...' or X'...' after {kw}= (BLANKS, \
+                                     NONBLANK and the other keywords are not supported)"
+                                )))
+                            }
+                        };
+                        self.i += 1;
+                        match kw.as_str() {
+                            "STARTAFT" => f.start = ParseStart::After(c),
+                            "STARTAT" => f.start = ParseStart::At(c),
+                            "ENDBEFR" => f.end_before.push(c),
+                            _ => f.end_at.push(c),
+                        }
+                    }
+                    "ABSPOS" | "ADDPOS" | "SUBPOS" | "FIXLEN" => {
+                        let (n, npos) = self.number(&format!("expected a number after {kw}="))?;
+                        if n > crate::MAX_RECORD_SIZE
+                            || (n == 0 && kw != "ADDPOS" && kw != "SUBPOS")
+                        {
+                            return Err(line_err(
+                                npos,
+                                &format!("{kw} must be 1 to {}", crate::MAX_RECORD_SIZE),
+                                Some(n.to_string()),
+                            ));
+                        }
+                        match kw.as_str() {
+                            "ABSPOS" => f.start = ParseStart::Abs(n - 1),
+                            "ADDPOS" => f.start = ParseStart::Add(n),
+                            "SUBPOS" => f.start = ParseStart::Sub(n),
+                            _ => fixlen = Some(n),
+                        }
+                    }
+                    _ => {
+                        return Err(self.err_at(
+                            kpos,
+                            &format!("expected {OPERANDS}; PAIR= and the others are not supported"),
+                            &kw,
+                        ))
+                    }
+                }
+                match self.peek() {
+                    Some(Tok::Comma) => self.i += 1,
+                    Some(Tok::RParen) => {
+                        self.i += 1;
+                        break;
+                    }
+                    _ => return Err(self.err("expected ',' and another operand, or ')'")),
+                }
+            }
+            if let Some(n) = number {
+                let Some(len) = fixlen else {
+                    return Err(line_err(
+                        fpos,
+                        "a %nn field needs FIXLEN=m",
+                        Some(written.clone()),
+                    ));
+                };
+                f.fixlen = len;
+                self.parsed.push((n, at, len));
+                at += len;
+                if at > crate::MAX_RECORD_SIZE {
+                    return Err(line_err(fpos, "the parsed fields are too long", None));
+                }
+            }
+            fields.push(f);
+            match self.peek() {
+                Some(Tok::Comma) => self.i += 1,
+                Some(Tok::RParen) => {
+                    self.i += 1;
+                    return Ok(fields);
+                }
+                _ => return Err(self.err("expected ',' and another %nn field, or ')'")),
+            }
         }
     }
 
@@ -292,8 +767,8 @@ impl Parser<'_> {
                 Some(len.to_string()),
             ));
         }
-        const WANT: &str = "expected ',' and TO=ZD, TO=PD or TO=FS (EDIT= and Mn masks are not \
-                            supported)";
+        const WANT: &str = "expected ',' and TO=ZD, TO=PD or TO=FS, EDIT=(pattern) or a mask M0 \
+                            to M26";
         self.expect(&Tok::Comma, WANT)?;
         let (mut w, mut wpos) = self.word(WANT)?;
         if w == "TO" {
@@ -543,4 +1018,13 @@ impl Parser<'_> {
         self.expect(&Tok::RParen, "expected ',' and HIT=NEXT, or ')' to end the IFTHEN clause")?;
         Ok((IfThen { when, edit, hit_next }, pos))
     }
+}
+
+/// `n` of a mask name `Mn`.
+fn mask_number(word: &str) -> Option<usize> {
+    let digits = word.strip_prefix('M')?;
+    if digits.is_empty() || digits.len() > 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }

@@ -167,6 +167,8 @@ pub enum Stage {
     Inrec,
     /// `OUTREC`: the records written.
     Outrec,
+    /// `OUTFIL BUILD=/OUTREC=/OVERLAY=/IFTHEN=`: the records of one `OUTFIL` group.
+    Outfil,
 }
 
 impl Stage {
@@ -175,6 +177,7 @@ impl Stage {
         match self {
             Stage::Inrec => "INREC",
             Stage::Outrec => "OUTREC",
+            Stage::Outfil => "OUTFIL",
         }
     }
 }

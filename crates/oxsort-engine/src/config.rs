@@ -67,6 +67,8 @@ pub struct SortConfig {
     pub(crate) resume: bool,
     /// With `resume`: drop a journal that does not match this sort instead of refusing.
     pub(crate) restart: bool,
+    /// The files of the `OUTFIL` outputs, by DD name.
+    pub(crate) outfil_paths: Vec<(String, PathBuf)>,
 }
 
 impl std::fmt::Debug for SortConfig {
@@ -104,6 +106,7 @@ impl SortConfig {
             cancel: None,
             resume: false,
             restart: false,
+            outfil_paths: Vec::new(),
         }
     }
     /// The inputs, in concatenation order.
@@ -142,6 +145,10 @@ impl SortConfig {
     pub fn notes(&self) -> &[String] {
         &self.notes
     }
+    /// The files of the `OUTFIL` outputs, by DD name.
+    pub fn outfil_outputs(&self) -> &[(String, PathBuf)] {
+        &self.outfil_paths
+    }
     /// Bytes read per input transfer.
     pub fn transfer_size(&self) -> usize {
         self.transfer
@@ -170,9 +177,17 @@ pub struct SortConfigBuilder {
     cancel: Option<Arc<AtomicBool>>,
     resume: bool,
     restart: bool,
+    outfil_paths: Vec<(String, PathBuf)>,
 }
 
 impl SortConfigBuilder {
+    /// Maps the DD name `name` of an `OUTFIL` output (in the spec's `outfil` statements) to
+    /// the file `path`. Every output of the spec needs one; the sort writes them all, or none
+    /// when it fails.
+    pub fn outfil_output(mut self, name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        self.outfil_paths.push((name.into().to_ascii_uppercase(), path.into()));
+        self
+    }
     /// Makes the sort resumable (default off). A two-pass sort then keeps a journal and its
     /// runs in a directory `.oxsort-resume-HASH` in the first temp directory (the hash is of
     /// the inputs' paths, the output and the spec), syncing each run before journaling it. The
@@ -268,6 +283,19 @@ impl SortConfigBuilder {
             return Err(EngineError::Config("standard input (-) named more than once".into()));
         }
         let key = self.spec.compile()?;
+        if let Some(p) = key.outfil() {
+            // Every OUTFIL output needs its file before anything is touched.
+            for o in oxsort_format::Outfil::outputs(&self.spec.outfil, p) {
+                if !self.outfil_paths.iter().any(|(n, _)| *n == o.name) {
+                    return Err(EngineError::Config(format!(
+                        "OUTFIL (line {}) writes the DD {name}, which is not mapped to a file \
+                         (give --dd {name}=PATH)",
+                        o.line,
+                        name = o.name
+                    )));
+                }
+            }
+        }
         let threads = self.threads.unwrap_or_else(sysinfo::cores);
         if threads == 0 {
             return Err(EngineError::Config("the thread count must be at least 1".into()));
@@ -339,6 +367,7 @@ impl SortConfigBuilder {
             notes,
             resume: self.resume || self.restart,
             restart: self.restart,
+            outfil_paths: self.outfil_paths,
         })
     }
 }

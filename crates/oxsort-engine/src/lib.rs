@@ -48,6 +48,7 @@ mod error;
 mod inmem;
 mod journal;
 mod merge;
+mod outfil;
 mod output;
 mod plan;
 mod progress;
@@ -145,6 +146,23 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         }
         (None, Output::Stdout) => Box::new(StreamSink::stdout()),
     };
+    // OUTFIL outputs: created (under temporary names) before anything is read, written from
+    // the records after OUTREC as they stream to the main output, renamed all together at
+    // the end.
+    let outfil_files = match cfg.key.outfil() {
+        Some(p) => Some(outfil::OutfilFiles::create(
+            &oxsort_format::Outfil::outputs(&cfg.spec.outfil, p),
+            &cfg.outfil_paths,
+            &cfg.io,
+        )?),
+        None => None,
+    };
+    if let (Some(p), Some(files), Some(size)) =
+        (cfg.key.outfil(), &outfil_files, cfg.key.record_size())
+    {
+        let len = cfg.key.outrec().map_or(size, |r| r.out_len());
+        sink = Box::new(outfil::OutfilSink::new(sink, p.clone(), len, files.clone(), g.staging_bytes));
+    }
     if let Some(outrec) = cfg.key.outrec() {
         // OUTREC reshapes what is written, after the order and checksums are verified.
         sink = Box::new(sink::ReformatSink::new(sink, outrec.clone(), g.staging_bytes));
@@ -318,10 +336,37 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     }
     let tally = sink.tally();
     drop(sink);
+    let outfil_reports = outfil_files.as_ref().map(|f| f.reports()).unwrap_or_default();
+    if let Some(f) = outfil_files {
+        f.commit()?;
+    }
     if let Some(o) = output {
         // The file was preallocated for every record read; a filter or -u writes fewer.
-        o.file().set_len(tally.bytes.unwrap_or(check.bytes))?;
-        o.commit()?;
+        let done = o.file().set_len(tally.bytes.unwrap_or(check.bytes)).and_then(|()| o.commit());
+        if let Err(e) = done {
+            // All or none: the OUTFIL outputs go with the main output.
+            for r in &outfil_reports {
+                let _ = std::fs::remove_file(&r.path);
+            }
+            return Err(e.into());
+        }
+    }
+    for r in &outfil_reports {
+        stats.notes.push(format!(
+            "OUTFIL (line {}) {} -> {}: {} data records{}",
+            r.line,
+            r.name,
+            r.path.display(),
+            r.records,
+            if r.report_lines > 0 {
+                format!(" and {} report lines", r.report_lines)
+            } else {
+                String::new()
+            }
+        ));
+        if let (Some(st), Some(phase)) = (&r.stats, stats.phases.last_mut()) {
+            phase.files.push(st.clone());
+        }
     }
     stats.bytes_spilled = room.bytes_spilled;
     if cfg.resume {

@@ -321,6 +321,11 @@ impl SortConfigBuilder {
                 "--resume needs input files: standard input cannot be read again".into(),
             ));
         }
+        if self.resume && (self.spec.skiprec.is_some() || self.spec.stopaft.is_some()) {
+            return Err(EngineError::Config(
+                "--resume does not go with OPTION SKIPREC/STOPAFT".into(),
+            ));
+        }
         if matches!(self.max_fan_in, Some(f) if f < 2) {
             return Err(EngineError::Config("merge fan-in must be at least 2".into()));
         }

@@ -59,6 +59,7 @@ mod stats;
 mod sysinfo;
 pub mod tuning;
 mod verify;
+mod window;
 
 use std::time::Instant;
 
@@ -94,6 +95,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let reclaimed = reclaim_leftovers(cfg);
     let plan = plan::plan(cfg)?;
     let g = &plan.geometry;
+    // SKIPREC/STOPAFT: the part of the inputs read (found before any output is made).
+    let window = window::window(cfg)?;
     let reporter = Reporter::new(cfg.progress.clone(), cfg.cancel.clone());
     let meters = Meters::default();
 
@@ -192,6 +195,9 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     );
     if let Some(at) = recovered.position() {
         source.skip_to(at);
+    }
+    if let Some(w) = &window {
+        source.window(&w.ranges);
     }
     source.provision(cfg.threads, &meters);
     let mut in_checksum = 0u128;
@@ -388,6 +394,10 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     stats.input_bytes_read = bytes_read;
     stats.checksum = checksum_hex(check.checksum);
     stats.dropped_by_filter = read_records - in_records;
+    if let Some(w) = &window {
+        stats.skipped_records = w.skipped;
+        stats.unread_records = w.unread;
+    }
     stats.dropped_duplicates = check.dropped + tally.summed;
     stats.dropped_checksum = checksum_hex(check.dropped_checksum + filtered_checksum);
     stats.input_checksum = checksum_hex(in_checksum + filtered_checksum);

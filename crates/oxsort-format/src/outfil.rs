@@ -261,6 +261,47 @@ fn compile_report(
 }
 
 impl Outfil {
+    /// What the statement does, in a few words (for `oxsort explain`).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        parts.push(match (&self.filter, self.save) {
+            (_, true) => "SAVE: the records no other OUTFIL took".to_string(),
+            (Some(f), _) if f.omit => "OMIT=(...)".to_string(),
+            (Some(_), _) => "INCLUDE=(...)".to_string(),
+            (None, _) => "every record".to_string(),
+        });
+        match (self.startrec, self.endrec) {
+            (None, None) => {}
+            (s, e) => parts.push(format!(
+                "records {} to {}",
+                s.unwrap_or(1),
+                e.map_or("the last".to_string(), |e| e.to_string())
+            )),
+        }
+        match &self.reformat {
+            Some(Reformat::Edit(_)) => parts.push("reshaped (BUILD/OVERLAY/FINDREP)".into()),
+            Some(Reformat::IfThen { .. }) => parts.push("reshaped (IFTHEN)".into()),
+            None => {}
+        }
+        let n = self.names.len();
+        match self.split {
+            Split::None if n > 1 => parts.push(format!("the same records to all {n} outputs")),
+            Split::None => {}
+            Split::By(1) => parts.push(format!("SPLIT: one record to each of {n} outputs in turn")),
+            Split::By(m) => parts.push(format!("SPLITBY={m}: blocks of {m} to each of {n} in turn")),
+            Split::OneRound(m) => {
+                parts.push(format!("SPLIT1R={m}: {m} to each of {n} once, the rest to the last"))
+            }
+        }
+        if let Some(h) = &self.header1 {
+            parts.push(format!("HEADER1 of {} lines", h.len()));
+        }
+        if let Some(t) = &self.trailer1 {
+            parts.push(format!("TRAILER1 of {} lines", t.len()));
+        }
+        parts.join(", ")
+    }
+
     /// Checks the statements against sorted records of `in_len` bytes and compiles them.
     pub fn compile(statements: &[Outfil], in_len: usize) -> Result<OutfilProgram, SpecError> {
         let mut groups = Vec::new();
@@ -455,6 +496,46 @@ fn render(line: &[LinePart], count: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse_control;
+
+    #[test]
+    fn statements_parse_into_groups_and_files_name_sortofxx() {
+        let c = parse_control(
+            " OUTFIL FILES=(01,OUT),INCLUDE=(1,2,CH,EQ,C'AB'),SPLITBY=3\n OUTFIL SAVE,FNAMES=X\n \
+             OUTFIL\n",
+        );
+        // SORTOUT twice (FILES=OUT and the default of the third statement) is refused.
+        let e = c.unwrap_err().to_string();
+        assert!(e.contains("SORTOUT is already an output of the OUTFIL statement of line 1"), "{e}");
+        let c = parse_control(
+            " OUTFIL FILES=(01,OUT),INCLUDE=(1,2,CH,EQ,C'AB'),SPLITBY=3,STARTREC=2\n \
+             OUTFIL SAVE,FNAMES=X,REMOVECC,TRAILER1=('N=',COUNT15,/,3:X'4142')\n",
+        )
+        .unwrap();
+        assert_eq!(c.outfil.len(), 2);
+        assert_eq!(c.outfil[0].names, ["SORTOF01", "SORTOUT"]);
+        assert_eq!(c.outfil[0].split, Split::By(3));
+        assert_eq!(c.outfil[0].startrec, Some(2));
+        assert_eq!(c.outfil[0].filter_end, 2);
+        assert!(c.outfil[1].save && c.outfil[1].removecc);
+        let t = c.outfil[1].trailer1.as_ref().unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0][1].1, ReportItem::Count(CountForm::Blanked { width: 15 }));
+        assert_eq!(t[1][0], (Some(3), ReportItem::Const(b"AB".to_vec())));
+        let p = Outfil::compile(&c.outfil, 20).unwrap();
+        assert_eq!(p.output_count(), 3);
+        let mut lines = Vec::new();
+        let mut r = p.router();
+        p.route::<KeyError>(&mut r, b"ABxxxxxxxxxxxxxxxxxx", |_, _| Ok(())).unwrap();
+        p.trailers::<()>(&r, |o, l| {
+            lines.push((o, l.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        // Record 1 is before STARTREC=2: the SAVE group (output 2) took it.
+        assert_eq!(lines[0], (2, b"N=              1   ".to_vec()));
+        assert_eq!(lines[1], (2, b"  AB                ".to_vec()));
+    }
 
     #[test]
     fn counts_are_right_aligned_and_keep_their_low_digits() {

@@ -103,6 +103,16 @@ impl Plan {
         for n in &self.notes {
             let _ = writeln!(s, "  note         {n}");
         }
+        for o in &self.outfil {
+            let _ = writeln!(s, "  outfil       {o}");
+        }
+        if !self.outfil.is_empty() {
+            let _ = writeln!(
+                s,
+                "  outfil       one pass: each record after SUM/OUTREC is dealt to the OUTFIL \
+                 outputs as it is written; all are renamed together when the sort succeeded"
+            );
+        }
         match self.output_free {
             Some(free) => {
                 let _ = writeln!(

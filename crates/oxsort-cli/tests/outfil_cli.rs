@@ -236,8 +236,11 @@ fn sortout_is_the_default_outfil_and_a_plain_sortout_gets_the_sorted_records() {
         assert!(std::fs::read(&out).unwrap() == want, "seed {seed}, --memory {memory}");
 
         // A SORTOUT no OUTFIL names is written as without OUTFIL, besides the OUTFIL output.
-        std::fs::write(&ctl, " SORT FIELDS=(1,6,CH,A)\n OUTFIL FNAMES=AA,INCLUDE=(7,2,CH,EQ,C'AA')\n")
-            .unwrap();
+        std::fs::write(
+            &ctl,
+            " SORT FIELDS=(1,6,CH,A)\n OUTFIL FNAMES=AA,INCLUDE=(7,2,CH,EQ,C'AA')\n",
+        )
+        .unwrap();
         let aa = dir.path().join("aa.out");
         let o = run(oxsort()
             .arg("sort")
@@ -251,14 +254,20 @@ fn sortout_is_the_default_outfil_and_a_plain_sortout_gets_the_sorted_records() {
             .arg(format!("AA={}", aa.display())));
         assert!(o.status.success(), "{}", stderr(&o));
         assert!(std::fs::read(&out).unwrap() == sorted.concat(), "seed {seed}");
-        let want: Vec<u8> = sorted.iter().filter(|r| &r[6..8] == b"AA").flatten().copied().collect();
+        let want: Vec<u8> =
+            sorted.iter().filter(|r| &r[6..8] == b"AA").flatten().copied().collect();
         assert!(std::fs::read(&aa).unwrap() == want, "seed {seed}, --memory {memory}");
     }
     assert!(leftovers(dir.path()).is_empty());
 }
 
 /// Runs the main job with `extra` arguments and DD mappings; returns the run.
-fn run_job(dir: &Path, input: &Path, ctl: &Path, dds: &[(String, PathBuf)]) -> std::process::Output {
+fn run_job(
+    dir: &Path,
+    input: &Path,
+    ctl: &Path,
+    dds: &[(String, PathBuf)],
+) -> std::process::Output {
     let mut cmd = oxsort();
     cmd.arg("sort").args(["--memory", "1M", "--control"]).arg(ctl);
     cmd.arg("--dd").arg(format!("SORTIN={}", input.display()));
@@ -289,7 +298,8 @@ fn a_failed_job_leaves_no_output_and_no_temp_file() {
             .collect()
     };
     let nothing_left = |what: &str| {
-        let left: Vec<_> = std::fs::read_dir(&outs).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let left: Vec<_> =
+            std::fs::read_dir(&outs).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert!(left.is_empty(), "{what}: left {left:?}");
         assert!(leftovers(dir.path()).is_empty(), "{what}");
     };
@@ -337,7 +347,10 @@ fn unsupported_outfil_operands_are_named() {
         (" OUTFIL FNAMES=A,HEADER2=('X')\n", "HEADER2 is not supported"),
         (" OUTFIL FNAMES=A,TRAILER1=(COUNT=(M11,LENGTH=8))\n", "edit masks (M11)"),
         (" OUTFIL FNAMES=A,HEADER1=('X')\n", "add REMOVECC"),
-        (" OUTFIL FNAMES=A,INCLUDE=(7,2,CH,EQ,C'AA'),SAVE\n", "only one of INCLUDE=, OMIT= and SAVE"),
+        (
+            " OUTFIL FNAMES=A,INCLUDE=(7,2,CH,EQ,C'AA'),SAVE\n",
+            "only one of INCLUDE=, OMIT= and SAVE",
+        ),
         (" OUTFIL FNAMES=A,REMOVECC,HEADER1=(25:'TOO LONG')\n", "longer than the 30-byte records"),
     ] {
         std::fs::write(&ctl, format!(" SORT FIELDS=(1,6,CH,A)\n{control}")).unwrap();

@@ -164,7 +164,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         (cfg.key.outfil(), &outfil_files, cfg.key.record_size())
     {
         let len = cfg.key.outrec().map_or(size, |r| r.out_len());
-        sink = Box::new(outfil::OutfilSink::new(sink, p.clone(), len, files.clone(), g.staging_bytes));
+        sink =
+            Box::new(outfil::OutfilSink::new(sink, p.clone(), len, files.clone(), g.staging_bytes));
     }
     if let Some(outrec) = cfg.key.outrec() {
         // OUTREC reshapes what is written, after the order and checksums are verified.

@@ -186,7 +186,11 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                         ("NOVLSHRT", None) => control.vlshrt = false,
                         ("SKIPREC" | "STOPAFT", Some((v, vpos))) => {
                             let n = v.parse::<u64>().map_err(|_| {
-                                p.err_at(*vpos, &format!("expected a record count after {word}="), v)
+                                p.err_at(
+                                    *vpos,
+                                    &format!("expected a record count after {word}="),
+                                    v,
+                                )
                             })?;
                             if word == "SKIPREC" {
                                 control.skiprec = Some(n);

@@ -288,7 +288,9 @@ impl Outfil {
             Split::None if n > 1 => parts.push(format!("the same records to all {n} outputs")),
             Split::None => {}
             Split::By(1) => parts.push(format!("SPLIT: one record to each of {n} outputs in turn")),
-            Split::By(m) => parts.push(format!("SPLITBY={m}: blocks of {m} to each of {n} in turn")),
+            Split::By(m) => {
+                parts.push(format!("SPLITBY={m}: blocks of {m} to each of {n} in turn"))
+            }
             Split::OneRound(m) => {
                 parts.push(format!("SPLIT1R={m}: {m} to each of {n} once, the rest to the last"))
             }
@@ -331,7 +333,8 @@ impl Outfil {
                         .into(),
                 ));
             }
-            let header = compile_report(s.header1.as_deref().unwrap_or(&[]), out_len, "HEADER1", s.line)?;
+            let header =
+                compile_report(s.header1.as_deref().unwrap_or(&[]), out_len, "HEADER1", s.line)?;
             let trailer =
                 compile_report(s.trailer1.as_deref().unwrap_or(&[]), out_len, "TRAILER1", s.line)?;
             groups.push(Group {
@@ -506,7 +509,10 @@ mod tests {
         );
         // SORTOUT twice (FILES=OUT and the default of the third statement) is refused.
         let e = c.unwrap_err().to_string();
-        assert!(e.contains("SORTOUT is already an output of the OUTFIL statement of line 1"), "{e}");
+        assert!(
+            e.contains("SORTOUT is already an output of the OUTFIL statement of line 1"),
+            "{e}"
+        );
         let c = parse_control(
             " OUTFIL FILES=(01,OUT),INCLUDE=(1,2,CH,EQ,C'AB'),SPLITBY=3,STARTREC=2\n \
              OUTFIL SAVE,FNAMES=X,REMOVECC,TRAILER1=('N=',COUNT15,/,3:X'4142')\n",

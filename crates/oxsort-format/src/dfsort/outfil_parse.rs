@@ -356,7 +356,8 @@ impl Parser<'_> {
                 }
             } else {
                 let mut column = None;
-                if matches!(self.peek(), Some(Tok::Num(_))) && self.peek_at(1) == Some(&Tok::Bad(':'))
+                if matches!(self.peek(), Some(Tok::Num(_)))
+                    && self.peek_at(1) == Some(&Tok::Bad(':'))
                 {
                     let (c, cpos) = self.number("expected a column")?;
                     self.i += 1;
@@ -470,7 +471,11 @@ impl Parser<'_> {
                     self.expect(&Tok::Equals, "expected '=' after LENGTH")?;
                     let (n, npos) = self.number("expected the count's length")?;
                     if !(1..=31).contains(&n) {
-                        return Err(line_err(npos, "a count's LENGTH must be 1 to 31", Some(n.to_string())));
+                        return Err(line_err(
+                            npos,
+                            "a count's LENGTH must be 1 to 31",
+                            Some(n.to_string()),
+                        ));
                     }
                     length = Some(n);
                 }
@@ -498,11 +503,8 @@ impl Parser<'_> {
         let (Some(to), Some(width)) = (to, length) else {
             return Err(self.err("COUNT=(...) needs TO=ZD or TO=FS and LENGTH=n"));
         };
-        let form = if to == "ZD" {
-            CountForm::Zoned { width }
-        } else {
-            CountForm::Blanked { width }
-        };
+        let form =
+            if to == "ZD" { CountForm::Zoned { width } } else { CountForm::Blanked { width } };
         Ok(ReportItem::Count(form))
     }
 }

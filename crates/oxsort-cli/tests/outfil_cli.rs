@@ -367,3 +367,83 @@ fn unsupported_outfil_operands_are_named() {
     }
     assert!(leftovers(dir.path()).is_empty());
 }
+
+#[test]
+fn skiprec_stopaft_and_mainsize_as_dfsort_orders_them() {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let recs = records(&mut rng);
+    let input = dir.path().join("in.dat");
+    std::fs::write(&input, recs.concat()).unwrap();
+    let ctl = dir.path().join("job.ctl");
+    let out = dir.path().join("out.dat");
+    // SKIPREC first, then INCLUDE, then STOPAFT counts the records INCLUDE accepted.
+    let aa: Vec<usize> = (100..RECORDS).filter(|&i| &recs[i][6..8] == b"AA").collect();
+    let last = aa[499];
+    let filtered = (100..=last).map(|i| recs[i].clone()).filter(|r| &r[6..8] == b"AA");
+    let plain = recs[100..800].to_vec();
+    for (cond, want, unread) in [
+        (
+            " INCLUDE COND=(7,2,CH,EQ,C'AA')\n",
+            sorted(&filtered.collect::<Vec<_>>()),
+            RECORDS - 1 - last,
+        ),
+        ("", sorted(&plain), RECORDS - 800),
+    ] {
+        let stopaft = if cond.is_empty() { 700 } else { 500 };
+        std::fs::write(
+            &ctl,
+            format!(
+                " SORT FIELDS=(1,6,CH,A)\n OPTION SKIPREC=100,STOPAFT={stopaft},MAINSIZE=1M\n \
+                 RECORD TYPE=F,LENGTH=30\n{cond}"
+            ),
+        )
+        .unwrap();
+        let o =
+            run(oxsort().arg("sort").arg(&input).arg("-o").arg(&out).arg("--control").arg(&ctl));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(std::fs::read(&out).unwrap() == want.concat(), "seed {seed}, {cond}");
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("100 skipped (SKIPREC), {unread} not read (STOPAFT)")),
+            "{err}"
+        );
+        assert!(err.contains("MAINSIZE=1048576 bytes: the memory budget"), "{err}");
+    }
+    // The plan shows MAINSIZE=1M as the budget.
+    let o = run(oxsort().arg("explain").arg(&input).arg("-o").arg(&out).arg("--control").arg(&ctl));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("1.00 MiB budget"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn explain_lists_each_outfil_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.dat");
+    std::fs::write(&input, records(&mut Rng::new(2)).concat()).unwrap();
+    let ctl = dir.path().join("job.ctl");
+    std::fs::write(&ctl, JOB).unwrap();
+    let names = ["OUTA", "OUTB1", "OUTB2", "SORTOF01", "SORTOF02", "LO1", "LO2", "LO3", "REST"];
+    let o = run(oxsort()
+        .arg("explain")
+        .arg("--control")
+        .arg(&ctl)
+        .arg("--dd")
+        .arg(format!("SORTIN={}", input.display()))
+        .args(dd_args(dir.path(), &names)));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for n in names {
+        assert!(text.contains(&format!("outfil       {n} -> ")), "{n}: {text}");
+    }
+    assert!(text.contains("OUTA -> ") && text.contains("12-byte records"), "{text}");
+    assert!(text.contains("SPLIT1R=1000"), "{text}");
+    // Nothing is written by explain.
+    assert!(!dir.path().join("outa.out").exists());
+}

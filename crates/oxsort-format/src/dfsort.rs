@@ -632,6 +632,9 @@ struct SortOperands {
 /// and the length are.
 type RawSum = (usize, usize, Option<SumKind>, Pos, Pos);
 
+/// An `OPTION` operand: its word, where it is, and its value's text and place (`WORD=value`).
+type OptionWord = (String, Pos, Option<(String, Pos)>);
+
 /// A `p,l[,f],o` entry before `FORMAT=` is known.
 struct RawField {
     offset: usize,
@@ -995,7 +998,7 @@ impl<'s> Parser<'s> {
 
     /// Options: words, and `WORD=value` ones; each with its value's text (a word, a number
     /// with an optional K/M/G unit, or a parenthesized group) and where it is.
-    fn option_operands(&mut self) -> Result<Vec<(String, Pos, Option<(String, Pos)>)>, ParseError> {
+    fn option_operands(&mut self) -> Result<Vec<OptionWord>, ParseError> {
         self.tokens_check()?;
         let mut out = Vec::new();
         loop {

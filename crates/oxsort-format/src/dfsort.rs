@@ -201,8 +201,8 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                         ("MAINSIZE", Some((v, vpos))) => match main_size(v) {
                             Some(bytes) => control.mainsize = Some(bytes),
                             None if v == "MAX" => control.ignored.push(format!(
-                                "OPTION MAINSIZE=MAX (line {}) is accepted and ignored: the memory \
-                                 budget is --memory's or the default",
+                                "OPTION MAINSIZE (line {}) is accepted and ignored (MAINSIZE=MAX: the \
+                                 memory budget is --memory's or the default)",
                                 pos.line
                             )),
                             None => {

@@ -193,7 +193,7 @@ pub struct Router {
 }
 
 impl Router {
-    /// Data records written to each output so far (in [`OutfilProgram::outputs`] order).
+    /// Data records written to each output so far (in [`Outfil::outputs`] order).
     pub fn written(&self) -> &[u64] {
         &self.written
     }

@@ -444,6 +444,7 @@ fn explain_lists_each_outfil_output() {
     }
     assert!(text.contains("OUTA -> ") && text.contains("12-byte records"), "{text}");
     assert!(text.contains("SPLIT1R=1000"), "{text}");
+    assert!(text.contains("output       none besides the OUTFIL outputs"), "{text}");
     // Nothing is written by explain.
     assert!(!dir.path().join("outa.out").exists());
 }

@@ -114,6 +114,9 @@ impl Plan {
             );
         }
         match self.output_free {
+            None if !self.outfil.is_empty() && self.output == "/dev/null" => {
+                let _ = writeln!(s, "  output       none besides the OUTFIL outputs");
+            }
             Some(free) => {
                 let _ = writeln!(
                     s,

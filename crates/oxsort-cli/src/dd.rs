@@ -97,7 +97,6 @@ impl DdMap {
     /// Why the JCL DD `name` has no file, when its data set could not be resolved: the message
     /// for a job that needs it (OUTFIL's outputs, `SORTOFxx` or `FNAMES=`, when they find no
     /// file under their name).
-    #[allow(dead_code)] // Until OUTFIL takes its DDs from this map.
     pub fn unresolved(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_uppercase();
         self.unresolved.iter().find(|(n, _)| *n == name).map(|(_, why)| why.as_str())

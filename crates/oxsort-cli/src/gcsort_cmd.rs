@@ -352,6 +352,8 @@ impl SortArgs {
             restart: false,
             max_fan_in: None,
             passes: crate::sort_cmd::Passes::Auto,
+            outfil_paths: Vec::new(),
+            prepared: None,
             dd: Vec::new(),
             lrecl: Vec::new(),
             keys: KeyArgs::default(),

@@ -48,8 +48,9 @@ impl JoinJob {
 }
 
 /// Resolves the job's data sets into `args` (inputs, output, record size) and returns the
-/// join to run first, if the statements are a JOINKEYS application.
-pub fn prepare(args: &mut SortArgs) -> Result<Option<JoinJob>> {
+/// join to run first, if the statements are a JOINKEYS application, and the DD map left for
+/// the job's other DDs (OUTFIL's outputs: [`SortArgs::resolve_job`] takes and finishes it).
+pub fn prepare(args: &mut SortArgs) -> Result<(Option<JoinJob>, DdMap)> {
     let mut dd = args.apply_dd()?;
     let mut lrecl = HashMap::new();
     for a in &args.lrecl {
@@ -68,8 +69,7 @@ pub fn prepare(args: &mut SortArgs) -> Result<Option<JoinJob>> {
         if let Some(&n) = lrecl.get("SORTIN") {
             set_record_size(args, n, "--lrecl SORTIN")?;
         }
-        dd.finish("SORTIN, SORTOUT")?;
-        return Ok(None);
+        return Ok((None, dd));
     };
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("reading the control file {}", path.display()))?;
@@ -146,7 +146,7 @@ pub fn prepare(args: &mut SortArgs) -> Result<Option<JoinJob>> {
         let f1 = side(&spec.f1, JoinSide::F1)?;
         let f2 = side(&spec.f2, JoinSide::F2)?;
         dd.finish(&format!("{}, {}, SORTOUT", spec.f1.dd, spec.f2.dd))?;
-        return Ok(Some(JoinJob { spec, f1, f2 }));
+        return Ok((Some(JoinJob { spec, f1, f2 }), DdMap::default()));
     }
     if args.inputs == ["-"] {
         if let Some(d) = find("SORTIN") {
@@ -165,8 +165,7 @@ pub fn prepare(args: &mut SortArgs) -> Result<Option<JoinJob>> {
             set_record_size(args, n, "the DCB of //SORTIN")?;
         }
     }
-    dd.finish("SORTIN, SORTOUT")?;
-    Ok(None)
+    Ok((None, dd))
 }
 
 fn set_record_size(args: &mut SortArgs, n: usize, from: &str) -> Result<()> {

@@ -41,8 +41,8 @@ pub struct KeyArgs {
     #[arg(long, value_name = "SPEC", help_heading = "Records and keys")]
     pub fields: Option<String>,
     /// DFSORT control statements: SORT/MERGE FIELDS=, SUM FIELDS=NONE|(p,m,f), INCLUDE/OMIT COND=,
-    /// INREC/OUTREC BUILD=/FIELDS=/OVERLAY=/FINDREP=/IFTHEN=, OPTION
-    /// EQUALS/NOEQUALS/COPY/VLSHRT, RECORD TYPE=F,LENGTH=n.
+    /// INREC/OUTREC BUILD=/FIELDS=/OVERLAY=/FINDREP=/IFTHEN=, OUTFIL (outputs named by --dd),
+    /// OPTION EQUALS/NOEQUALS/COPY/VLSHRT/SKIPREC=/STOPAFT=/MAINSIZE=, RECORD TYPE=F,LENGTH=n.
     #[arg(long, value_name = "FILE", help_heading = "Records and keys")]
     pub control: Option<PathBuf>,
     /// Keep only the first record (in input order) of each run of equal keys.
@@ -108,6 +108,15 @@ impl KeyArgs {
             v.push("-s");
         }
         v
+    }
+
+    /// The control file's `OPTION MAINSIZE=` in bytes, if it gives one.
+    pub fn main_size(&self) -> Result<Option<u64>> {
+        let Some(path) = &self.control else { return Ok(None) };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the control file {}", path.display()))?;
+        let c = parse_control(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        Ok(c.mainsize)
     }
 
     /// Reads and checks the flags (and the control file). Errors name the flag or the file,

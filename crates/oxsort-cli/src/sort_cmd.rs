@@ -13,6 +13,9 @@ use crate::dd::DdMap;
 use crate::keys_args::KeyArgs;
 use crate::size::parse_bytes;
 
+/// Where the sorted records go when only OUTFIL outputs are written.
+const DISCARD: &str = "/dev/null";
+
 /// How statistics are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum StatsFormat {
@@ -104,6 +107,12 @@ pub struct SortArgs {
     /// Record layout, key, filter and mode.
     #[command(flatten)]
     pub keys: KeyArgs,
+    /// The spec read by [`SortArgs::resolve_job`] (so the control file is read once).
+    #[arg(skip)]
+    pub prepared: Option<oxsort_format::SortSpec>,
+    /// The files of the OUTFIL outputs, by DD name (from [`SortArgs::resolve_job`]).
+    #[arg(skip)]
+    pub outfil_paths: Vec<(String, PathBuf)>,
 }
 
 impl SortArgs {
@@ -132,6 +141,75 @@ impl SortArgs {
         Ok(dd)
     }
 
+    /// Resolves the job's data sets: `SORTIN`/`SORTOUT` ([`SortArgs::apply_dd`]), then the
+    /// DD of every `OUTFIL` output (`SORTOUT` is the output; any other needs `--dd NAME=PATH`);
+    /// a `--dd` name no part of the job uses is an error. With OUTFIL, the sorted records go
+    /// to the main output only when a `SORTOUT` is given that no OUTFIL writes (as DFSORT writes
+    /// such a SORTOUT without OUTFIL processing); `OPTION MAINSIZE=` becomes the memory budget
+    /// when `--memory` is not given.
+    pub fn resolve_job(&mut self, mut dd: DdMap) -> Result<()> {
+        let spec = self.keys.spec()?;
+        let mut used: Vec<String> = vec!["SORTIN".into(), "SORTOUT".into()];
+        let mut paths: Vec<(String, PathBuf)> = Vec::new();
+        let mut sortout_by_outfil = false;
+        for st in &spec.outfil {
+            for name in &st.names {
+                let path = if name == "SORTOUT" {
+                    anyhow::ensure!(
+                        self.output != "-",
+                        "OUTFIL (line {}) writes SORTOUT: give -o PATH or --dd SORTOUT=PATH",
+                        st.line
+                    );
+                    sortout_by_outfil = true;
+                    PathBuf::from(&self.output)
+                } else {
+                    match dd.take_one(name)? {
+                        Some(p) => p,
+                        None => match dd.unresolved(name) {
+                            Some(why) => anyhow::bail!("OUTFIL (line {}): {why}", st.line),
+                            None => anyhow::bail!(
+                                "OUTFIL (line {}) writes the DD {name}: give --dd {name}=PATH",
+                                st.line
+                            ),
+                        },
+                    }
+                };
+                if !used.contains(name) {
+                    used.push(name.clone());
+                }
+                paths.push((name.clone(), path));
+            }
+        }
+        if !spec.outfil.is_empty() && (sortout_by_outfil || self.output == "-") {
+            // The sorted records themselves go nowhere: only the OUTFIL outputs are written.
+            self.output = DISCARD.into();
+            if self.temp_dirs.is_empty() {
+                if let Some((_, p)) = paths.first() {
+                    self.temp_dirs.push(match p.parent() {
+                        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                        _ => PathBuf::from("."),
+                    });
+                }
+            }
+        }
+        dd.finish(&used.join(", "))?;
+        if let Some(bytes) = self.keys.main_size()? {
+            let note = match self.memory {
+                None => {
+                    self.memory = Some(bytes);
+                    "the memory budget"
+                }
+                Some(_) => "ignored: --memory is given",
+            };
+            if !self.quiet {
+                eprintln!("oxsort: note: OPTION MAINSIZE={bytes} bytes: {note}");
+            }
+        }
+        self.outfil_paths = paths;
+        self.prepared = Some(spec);
+        Ok(())
+    }
+
     /// The engine configuration these arguments describe.
     pub fn config(&self, progress: bool) -> Result<SortConfig> {
         self.config_marking(progress, None)
@@ -140,7 +218,10 @@ impl SortArgs {
     /// [`SortArgs::config`], also keeping `mark` at the engine's current phase.
     pub fn config_marking(&self, progress: bool, mark: Option<PhaseMark>) -> Result<SortConfig> {
         // Flags and control file first: a bad key is reported before any file is touched.
-        let spec = self.keys.spec()?;
+        let spec = match &self.prepared {
+            Some(s) => s.clone(),
+            None => self.keys.spec()?,
+        };
         if let RecordLayout::Fixed(size) = spec.layout {
             for input in &self.inputs {
                 if let Some(w) = text_warning(input, size).filter(|_| !self.quiet) {
@@ -181,6 +262,9 @@ impl SortArgs {
             Passes::One => PassChoice::One,
             Passes::Two => PassChoice::Two,
         });
+        for (name, path) in &self.outfil_paths {
+            b = b.outfil_output(name.clone(), path.clone());
+        }
         match (progress, mark) {
             (true, None) => b = b.progress(progress_bar()),
             (true, Some(mark)) => {
@@ -269,9 +353,11 @@ fn progress_bar() -> impl Fn(&oxsort_engine::Progress) + Send + Sync + 'static {
 /// Runs `oxsort sort`; returns the exit status.
 pub fn run_sort(mut args: SortArgs) -> Result<i32> {
     oxsort_io::cleanup::install_signal_handlers();
-    if let Some(join) = crate::job::prepare(&mut args)? {
+    let (join, dd) = crate::job::prepare(&mut args)?;
+    if let Some(join) = join {
         return crate::join_cmd::run(args, join);
     }
+    args.resolve_job(dd)?;
     if let Some(path) = &args.summary {
         check_summary_path(path)?;
     }
@@ -345,6 +431,13 @@ pub fn closing_report(stats: &oxsort_engine::SortStats) -> String {
         stats.dropped_by_filter,
         stats.dropped_duplicates
     );
+    if stats.skipped_records > 0 || stats.unread_records > 0 {
+        s += &format!(
+            "Records before the sort: {} skipped (SKIPREC), {} not read (STOPAFT), neither \
+             counted as read\n",
+            stats.skipped_records, stats.unread_records
+        );
+    }
     s += &format!(
         "Checksum in: {} = out {} + dropped {}\n",
         stats.input_checksum, stats.checksum, stats.dropped_checksum
@@ -358,9 +451,11 @@ pub fn closing_report(stats: &oxsort_engine::SortStats) -> String {
 
 /// Runs `oxsort explain`; returns the exit status.
 pub fn run_explain(mut args: SortArgs, json: bool) -> Result<i32> {
-    if crate::job::prepare(&mut args)?.is_some() {
+    let (join, dd) = crate::job::prepare(&mut args)?;
+    if join.is_some() {
         anyhow::bail!("oxsort explain does not plan JOINKEYS jobs yet: run them with oxsort sort");
     }
+    args.resolve_job(dd)?;
     let cfg = args.config(false)?;
     let p = plan(&cfg)?;
     if json {

@@ -463,8 +463,8 @@ fn bad_and_unsupported_statements_are_named_with_their_place() {
     std::fs::write(&input, records(&mut Rng::new(7)).concat()).unwrap();
     let cases: &[(&str, &[&str])] = &[
         (
-            " SORT FIELDS=(1,4,CH,A)\n OUTFIL FNAMES=OUT1\n",
-            &["line 2, column 2", "OUTFIL is not supported", "INREC, OUTREC"],
+            " SORT FIELDS=(1,4,CH,A)\n MODS E15=(X,100)\n",
+            &["line 2, column 2", "MODS is not supported", "INREC, OUTREC"],
         ),
         (
             " INREC BUILD=(1,4,ZD,EDIT=(TSTT))\n",
@@ -670,9 +670,9 @@ fn a_jcl_step_runs_its_sysin_statements_and_hints_are_noted() {
     assert!(err.contains("OPTION MAINSIZE (line 6) is accepted and ignored"), "{err}");
     let built: Vec<Vec<u8>> = recs.iter().map(|r| build(r, &[It::F(37, 4), It::F(1, 4)])).collect();
     assert!(std::fs::read(&out).unwrap() == sorted(built, |r| r[4..8].to_vec()));
-    // Errors keep the file's line numbers; SKIPREC is named, not misread.
-    let err = control_err(dir.path(), &input, &jcl.replace("MAINSIZE=MAX", "SKIPREC=10"));
-    assert!(err.contains("line 6, column 29") && err.contains("'SKIPREC'"), "{err}");
+    // Errors keep the file's line numbers; a SKIPREC value is read, not misread.
+    let err = control_err(dir.path(), &input, &jcl.replace("MAINSIZE=MAX", "SKIPREC=ALL"));
+    assert!(err.contains("line 6, column 37") && err.contains("'ALL'"), "{err}");
     let err = control_err(dir.path(), &input, "//STEP1 EXEC PGM=SORT\n SORT FIELDS=COPY\n");
     assert!(err.contains("no //SYSIN DD *"), "{err}");
 }

@@ -83,6 +83,8 @@ pub struct SortConfig {
     pub(crate) restart: bool,
     /// One pass, two, or the plan's choice.
     pub(crate) passes: PassChoice,
+    /// The files of the `OUTFIL` outputs, by DD name.
+    pub(crate) outfil_paths: Vec<(String, PathBuf)>,
 }
 
 impl std::fmt::Debug for SortConfig {
@@ -121,6 +123,7 @@ impl SortConfig {
             resume: false,
             restart: false,
             passes: PassChoice::Auto,
+            outfil_paths: Vec::new(),
         }
     }
     /// The inputs, in concatenation order.
@@ -159,6 +162,10 @@ impl SortConfig {
     pub fn notes(&self) -> &[String] {
         &self.notes
     }
+    /// The files of the `OUTFIL` outputs, by DD name.
+    pub fn outfil_outputs(&self) -> &[(String, PathBuf)] {
+        &self.outfil_paths
+    }
     /// Bytes read per input transfer.
     pub fn transfer_size(&self) -> usize {
         self.transfer
@@ -188,12 +195,20 @@ pub struct SortConfigBuilder {
     resume: bool,
     restart: bool,
     passes: PassChoice,
+    outfil_paths: Vec<(String, PathBuf)>,
 }
 
 impl SortConfigBuilder {
     /// One pass, two, or the plan's choice by estimated cost (default).
     pub fn passes(mut self, choice: PassChoice) -> Self {
         self.passes = choice;
+        self
+    }
+    /// Maps the DD name `name` of an `OUTFIL` output (in the spec's `outfil` statements) to
+    /// the file `path`. Every output of the spec needs one; the sort writes them all, or none
+    /// when it fails.
+    pub fn outfil_output(mut self, name: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        self.outfil_paths.push((name.into().to_ascii_uppercase(), path.into()));
         self
     }
     /// Makes the sort resumable (default off). A two-pass sort then keeps a journal and its
@@ -291,6 +306,19 @@ impl SortConfigBuilder {
             return Err(EngineError::Config("standard input (-) named more than once".into()));
         }
         let key = self.spec.compile()?;
+        if let Some(p) = key.outfil() {
+            // Every OUTFIL output needs its file before anything is touched.
+            for o in oxsort_format::Outfil::outputs(&self.spec.outfil, p) {
+                if !self.outfil_paths.iter().any(|(n, _)| *n == o.name) {
+                    return Err(EngineError::Config(format!(
+                        "OUTFIL (line {}) writes the DD {name}, which is not mapped to a file \
+                         (give --dd {name}=PATH)",
+                        o.line,
+                        name = o.name
+                    )));
+                }
+            }
+        }
         let threads = self.threads.unwrap_or_else(sysinfo::cores);
         if threads == 0 {
             return Err(EngineError::Config("the thread count must be at least 1".into()));
@@ -314,6 +342,11 @@ impl SortConfigBuilder {
         if self.resume && self.inputs.contains(&Input::Stdin) {
             return Err(EngineError::Config(
                 "--resume needs input files: standard input cannot be read again".into(),
+            ));
+        }
+        if self.resume && (self.spec.skiprec.is_some() || self.spec.stopaft.is_some()) {
+            return Err(EngineError::Config(
+                "--resume does not go with OPTION SKIPREC/STOPAFT".into(),
             ));
         }
         if matches!(self.max_fan_in, Some(f) if f < 2) {
@@ -363,6 +396,7 @@ impl SortConfigBuilder {
             resume: self.resume || self.restart,
             restart: self.restart,
             passes: self.passes,
+            outfil_paths: self.outfil_paths,
         })
     }
 }

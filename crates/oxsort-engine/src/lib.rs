@@ -48,6 +48,7 @@ mod error;
 mod inmem;
 mod journal;
 mod merge;
+mod outfil;
 mod output;
 mod plan;
 mod progress;
@@ -58,6 +59,7 @@ mod stats;
 mod sysinfo;
 pub mod tuning;
 mod verify;
+mod window;
 
 use std::time::Instant;
 
@@ -93,6 +95,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let reclaimed = reclaim_leftovers(cfg);
     let plan = plan::plan(cfg)?;
     let g = &plan.geometry;
+    // SKIPREC/STOPAFT: the part of the inputs read (found before any output is made).
+    let window = window::window(cfg)?;
     let reporter = Reporter::new(cfg.progress.clone(), cfg.cancel.clone());
     let meters = Meters::default();
 
@@ -145,6 +149,24 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         }
         (None, Output::Stdout) => Box::new(StreamSink::stdout()),
     };
+    // OUTFIL outputs: created (under temporary names) before anything is read, written from
+    // the records after OUTREC as they stream to the main output, renamed all together at
+    // the end.
+    let outfil_files = match cfg.key.outfil() {
+        Some(p) => Some(outfil::OutfilFiles::create(
+            &oxsort_format::Outfil::outputs(&cfg.spec.outfil, p),
+            &cfg.outfil_paths,
+            &cfg.io,
+        )?),
+        None => None,
+    };
+    if let (Some(p), Some(files), Some(size)) =
+        (cfg.key.outfil(), &outfil_files, cfg.key.record_size())
+    {
+        let len = cfg.key.outrec().map_or(size, |r| r.out_len());
+        sink =
+            Box::new(outfil::OutfilSink::new(sink, p.clone(), len, files.clone(), g.staging_bytes));
+    }
     if let Some(outrec) = cfg.key.outrec() {
         // OUTREC reshapes what is written, after the order and checksums are verified.
         sink = Box::new(sink::ReformatSink::new(sink, outrec.clone(), g.staging_bytes));
@@ -174,6 +196,9 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     );
     if let Some(at) = recovered.position() {
         source.skip_to(at);
+    }
+    if let Some(w) = &window {
+        source.window(&w.ranges);
     }
     source.provision(cfg.threads, &meters);
     let mut in_checksum = 0u128;
@@ -318,10 +343,37 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     }
     let tally = sink.tally();
     drop(sink);
+    let outfil_reports = outfil_files.as_ref().map(|f| f.reports()).unwrap_or_default();
+    if let Some(f) = outfil_files {
+        f.commit()?;
+    }
     if let Some(o) = output {
         // The file was preallocated for every record read; a filter or -u writes fewer.
-        o.file().set_len(tally.bytes.unwrap_or(check.bytes))?;
-        o.commit()?;
+        let done = o.file().set_len(tally.bytes.unwrap_or(check.bytes)).and_then(|()| o.commit());
+        if let Err(e) = done {
+            // All or none: the OUTFIL outputs go with the main output.
+            for r in &outfil_reports {
+                let _ = std::fs::remove_file(&r.path);
+            }
+            return Err(e.into());
+        }
+    }
+    for r in &outfil_reports {
+        stats.notes.push(format!(
+            "OUTFIL (line {}) {} -> {}: {} data records{}",
+            r.line,
+            r.name,
+            r.path.display(),
+            r.records,
+            if r.report_lines > 0 {
+                format!(" and {} report lines", r.report_lines)
+            } else {
+                String::new()
+            }
+        ));
+        if let (Some(st), Some(phase)) = (&r.stats, stats.phases.last_mut()) {
+            phase.files.push(st.clone());
+        }
     }
     stats.bytes_spilled = room.bytes_spilled;
     if cfg.resume {
@@ -343,6 +395,10 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     stats.input_bytes_read = bytes_read;
     stats.checksum = checksum_hex(check.checksum);
     stats.dropped_by_filter = read_records - in_records;
+    if let Some(w) = &window {
+        stats.skipped_records = w.skipped;
+        stats.unread_records = w.unread;
+    }
     stats.dropped_duplicates = check.dropped + tally.summed;
     stats.dropped_checksum = checksum_hex(check.dropped_checksum + filtered_checksum);
     stats.input_checksum = checksum_hex(in_checksum + filtered_checksum);

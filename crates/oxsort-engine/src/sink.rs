@@ -191,7 +191,7 @@ impl Staging {
 ///   records:    A  B  [c1+c2]    D  [e1+e2]     c1, e1 wait in `carry` for the next write
 /// ```
 #[derive(Default)]
-struct RecordCutter {
+pub(crate) struct RecordCutter {
     /// What the records are for, in error messages (`OUTREC`, `SUM`).
     what: &'static str,
     size: usize,
@@ -202,12 +202,12 @@ struct RecordCutter {
 }
 
 impl RecordCutter {
-    fn new(what: &'static str, size: usize) -> Self {
+    pub(crate) fn new(what: &'static str, size: usize) -> Self {
         RecordCutter { what, size: size.max(1), pos: 0, carry: Vec::new() }
     }
 
     /// Calls `each` on every record `data` (the bytes at `offset`) completes.
-    fn feed(
+    pub(crate) fn feed(
         &mut self,
         offset: u64,
         mut data: &[u8],
@@ -240,7 +240,7 @@ impl RecordCutter {
     }
 
     /// Fails when the stream ended inside a record.
-    fn finish(&self) -> Result<()> {
+    pub(crate) fn finish(&self) -> Result<()> {
         if self.carry.is_empty() {
             return Ok(());
         }

@@ -78,6 +78,8 @@ pub(crate) struct ChunkSource {
     /// Where the input stands after the chunks handed out, and before the last one.
     taken: Position,
     taken_before: Position,
+    /// `SKIPREC`/`STOPAFT`: the byte range read of each input left in `pending`, in order.
+    windows: Option<VecDeque<(u64, u64)>>,
 }
 
 impl ChunkSource {
@@ -109,7 +111,16 @@ impl ChunkSource {
             start: 0,
             taken: Position::default(),
             taken_before: Position::default(),
+            windows: None,
         }
+    }
+
+    /// Reads only `ranges` (input number, first byte, end byte) of the inputs, in order;
+    /// inputs without a range are not read. Called before the first chunk is read.
+    pub(crate) fn window(&mut self, ranges: &[(usize, u64, u64)]) {
+        let inputs: Vec<Input> = self.pending.drain(..).collect();
+        self.pending = ranges.iter().map(|&(i, _, _)| inputs[i].clone()).collect();
+        self.windows = Some(ranges.iter().map(|&(_, a, b)| (a, b)).collect());
     }
 
     /// Starts reading at `at` instead of the beginning: the inputs before `at.input` and the
@@ -204,9 +215,14 @@ impl ChunkSource {
                 (DirectFile::from_std(file, PathBuf::from("-"), &self.io), "-".to_string())
             }
         };
-        let end = if file.is_seekable() { file.len()? } else { u64::MAX };
+        let mut end = if file.is_seekable() { file.len()? } else { u64::MAX };
         let direct = file.is_direct();
-        let start = std::mem::take(&mut self.start).min(end);
+        let mut start = std::mem::take(&mut self.start).min(end);
+        if let Some((a, b)) = self.windows.as_mut().and_then(|w| w.pop_front()) {
+            (start, end) = (start.max(a), b.min(end));
+            // Record numbers in messages count from the input's start.
+            self.file_pos = start;
+        }
         self.input = Some(self.input.map_or(0, |i| i + 1));
         let mut reader = Reader::with_buffer_len(
             Arc::new(file),

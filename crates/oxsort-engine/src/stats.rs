@@ -155,6 +155,11 @@ pub struct SortStats {
     pub input_checksum: String,
     /// Records the filter (INCLUDE/OMIT) dropped.
     pub dropped_by_filter: u64,
+    /// Input records skipped before the sort (`OPTION SKIPREC=n`): not read, not counted in
+    /// `records`.
+    pub skipped_records: u64,
+    /// Input records not read because `OPTION STOPAFT=n` was reached.
+    pub unread_records: u64,
     /// Records duplicate removal (`-u`, `SUM FIELDS=NONE`) dropped.
     pub dropped_duplicates: u64,
     /// Checksum of all dropped records (by the filter and as duplicates), lowercase hex.

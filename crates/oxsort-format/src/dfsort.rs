@@ -7,12 +7,14 @@
 //!  MERGE   the same operands; the inputs are already sorted
 //!  SUM     FIELDS=NONE                 keep the first record of each equal key
 //!  SUM     FIELDS=(p,m,f,...) | FIELDS=(p,m,...),FORMAT=f   add BI/FI/PD/ZD fields into it
-//!  OPTION  EQUALS NOEQUALS COPY VLSHRT NOVLSHRT (comma-separated)
+//!  OPTION  EQUALS NOEQUALS COPY VLSHRT NOVLSHRT SKIPREC=n STOPAFT=n MAINSIZE=n[K|M|G]
 //!  INCLUDE COND=(...) | COND=ALL | COND=NONE  [,FORMAT=f]   (p,m,SS,EQ|NE,C'..' searches;
 //!          DATE1 DATE2 DATE3 DATE1P DATE2P DATE3P [+n|-n] are date constants)
 //!  OMIT    COND=(...) ...
 //!  INREC   BUILD=|FIELDS=|OVERLAY=|FINDREP=|IFTHEN=...   reshape records before the sort
 //!  OUTREC  the same operands                 reshape the records written
+//!  OUTFIL  FNAMES=|FILES=, INCLUDE=|OMIT=|SAVE, STARTREC=, ENDREC=, BUILD=|OUTREC=|OVERLAY=|
+//!          IFTHEN=, SPLIT|SPLITBY=|SPLIT1R=, HEADER1=, TRAILER1=, REMOVECC   (see crate::outfil)
 //!  RECORD  TYPE=F,LENGTH=n             fixed n-byte records
 //!  JOINKEYS, JOIN, REFORMAT            join two files (see [`crate::JoinSpec`])
 //!  ALTSEQ  CODE=(ffxx,...)             byte ff collates as xx in AQ fields (TRAN=ALTSEQ)
@@ -32,6 +34,7 @@
 use crate::error::{Location, ParseError};
 use crate::filter::{field_pair_comparable, CompareOp, Condition, FieldRef, Filter, Operand};
 use crate::layout::{RecordLayout, MAX_RECORD_SIZE};
+use crate::outfil::Outfil;
 use crate::reformat::Reformat;
 use crate::spec::{FieldLoc, FieldType, KeyField, KeySpec, ShortFields};
 use crate::sum::{SumField, SumKind};
@@ -71,6 +74,15 @@ pub struct Control {
     /// `JOINKEYS`/`JOIN`/`REFORMAT`: the records are the join of two files, and the other
     /// statements apply to the joined records.
     pub join: Option<crate::join::JoinSpec>,
+    /// `OUTFIL` statements, in order: groups of outputs written from the sorted records.
+    pub outfil: Vec<Outfil>,
+    /// `OPTION SKIPREC=n`: input records skipped before anything else.
+    pub skiprec: Option<u64>,
+    /// `OPTION STOPAFT=n`: input records accepted (after INCLUDE/OMIT) before reading stops.
+    pub stopaft: Option<u64>,
+    /// `OPTION MAINSIZE=n[K|M|G]`: the storage DFSORT may use, in bytes (`MAINSIZE=MAX`:
+    /// `None`, listed in [`Control::ignored`]).
+    pub mainsize: Option<u64>,
 }
 
 /// `OPTION`s that tune DFSORT's use of the mainframe: accepted, ignored and reported.
@@ -104,11 +116,11 @@ const IGNORED_OPTIONS: &[&str] = &[
 
 /// The statements oxsort reads, as unsupported-statement messages list them.
 const STATEMENTS: &str =
-    "SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, INREC, OUTREC, RECORD, JOINKEYS, JOIN, REFORMAT, \
-     ALTSEQ, END";
+    "SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, INREC, OUTREC, OUTFIL, RECORD, JOINKEYS, JOIN, \
+     REFORMAT, ALTSEQ, END";
 
 /// DFSORT statements oxsort knows of but does not carry out.
-const UNSUPPORTED_STATEMENTS: &[&str] = &["OUTFIL", "MODS", "DEBUG", "OUTFILE"];
+const UNSUPPORTED_STATEMENTS: &[&str] = &["MODS", "DEBUG", "OUTFILE"];
 
 /// Parses DFSORT control statements.
 ///
@@ -173,13 +185,42 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                 }
             }
             "OPTION" => {
-                for (word, pos, valued) in p.option_operands()? {
-                    match (word.as_str(), valued) {
-                        ("EQUALS", false) => control.equals = Some(true),
-                        ("NOEQUALS", false) => control.equals = Some(false),
-                        ("COPY", false) => control.copy = true,
-                        ("VLSHRT", false) => control.vlshrt = true,
-                        ("NOVLSHRT", false) => control.vlshrt = false,
+                for (word, pos, value) in p.option_operands()? {
+                    match (word.as_str(), &value) {
+                        ("EQUALS", None) => control.equals = Some(true),
+                        ("NOEQUALS", None) => control.equals = Some(false),
+                        ("COPY", None) => control.copy = true,
+                        ("VLSHRT", None) => control.vlshrt = true,
+                        ("NOVLSHRT", None) => control.vlshrt = false,
+                        ("SKIPREC" | "STOPAFT", Some((v, vpos))) => {
+                            let n = v.parse::<u64>().map_err(|_| {
+                                p.err_at(
+                                    *vpos,
+                                    &format!("expected a record count after {word}="),
+                                    v,
+                                )
+                            })?;
+                            if word == "SKIPREC" {
+                                control.skiprec = Some(n);
+                            } else {
+                                control.stopaft = Some(n);
+                            }
+                        }
+                        ("MAINSIZE", Some((v, vpos))) => match main_size(v) {
+                            Some(bytes) => control.mainsize = Some(bytes),
+                            None if v == "MAX" => control.ignored.push(format!(
+                                "OPTION MAINSIZE (line {}) is accepted and ignored (MAINSIZE=MAX: the \
+                                 memory budget is --memory's or the default)",
+                                pos.line
+                            )),
+                            None => {
+                                return Err(p.err_at(
+                                    *vpos,
+                                    "expected MAINSIZE=n, nK, nM, nG or MAX",
+                                    v,
+                                ))
+                            }
+                        },
                         (w, _) if IGNORED_OPTIONS.contains(&w) => control.ignored.push(format!(
                             "OPTION {w} (line {}) is accepted and ignored",
                             pos.line
@@ -188,13 +229,9 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                             return Err(p.err_at(
                                 pos,
                                 &format!(
-                                    "{}expected an option oxsort supports (EQUALS, NOEQUALS, \
-                                     COPY, VLSHRT, NOVLSHRT; accepted and ignored: {})",
-                                    if matches!(word.as_str(), "SKIPREC" | "STOPAFT") {
-                                        "SKIPREC and STOPAFT are not supported yet: "
-                                    } else {
-                                        ""
-                                    },
+                                    "expected an option oxsort supports (EQUALS, NOEQUALS, \
+                                     COPY, VLSHRT, NOVLSHRT, SKIPREC=n, STOPAFT=n, MAINSIZE=n; \
+                                     accepted and ignored: {})",
                                     IGNORED_OPTIONS.join(", ")
                                 ),
                                 &word,
@@ -232,6 +269,22 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                 *slot = Some(p.reformat_operands()?);
             }
             "ALTSEQ" => p.altseq_operands(altseq.get_or_insert(crate::spec::IDENTITY))?,
+            "OUTFIL" => {
+                let o = p.outfil_operands()?;
+                for name in &o.names {
+                    if let Some(other) = control.outfil.iter().find(|x| x.names.contains(name)) {
+                        return Err(p.err_at(
+                            st.name_pos,
+                            &format!(
+                                "{name} is already an output of the OUTFIL statement of line {}",
+                                other.line
+                            ),
+                            &st.name,
+                        ));
+                    }
+                }
+                control.outfil.push(o);
+            }
             "RECORD" => {
                 let (layout, pos) = p.record_operands()?;
                 control.record = Some(layout);
@@ -332,6 +385,17 @@ fn sysin(text: &str) -> Result<std::borrow::Cow<'_, str>, ParseError> {
     Ok(std::borrow::Cow::Owned(out))
 }
 
+/// `MAINSIZE=` in bytes: `n` (bytes), `nK`, `nM` or `nG`.
+fn main_size(v: &str) -> Option<u64> {
+    let (digits, unit) = match v.as_bytes().last()? {
+        b'K' => (&v[..v.len() - 1], 1u64 << 10),
+        b'M' => (&v[..v.len() - 1], 1 << 20),
+        b'G' => (&v[..v.len() - 1], 1 << 30),
+        _ => (v, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(unit)
+}
+
 fn past_record(pos: Pos, end: usize, n: usize) -> ParseError {
     ParseError::new(
         Location::Line { line: pos.line, column: pos.column },
@@ -371,6 +435,7 @@ pub fn parse_fields(text: &str) -> Result<KeySpec, ParseError> {
 mod altseq;
 mod dates;
 mod join_parse;
+mod outfil_parse;
 mod reformat_parse;
 
 // ---------------------------------------------------------------------------------------------
@@ -485,11 +550,14 @@ fn lex(chars: &[Ch]) -> Result<Vec<Token>, ParseError> {
         let start = i;
         let c = chars[i].b;
         let pos = chars[i].pos;
-        let tok = if (c == b'C' || c == b'c' || c == b'X' || c == b'x')
-            && chars.get(i + 1).is_some_and(|n| n.b == b'\'')
+        // `'text'` (the report items of OUTFIL) is a character constant as `C'text'` is.
+        let bare = c == b'\'';
+        let tok = if bare
+            || ((c == b'C' || c == b'c' || c == b'X' || c == b'x')
+                && chars.get(i + 1).is_some_and(|n| n.b == b'\''))
         {
             let hex = c == b'X' || c == b'x';
-            i += 2;
+            i += if bare { 1 } else { 2 };
             let mut bytes = Vec::new();
             loop {
                 match chars.get(i) {
@@ -580,6 +648,9 @@ struct SortOperands {
 /// A SUM field before `FORMAT=` is known: position, length, format, and where the position
 /// and the length are.
 type RawSum = (usize, usize, Option<SumKind>, Pos, Pos);
+
+/// An `OPTION` operand: its word, where it is, and its value's text and place (`WORD=value`).
+type OptionWord = (String, Pos, Option<(String, Pos)>);
 
 /// A `p,l[,f],o` entry before `FORMAT=` is known.
 struct RawField {
@@ -945,37 +1016,55 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// Options: words, and `WORD=value` ones (the value is skipped: a word, a number or a
-    /// parenthesized group); each with whether it had a value.
-    fn option_operands(&mut self) -> Result<Vec<(String, Pos, bool)>, ParseError> {
+    /// Options: words, and `WORD=value` ones; each with its value's text (a word, a number
+    /// with an optional K/M/G unit, or a parenthesized group) and where it is.
+    fn option_operands(&mut self) -> Result<Vec<OptionWord>, ParseError> {
         self.tokens_check()?;
         let mut out = Vec::new();
         loop {
             let (w, pos) =
                 self.word("expected an option (EQUALS, NOEQUALS, COPY, VLSHRT, NOVLSHRT)")?;
-            let valued = self.peek_is(&Tok::Equals);
-            if valued {
+            let mut value = None;
+            if self.peek_is(&Tok::Equals) {
                 self.i += 1;
+                let vpos = self.pos();
+                let mut text = String::new();
                 match self.peek() {
                     Some(Tok::LParen) => {
                         let mut depth = 0usize;
-                        while let Some(t) = self.peek() {
-                            match t {
+                        while let Some(t) = self.tokens.get(self.i) {
+                            match t.tok {
                                 Tok::LParen => depth += 1,
                                 Tok::RParen => depth -= 1,
                                 _ => {}
                             }
+                            text.push_str(&t.text);
                             self.i += 1;
                             if depth == 0 {
                                 break;
                             }
                         }
                     }
-                    Some(_) => self.i += 1,
+                    Some(Tok::Num(_)) => {
+                        text = self.tokens[self.i].text.clone();
+                        self.i += 1;
+                        // A unit right after the digits: `MAINSIZE=64M`.
+                        if let Some(Tok::Word(u)) = self.peek() {
+                            if matches!(u.as_str(), "K" | "M" | "G") {
+                                text.push_str(u);
+                                self.i += 1;
+                            }
+                        }
+                    }
+                    Some(_) => {
+                        text = self.tokens[self.i].text.to_ascii_uppercase();
+                        self.i += 1;
+                    }
                     None => return Err(self.err(&format!("expected a value after {w}="))),
                 }
+                value = Some((text, vpos));
             }
-            out.push((w, pos, valued));
+            out.push((w, pos, value));
             if self.peek().is_none() {
                 return Ok(out);
             }

@@ -184,6 +184,14 @@ pub enum SpecError {
         /// `INREC` or `OUTREC`.
         statement: &'static str,
     },
+    /// An `OUTFIL` statement that cannot apply to the records.
+    #[error("OUTFIL (line {line}): {why}")]
+    Outfil {
+        /// Line of the statement.
+        line: usize,
+        /// What is wrong.
+        why: String,
+    },
 }
 
 /// Why a record's key could not be built. The engine adds the record number.

@@ -10,6 +10,7 @@
 //!   [`parse_nsort_spec`]) and GNU sort flags ([`parse_gnu_args`]).
 //! - [`Filter`]: DFSORT `INCLUDE`/`OMIT` conditions evaluated on records.
 //! - [`Reformat`]: DFSORT `INREC`/`OUTREC` reshaping, compiled into a [`ReformatProgram`].
+//! - [`Outfil`]: DFSORT `OUTFIL` groups of outputs, compiled into an [`OutfilProgram`].
 //! - [`SortSpec`]: what is sorted (layout, key, filter, duplicate removal, mode), the one model
 //!   every front end builds; [`SortSpec::compile`] turns it into the [`SortKey`] the engine
 //!   calls per record.
@@ -43,6 +44,7 @@ mod layout;
 mod normalize;
 pub use normalize::FixedKey;
 mod nsort;
+mod outfil;
 mod reformat;
 mod sort_spec;
 mod sources;
@@ -64,6 +66,9 @@ pub use join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec, JoinSpecError};
 pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
+};
+pub use outfil::{
+    CountForm, Outfil, OutfilOutput, OutfilProgram, ReportItem, ReportLine, Router, Split,
 };
 pub use reformat::{
     Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, ReformatProgram,

@@ -312,6 +312,8 @@ pub enum Stage {
     Inrec,
     /// `OUTREC`: the records written.
     Outrec,
+    /// `OUTFIL BUILD=/OUTREC=/OVERLAY=/IFTHEN=`: the records of one `OUTFIL` group.
+    Outfil,
 }
 
 impl Stage {
@@ -320,6 +322,7 @@ impl Stage {
         match self {
             Stage::Inrec => "INREC",
             Stage::Outrec => "OUTREC",
+            Stage::Outfil => "OUTFIL",
         }
     }
 }

@@ -30,6 +30,7 @@ use crate::error::{KeyError, SpecError};
 use crate::filter::Filter;
 use crate::layout::{RecordLayout, Records};
 use crate::normalize::FixedKey;
+use crate::outfil::{Outfil, OutfilProgram};
 use crate::reformat::{Reformat, ReformatProgram, Stage};
 use crate::spec::{FieldLoc, FieldType, KeySpec, Prefix, PREFIX_BYTES};
 use crate::sum::SumField;
@@ -83,6 +84,14 @@ pub struct SortSpec {
     /// record are added into the first, and the others dropped (fixed-length records only;
     /// positions in the sorted record, after `INREC`).
     pub sum: Option<Vec<SumField>>,
+    /// DFSORT `OUTFIL`: groups of outputs written from the sorted records (after `SUM` and
+    /// `OUTREC`; fixed-length records only).
+    pub outfil: Vec<Outfil>,
+    /// DFSORT `OPTION SKIPREC=n`: the first `n` input records are skipped (before the filter).
+    pub skiprec: Option<u64>,
+    /// DFSORT `OPTION STOPAFT=n`: reading stops once `n` records were accepted (after
+    /// `SKIPREC` and the filter).
+    pub stopaft: Option<u64>,
 }
 
 impl SortSpec {
@@ -128,9 +137,18 @@ impl SortSpec {
                 }
             }
         }
+        let outfil = if self.outfil.is_empty() {
+            None
+        } else {
+            let RecordLayout::Fixed(n) = layout else {
+                return Err(SpecError::ReformatNeedsFixed { statement: "OUTFIL" });
+            };
+            let written = outrec.as_ref().map_or(n, |p| p.out_len());
+            Some(Arc::new(Outfil::compile(&self.outfil, written)?))
+        };
         let kind = self.key_kind(layout)?;
         let kind = if self.mode == Mode::Copy { KeyKind::Copy } else { kind };
-        Ok(SortKey { input_layout, inrec, layout, kind, outrec })
+        Ok(SortKey { input_layout, inrec, layout, kind, outrec, outfil })
     }
 
     fn key_kind(&self, layout: RecordLayout) -> Result<KeyKind, SpecError> {
@@ -219,6 +237,7 @@ pub struct SortKey {
     layout: RecordLayout,
     kind: KeyKind,
     outrec: Option<Arc<ReformatProgram>>,
+    outfil: Option<Arc<OutfilProgram>>,
 }
 
 thread_local! {
@@ -235,6 +254,7 @@ impl SortKey {
             layout: RecordLayout::BENCHMARK,
             kind: KeyKind::RawBytes { offset: 0, len: PREFIX_BYTES },
             outrec: None,
+            outfil: None,
         }
     }
 
@@ -250,6 +270,7 @@ impl SortKey {
             layout,
             kind: KeyKind::RawBytes { offset, len },
             outrec: None,
+            outfil: None,
         })
     }
 
@@ -276,6 +297,12 @@ impl SortKey {
     #[inline]
     pub fn outrec(&self) -> Option<&Arc<ReformatProgram>> {
         self.outrec.as_ref()
+    }
+
+    /// `OUTFIL`, compiled: the outputs written from the records after `OUTREC`.
+    #[inline]
+    pub fn outfil(&self) -> Option<&Arc<OutfilProgram>> {
+        self.outfil.as_ref()
     }
 
     /// Bytes written for `records` records of `bytes` bytes sorted (their size after `OUTREC`).

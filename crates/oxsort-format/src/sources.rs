@@ -159,6 +159,9 @@ impl SpecSources {
             spec.inrec = c.inrec;
             spec.outrec = c.outrec;
             spec.sum = c.sum;
+            spec.outfil = c.outfil;
+            spec.skiprec = c.skiprec;
+            spec.stopaft = c.stopaft;
         }
         let has_fields = self.fields.is_some();
         if let Some(key) = self.fields {

@@ -148,7 +148,7 @@ fn error_messages() {
         (
             " SROT FIELDS=(1,4,CH,A)",
             "line 1, column 2: expected a statement (SORT, MERGE, SUM, OPTION, INCLUDE, OMIT, \
-             INREC, OUTREC, RECORD, JOINKEYS, JOIN, REFORMAT, ALTSEQ, END), found 'SROT'",
+             INREC, OUTREC, OUTFIL, RECORD, JOINKEYS, JOIN, REFORMAT, ALTSEQ, END), found 'SROT'",
         ),
         (
             " SORT FIELDS=(1,4,CH,A)\n MERGE FIELDS=(1,4,CH,A)",
@@ -165,7 +165,7 @@ fn error_messages() {
         (
             " OPTION EQUALS,FROB",
             "line 1, column 16: expected an option oxsort supports (EQUALS, NOEQUALS, COPY, \
-             VLSHRT, NOVLSHRT; accepted and ignored: DYNALLOC, MAINSIZE, FILSZ, SIZE, AVGRLEN, \
+             VLSHRT, NOVLSHRT, SKIPREC=n, STOPAFT=n, MAINSIZE=n; accepted and ignored: DYNALLOC, MAINSIZE, FILSZ, SIZE, AVGRLEN, \
              MSGPRT, LIST, NOLIST, HIPRMAX, DSPSIZE, RESINV, MOSIZE, NOBLKSET, BLKSET, MSGDDN, \
              SORTDD, SORTIN, SORTOUT, NOASSIST, ZDPRINT, NOZDPRINT, SOLRF, NOSOLRF, CHALT, \
              NOCHALT), found 'FROB'",

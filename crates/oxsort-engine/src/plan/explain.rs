@@ -122,7 +122,20 @@ impl Plan {
         for n in &self.notes {
             let _ = writeln!(s, "  note         {n}");
         }
+        for o in &self.outfil {
+            let _ = writeln!(s, "  outfil       {o}");
+        }
+        if !self.outfil.is_empty() {
+            let _ = writeln!(
+                s,
+                "  outfil       one pass: each record after SUM/OUTREC is dealt to the OUTFIL \
+                 outputs as it is written; all are renamed together when the sort succeeded"
+            );
+        }
         match self.output_free {
+            None if !self.outfil.is_empty() && self.output == "/dev/null" => {
+                let _ = writeln!(s, "  output       none besides the OUTFIL outputs");
+            }
             Some(free) => {
                 let _ = writeln!(
                     s,

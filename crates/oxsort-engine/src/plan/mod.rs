@@ -118,6 +118,9 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The estimated time of one pass and of two, when the input's size is known.
     pub estimates: Option<cost::Estimates>,
+    /// `OUTFIL` outputs written besides the output, one line each: DD name, file, what it
+    /// gets.
+    pub outfil: Vec<String>,
 }
 
 /// Computes the plan and checks it against the machine: inputs present and whole, output
@@ -297,9 +300,35 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
         output_stream,
         notes,
         estimates,
+        outfil: outfil_lines(cfg),
     };
     plan.check_space(out_dev)?;
     Ok(plan)
+}
+
+/// One line per `OUTFIL` output: what its statement does, and the file it goes to.
+fn outfil_lines(cfg: &SortConfig) -> Vec<String> {
+    let Some(p) = cfg.key.outfil() else { return Vec::new() };
+    let outputs = oxsort_format::Outfil::outputs(&cfg.spec.outfil, p);
+    let mut lines = Vec::new();
+    let mut at = 0;
+    for st in &cfg.spec.outfil {
+        let what = st.describe();
+        for name in &st.names {
+            let o = &outputs[at];
+            at += 1;
+            let path = cfg
+                .outfil_paths
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or("(no file)".to_string(), |(_, p)| p.display().to_string());
+            lines.push(format!(
+                "{name} -> {path}: {}-byte records; {what} (line {})",
+                o.record_len, st.line
+            ));
+        }
+    }
+    lines
 }
 
 impl Plan {
@@ -396,6 +425,7 @@ mod tests {
             estimates: None,
             output_stream: false,
             notes: Vec::new(),
+            outfil: Vec::new(),
         }
     }
 

@@ -153,7 +153,7 @@ impl Parser<'_> {
     }
 
     /// The value of `BUILD=`, `FIELDS=`, `OVERLAY=` or `FINDREP=` (after the `=`).
-    fn edit(&mut self, kw: &str) -> Result<Edit, ParseError> {
+    pub(super) fn edit(&mut self, kw: &str) -> Result<Edit, ParseError> {
         Ok(match kw {
             "BUILD" | "FIELDS" => Edit::Build(self.items(false)?),
             "OVERLAY" => Edit::Overlay(self.items(true)?),
@@ -954,7 +954,7 @@ impl Parser<'_> {
     }
 
     /// `(WHEN=...,edit[,HIT=NEXT])`; returns the clause and where it starts.
-    fn ifthen(&mut self) -> Result<(IfThen, Pos), ParseError> {
+    pub(super) fn ifthen(&mut self) -> Result<(IfThen, Pos), ParseError> {
         self.expect(&Tok::LParen, "expected '(' and WHEN=")?;
         let pos = self.pos();
         let (kw, kpos) = self.word("expected WHEN=")?;

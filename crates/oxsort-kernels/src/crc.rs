@@ -175,10 +175,12 @@ mod clmul {
         t
     };
 
-    /// `[0; 16] ++ [0xff; 4] ++ [0; 12]`: 16 bytes read at `16 - z` put the CRC's start value
-    /// (all ones) over bytes `z..z + 4`, the message's first four bytes once moved up by `z`.
-    const INIT_AT: [u8; 32] = {
-        let mut t = [0u8; 32];
+    /// `[0; 16] ++ [0xff; 4] ++ [0; 28]`: 16 bytes read at `16 - z` put the CRC's start value
+    /// (all ones) over bytes `z..z + 4` of the first block, the message's first four bytes once
+    /// moved up by `z`; read at `32 - z`, the part of it that spills into the second block when
+    /// `z > 12` (lengths 1 to 3 past a multiple of 16).
+    const INIT_AT: [u8; 48] = {
+        let mut t = [0u8; 48];
         let mut i = 16;
         while i < 20 {
             t[i] = 0xff;
@@ -194,6 +196,8 @@ mod clmul {
         shift: __m128i,
         /// The start value, where the first block needs it.
         init: __m128i,
+        /// The part of the start value in the second block (zero unless `z > 12`).
+        init_next: __m128i,
         /// Bytes of the record in the first block (16 - z).
         head: usize,
         /// Whole blocks after the first.
@@ -204,14 +208,16 @@ mod clmul {
     fn shape(len: usize) -> Shape {
         debug_assert!(len >= BLOCK);
         let z = (BLOCK - len % BLOCK) % BLOCK;
-        // SAFETY: both tables are 32 bytes and 16 - z <= 16, so the 16 bytes read are inside.
-        let (shift, init) = unsafe {
+        // SAFETY: z < 16, so the reads end at 32 - z <= 32 (SHIFT_UP: 32 bytes) and
+        // 48 - z <= 48 (INIT_AT: 48 bytes).
+        let (shift, init, init_next) = unsafe {
             (
                 _mm_loadu_si128(SHIFT_UP.as_ptr().add(BLOCK - z).cast()),
                 _mm_loadu_si128(INIT_AT.as_ptr().add(BLOCK - z).cast()),
+                _mm_loadu_si128(INIT_AT.as_ptr().add(2 * BLOCK - z).cast()),
             )
         };
-        Shape { shift, init, head: BLOCK - z, blocks: (len + z) / BLOCK - 1 }
+        Shape { shift, init, init_next, head: BLOCK - z, blocks: (len + z) / BLOCK - 1 }
     }
 
     /// The first block of a record: its first `head` bytes at the top, zeros below, start
@@ -250,7 +256,7 @@ mod clmul {
         );
         // 96 -> 64 bits: the top 32 (bits 32..63) folded into the high lane; the low lane is
         // left holding them, ignored from here on.
-        let z = _mm_xor_si128(_mm_clmulepi64_si128(y, k, 0x01), y);
+        let z = _mm_xor_si128(_mm_clmulepi64_si128(y, k, 0x10), y);
         // Barrett: q = floor(Zh·mu / x^32) with Zh the top 32 bits of Z (bits 64..95); the
         // remainder is the low 32 bits (bits 96..127) plus those of q·P.
         let pm = _mm_set_epi64x(BARRETT_P, BARRETT_MU);
@@ -273,7 +279,11 @@ mod clmul {
         unsafe {
             let mut x = first(p, &s);
             for b in 0..s.blocks {
-                x = fold(x, _mm_loadu_si128(p.add(s.head + b * BLOCK).cast()), k);
+                let mut next = _mm_loadu_si128(p.add(s.head + b * BLOCK).cast());
+                if b == 0 {
+                    next = _mm_xor_si128(next, s.init_next);
+                }
+                x = fold(x, next, k);
             }
             finish(x)
         }
@@ -301,9 +311,11 @@ mod clmul {
                     }
                     for b in 0..s.blocks {
                         let at = s.head + b * BLOCK;
+                        // The start value's spill into the second block (zero unless z > 12).
+                        let init = if b == 0 { s.init_next } else { _mm_setzero_si128() };
                         for (j, x) in x.iter_mut().enumerate() {
                             let next = _mm_loadu_si128(p.add(j * record_size + at).cast());
-                            *x = fold(*x, next, k);
+                            *x = fold(*x, _mm_xor_si128(next, init), k);
                         }
                     }
                     for x in x {

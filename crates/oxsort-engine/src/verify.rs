@@ -9,8 +9,13 @@ use oxsort_format::{KeyKind, RecordLayout, SortKey};
 
 /// The sum of the CRC32 of every record in `data` (whole records of `record_size` bytes).
 pub fn checksum_records(data: &[u8], record_size: usize) -> u128 {
-    data.chunks_exact(record_size).map(|r| crc32fast::hash(r) as u128).sum()
+    oxsort_kernels::crc32_sum_fixed(data, record_size)
 }
+
+/// Records checked per block by [`OrderCheck::of`]: their CRCs are summed in one interleaved
+/// call, then their order is checked while they are still in L1 (256 records of 100 bytes are
+/// 25.6 KB).
+const CHECK_BLOCK_RECORDS: usize = 256;
 
 /// Order facts of a contiguous stretch of output: valsort's counts, for any record format.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -56,14 +61,16 @@ impl OrderCheck {
             ..OrderCheck::default()
         };
         let mut prev: Option<&[u8]> = None;
-        for (i, rec) in data.chunks_exact(r).enumerate() {
-            let k = &rec[key.clone()];
-            c.checksum += crc32fast::hash(rec) as u128;
-            match prev {
-                None => c.first_key = k.to_vec(),
-                Some(p) => c.compare_step(p, k, i),
+        for (b, block) in data.chunks(CHECK_BLOCK_RECORDS * r).enumerate() {
+            c.checksum += oxsort_kernels::crc32_sum_fixed(block, r);
+            for (j, rec) in block.chunks_exact(r).enumerate() {
+                let k = &rec[key.clone()];
+                match prev {
+                    None => c.first_key = k.to_vec(),
+                    Some(p) => c.compare_step(p, k, b * CHECK_BLOCK_RECORDS + j),
+                }
+                prev = Some(k);
             }
-            prev = Some(k);
         }
         if let Some(p) = prev {
             c.last_key = p.to_vec();

@@ -14,6 +14,7 @@
 //! | cut sorted runs into balanced key ranges | [`split_sorted`] |
 //! | k-way merge of sorted sources | [`LoserTree`], [`merge_entries`], [`par_merge_entries`] |
 //! | copy records into sorted order | [`gather`], [`par_gather`] |
+//! | valsort checksum (sum of CRC-32s) of many records at once | [`crc32_sum_fixed`], [`crc32_sum`] |
 //!
 //! Every tuning constant lives in [`tuning`], with what was measured to choose it.
 //!
@@ -47,6 +48,7 @@
 //! calls pay no thread start-up).
 #![deny(missing_docs)]
 
+mod crc;
 mod entry;
 mod gather;
 mod loser_tree;
@@ -56,6 +58,7 @@ mod radix;
 mod ties;
 pub mod tuning;
 
+pub use crc::{crc32_sum, crc32_sum_fixed};
 pub use entry::{
     entry_index, entry_prefix, extract_entries, make_entry, Entry, INDEX_BITS, INDEX_MASK,
     MAX_INDEX, PREFIX_BYTES,

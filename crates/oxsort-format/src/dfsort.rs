@@ -734,6 +734,21 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// After an element of a parenthesized list: `,` (false: another follows) or `)` (true: the
+    /// list ended); anything else is an error naming `what` the list holds (or nothing).
+    fn list_end(&mut self, what: &str) -> Result<bool, ParseError> {
+        match self.peek() {
+            Some(Tok::Comma) => self.i += 1,
+            Some(Tok::RParen) => {
+                self.i += 1;
+                return Ok(true);
+            }
+            _ if what.is_empty() => return Err(self.err("expected ',' or ')'")),
+            _ => return Err(self.err(&format!("expected ',' and another {what}, or ')'"))),
+        }
+        Ok(false)
+    }
+
     fn peek(&self) -> Option<&Tok> {
         self.tokens.get(self.i).map(|t| &t.tok)
     }

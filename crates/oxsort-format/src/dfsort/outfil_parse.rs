@@ -491,13 +491,8 @@ impl Parser<'_> {
                 }
                 _ => return Err(self.err_at(kpos, "expected TO= or LENGTH=", &kw)),
             }
-            match self.peek() {
-                Some(Tok::Comma) => self.i += 1,
-                Some(Tok::RParen) => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return Err(self.err("expected ',' or ')'")),
+            if self.list_end("")? {
+                break;
             }
         }
         let (Some(to), Some(width)) = (to, length) else {

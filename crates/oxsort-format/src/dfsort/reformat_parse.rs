@@ -711,13 +711,8 @@ impl Parser<'_> {
                         ))
                     }
                 }
-                match self.peek() {
-                    Some(Tok::Comma) => self.i += 1,
-                    Some(Tok::RParen) => {
-                        self.i += 1;
-                        break;
-                    }
-                    _ => return Err(self.err("expected ',' and another operand, or ')'")),
+                if self.list_end("operand")? {
+                    break;
                 }
             }
             if let Some(n) = number {
@@ -927,13 +922,8 @@ impl Parser<'_> {
                     ))
                 }
             }
-            match self.peek() {
-                Some(Tok::Comma) => self.i += 1,
-                Some(Tok::RParen) => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return Err(self.err("expected ',' and another FINDREP operand, or ')'")),
+            if self.list_end("FINDREP operand")? {
+                break;
             }
         }
         let need = |what: &str| line_err(start_pos, what, Some(self.pos_text(start_pos)));

@@ -45,7 +45,7 @@ impl Input {
 #[serde(rename_all = "snake_case")]
 pub enum PassChoice {
     /// The plan chooses: one pass when the input fits the budget, unless two are estimated
-    /// faster (see [`crate::plan::cost`]).
+    /// faster by the plan's cost estimates (which `oxsort explain` shows).
     #[default]
     Auto,
     /// One pass: the input must fit the memory budget.

@@ -201,6 +201,26 @@ pub(crate) struct RecordCutter {
     carry: Vec<u8>,
 }
 
+/// A sink stage that works record by record: its writes go through its [`RecordCutter`] to
+/// [`PerRecord::one`].
+pub(crate) trait PerRecord {
+    /// The stage's cutter.
+    fn cutter(&mut self) -> &mut RecordCutter;
+    /// Handles one whole record.
+    fn one(&mut self, rec: &[u8]) -> Result<()>;
+    /// Hands every record `data` (the bytes at `offset`) completes to [`PerRecord::one`].
+    fn feed(&mut self, offset: u64, data: &[u8]) -> Result<()>
+    where
+        Self: Sized,
+    {
+        // The cutter is taken out while it hands records to `one`, which borrows the stage.
+        let mut cut = std::mem::take(self.cutter());
+        let done = cut.feed(offset, data, |rec| self.one(rec));
+        *self.cutter() = cut;
+        done
+    }
+}
+
 impl RecordCutter {
     pub(crate) fn new(what: &'static str, size: usize) -> Self {
         RecordCutter { what, size: size.max(1), pos: 0, carry: Vec::new() }
@@ -288,7 +308,12 @@ impl ReformatSink {
             written: None,
         }
     }
+}
 
+impl PerRecord for ReformatSink {
+    fn cutter(&mut self) -> &mut RecordCutter {
+        &mut self.cut
+    }
     fn one(&mut self, rec: &[u8]) -> Result<()> {
         self.records += 1;
         let records = self.records;
@@ -301,11 +326,7 @@ impl ReformatSink {
 
 impl Sink for ReformatSink {
     fn write(&mut self, offset: u64, data: &[u8]) -> Result<()> {
-        // The cutter is taken out while it hands records to `one`, which borrows the sink.
-        let mut cut = std::mem::take(&mut self.cut);
-        let done = cut.feed(offset, data, |rec| self.one(rec));
-        self.cut = cut;
-        done
+        self.feed(offset, data)
     }
 
     fn stats(&self) -> FileStats {
@@ -363,7 +384,12 @@ impl SumSink {
             tally: Tally::default(),
         }
     }
+}
 
+impl PerRecord for SumSink {
+    fn cutter(&mut self) -> &mut RecordCutter {
+        &mut self.cut
+    }
     fn one(&mut self, rec: &[u8]) -> Result<()> {
         self.records += 1;
         let records = self.records;
@@ -399,11 +425,7 @@ impl SumSink {
 
 impl Sink for SumSink {
     fn write(&mut self, offset: u64, data: &[u8]) -> Result<()> {
-        // The cutter is taken out while it hands records to `one`, which borrows the sink.
-        let mut cut = std::mem::take(&mut self.cut);
-        let done = cut.feed(offset, data, |rec| self.one(rec));
-        self.cut = cut;
-        done
+        self.feed(offset, data)
     }
 
     fn stats(&self) -> FileStats {

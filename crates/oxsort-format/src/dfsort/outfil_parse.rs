@@ -181,15 +181,7 @@ impl Parser<'_> {
                 }
                 "IFOUTLEN" => {
                     self.expect(&Tok::Equals, "expected '=' after IFOUTLEN")?;
-                    let (n, npos) = self.number("expected the output record length")?;
-                    if !(1..=crate::MAX_RECORD_SIZE).contains(&n) {
-                        return Err(line_err(
-                            npos,
-                            &format!("IFOUTLEN must be 1 to {}", crate::MAX_RECORD_SIZE),
-                            Some(n.to_string()),
-                        ));
-                    }
-                    outlen = Some(n);
+                    outlen = Some(self.ifoutlen()?);
                 }
                 "SPLIT" | "SPLITBY" | "SPLIT1R" => {
                     if let Some(first) = split_pos {

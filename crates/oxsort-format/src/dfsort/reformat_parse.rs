@@ -94,17 +94,7 @@ impl Parser<'_> {
                     }
                     parse = Some((self.parse_defs()?, pos));
                 }
-                "IFOUTLEN" => {
-                    let (n, npos) = self.number("expected the output record length")?;
-                    if !(1..=crate::MAX_RECORD_SIZE).contains(&n) {
-                        return Err(line_err(
-                            npos,
-                            &format!("IFOUTLEN must be 1 to {}", crate::MAX_RECORD_SIZE),
-                            Some(n.to_string()),
-                        ));
-                    }
-                    outlen = Some(n);
-                }
+                "IFOUTLEN" => outlen = Some(self.ifoutlen()?),
                 _ => {
                     return Err(self.err_at(
                         pos,
@@ -944,6 +934,19 @@ impl Parser<'_> {
     }
 
     /// `(WHEN=...,edit[,HIT=NEXT])`; returns the clause and where it starts.
+    /// `IFOUTLEN=`'s value (after the `=`): the output record length, 1 to the largest record.
+    pub(super) fn ifoutlen(&mut self) -> Result<usize, ParseError> {
+        let (n, npos) = self.number("expected the output record length")?;
+        if !(1..=crate::MAX_RECORD_SIZE).contains(&n) {
+            return Err(line_err(
+                npos,
+                &format!("IFOUTLEN must be 1 to {}", crate::MAX_RECORD_SIZE),
+                Some(n.to_string()),
+            ));
+        }
+        Ok(n)
+    }
+
     pub(super) fn ifthen(&mut self) -> Result<(IfThen, Pos), ParseError> {
         self.expect(&Tok::LParen, "expected '(' and WHEN=")?;
         let pos = self.pos();

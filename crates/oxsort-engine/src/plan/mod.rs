@@ -32,7 +32,6 @@ use oxsort_io::OutputTarget;
 
 use crate::error::{EngineError, Result};
 use crate::stats::human_bytes;
-use crate::tuning::ENTRY_BYTES;
 
 pub use sizing::{Geometry, MergeLevel, MergeSchedule, MergeSizing};
 
@@ -192,26 +191,31 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     let chunks_of =
         |g: &Geometry| input_records.iter().map(|n| n.div_ceil(1 << g.chunk_log2)).sum::<u64>();
     let mut chunks = chunks_of(&g);
+    // Whether one pass holds every record (fixed records of known total), and the memory it
+    // takes: the records read and their entries.
+    let fits = fixed_size.is_some() && total.is_some() && chunks <= g.arena_chunks;
+    let one_pass_load = chunks * g.chunk_cost();
     // What each shape would cost; two passes are taken over one that fits when they are
     // estimated faster (memory the process must touch fresh can cost more than a second pass).
     let estimates = total.zip(read_size).map(|(bytes, r)| {
-        let records = bytes / r as u64;
-        let fits = fixed_size.is_some() && chunks <= g.arena_chunks;
-        // One pass holds the records read and their entries.
-        let load = fits.then(|| chunks * (g.chunk_alloc as u64 + (ENTRY_BYTES << g.chunk_log2)));
         let rates =
             cost::Rates { pool_free: oxsort_io::bigmem::pool_free(), ..cost::Rates::default() };
-        rates.estimate(bytes, records, cfg.threads, load, cost::two_pass_memory(bytes, cfg.memory))
+        let two_memory = cost::two_pass_memory(bytes, cfg.memory);
+        rates.estimate(
+            bytes,
+            bytes / r as u64,
+            cfg.threads,
+            fits.then_some(one_pass_load),
+            two_memory,
+        )
     });
-    let fits = fixed_size.is_some() && total.is_some() && chunks <= g.arena_chunks;
     let trade = match cfg.passes {
         PassChoice::Auto => estimates.as_ref().is_some_and(|e| e.two_is_faster()) && !cfg.resume,
         PassChoice::Two => fits,
         PassChoice::One if !fits && total.is_some() && fixed_size.is_some() => {
             return Err(EngineError::MemoryTooSmall {
                 given: cfg.memory,
-                needed: g.input_memory - g.arena_bytes
-                    + chunks * (g.chunk_alloc as u64 + (ENTRY_BYTES << g.chunk_log2)),
+                needed: g.input_memory - g.arena_bytes + one_pass_load,
                 why: "one pass was asked for: every record and its entry in memory".into(),
             });
         }

@@ -43,6 +43,13 @@ pub struct Geometry {
     pub input_memory: u64,
 }
 
+impl Geometry {
+    /// Memory one chunk of fixed records takes in a load: its buffer and its records' entries.
+    pub fn chunk_cost(&self) -> u64 {
+        self.chunk_alloc as u64 + (ENTRY_BYTES << self.chunk_log2)
+    }
+}
+
 /// Sizes of the input phase for `cfg`.
 pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
     let Some(sorted) = cfg.key.record_size() else { return delimited_geometry(cfg) };

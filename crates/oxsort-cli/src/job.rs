@@ -75,6 +75,8 @@ pub fn prepare(args: &mut SortArgs) -> Result<(Option<JoinJob>, DdMap)> {
         .with_context(|| format!("reading the control file {}", path.display()))?;
     let name = path.display().to_string();
     let control = parse_control(&text).map_err(|e| anyhow!("{name}: {e}"))?;
+    // The spec is built from the text read here: the file is read once.
+    args.keys.control_text = Some((name.clone(), text.clone()));
     let dds = if jcl::is_jcl(&text) {
         jcl::dd_statements(&text).map_err(|e| anyhow!("{name}: {e}"))?
     } else {

@@ -82,8 +82,9 @@ pub struct KeyArgs {
     /// task's records (set by the join, not a flag).
     #[arg(skip)]
     pub joined_record_size: Option<usize>,
-    /// Control statements given as text rather than a file (name for messages, text): GCSORT's
-    /// command form (set by `oxsort gcsort`, not a flag).
+    /// Control statements given as text (name for messages, text): GCSORT's command form (set
+    /// by `oxsort gcsort`), or the control file's text as the job was prepared (read once).
+    /// Not a flag.
     #[arg(skip)]
     pub control_text: Option<(String, String)>,
 }

@@ -128,8 +128,11 @@ fn chunk_entries(
                 continue;
             }
         }
-        facts.checksum += crc32fast::hash(rec) as u128;
-        facts.bytes += rec.len() as u64;
+        if ctx.filter.is_some() {
+            // Without a filter, every record is summed at once after the loop.
+            facts.checksum += crc32fast::hash(rec) as u128;
+            facts.bytes += rec.len() as u64;
+        }
         let prefix = if ctx.mode == Mode::Copy {
             [0u8; PREFIX_BYTES]
         } else {
@@ -148,6 +151,15 @@ fn chunk_entries(
     }
     if ctx.mode == Mode::Merge {
         facts.last_key = prev;
+    }
+    if ctx.filter.is_none() {
+        facts.bytes = data.len() as u64;
+        facts.checksum = match fixed_size {
+            Some(r) => crate::verify::checksum_records(data, r),
+            None => oxsort_kernels::crc32_sum(
+                offs.windows(2).map(|w| &data[w[0] as usize..w[1] as usize]),
+            ),
+        };
     }
     if ctx.mode != Mode::Copy {
         // By prefix (then index) only: the output sorts each part's entries again and orders

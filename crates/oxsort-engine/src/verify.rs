@@ -5,7 +5,7 @@
 //! The checksum is valsort's: the 128-bit sum of each record's CRC32 (zlib/IEEE), so for
 //! Sort Benchmark records it equals `valsort`'s `Checksum:` line and `gensort -c`.
 
-use oxsort_format::{KeyKind, RecordLayout, SortKey};
+use oxsort_format::{KeyKind, Prefix, RecordLayout, SortKey};
 
 /// The sum of the CRC32 of every record in `data` (whole records of `record_size` bytes).
 pub fn checksum_records(data: &[u8], record_size: usize) -> u128 {
@@ -126,15 +126,27 @@ impl OrderCheck {
     }
 }
 
+/// Records whose CRCs [`OrderBuilder`] sums in one interleaved call.
+const CRC_BATCH: usize = 64;
+
 /// [`OrderCheck`] built record by record, as records are copied (while they are in cache).
+///
+/// Built keys (parsed, collated) are compared by their 10-byte prefixes, built from each record
+/// again; only records whose prefixes tie build their whole keys. The prefix of a key is its
+/// first bytes, so where prefixes differ they order the records as the whole keys do.
 pub(crate) struct OrderBuilder<'k, 'a> {
     keys: &'k SortKey,
     check: OrderCheck,
-    /// Raw-lines keys: the previous record's key, in place.
-    prev_raw: Option<&'a [u8]>,
-    /// Other keys: the previous and current whole keys.
+    /// The previous record (with its terminator).
+    prev_rec: Option<&'a [u8]>,
+    /// Built keys: the previous record's prefix (None if it could not be built).
+    prev_prefix: Option<Prefix>,
+    /// Records whose CRCs are not summed yet.
+    pending: Vec<&'a [u8]>,
+    /// Whole keys, built on prefix ties.
     prev: Vec<u8>,
     cur: Vec<u8>,
+    scratch: Vec<u8>,
 }
 
 impl<'k, 'a> OrderBuilder<'k, 'a> {
@@ -142,48 +154,63 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
         OrderBuilder {
             keys,
             check: OrderCheck::default(),
-            prev_raw: None,
+            prev_rec: None,
+            prev_prefix: None,
+            pending: Vec::with_capacity(CRC_BATCH),
             prev: Vec::new(),
             cur: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
     /// The next record of the stretch (with its terminator, if delimited).
     #[inline]
     pub(crate) fn push(&mut self, rec: &'a [u8]) {
-        let c = &mut self.check;
-        let i = c.records as usize;
-        c.records += 1;
-        c.bytes += rec.len() as u64;
-        c.checksum += crc32fast::hash(rec) as u128;
+        let i = self.check.records as usize;
+        self.check.records += 1;
+        self.check.bytes += rec.len() as u64;
+        self.pending.push(rec);
+        if self.pending.len() == CRC_BATCH {
+            self.sum_pending();
+        }
         if self.keys.is_copy() {
             return;
         }
-        if self.keys.is_raw_lines() {
-            let k = self.keys.key_part(rec);
-            match self.prev_raw {
-                None => c.first_key = k.to_vec(),
-                Some(p) => c.compare_step(p, k, i),
+        let keys = self.keys;
+        if keys.is_raw_lines() {
+            let k = keys.key_part(rec);
+            match self.prev_rec {
+                None => self.check.first_key = k.to_vec(),
+                Some(p) => self.check.compare_step(keys.key_part(p), k, i),
             }
-            self.prev_raw = Some(k);
         } else {
-            self.keys.full_key(rec, &mut self.cur);
-            if i == 0 {
-                c.first_key = self.cur.clone();
-            } else {
-                c.compare_step(&self.prev, &self.cur, i);
+            let prefix = keys.prefix(rec, &mut self.scratch).ok();
+            match self.prev_rec {
+                None => keys.full_key(rec, &mut self.check.first_key),
+                Some(p) => match (self.prev_prefix, prefix) {
+                    (Some(a), Some(b)) if a != b => self.check.compare_step(&a, &b, i),
+                    _ => {
+                        keys.full_key(p, &mut self.prev);
+                        keys.full_key(rec, &mut self.cur);
+                        self.check.compare_step(&self.prev, &self.cur, i);
+                    }
+                },
             }
-            std::mem::swap(&mut self.prev, &mut self.cur);
+            self.prev_prefix = prefix;
         }
+        self.prev_rec = Some(rec);
+    }
+
+    fn sum_pending(&mut self) {
+        self.check.checksum += oxsort_kernels::crc32_sum(self.pending.iter().copied());
+        self.pending.clear();
     }
 
     /// The facts of the records pushed.
     pub(crate) fn finish(mut self) -> OrderCheck {
-        if !self.keys.is_copy() && self.check.records > 0 {
-            self.check.last_key = match self.prev_raw {
-                Some(p) => p.to_vec(),
-                None => std::mem::take(&mut self.prev),
-            };
+        self.sum_pending();
+        if let (false, Some(p)) = (self.keys.is_copy(), self.prev_rec) {
+            self.keys.full_key(p, &mut self.check.last_key);
         }
         self.check
     }

@@ -46,7 +46,43 @@ impl KeySpec {
     /// compare with plain unsigned byte order (shorter is smaller) exactly as the records
     /// should sort. On error, `out` may hold part of the key.
     pub fn normalize(&self, record: &[u8], out: &mut Vec<u8>) -> Result<(), KeyError> {
+        self.normalize_until(record, out, usize::MAX)
+    }
+
+    /// Appends at least the first `limit` bytes of the normalized key of `record` (all of it
+    /// when shorter): like [`KeySpec::normalize`], but it stops at the first field boundary
+    /// past `limit` bytes when no later field could fail (a fixed-position field of a record
+    /// that may be short, packed or zoned data), so an error is found exactly when
+    /// [`KeySpec::normalize`] would find it. The sort's 10-byte prefix needs only the first
+    /// fields; GNU sort's last-resort comparison of the whole line, the longest field, is
+    /// then never encoded for a prefix.
+    pub fn normalize_prefix(
+        &self,
+        record: &[u8],
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Result<(), KeyError> {
+        self.normalize_until(record, out, limit)
+    }
+
+    /// Whether encoding field `i` of a record can fail.
+    fn may_fail(&self, i: usize) -> bool {
+        let f = &self.fields[i];
+        matches!(f.kind, FieldType::Packed | FieldType::Zoned)
+            || (matches!(f.loc, FieldLoc::Bytes { .. }) && self.short_fields == ShortFields::Error)
+    }
+
+    fn normalize_until(
+        &self,
+        record: &[u8],
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Result<(), KeyError> {
+        let base = out.len();
         for (i, field) in self.fields.iter().enumerate() {
+            if out.len() - base >= limit && !(i..self.fields.len()).any(|j| self.may_fail(j)) {
+                return Ok(());
+            }
             let index = i + 1;
             let (range, column) = match field.loc {
                 FieldLoc::Bytes { offset, len } => {

@@ -401,7 +401,7 @@ impl SortKey {
             }
             KeyKind::General(spec) => {
                 scratch.clear();
-                spec.normalize(self.key_part(rec), scratch)?;
+                spec.normalize_prefix(self.key_part(rec), scratch, PREFIX_BYTES)?;
                 let n = scratch.len().min(PREFIX_BYTES);
                 p[..n].copy_from_slice(&scratch[..n]);
             }

@@ -221,11 +221,29 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
         }
         PassChoice::One => false,
     };
-    if let (true, Some(bytes)) = (trade, total) {
+    // A sort that takes two passes anyway needs no more memory than its runs: loads of an
+    // eighth of the input touch less fresh memory and the merge stays one level.
+    let spills = !fits && fixed_size.is_some() && cfg.passes != PassChoice::One && !cfg.resume;
+    if let (true, Some(bytes)) = (trade || spills, total) {
         let mut smaller = cfg.clone();
         smaller.memory = cost::two_pass_memory(bytes, cfg.memory);
-        if let Ok((g2, merge2, _)) = sizing::sizes(&smaller) {
-            if let Some(e) = estimates.as_ref().filter(|_| cfg.passes == PassChoice::Auto) {
+        let levels = |g: &Geometry, m: &MergeSizing| {
+            m.schedule(chunks_of(g).div_ceil(g.arena_chunks).max(2)).levels.len()
+        };
+        let sized = sizing::sizes(&smaller)
+            .ok()
+            .filter(|(g2, merge2, _)| trade || levels(g2, merge2) <= levels(&g, &merge));
+        if let Some((g2, merge2, _)) = sized {
+            if !trade && smaller.memory < cfg.memory {
+                notes.push(format!(
+                    "runs of {} rather than the whole budget of {}: less memory touched \
+                     fresh, the same merge levels",
+                    human_bytes(smaller.memory),
+                    human_bytes(cfg.memory)
+                ));
+            }
+            if let Some(e) = estimates.as_ref().filter(|_| trade && cfg.passes == PassChoice::Auto)
+            {
                 notes.push(format!(
                     "two passes with {} of memory: estimated {:.1} s against {:.1} s for one \
                      pass, which would touch {} of fresh memory ({:.1} s)",

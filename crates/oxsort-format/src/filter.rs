@@ -300,7 +300,7 @@ fn numeric(
             let (negative, magnitude) = signed(&be);
             decimal::encode_u128(out, negative, magnitude);
         }
-        _ => return encode_field(kind, bytes, false, index, offset + 1, out),
+        _ => return encode_field(kind, bytes, false, index, offset + 1, out, usize::MAX),
     }
     Ok(())
 }

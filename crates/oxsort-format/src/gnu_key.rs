@@ -127,26 +127,52 @@ pub fn set_collator(f: Collator) {
     let _ = COLLATOR.set(f);
 }
 
+/// The source of the primary-weight table of the locale's ASCII characters (see
+/// `oxsort_locale::primary_weights`): `None` where the first collation level is not a plain
+/// concatenation of per-character weights.
+pub type PrimaryWeights = fn() -> Option<Vec<Vec<u8>>>;
+
+static PRIMARY_SOURCE: std::sync::OnceLock<PrimaryWeights> = std::sync::OnceLock::new();
+static PRIMARY: std::sync::OnceLock<Option<Vec<Vec<u8>>>> = std::sync::OnceLock::new();
+
+/// Installs where the collator's primary weights come from (asked once, when the first key
+/// prefix is built): with them, the first bytes of a collated key of ASCII text are built from
+/// a table instead of a whole transform. Without one, every collated key is transformed whole.
+pub fn set_primary_weights(f: PrimaryWeights) {
+    let _ = PRIMARY_SOURCE.set(f);
+}
+
+fn primary_table() -> Option<&'static [Vec<u8>]> {
+    PRIMARY.get_or_init(|| PRIMARY_SOURCE.get().and_then(|f| f())).as_deref()
+}
+
 /// Whether a collator is installed ([`set_collator`]): text keys then collate.
 pub fn collating() -> bool {
     COLLATOR.get().is_some()
 }
 
-/// Appends the encoding of one GNU key's text (already cut out of the line).
-pub(crate) fn encode(kind: &GnuKind, text: &[u8], out: &mut Vec<u8>) {
+/// Appends the encoding of one GNU key's text (already cut out of the line). Only the first
+/// `want` bytes are needed (`usize::MAX`: all of them): a collated text may then append just
+/// its first bytes (at least `want`).
+pub(crate) fn encode(kind: &GnuKind, text: &[u8], out: &mut Vec<u8>, want: usize) {
     if kind.ignore == GnuIgnore::None && !kind.fold {
-        return encode_plain(kind, text, out);
+        return encode_plain(kind, text, out, want);
     }
     let t: Vec<u8> = text
         .iter()
         .filter(|&&b| !kind.ignored(b))
         .map(|&b| if kind.fold { b.to_ascii_uppercase() } else { b })
         .collect();
-    encode_plain(kind, &t, out);
+    encode_plain(kind, &t, out, want);
 }
 
-fn encode_plain(kind: &GnuKind, t: &[u8], out: &mut Vec<u8>) {
+fn encode_plain(kind: &GnuKind, t: &[u8], out: &mut Vec<u8>, want: usize) {
     match kind.order {
+        GnuOrder::Text if kind.collate && want < usize::MAX => {
+            if !collated_prefix(t, out, want) {
+                encode_text(true, t, out);
+            }
+        }
         GnuOrder::Text => encode_text(kind.collate, t, out),
         GnuOrder::Numeric => encode_numeric(kind, skip_blanks(t), out),
         GnuOrder::Human => {
@@ -192,6 +218,30 @@ pub(crate) fn encode_text(collate: bool, t: &[u8], out: &mut Vec<u8>) {
             out.extend_from_slice(&[0, 0]);
         }
     }
+}
+
+/// Appends at least the first `want` bytes of [`encode_text`]`(true, t)` from the primary
+/// weights of `t`'s characters, when they reach that far: the image is `0x01` then the
+/// transform, whose first bytes are the primary weights. Returns false (appending nothing)
+/// for text that is not ASCII, holds a NUL, or whose primary weights are too short (then the
+/// level separator and later levels would follow within the prefix).
+fn collated_prefix(t: &[u8], out: &mut Vec<u8>, want: usize) -> bool {
+    let (Some(table), Some(_)) = (primary_table(), COLLATOR.get()) else {
+        return false;
+    };
+    let start = out.len();
+    out.push(0x01);
+    for &b in t {
+        if b == 0 || !b.is_ascii() {
+            break;
+        }
+        out.extend_from_slice(&table[b as usize]);
+        if out.len() - start >= want {
+            return true;
+        }
+    }
+    out.truncate(start);
+    false
 }
 
 fn skip_blanks(t: &[u8]) -> &[u8] {

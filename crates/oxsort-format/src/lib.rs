@@ -58,8 +58,8 @@ pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
 pub use gnu::{parse_gnu_args, GnuSort};
 pub use gnu_key::{
-    collating, gnu_general_len, gnu_month_len, set_collator, set_month_names, Collator, GnuIgnore,
-    GnuKind, GnuOrder,
+    collating, gnu_general_len, gnu_month_len, set_collator, set_month_names, set_primary_weights,
+    Collator, GnuIgnore, GnuKind, GnuOrder, PrimaryWeights,
 };
 pub use gnu_spec::{Blanks, GnuKey, GnuKeyError, GnuOptions};
 pub use join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec, JoinSpecError};

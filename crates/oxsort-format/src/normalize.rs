@@ -111,7 +111,11 @@ impl KeySpec {
             };
             let start = out.len();
             let position = range.start + 1;
-            encode_field(field.kind, &record[range], column, index, position, out)?;
+            let want = match limit {
+                usize::MAX => usize::MAX,
+                l => l.saturating_sub(start - base),
+            };
+            encode_field(field.kind, &record[range], column, index, position, out, want)?;
             if field.descending {
                 complement(&mut out[start..]);
             }
@@ -128,7 +132,8 @@ pub(crate) fn complement(bytes: &mut [u8]) {
 }
 
 /// Appends one field's ascending encoding. `position` is the 1-based record position of
-/// `bytes[0]`, for error messages.
+/// `bytes[0]`, for error messages. Only its first `want` bytes are needed (`usize::MAX`: all):
+/// a collated text field may append just those (see [`KeySpec::normalize_prefix`]).
 pub(crate) fn encode_field(
     kind: FieldType,
     bytes: &[u8],
@@ -136,6 +141,7 @@ pub(crate) fn encode_field(
     index: usize,
     position: usize,
     out: &mut Vec<u8>,
+    want: usize,
 ) -> Result<(), KeyError> {
     match kind {
         FieldType::Char | FieldType::Unsigned(Endian::Big) if column => escape(bytes, out),
@@ -173,7 +179,7 @@ pub(crate) fn encode_field(
         FieldType::SignedText => decimal::encode_text(out, bytes, TextSyntax::LeadingSign),
         FieldType::Decimal => decimal::encode_text(out, bytes, TextSyntax::Decimal),
         FieldType::GnuNumeric => decimal::encode_text(out, bytes, TextSyntax::Gnu),
-        FieldType::Gnu(kind) => crate::gnu_key::encode(&kind, bytes, out),
+        FieldType::Gnu(kind) => crate::gnu_key::encode(&kind, bytes, out, want),
         FieldType::FreeUnsigned => decimal::encode_free(out, bytes, false),
         FieldType::FreeSigned => decimal::encode_free(out, bytes, true),
     }

@@ -11,7 +11,7 @@ use super::*;
 
 fn enc(kind: &GnuKind, t: &[u8]) -> Vec<u8> {
     let mut v = Vec::new();
-    encode(kind, t, &mut v);
+    encode(kind, t, &mut v, usize::MAX);
     v
 }
 

@@ -189,6 +189,19 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
                 None => keys.full_key(rec, &mut self.check.first_key),
                 Some(p) => match (self.prev_prefix, prefix) {
                     (Some(a), Some(b)) if a != b => self.check.compare_step(&a, &b, i),
+                    _ if keys.collates() => {
+                        // The first bytes of collated keys decide unless they tie in full.
+                        let n = crate::output::TIE_KEY_START;
+                        self.prev.clear();
+                        self.cur.clear();
+                        keys.append_key_start(p, &mut self.prev, n);
+                        keys.append_key_start(rec, &mut self.cur, n);
+                        if self.prev == self.cur && self.cur.len() == n {
+                            keys.full_key(p, &mut self.prev);
+                            keys.full_key(rec, &mut self.cur);
+                        }
+                        self.check.compare_step(&self.prev, &self.cur, i);
+                    }
                     _ => {
                         keys.full_key(p, &mut self.prev);
                         keys.full_key(rec, &mut self.cur);

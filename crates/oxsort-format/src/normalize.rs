@@ -65,6 +65,11 @@ impl KeySpec {
         self.normalize_until(record, out, limit)
     }
 
+    /// Whether a field is text collated by the locale (built with the C library's transform).
+    pub fn collates(&self) -> bool {
+        self.fields.iter().any(|f| matches!(f.kind, FieldType::Gnu(k) if k.collate))
+    }
+
     /// Whether encoding field `i` of a record can fail.
     fn may_fail(&self, i: usize) -> bool {
         let f = &self.fields[i];

@@ -431,6 +431,27 @@ impl SortKey {
         }
     }
 
+    /// Whether the key collates text with the locale: its whole keys are costly and its first
+    /// bytes are not (see [`SortKey::append_key_start`]).
+    pub fn collates(&self) -> bool {
+        matches!(&self.kind, KeyKind::General(spec) if spec.collates())
+    }
+
+    /// Appends exactly the first `len` bytes of the whole key [`SortKey::append_key`] appends
+    /// (all of it when shorter), building no more of it than it must.
+    pub fn append_key_start(&self, rec: &[u8], out: &mut Vec<u8>, len: usize) {
+        let start = out.len();
+        match &self.kind {
+            KeyKind::General(spec) => {
+                if spec.normalize_prefix(self.key_part(rec), out, len).is_err() {
+                    out.truncate(start);
+                }
+            }
+            _ => self.append_key(rec, out),
+        }
+        out.truncate(start + len);
+    }
+
     /// The whole key of a record, as compared (raw bytes on the fast path; empty in copy mode
     /// and, as [`SortKey::cmp_full`] explains, for a record whose key cannot be built).
     #[inline]

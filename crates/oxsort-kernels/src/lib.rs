@@ -66,7 +66,9 @@ pub use entry::{
 pub use gather::{gather, gather_var, gather_var_with, par_gather, prefetch_read};
 pub use loser_tree::LoserTree;
 pub use merge::{merge_entries, par_merge_entries, par_split_sorted, split_sorted};
-pub use ties::{sort_entries_with_keyed_ties, sort_entries_with_ties};
+pub use ties::{
+    sort_entries_with_keyed_ties, sort_entries_with_staged_ties, sort_entries_with_ties,
+};
 
 /// Sorts entries ascending, in place, on the calling thread.
 ///

@@ -68,3 +68,66 @@ pub fn sort_entries_with_keyed_ties<F: Fn(u64, &mut Vec<u8>) + Sync>(v: &mut [En
         start += len;
     }
 }
+
+/// Like [`sort_entries_with_keyed_ties`], in two stages for keys whose first bytes are cheap to
+/// build and whose whole is not (a collated text: its first bytes come from a table, the whole
+/// from the C library's transform). `short(index, out)` appends exactly the first `short_len`
+/// bytes of the entry's whole key (all of it when shorter); `whole(index, out)` appends the
+/// whole key. Tied entries are ordered by short keys; only those whose short keys are equal and
+/// `short_len` long (so their whole keys may still differ) build whole keys.
+///
+/// ```text
+///  group of equal prefixes ──► short keys (short_len bytes) ──► sorted, stable
+///                                   runs of equal, full-length short keys ──► whole keys
+/// ```
+///
+/// A short key that is the whole key orders exactly as the whole key does against any other
+/// short key (a proper prefix sorts first), so the two stages give the order of whole keys.
+pub fn sort_entries_with_staged_ties<S, W>(v: &mut [Entry], short_len: usize, short: &S, whole: &W)
+where
+    S: Fn(u64, &mut Vec<u8>) + Sync,
+    W: Fn(u64, &mut Vec<u8>) + Sync,
+{
+    crate::sort_entries(v);
+    let mut start = 0;
+    while start < v.len() {
+        let p = entry_prefix(v[start]);
+        let len = v[start..].iter().position(|&e| entry_prefix(e) != p).unwrap_or(v.len() - start);
+        if len > 1 {
+            let g = &mut v[start..start + len];
+            let (arena, spans) = sort_by_built_keys(g, short);
+            // Runs of equal short keys that are short_len long: their whole keys decide.
+            let key = |i: usize| &arena[spans[i].0..spans[i].1];
+            let mut i = 0;
+            while i < g.len() {
+                let n = (i..g.len()).position(|j| key(j) != key(i)).unwrap_or(g.len() - i);
+                if n > 1 && key(i).len() >= short_len {
+                    sort_by_built_keys(&mut g[i..i + n], whole);
+                }
+                i += n;
+            }
+        }
+        start += len;
+    }
+}
+
+/// Orders `g` (in index order) by the keys `key` builds, stably; returns the keys, in the new
+/// order (`arena[spans[i].0..spans[i].1]` is the key of `g[i]`).
+fn sort_by_built_keys<F: Fn(u64, &mut Vec<u8>)>(
+    g: &mut [Entry],
+    key: &F,
+) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let mut arena: Vec<u8> = Vec::new();
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(g.len());
+    for &e in g.iter() {
+        let from = arena.len();
+        key(entry_index(e), &mut arena);
+        spans.push((from, arena.len()));
+    }
+    let mut order: Vec<usize> = (0..g.len()).collect();
+    order.sort_by(|&a, &b| arena[spans[a].0..spans[a].1].cmp(&arena[spans[b].0..spans[b].1]));
+    let sorted: Vec<Entry> = order.iter().map(|&i| g[i]).collect();
+    g.copy_from_slice(&sorted);
+    let spans = order.iter().map(|&i| spans[i]).collect();
+    (arena, spans)
+}

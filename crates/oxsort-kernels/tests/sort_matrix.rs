@@ -4,7 +4,8 @@ mod common;
 use common::*;
 use oxsort_kernels::{
     entry_index, entry_prefix, par_sort_entries, par_sort_entries_with_buffer, sort_entries,
-    sort_entries_with_buffer, sort_entries_with_keyed_ties, sort_entries_with_ties, Entry,
+    sort_entries_with_buffer, sort_entries_with_keyed_ties, sort_entries_with_staged_ties,
+    sort_entries_with_ties, Entry,
 };
 
 /// Fails naming the sort, the pattern, the length and the seed that replays it.
@@ -108,6 +109,51 @@ fn sort_entries_with_keyed_ties_matrix() {
             check("sort_entries_with_keyed_ties", &pat, n, &got, &want);
             let built = builds.load(std::sync::atomic::Ordering::Relaxed);
             assert!(built <= n, "{pat}, {n} entries: {built} keys built, at most one each");
+        }
+    }
+}
+
+/// A whole key from an index: 0 to 6 bytes from a small alphabet, so keys tie, one is often a
+/// proper prefix of another, and many share their first bytes.
+fn whole_key(index: u64, out: &mut Vec<u8>) {
+    let mut r = Rng::new(index ^ 0x5EED);
+    let len = r.below(7);
+    out.extend((0..len).map(|_| b'a' + r.below(3) as u8));
+}
+
+#[test]
+fn sort_entries_with_staged_ties_matrix() {
+    let mut rng = Rng::new(seed());
+    let wholes = std::sync::atomic::AtomicUsize::new(0);
+    let whole = |i: u64, out: &mut Vec<u8>| {
+        wholes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        whole_key(i, out)
+    };
+    for short_len in [0, 1, 2, 3, 7] {
+        let short = |i: u64, out: &mut Vec<u8>| {
+            let start = out.len();
+            whole_key(i, out);
+            out.truncate(start + short_len);
+        };
+        for pat in Pattern::ALL {
+            for n in short_lengths() {
+                let v = entries(pat, n, &mut rng, true);
+                let mut want = v.clone();
+                let key = |e: Entry| {
+                    let mut k = Vec::new();
+                    whole_key(entry_index(e), &mut k);
+                    (entry_prefix(e), k, entry_index(e))
+                };
+                want.sort_by_key(|&e| key(e));
+                let mut got = v.clone();
+                wholes.store(0, std::sync::atomic::Ordering::Relaxed);
+                sort_entries_with_staged_ties(&mut got, short_len, &short, &whole);
+                check("sort_entries_with_staged_ties", &pat, n, &got, &want);
+                if short_len == 7 {
+                    // Short keys of the longest length are whole: no whole key is built.
+                    assert_eq!(wholes.load(std::sync::atomic::Ordering::Relaxed), 0);
+                }
+            }
         }
     }
 }

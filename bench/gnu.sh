@@ -9,6 +9,8 @@
 #   MEMORY=5G    environment: -S of both sorts (both also get --parallel=2 and -T SCRATCH_DIR)
 #   LOCALES="C en_US.UTF-8"  environment: the locales to run
 #
+# oxsort runs with fresh memory (OXSORT_HUGETLB=off) and from a warm hugetlb pool of -S
+# (bench/lib.sh pool_reserve); GNU sort without a pool.
 # Cases: plain `sort`, and `sort -t, -k2,2n -k1,1` on lines "TEXT,NUMBER,TEXT". Targets (issue
 # 11): >= 8x faster than GNU sort in C, >= 4x in en_US.UTF-8; `sort -c` <= 1.10x the read
 # floor. Outputs are compared byte for byte (en_US.UTF-8 may differ where glibc's strxfrm and
@@ -67,12 +69,19 @@ for case in plain keyed; do
   fi
   for loc in ${LOCALES:-C en_US.UTF-8}; do
     if [ "$case" = plain ]; then data=$in; args=(); else data=$keyed; args=(-t, -k2,2n -k1,1); fi
-    ox=(); gnu=()
-    for ((i = 1; i <= runs; i++)); do
-      rm -f "$o"
-      read -r s m < <(timed env LC_ALL="$loc" "$oxsort_sort" "${args[@]}" -S "$memory" --parallel=2 -T "$scratch" -o "$o" "$data")
-      ox+=("$s"); echo "$(date -Iseconds),$case,$loc,oxsort,$bytes,$memory,2,$i,$s,$m,$floor1" >> "$csv"
+    ox=(); oxp=(); gnu=()
+    # oxsort with fresh memory, then from a warm hugetlb pool of -S (bench/lib.sh).
+    for variant in fresh pool; do
+      [ "$variant" = pool ] && pool_reserve "$memory"
+      tool=$([ "$variant" = pool ] && echo oxsort-pool || echo oxsort)
+      for ((i = 1; i <= runs; i++)); do
+        rm -f "$o"
+        read -r s m < <(timed_variant "$variant" env LC_ALL="$loc" "$oxsort_sort" "${args[@]}" -S "$memory" --parallel=2 -T "$scratch" -o "$o" "$data")
+        if [ "$variant" = pool ]; then oxp+=("$s"); else ox+=("$s"); fi
+        echo "$(date -Iseconds),$case,$loc,$tool,$bytes,$memory,2,$i,$s,$m,$floor1" >> "$csv"
+      done
     done
+    pool_release
     for ((i = 1; i <= runs; i++)); do
       rm -f "$g"
       read -r s m < <(timed env LC_ALL="$loc" /usr/bin/sort "${args[@]}" -S "$memory" --parallel=2 -T "$scratch" -o "$g" "$data")
@@ -80,8 +89,9 @@ for case in plain keyed; do
     done
     same=$(cmp -s "$o" "$g" && echo identical || echo DIFFERENT)
     oxm=$(printf '%s\n' "${ox[@]}" | median)
+    oxpm=$(printf '%s\n' "${oxp[@]}" | median)
     gm=$(printf '%s\n' "${gnu[@]}" | median)
-    summary+=("- $case (sort ${args[*]}), LC_ALL=$loc: oxsort median $oxm s [${ox[*]}], GNU sort median $gm s [${gnu[*]}]: **$(awk -v a="$gm" -v b="$oxm" 'BEGIN{printf "%.1f", a/b}') x faster**; outputs $same")
+    summary+=("- $case (sort ${args[*]}), LC_ALL=$loc: GNU sort median $gm s [${gnu[*]}]; oxsort fresh memory median $oxm s [${ox[*]}]: **$(awk -v a="$gm" -v b="$oxm" 'BEGIN{printf "%.1f", a/b}') x faster**; from a hugetlb pool median $oxpm s [${oxp[*]}]: **$(awk -v a="$gm" -v b="$oxpm" 'BEGIN{printf "%.1f", a/b}') x faster**; outputs $same")
     if [ "$loc" = C ] && [ "$case" = plain ]; then
       # -c on the sorted output: a read of the file and a comparison per line.
       chk=()

@@ -91,6 +91,15 @@ pub enum SpecError {
         /// The size asked for.
         size: usize,
     },
+    /// The longest RDW-prefixed record outside 4..=65535.
+    #[error(
+        "the longest variable record (RDW included) must be 4 to {most} bytes, found {max}",
+        most = crate::MAX_RECORD_SIZE
+    )]
+    VariableMax {
+        /// The length asked for.
+        max: usize,
+    },
     /// A field that ends past the end of a fixed-size record.
     #[error(
         "key field {field} ends at byte {end} (1-based), past the end of the {record_len}-byte \

@@ -63,7 +63,9 @@ pub use gnu_key::{
 };
 pub use gnu_spec::{Blanks, GnuKey, GnuKeyError, GnuOptions};
 pub use join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec, JoinSpecError};
-pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
+pub use layout::{
+    rdw_len, rdw_problem, RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE, RDW_BYTES,
+};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
 };

@@ -111,7 +111,7 @@ impl SortSpec {
             None => Ok(None),
             Some(r) => match layout {
                 RecordLayout::Fixed(n) => r.compile(stage, n).map(Some),
-                RecordLayout::Delimited(_) => {
+                RecordLayout::Delimited(_) | RecordLayout::Variable(_) => {
                     Err(SpecError::ReformatNeedsFixed { statement: stage.name() })
                 }
             },
@@ -154,7 +154,7 @@ impl SortSpec {
     fn key_kind(&self, layout: RecordLayout) -> Result<KeyKind, SpecError> {
         let Some(key) = &self.key else {
             return match layout {
-                RecordLayout::Delimited(_) => Ok(KeyKind::RawLines),
+                RecordLayout::Delimited(_) | RecordLayout::Variable(_) => Ok(KeyKind::RawLines),
                 RecordLayout::Fixed(n) if n >= PREFIX_BYTES => {
                     Ok(KeyKind::RawBytes { offset: 0, len: PREFIX_BYTES })
                 }
@@ -207,7 +207,8 @@ pub enum KeyKind {
         /// Key length, 1 to [`PREFIX_BYTES`].
         len: usize,
     },
-    /// Delimited records without a key: the whole record (without its terminator) as bytes.
+    /// Delimited records without a key: the whole record (without its terminator) as bytes;
+    /// RDW-prefixed records without a key: the data after the RDW as bytes.
     RawLines,
     /// A key of fixed-position, fixed-width fields, written without allocating.
     Fixed {
@@ -335,7 +336,8 @@ impl SortKey {
     /// Whether keys are whole delimited records as raw bytes.
     #[inline]
     pub fn is_raw_lines(&self) -> bool {
-        matches!(self.kind, KeyKind::RawLines)
+        // RDW-prefixed records' raw keys leave out the RDW: they are not whole records.
+        matches!(self.kind, KeyKind::RawLines) && self.layout.terminator().is_some()
     }
 
     /// The offset of a raw key that fills the whole prefix: entries can then be made straight
@@ -373,6 +375,16 @@ impl SortKey {
         self.layout.key_bytes(rec)
     }
 
+    /// The bytes a [`KeyKind::RawLines`] key is: the record without its terminator, or
+    /// without its RDW.
+    #[inline]
+    fn raw_line<'a>(&self, rec: &'a [u8]) -> &'a [u8] {
+        match self.layout {
+            RecordLayout::Variable(_) => rec.get(crate::RDW_BYTES..).unwrap_or(&[]),
+            layout => layout.key_bytes(rec),
+        }
+    }
+
     /// The [`PREFIX_BYTES`]-byte prefix of a record's key (`scratch`: room for a normalized
     /// key). Errors are records a key cannot be built from (too short, bad decimal data).
     #[inline]
@@ -384,7 +396,7 @@ impl SortKey {
                 p[..*len].copy_from_slice(&rec[*offset..offset + len]);
             }
             KeyKind::RawLines => {
-                let line = self.key_part(rec);
+                let line = self.raw_line(rec);
                 let n = line.len().min(PREFIX_BYTES);
                 p[..n].copy_from_slice(&line[..n]);
             }
@@ -418,7 +430,7 @@ impl SortKey {
             KeyKind::RawBytes { offset, len } => {
                 a[*offset..offset + len].cmp(&b[*offset..offset + len])
             }
-            KeyKind::RawLines => self.key_part(a).cmp(self.key_part(b)),
+            KeyKind::RawLines => self.raw_line(a).cmp(self.raw_line(b)),
             KeyKind::Fixed { .. } | KeyKind::General(_) => SCRATCH.with(|s| {
                 let (x, y) = &mut *s.borrow_mut();
                 x.clear();
@@ -451,7 +463,7 @@ impl SortKey {
             KeyKind::RawBytes { offset, len } => {
                 out.extend_from_slice(&rec[*offset..offset + len]);
             }
-            KeyKind::RawLines => out.extend_from_slice(self.key_part(rec)),
+            KeyKind::RawLines => out.extend_from_slice(self.raw_line(rec)),
             // Written in place, once per record (the verification builds every record's key).
             KeyKind::Fixed { fixed, .. } => {
                 out.resize(start + fixed.width(), 0);

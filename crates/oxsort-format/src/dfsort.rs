@@ -1171,7 +1171,14 @@ impl<'s> Parser<'s> {
                 None => Ok((RecordLayout::VARIABLE, tpos)),
                 Some((n, npos)) => match RecordLayout::variable(n) {
                     Ok(layout) => Ok((layout, npos)),
-                    Err(e) => Err(line_err(npos, &e.to_string(), Some(n.to_string()))),
+                    Err(_) => Err(line_err(
+                        npos,
+                        &format!(
+                            "the longest variable record (RDW included) must be 4 to \
+                             {MAX_RECORD_SIZE} bytes"
+                        ),
+                        Some(n.to_string()),
+                    )),
                 },
             };
         }

@@ -199,6 +199,33 @@ fn typed_keys_of_rdw_records_sort_as_the_reference() {
     let want: Vec<u8> = kept.iter().flat_map(|r| r.iter().copied()).collect();
     let ctl_arg = format!("--control={}", ctl.display());
     both_passes(dir.path(), &input, &[&ctl_arg], &want);
+    // OUTREC BUILD starting with 1,4: the RDW is kept and given the rebuilt length; HEX
+    // writes each byte as two upper-case hexadecimal digits, X a blank.
+    let ctl = dir.path().join("outrec.ctl");
+    std::fs::write(
+        &ctl,
+        " SORT FIELDS=(11,3,PD,D,14,4,FI,A)\n OMIT COND=(14,4,FI,LT,-50000000)\n \
+         RECORD TYPE=V\n OUTREC BUILD=(1,4,C'<',11,3,HEX,X,5,4,C'>')\n",
+    )
+    .unwrap();
+    let want: Vec<u8> = kept
+        .iter()
+        .flat_map(|r| {
+            let mut data = b"<".to_vec();
+            for b in &r[10..13] {
+                data.extend_from_slice(format!("{b:02X}").as_bytes());
+            }
+            data.push(b' ');
+            data.extend_from_slice(&r[4..8]);
+            data.push(b'>');
+            let mut rec = ((data.len() + 4) as u16).to_be_bytes().to_vec();
+            rec.extend_from_slice(&[0, 0]);
+            rec.extend_from_slice(&data);
+            rec
+        })
+        .collect();
+    let ctl_arg = format!("--control={}", ctl.display());
+    both_passes(dir.path(), &input, &[&ctl_arg], &want);
 }
 
 #[test]

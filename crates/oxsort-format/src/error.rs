@@ -170,6 +170,14 @@ pub enum SpecError {
         /// The record length it reads.
         record_len: usize,
     },
+    /// A reformatting that RDW-prefixed records do not take.
+    #[error("{statement} on RDW-prefixed records (RECORD TYPE=V): {why}")]
+    VariableReformat {
+        /// `INREC`, `OUTREC`, `SUM` or `OUTFIL`.
+        statement: &'static str,
+        /// What it takes there.
+        why: String,
+    },
     /// An `INREC`/`OUTREC` that makes records of no bytes or longer than the maximum.
     #[error(
         "{statement} makes {len}-byte records; records must be 1 to {max} bytes",

@@ -34,6 +34,7 @@ use crate::outfil::{Outfil, OutfilProgram};
 use crate::reformat::{Reformat, ReformatProgram, Stage};
 use crate::spec::{FieldLoc, FieldType, KeySpec, Prefix, PREFIX_BYTES};
 use crate::sum::SumField;
+use crate::vbuild::VarBuild;
 
 /// What the sort does with the records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -112,7 +113,7 @@ impl SortSpec {
             Some(r) => match layout {
                 RecordLayout::Fixed(n) => r.compile(stage, n).map(Some),
                 RecordLayout::Delimited(_) | RecordLayout::Variable(_) => {
-                    Err(SpecError::ReformatNeedsFixed { statement: stage.name() })
+                    Err(needs_fixed(stage.name(), layout))
                 }
             },
         };
@@ -121,10 +122,16 @@ impl SortSpec {
             Some(p) => RecordLayout::Fixed(p.out_len()),
             None => input_layout,
         };
-        let outrec = reformat(&self.outrec, Stage::Outrec, layout)?;
+        // OUTREC on RDW-prefixed records: a BUILD that keeps the RDW, rewritten per record.
+        let (outrec, var_outrec) = match (&self.outrec, layout) {
+            (Some(r), RecordLayout::Variable(max)) => {
+                (None, Some(Arc::new(VarBuild::compile(r, Stage::Outrec, max)?)))
+            }
+            (r, _) => (reformat(r, Stage::Outrec, layout)?, None),
+        };
         if let Some(fields) = &self.sum {
             let RecordLayout::Fixed(n) = layout else {
-                return Err(SpecError::ReformatNeedsFixed { statement: "SUM FIELDS" });
+                return Err(needs_fixed("SUM FIELDS", layout));
             };
             for (i, f) in fields.iter().enumerate() {
                 if f.offset + f.len > n {
@@ -141,14 +148,14 @@ impl SortSpec {
             None
         } else {
             let RecordLayout::Fixed(n) = layout else {
-                return Err(SpecError::ReformatNeedsFixed { statement: "OUTFIL" });
+                return Err(needs_fixed("OUTFIL", layout));
             };
             let written = outrec.as_ref().map_or(n, |p| p.out_len());
             Some(Arc::new(Outfil::compile(&self.outfil, written)?))
         };
         let kind = self.key_kind(layout)?;
         let kind = if self.mode == Mode::Copy { KeyKind::Copy } else { kind };
-        Ok(SortKey { input_layout, inrec, layout, kind, outrec, outfil })
+        Ok(SortKey { input_layout, inrec, layout, kind, outrec, var_outrec, outfil })
     }
 
     fn key_kind(&self, layout: RecordLayout) -> Result<KeyKind, SpecError> {
@@ -175,6 +182,17 @@ impl SortSpec {
             Some(fixed) => KeyKind::Fixed { fixed, spec },
             None => KeyKind::General(spec),
         })
+    }
+}
+
+/// The error of a statement that needs fixed-length records, on `layout`'s.
+fn needs_fixed(statement: &'static str, layout: RecordLayout) -> SpecError {
+    match layout {
+        RecordLayout::Variable(_) => SpecError::VariableReformat {
+            statement,
+            why: "not supported there (OUTREC BUILD=(1,4,...) is)".into(),
+        },
+        _ => SpecError::ReformatNeedsFixed { statement },
     }
 }
 
@@ -238,6 +256,8 @@ pub struct SortKey {
     layout: RecordLayout,
     kind: KeyKind,
     outrec: Option<Arc<ReformatProgram>>,
+    /// `OUTREC BUILD` on RDW-prefixed records.
+    var_outrec: Option<Arc<VarBuild>>,
     outfil: Option<Arc<OutfilProgram>>,
 }
 
@@ -255,6 +275,7 @@ impl SortKey {
             layout: RecordLayout::BENCHMARK,
             kind: KeyKind::RawBytes { offset: 0, len: PREFIX_BYTES },
             outrec: None,
+            var_outrec: None,
             outfil: None,
         }
     }
@@ -271,6 +292,7 @@ impl SortKey {
             layout,
             kind: KeyKind::RawBytes { offset, len },
             outrec: None,
+            var_outrec: None,
             outfil: None,
         })
     }
@@ -300,6 +322,13 @@ impl SortKey {
         self.outrec.as_ref()
     }
 
+    /// `OUTREC BUILD=(1,4,...)` on RDW-prefixed records, compiled: each sorted record rebuilt,
+    /// its RDW given the new length.
+    #[inline]
+    pub fn var_outrec(&self) -> Option<&Arc<VarBuild>> {
+        self.var_outrec.as_ref()
+    }
+
     /// `OUTFIL`, compiled: the outputs written from the records after `OUTREC`.
     #[inline]
     pub fn outfil(&self) -> Option<&Arc<OutfilProgram>> {
@@ -309,9 +338,10 @@ impl SortKey {
     /// Bytes written for `records` records of `bytes` bytes sorted (their size after `OUTREC`).
     #[inline]
     pub fn output_bytes(&self, records: u64, bytes: u64) -> u64 {
-        match &self.outrec {
-            Some(p) => records * p.out_len() as u64,
-            None => bytes,
+        match (&self.outrec, &self.var_outrec) {
+            (Some(p), _) => records * p.out_len() as u64,
+            (None, Some(b)) => records * b.out_len() as u64,
+            (None, None) => bytes,
         }
     }
 

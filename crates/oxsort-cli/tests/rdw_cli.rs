@@ -345,7 +345,7 @@ fn a_jcl_step_with_recfm_vb_and_explain_name_the_layout() {
         .arg(dd("PROD.VB.OUT", &out)));
     assert!(o.status.success(), "{}", stderr(&o));
     let mut sorted: Vec<&Vec<u8>> = recs.iter().collect();
-    sorted.sort_by(|a, b| field(b, 6, 3).cmp(&field(a, 6, 3)));
+    sorted.sort_by_key(|r| std::cmp::Reverse(field(r, 6, 3)));
     assert!(std::fs::read(&out).unwrap() == joined(&sorted));
     let o = run(oxsort()
         .args(["explain", "--control"])

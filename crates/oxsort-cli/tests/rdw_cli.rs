@@ -317,6 +317,13 @@ fn bad_rdws_and_short_keys_are_errors_that_write_nothing() {
         &[&ctl_arg],
         &[&format!("record {}", at + 1), "bytes 5 to 8", "6-byte record"],
     );
+    // A short field past the part of the key an entry carries is found as well.
+    fails(
+        dir.path(),
+        &recs.concat(),
+        &["--rdw=300", "--fields=5,10,CH,A,250,2,CH,A"],
+        &["bytes 250 to 251"],
+    );
     // An INCLUDE field past the end without VLSCMP or VLSHRT.
     std::fs::write(&ctl, " INCLUDE COND=(20,2,CH,EQ,C'ab')\n RECORD TYPE=V\n").unwrap();
     fails(dir.path(), &short.concat(), &[&ctl_arg, "--fields=5,1,CH,A"], &["bytes 20 to 21"]);

@@ -308,6 +308,11 @@ impl FixedKey {
         self.width
     }
 
+    /// The shortest record every field of the key lies in: where its last field ends.
+    pub fn min_record_len(&self) -> usize {
+        self.fields.iter().map(|&(offset, len, ..)| offset + len).max().unwrap_or(0)
+    }
+
     /// Writes the first `out.len()` bytes of the normalized key of `record` into `out` (zeros
     /// past the key's end). `None` if `record` is too short for a field it needed; `out` is
     /// then unspecified (use [`KeySpec::normalize`] for the error).

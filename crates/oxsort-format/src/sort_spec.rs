@@ -431,9 +431,13 @@ impl SortKey {
                 p[..n].copy_from_slice(&line[..n]);
             }
             KeyKind::Fixed { fixed, spec } => {
-                // Only the prefix's bytes are written.
+                // Only the prefix's bytes are written; a record of varying length too short
+                // for a field past the prefix still gets its error (or padding) from the
+                // whole key.
                 let rec = self.key_part(rec);
-                if fixed.write(rec, &mut p).is_none() {
+                let short =
+                    self.layout.fixed_size().is_none() && rec.len() < fixed.min_record_len();
+                if short || fixed.write(rec, &mut p).is_none() {
                     scratch.clear();
                     spec.normalize(rec, scratch)?;
                     let n = scratch.len().min(PREFIX_BYTES);

@@ -11,8 +11,10 @@
 //!  SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, OPTION, RECORD   as DFSORT's
 //! ```
 //!
-//! `ORG SQ` with `RECORD F,n` is fixed n-byte records; `ORG LS` and `LSF` are line sequential
-//! files (text lines). A file name that is the name of an environment variable stands for its
+//! `ORG SQ` with `RECORD F,n` is fixed n-byte records; `ORG SQ` with `RECORD V,min,max` is
+//! RDW-prefixed variable records (each a 4-byte RDW, whose big-endian length counts the RDW,
+//! then `min` to `max` data bytes; positions count the RDW as bytes 1-4); `ORG LS` and `LSF`
+//! are line sequential files (text lines). A file name that is the name of an environment variable stands for its
 //! value, as GnuCOBOL's `ASSIGN TO EXTERNAL` names do. Lines whose first non-blank is `*` are
 //! comments. oxsort's own `--memory SIZE`, `--temp-dir DIR`, `--threads N` and `--quiet` may
 //! come before the statements.
@@ -20,6 +22,7 @@
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
+use oxsort_format::MAX_RECORD_SIZE;
 
 use crate::keys_args::KeyArgs;
 use crate::sort_cmd::SortArgs;
@@ -40,6 +43,20 @@ enum Org {
     Fixed(usize),
     /// `LS`/`LSF`: text lines.
     Lines,
+    /// `SQ` with `RECORD V,min,max`: RDW-prefixed records of at most this many bytes, RDW
+    /// included (`max` data bytes and the 4-byte RDW).
+    Variable(usize),
+}
+
+impl Org {
+    /// The kind of file, for the USE/GIVE agreement check.
+    fn kind(self) -> &'static str {
+        match self {
+            Org::Fixed(_) => "fixed",
+            Org::Lines => "line sequential",
+            Org::Variable(_) => "variable (RDW-prefixed)",
+        }
+    }
 }
 
 /// A USE or GIVE statement.
@@ -115,13 +132,15 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
     let Some(give) = &job.give else {
         bail!("{}: no GIVE statement names the output file", job.name);
     };
-    if (give.org == Org::Lines) != (first.org == Org::Lines) {
+    if give.org.kind() != first.org.kind() {
         bail!(
-            "{}: USE {} and GIVE {} differ in organization (line sequential and fixed): oxsort \
-             does not convert between them",
+            "{}: USE {} and GIVE {} differ in organization ({} and {}): oxsort does not convert \
+             between them",
             job.name,
             first.path.display(),
-            give.path.display()
+            give.path.display(),
+            first.org.kind(),
+            give.org.kind()
         );
     }
     args.inputs = job.uses.iter().map(|u| u.path.display().to_string()).collect();
@@ -129,6 +148,7 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
     match first.org {
         Org::Lines => args.keys.lines = true,
         Org::Fixed(n) => args.keys.record_size = Some(n),
+        Org::Variable(max) => args.keys.rdw = Some(max),
     }
     args.keys.control_text = Some((job.name.clone(), job.control.clone()));
     crate::sort_cmd::run_sort(args)
@@ -319,10 +339,16 @@ fn file_statement(w: &[String], at: &str) -> Result<FileStatement> {
             Ok(n) if n > 0 => Org::Fixed(n),
             _ => bail!("{at}: {what} {file}: RECORD F,{n}: expected a record length"),
         },
-        ("SQ", ["V", ..]) => bail!(
-            "{at}: {what} {file}: variable-length sequential records (ORG SQ RECORD V) are not \
-             supported by oxsort; use ORG SQ RECORD F,n or ORG LS"
-        ),
+        ("SQ", ["V", min, max]) => match (min.parse::<usize>(), max.parse::<usize>()) {
+            (Ok(lo), Ok(hi)) if lo <= hi && hi + oxsort_format::RDW_BYTES <= MAX_RECORD_SIZE => {
+                Org::Variable(hi + oxsort_format::RDW_BYTES)
+            }
+            _ => bail!(
+                "{at}: {what} {file}: RECORD V,{min},{max}: expected the shortest and longest \
+                 record's data lengths (min <= max <= {})",
+                MAX_RECORD_SIZE - oxsort_format::RDW_BYTES
+            ),
+        },
         ("SQ", _) => bail!("{at}: {what} {file}: expected RECORD F,n or V,min,max, found {record}"),
         (o, _) => {
             bail!("{at}: {what} {file}: ORG {o} is not supported by oxsort (SQ, LS and LSF are)")
@@ -399,7 +425,10 @@ mod tests {
     #[test]
     fn file_statements_name_their_mistakes() {
         let err = |line: &str| translate(line, "t", 0).unwrap_err().to_string();
-        assert!(err("USE a ORG SQ RECORD V,10,20").contains("variable-length"));
+        assert!(err("USE a ORG SQ RECORD V,20,10").contains("RECORD V,20,10"));
+        assert!(err("USE a ORG SQ RECORD V,10").contains("expected RECORD F,n or V,min,max"));
+        let job = translate("USE a ORG SQ RECORD V,10,300", "t", 0).unwrap();
+        assert_eq!(job.uses[0].org, Org::Variable(304));
         assert!(err("USE a ORG IX RECORD F,10").contains("ORG IX"));
         assert!(err("USE a ORG SQ").contains("expected RECORD"));
         assert!(err("GIVE a ORG SQ RECORD F,x").contains("RECORD F,X"));

@@ -9,7 +9,8 @@
 //!         └─ data.set.name as a path           when that file exists (an output: when its
 //!                                              directory exists and the name has a '/')
 //!  record length: --lrecl NAME=N, else DCB=(RECFM=F|FB,LRECL=N) on the DD, when the control
-//!  statements have no RECORD and the command line gives no layout
+//!  statements have no RECORD and the command line gives no layout; DCB=(RECFM=V|VB,LRECL=N)
+//!  on //SORTIN: RDW-prefixed records of at most N bytes (as --rdw=N)
 //! ```
 //!
 //! A DD the job reads or writes that none of these resolves is an error naming the DD and its
@@ -158,9 +159,17 @@ pub fn prepare(args: &mut SortArgs) -> Result<(Option<JoinJob>, DdMap)> {
     }
     let layout_given = control.record.is_some()
         || args.keys.record_size.is_some()
+        || args.keys.rdw.is_some()
         || args.keys.lines
         || args.keys.nul;
-    if !layout_given {
+    let sortin = find("SORTIN");
+    if !layout_given && sortin.is_some_and(variable_recfm) {
+        // RDW-prefixed records: the LRECL (RDW included) is the longest record.
+        let d = sortin.expect("checked above");
+        let max =
+            lrecl.get("SORTIN").copied().or(d.lrecl).unwrap_or(oxsort_format::MAX_RECORD_SIZE);
+        args.keys.rdw = Some(max);
+    } else if !layout_given {
         if let Some(&n) = lrecl.get("SORTIN") {
             set_record_size(args, n, "--lrecl SORTIN")?;
         } else if let Some(n) = find("SORTIN").map(fixed_lrecl).transpose()?.flatten() {
@@ -178,13 +187,20 @@ fn set_record_size(args: &mut SortArgs, n: usize, from: &str) -> Result<()> {
     Ok(())
 }
 
-/// The LRECL of a DD with fixed-length records; an error for a variable-length RECFM.
+/// Whether a DD holds RDW-prefixed variable-length records (`RECFM=V`, `VB`, `VA`, `VBA`;
+/// spanned `VS`/`VBS` records are not read, and [`fixed_lrecl`] refuses them).
+fn variable_recfm(d: &JclDd) -> bool {
+    d.recfm.as_deref().is_some_and(|r| r.starts_with('V') && !r.contains('S'))
+}
+
+/// The LRECL of a DD with fixed-length records; an error for another RECFM.
 fn fixed_lrecl(d: &JclDd) -> Result<Option<usize>> {
     if let Some(recfm) = &d.recfm {
         if !recfm.starts_with('F') {
             bail!(
-                "//{} DD (line {}): RECFM={recfm} is not supported here: oxsort reads the data \
-                 sets of a JCL step as fixed-length records (RECFM=F or FB)",
+                "//{} DD (line {}): RECFM={recfm} is not supported here: oxsort reads fixed-length \
+                 records (RECFM=F or FB), and RDW-prefixed ones (RECFM=V or VB) on //SORTIN of a \
+                 SORT, MERGE or COPY",
                 d.name,
                 d.line
             );

@@ -9,7 +9,8 @@
 //! ```text
 //!  --record-size N ─┐
 //!  --lines / --nul ─┼─> layout ─────────────────────────┐
-//!  RECORD LENGTH=n ─┘                                   │
+//!  --rdw[=LRECL] ───┤                                   │
+//!  RECORD TYPE=,LENGTH=n ─┘                             │
 //!  --fields p,l,f,o ─┐                                  ├─> SortSpec ─> SortConfig
 //!  SORT/MERGE FIELDS ┼─> key  (exactly one source)      │
 //!  -k -t -n -r -s ───┘                                  │
@@ -36,13 +37,27 @@ pub struct KeyArgs {
     /// NUL-terminated records.
     #[arg(long, help_heading = "Records and keys")]
     pub nul: bool,
+    /// RDW-prefixed variable records (z/OS RECFM=V/VB): each starts with a 4-byte record
+    /// descriptor word (2-byte big-endian length, RDW included, then 2 zero bytes), kept in the
+    /// output; key positions count the RDW as bytes 1-4. `--rdw=LRECL` sets the longest record
+    /// (RDW included; default 65535).
+    #[arg(
+        long,
+        value_name = "LRECL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "65535",
+        help_heading = "Records and keys"
+    )]
+    pub rdw: Option<usize>,
     /// The key as in DFSORT's `SORT FIELDS=`: `p,l,f,o,...` (position 1-based, length,
     /// format CH BI FI FL PD ZD CSF UFF SFF LU LI LF, order A or D). Default: 1,10,CH,A.
     #[arg(long, value_name = "SPEC", help_heading = "Records and keys")]
     pub fields: Option<String>,
     /// DFSORT control statements: SORT/MERGE FIELDS=, SUM FIELDS=NONE|(p,m,f), INCLUDE/OMIT COND=,
     /// INREC/OUTREC BUILD=/FIELDS=/OVERLAY=/FINDREP=/IFTHEN=, OUTFIL (outputs named by --dd),
-    /// OPTION EQUALS/NOEQUALS/COPY/VLSHRT/SKIPREC=/STOPAFT=/MAINSIZE=, RECORD TYPE=F,LENGTH=n.
+    /// OPTION EQUALS/NOEQUALS/COPY/VLSHRT/VLSCMP/SKIPREC=/STOPAFT=/MAINSIZE=, RECORD TYPE=F,LENGTH=n
+    /// or TYPE=V[,LENGTH=n] (RDW-prefixed records, as --rdw).
     #[arg(long, value_name = "FILE", help_heading = "Records and keys")]
     pub control: Option<PathBuf>,
     /// Keep only the first record (in input order) of each run of equal keys.
@@ -111,6 +126,13 @@ impl KeyArgs {
         v
     }
 
+    /// The RDW-prefixed layout `--rdw` asks for, if it does.
+    fn rdw_layout(&self) -> Result<Option<RecordLayout>> {
+        self.rdw
+            .map(|max| RecordLayout::variable(max).map_err(|e| anyhow!("--rdw={max}: {e}")))
+            .transpose()
+    }
+
     /// The control file's `OPTION MAINSIZE=` in bytes, if it gives one.
     pub fn main_size(&self) -> Result<Option<u64>> {
         let Some(path) = &self.control else { return Ok(None) };
@@ -166,6 +188,7 @@ impl KeyArgs {
             delimited,
             // In a JOINKEYS job --record-size is the join inputs' length, not the main task's.
             record_size: self.record_size.filter(|_| self.joined_record_size.is_none()),
+            variable: self.rdw_layout()?,
             control,
             fields,
             gnu_flags: !gnu.is_empty(),
@@ -200,6 +223,18 @@ impl KeyArgs {
             }
             SourceConflict::ControlFixedWithDelimited { length } => anyhow!(
                 "{name}: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with {delimited}"
+            ),
+            SourceConflict::VariableWithOther => anyhow!(
+                "--rdw (or RECFM=V/VB) gives RDW-prefixed records; it cannot go with \
+                 --record-size, --lines or --nul"
+            ),
+            SourceConflict::ControlFixedWithVariable { length } => anyhow!(
+                "{name}: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with --rdw \
+                 (RDW-prefixed records)"
+            ),
+            SourceConflict::ControlVariableWithOther => anyhow!(
+                "{name}: RECORD TYPE=V (RDW-prefixed records) conflicts with {}",
+                if self.record_size.is_some() { "--record-size" } else { delimited }
             ),
             SourceConflict::CopyWithFields => anyhow!(
                 "{name}: a copy (FIELDS=COPY or OPTION COPY) has no key, but --fields gives one"

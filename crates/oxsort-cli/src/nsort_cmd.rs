@@ -294,6 +294,7 @@ fn statistics(cmd: &NsortCommand, m: &Mapped, stats: &SortStats) -> String {
         RecordLayout::Fixed(n) => format!("fixed {n}-byte records"),
         RecordLayout::Delimited(b'\n') => "newline-terminated records".into(),
         RecordLayout::Delimited(t) => format!("records ending in byte 0x{t:02x}"),
+        other => other.describe(),
     };
     let _ = writeln!(
         s,

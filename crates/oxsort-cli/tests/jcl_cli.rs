@@ -116,13 +116,21 @@ fn sortin_concatenation_and_dcb_lrecl_come_from_the_jcl() {
     want.sort_by(|x, y| y[10..14].cmp(&x[10..14]));
     assert_eq!(String::from_utf8(std::fs::read(&out).unwrap()).unwrap(), want.concat());
 
-    // A variable-length data set is refused with the DD named.
-    let vb = format!(
-        "//SORTIN DD DSN={},DCB=(RECFM=VB,LRECL=84)\n//SYSIN DD *\n SORT FIELDS=COPY\n/*\n",
-        a.display()
-    );
-    std::fs::write(&ctl, vb).unwrap();
+    // A variable-length data set is read as RDW-prefixed records: these fixed records have
+    // no RDWs, and the first one's is named.
+    let vb = |recfm: &str| {
+        format!(
+            "//SORTIN DD DSN={},DCB=(RECFM={recfm},LRECL=84)\n//SYSIN DD *\n SORT FIELDS=COPY\n/*\n",
+            a.display()
+        )
+    };
+    std::fs::write(&ctl, vb("VB")).unwrap();
     let o = run(oxsort().args(["sort", "-q", "--control"]).arg(&ctl).arg("-o").arg(&out));
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("//SORTIN DD (line 1): RECFM=VB"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a.dat: record 1 at byte offset 0"), "{}", stderr(&o));
+    // Spanned records are refused with the DD named.
+    std::fs::write(&ctl, vb("VBS")).unwrap();
+    let o = run(oxsort().args(["sort", "-q", "--control"]).arg(&ctl).arg("-o").arg(&out));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("//SORTIN DD (line 1): RECFM=VBS"), "{}", stderr(&o));
 }

@@ -51,6 +51,19 @@ pub enum EngineError {
         /// Where the partial record starts.
         offset: u64,
     },
+    /// An RDW-prefixed input record whose RDW is wrong (a length below 4 or above the
+    /// longest record, nonzero bytes 3-4) or runs past the end of its file.
+    #[error("{}: record {record} at byte offset {offset}: {why}", path.display())]
+    BadRdw {
+        /// The input file.
+        path: PathBuf,
+        /// Where the record (its RDW) starts.
+        offset: u64,
+        /// The record's number in the file (1-based).
+        record: u64,
+        /// What is wrong.
+        why: String,
+    },
     /// The memory budget is below what the plan needs.
     #[error(
         "a memory budget of {given} bytes is too small: this sort needs at least {needed} bytes ({why})"

@@ -59,6 +59,7 @@ mod stats;
 mod sysinfo;
 pub mod tuning;
 mod verify;
+mod vsink;
 mod window;
 
 use std::time::Instant;
@@ -170,6 +171,11 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     if let Some(outrec) = cfg.key.outrec() {
         // OUTREC reshapes what is written, after the order and checksums are verified.
         sink = Box::new(sink::ReformatSink::new(sink, outrec.clone(), g.staging_bytes));
+    }
+    if let Some(build) = cfg.key.var_outrec() {
+        // OUTREC BUILD on RDW-prefixed records: each rebuilt with its new length in its RDW.
+        let layout = cfg.key.layout();
+        sink = Box::new(vsink::VarReformatSink::new(sink, build.clone(), layout, g.staging_bytes));
     }
     if let Some(fields) = &cfg.spec.sum {
         // SUM adds the fields of equal keys as the verified records stream to the output.

@@ -21,6 +21,8 @@ use crate::error::{EngineError, Result};
 use crate::stats::{FileStats, Meters};
 use crate::tuning::{delim_room, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD};
 
+mod rdw;
+
 /// A chunk of whole records read from one input.
 pub(crate) struct Chunk {
     pub(crate) buf: AlignedBuf,
@@ -323,6 +325,7 @@ impl ChunkSource {
     fn read_chunk(&mut self) -> Result<Option<Chunk>> {
         let r = match self.layout {
             RecordLayout::Delimited(t) => return self.read_delimited(t),
+            RecordLayout::Variable(max) => return self.read_variable(max),
             RecordLayout::Fixed(r) => r,
         };
         let mut assembling: Option<(AlignedBuf, usize)> = None;

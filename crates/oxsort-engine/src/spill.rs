@@ -453,6 +453,7 @@ impl RunReader {
         match self.layout {
             RecordLayout::Fixed(r) => (rest.len() >= r).then_some(r),
             RecordLayout::Delimited(t) => memchr::memchr(t, rest).map(|i| i + 1),
+            RecordLayout::Variable(_) => self.layout.first_len(rest),
         }
     }
 
@@ -490,12 +491,16 @@ impl RunReader {
                 RecordLayout::Delimited(t) => {
                     memchr::memchr(t, &b[..self.len]).map_or(self.len, |i| i + 1)
                 }
+                RecordLayout::Variable(_) => {
+                    self.layout.bytes_to_complete(&self.stage, &b[..self.len])
+                }
             };
             self.stage.extend_from_slice(&b[..take]);
             self.pos = take;
             let done = match self.layout {
                 RecordLayout::Fixed(r) => self.stage.len() == r,
                 RecordLayout::Delimited(t) => self.stage.last() == Some(&t),
+                RecordLayout::Variable(_) => self.layout.is_whole(&self.stage),
             };
             if done {
                 self.cur = self.stage.len();

@@ -245,12 +245,14 @@ impl StreamCheck {
             let need = match layout {
                 RecordLayout::Fixed(r) => (r - self.carry.len()).min(data.len()),
                 RecordLayout::Delimited(t) => memchr::memchr(t, data).map_or(data.len(), |i| i + 1),
+                RecordLayout::Variable(_) => layout.bytes_to_complete(&self.carry, data),
             };
             self.carry.extend_from_slice(&data[..need]);
             data = &data[need..];
             let whole = match layout {
                 RecordLayout::Fixed(r) => self.carry.len() == r,
                 RecordLayout::Delimited(t) => self.carry.last() == Some(&t),
+                RecordLayout::Variable(_) => layout.is_whole(&self.carry),
             };
             if !whole {
                 return;
@@ -261,6 +263,7 @@ impl StreamCheck {
         let end = match layout {
             RecordLayout::Fixed(r) => data.len() / r * r,
             RecordLayout::Delimited(t) => memchr::memrchr(t, data).map_or(0, |i| i + 1),
+            RecordLayout::Variable(_) => layout.whole_end(data),
         };
         if end > 0 {
             self.check.append(&OrderCheck::of(&data[..end], keys));

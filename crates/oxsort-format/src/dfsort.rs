@@ -7,7 +7,8 @@
 //!  MERGE   the same operands; the inputs are already sorted
 //!  SUM     FIELDS=NONE                 keep the first record of each equal key
 //!  SUM     FIELDS=(p,m,f,...) | FIELDS=(p,m,...),FORMAT=f   add BI/FI/PD/ZD fields into it
-//!  OPTION  EQUALS NOEQUALS COPY VLSHRT NOVLSHRT SKIPREC=n STOPAFT=n MAINSIZE=n[K|M|G]
+//!  OPTION  EQUALS NOEQUALS COPY VLSHRT NOVLSHRT VLSCMP NOVLSCMP SKIPREC=n STOPAFT=n
+//!          MAINSIZE=n[K|M|G]
 //!  INCLUDE COND=(...) | COND=ALL | COND=NONE  [,FORMAT=f]   (p,m,SS,EQ|NE,C'..' searches;
 //!          DATE1 DATE2 DATE3 DATE1P DATE2P DATE3P [+n|-n] are date constants)
 //!  OMIT    COND=(...) ...
@@ -16,6 +17,7 @@
 //!  OUTFIL  FNAMES=|FILES=, INCLUDE=|OMIT=|SAVE, STARTREC=, ENDREC=, BUILD=|OUTREC=|OVERLAY=|
 //!          IFTHEN=, SPLIT|SPLITBY=|SPLIT1R=, HEADER1=, TRAILER1=, REMOVECC   (see crate::outfil)
 //!  RECORD  TYPE=F,LENGTH=n             fixed n-byte records
+//!  RECORD  TYPE=V[,LENGTH=(n,...)]     RDW-prefixed variable records of at most n bytes
 //!  JOINKEYS, JOIN, REFORMAT            join two files (see [`crate::JoinSpec`])
 //!  ALTSEQ  CODE=(ffxx,...)             byte ff collates as xx in AQ fields (TRAN=ALTSEQ)
 //!  END     stops reading
@@ -29,7 +31,9 @@
 //! any column; its operands follow after blanks and end at the first blank outside a
 //! constant, the rest of the line being a remark. A statement continues on the next line when
 //! its operands end with a comma or inside open parentheses. Positions are 1-based bytes from
-//! the start of the record (for delimited records, of the line; there is no RDW).
+//! the start of the record (for delimited records, of the line; for RDW-prefixed records
+//! (`RECORD TYPE=V`) the RDW is bytes 1 to 4 and the data starts at position 5, as DFSORT
+//! counts them).
 
 use crate::error::{Location, ParseError};
 use crate::filter::{field_pair_comparable, CompareOp, Condition, FieldRef, Filter, Operand};
@@ -57,11 +61,15 @@ pub struct Control {
     /// `EQUALS` (`Some(true)`) or `NOEQUALS` (`Some(false)`), from `OPTION` or `SORT`.
     pub equals: Option<bool>,
     /// `OPTION VLSHRT`: short variable records are not an error (short key fields sort first,
-    /// comparisons on short fields are false).
+    /// or on RDW-prefixed records compare as if padded with binary zeros; a condition with a
+    /// short field is false).
     pub vlshrt: bool,
+    /// `OPTION VLSCMP`: `INCLUDE`/`OMIT` fields past a record's end compare as if padded with
+    /// binary zeros.
+    pub vlscmp: bool,
     /// `INCLUDE` or `OMIT`.
     pub filter: Option<Filter>,
-    /// `RECORD TYPE=F,LENGTH=n`.
+    /// `RECORD TYPE=F,LENGTH=n` or `RECORD TYPE=V[,LENGTH=(n,...)]`.
     pub record: Option<RecordLayout>,
     /// `INREC`: records reshaped before the sort (keys refer to them).
     pub inrec: Option<Reformat>,
@@ -192,6 +200,8 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                         ("COPY", None) => control.copy = true,
                         ("VLSHRT", None) => control.vlshrt = true,
                         ("NOVLSHRT", None) => control.vlshrt = false,
+                        ("VLSCMP", None) => control.vlscmp = true,
+                        ("NOVLSCMP", None) => control.vlscmp = false,
                         ("SKIPREC" | "STOPAFT", Some((v, vpos))) => {
                             let n = v.parse::<u64>().map_err(|_| {
                                 p.err_at(
@@ -230,7 +240,7 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                                 pos,
                                 &format!(
                                     "expected an option oxsort supports (EQUALS, NOEQUALS, \
-                                     COPY, VLSHRT, NOVLSHRT, SKIPREC=n, STOPAFT=n, MAINSIZE=n; \
+                                     COPY, VLSHRT, NOVLSHRT, VLSCMP, NOVLSCMP, SKIPREC=n, STOPAFT=n, MAINSIZE=n; \
                                      accepted and ignored: {})",
                                     IGNORED_OPTIONS.join(", ")
                                 ),
@@ -323,6 +333,11 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
         }
         if let Some(filter) = &mut control.filter {
             filter.short_fields = ShortFields::SortFirst;
+        }
+    }
+    if control.vlscmp {
+        if let Some(filter) = &mut control.filter {
+            filter.short_fields = ShortFields::PadZeros;
         }
     }
     if let (Some(RecordLayout::Fixed(n)), Some(_)) = (control.record, record_pos) {
@@ -1089,25 +1104,31 @@ impl<'s> Parser<'s> {
 
     fn record_operands(&mut self) -> Result<(RecordLayout, Pos), ParseError> {
         self.tokens_check()?;
-        let mut typ = None;
+        let mut typ: Option<(bool, Pos)> = None;
         let mut length = None;
         loop {
             let (kw, pos) = self.word("expected TYPE= or LENGTH=")?;
             self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
             match kw.as_str() {
                 "TYPE" => {
-                    let (t, tpos) = self.word("expected TYPE=F")?;
-                    if t != "F" {
-                        return Err(self.err_at(
-                            tpos,
-                            "only TYPE=F is supported (use --lines or --nul for variable \
-                             records)",
-                            &t,
-                        ));
-                    }
-                    typ = Some(tpos);
+                    let (t, tpos) = self.word("expected TYPE=F or TYPE=V")?;
+                    let variable = match t.as_str() {
+                        "F" => false,
+                        "V" | "VB" => true,
+                        _ => {
+                            return Err(self.err_at(
+                                tpos,
+                                "expected TYPE=F (fixed) or TYPE=V (RDW-prefixed variable \
+                                 records; --lines or --nul for text lines)",
+                                &t,
+                            ))
+                        }
+                    };
+                    typ = Some((variable, tpos));
                 }
                 "LENGTH" => {
+                    // LENGTH=n or LENGTH=(l1,l2,...): l1 is the (longest) input record's
+                    // length; the others (output, minimum, average lengths) are hints.
                     let paren = self.peek_is(&Tok::LParen);
                     if paren {
                         self.i += 1;
@@ -1121,7 +1142,13 @@ impl<'s> Parser<'s> {
                         ));
                     }
                     if paren {
-                        self.expect(&Tok::RParen, "expected ')' after the length")?;
+                        while self.peek_is(&Tok::Comma) {
+                            self.i += 1;
+                            if !self.peek_is(&Tok::Comma) && !self.peek_is(&Tok::RParen) {
+                                self.number("expected a length")?;
+                            }
+                        }
+                        self.expect(&Tok::RParen, "expected ')' after the lengths")?;
                     }
                     length = Some((n, npos));
                 }
@@ -1132,12 +1159,28 @@ impl<'s> Parser<'s> {
             }
             self.expect(&Tok::Comma, "expected ',' between operands")?;
         }
-        if typ.is_none() {
+        let Some((variable, tpos)) = typ else {
             return Err(line_err(
                 self.st.name_pos,
-                "expected TYPE=F in this statement",
+                "expected TYPE=F or TYPE=V in this statement",
                 Some(self.st.name.clone()),
             ));
+        };
+        if variable {
+            return match length {
+                None => Ok((RecordLayout::VARIABLE, tpos)),
+                Some((n, npos)) => match RecordLayout::variable(n) {
+                    Ok(layout) => Ok((layout, npos)),
+                    Err(_) => Err(line_err(
+                        npos,
+                        &format!(
+                            "the longest variable record (RDW included) must be 4 to \
+                             {MAX_RECORD_SIZE} bytes"
+                        ),
+                        Some(n.to_string()),
+                    )),
+                },
+            };
         }
         let Some((n, npos)) = length else {
             return Err(line_err(

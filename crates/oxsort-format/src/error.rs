@@ -91,6 +91,15 @@ pub enum SpecError {
         /// The size asked for.
         size: usize,
     },
+    /// The longest RDW-prefixed record outside 4..=65535.
+    #[error(
+        "the longest variable record (RDW included) must be 4 to {most} bytes, found {max}",
+        most = crate::MAX_RECORD_SIZE
+    )]
+    VariableMax {
+        /// The length asked for.
+        max: usize,
+    },
     /// A field that ends past the end of a fixed-size record.
     #[error(
         "key field {field} ends at byte {end} (1-based), past the end of the {record_len}-byte \
@@ -160,6 +169,14 @@ pub enum SpecError {
         end: usize,
         /// The record length it reads.
         record_len: usize,
+    },
+    /// A reformatting that RDW-prefixed records do not take.
+    #[error("{statement} on RDW-prefixed records (RECORD TYPE=V): {why}")]
+    VariableReformat {
+        /// `INREC`, `OUTREC`, `SUM` or `OUTFIL`.
+        statement: &'static str,
+        /// What it takes there.
+        why: String,
     },
     /// An `INREC`/`OUTREC` that makes records of no bytes or longer than the maximum.
     #[error(

@@ -152,16 +152,74 @@ pub struct Filter {
     pub omit: bool,
     /// The condition.
     pub condition: Condition,
-    /// Records too short for a field: an error, or (`OPTION VLSHRT`) the comparison is false.
+    /// Records too short for a field of the condition, as DFSORT treats them: an error
+    /// (`NOVLSCMP`, `NOVLSHRT`, the default); the condition is false (`OPTION VLSHRT`: INCLUDE
+    /// drops the record, OMIT keeps it); or the missing bytes are binary zeros (`OPTION
+    /// VLSCMP`).
     pub short_fields: ShortFields,
 }
 
 impl Filter {
     /// Whether `record` (without its terminator) passes the filter, i.e. is kept: the
     /// condition holds for `INCLUDE`, does not hold for `OMIT`.
+    ///
+    /// A record too short for any field of the condition is treated as a whole, whichever
+    /// comparisons would decide it (DFSORT's rule): see [`Filter::short_fields`].
     pub fn matches(&self, record: &[u8]) -> Result<bool, KeyError> {
-        let holds = eval(&self.condition, record, self.short_fields)?;
+        let end = max_end(&self.condition);
+        if record.len() >= end {
+            let holds = eval(&self.condition, record, ShortFields::Error)?;
+            return Ok(holds != self.omit);
+        }
+        let holds = match self.short_fields {
+            ShortFields::Error => {
+                // The first short field in the statement's order names the error.
+                first_short(&self.condition, record)?;
+                eval(&self.condition, record, ShortFields::Error)?
+            }
+            ShortFields::SortFirst => false,
+            ShortFields::PadZeros => {
+                let mut padded = record.to_vec();
+                padded.resize(end, 0);
+                eval(&self.condition, &padded, ShortFields::Error)?
+            }
+        };
         Ok(holds != self.omit)
+    }
+}
+
+/// Where the condition's last field ends (0-based, exclusive): records at least this long
+/// hold every field.
+fn max_end(cond: &Condition) -> usize {
+    match cond {
+        Condition::All | Condition::Nothing => 0,
+        Condition::And(a, b) | Condition::Or(a, b) => max_end(a).max(max_end(b)),
+        Condition::Compare { left, right, .. } => {
+            let r = match right {
+                Operand::Field(f) => f.offset + f.len,
+                _ => 0,
+            };
+            (left.offset + left.len).max(r)
+        }
+    }
+}
+
+/// The error of the first field of the condition (in the statement's order) that ends past
+/// `record`.
+fn first_short(cond: &Condition, record: &[u8]) -> Result<(), KeyError> {
+    match cond {
+        Condition::All | Condition::Nothing => Ok(()),
+        Condition::And(a, b) | Condition::Or(a, b) => {
+            first_short(a, record)?;
+            first_short(b, record)
+        }
+        Condition::Compare { index, left, right, .. } => {
+            field_bytes(record, left, *index, ShortFields::Error)?;
+            if let Operand::Field(f) = right {
+                field_bytes(record, f, *index, ShortFields::Error)?;
+            }
+            Ok(())
+        }
     }
 }
 
@@ -255,7 +313,7 @@ fn field_bytes<'r>(
     match record.get(f.offset..f.offset + f.len) {
         Some(b) => Ok(Some(b)),
         None => match short {
-            ShortFields::SortFirst => Ok(None),
+            ShortFields::SortFirst | ShortFields::PadZeros => Ok(None),
             ShortFields::Error => Err(KeyError::ShortRecord {
                 field: index,
                 start: f.offset + 1,

@@ -1,7 +1,7 @@
 //! Record layouts, sort keys and their front ends for oxsort.
 //!
-//! - [`RecordLayout`]: fixed-size records (the 100-byte benchmark record by default) or records
-//!   ended by a byte (`\n`, NUL).
+//! - [`RecordLayout`]: fixed-size records (the 100-byte benchmark record by default), records
+//!   ended by a byte (`\n`, NUL), or RDW-prefixed variable records (z/OS `RECFM=VB`).
 //! - [`KeySpec`]: the key, a list of [`KeyField`]s (position, [`FieldType`], direction).
 //!   [`KeySpec::normalize`] turns a record's key into bytes whose plain byte order is the
 //!   wanted order; [`KeySpec::fast_path`] tells the engine when raw key bytes already are.
@@ -9,7 +9,8 @@
 //!   ([`parse_control`], [`parse_fields`]), nsort command lines ([`parse_nsort`],
 //!   [`parse_nsort_spec`]) and GNU sort flags ([`parse_gnu_args`]).
 //! - [`Filter`]: DFSORT `INCLUDE`/`OMIT` conditions evaluated on records.
-//! - [`Reformat`]: DFSORT `INREC`/`OUTREC` reshaping, compiled into a [`ReformatProgram`].
+//! - [`Reformat`]: DFSORT `INREC`/`OUTREC` reshaping, compiled into a [`ReformatProgram`]
+//!   (on RDW-prefixed records, `OUTREC BUILD` into a [`VarBuild`]).
 //! - [`Outfil`]: DFSORT `OUTFIL` groups of outputs, compiled into an [`OutfilProgram`].
 //! - [`SortSpec`]: what is sorted (layout, key, filter, duplicate removal, mode), the one model
 //!   every front end builds; [`SortSpec::compile`] turns it into the [`SortKey`] the engine
@@ -50,6 +51,7 @@ mod sort_spec;
 mod sources;
 mod spec;
 mod sum;
+mod vbuild;
 
 pub use columns::{ColumnEnd, ColumnSpan};
 pub use dfsort::{parse_control, parse_fields, Control};
@@ -63,7 +65,9 @@ pub use gnu_key::{
 };
 pub use gnu_spec::{Blanks, GnuKey, GnuKeyError, GnuOptions};
 pub use join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec, JoinSpecError};
-pub use layout::{RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE};
+pub use layout::{
+    rdw_len, rdw_problem, RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE, RDW_BYTES,
+};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
 };
@@ -80,3 +84,4 @@ pub use spec::{
     Endian, FastKey, FieldLoc, FieldType, KeyField, KeySpec, Prefix, ShortFields, PREFIX_BYTES,
 };
 pub use sum::{add_into, check as check_sum, Added, ConvTo, SumField, SumKind};
+pub use vbuild::VarBuild;

@@ -105,6 +105,17 @@ impl KeySpec {
                                 out.push(MISSING);
                                 continue;
                             }
+                            ShortFields::PadZeros => {
+                                // The bytes past the record's end count as binary zeros.
+                                let mut padded = record.get(offset..).unwrap_or(&[]).to_vec();
+                                padded.resize(len, 0);
+                                let start = out.len();
+                                encode_field(field.kind, &padded, false, index, offset + 1, out)?;
+                                if field.descending {
+                                    complement(&mut out[start..]);
+                                }
+                                continue;
+                            }
                         }
                     }
                     if self.short_fields == ShortFields::SortFirst {
@@ -311,9 +322,10 @@ pub struct FixedKey {
 
 impl KeySpec {
     /// The allocation-free form of this key, if every field is fixed-position and fixed-width
-    /// and short records are errors (see [`FixedKey`]).
+    /// and short records are errors or padded (see [`FixedKey`]: a record too short for it is
+    /// left to [`KeySpec::normalize`], which pads).
     pub fn fixed_key(&self) -> Option<FixedKey> {
-        if self.short_fields != ShortFields::Error {
+        if self.short_fields == ShortFields::SortFirst {
             return None;
         }
         let mut fields = Vec::with_capacity(self.fields.len());
@@ -341,6 +353,11 @@ impl FixedKey {
     /// Bytes of the whole normalized key.
     pub fn width(&self) -> usize {
         self.width
+    }
+
+    /// The shortest record every field of the key lies in: where its last field ends.
+    pub fn min_record_len(&self) -> usize {
+        self.fields.iter().map(|&(offset, len, ..)| offset + len).max().unwrap_or(0)
     }
 
     /// Writes the first `out.len()` bytes of the normalized key of `record` into `out` (zeros

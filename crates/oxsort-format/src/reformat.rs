@@ -167,7 +167,7 @@ impl Item {
     }
 
     /// The input bytes the item reads (offset, length), if any.
-    fn source(&self) -> Option<(usize, usize)> {
+    pub(crate) fn source(&self) -> Option<(usize, usize)> {
         match self {
             Item::Field { offset, len }
             | Item::Convert { offset, len, .. }

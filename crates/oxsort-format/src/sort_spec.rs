@@ -34,6 +34,7 @@ use crate::outfil::{Outfil, OutfilProgram};
 use crate::reformat::{Reformat, ReformatProgram, Stage};
 use crate::spec::{FieldLoc, FieldType, KeySpec, Prefix, PREFIX_BYTES};
 use crate::sum::SumField;
+use crate::vbuild::VarBuild;
 
 /// What the sort does with the records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -111,8 +112,8 @@ impl SortSpec {
             None => Ok(None),
             Some(r) => match layout {
                 RecordLayout::Fixed(n) => r.compile(stage, n).map(Some),
-                RecordLayout::Delimited(_) => {
-                    Err(SpecError::ReformatNeedsFixed { statement: stage.name() })
+                RecordLayout::Delimited(_) | RecordLayout::Variable(_) => {
+                    Err(needs_fixed(stage.name(), layout))
                 }
             },
         };
@@ -121,10 +122,16 @@ impl SortSpec {
             Some(p) => RecordLayout::Fixed(p.out_len()),
             None => input_layout,
         };
-        let outrec = reformat(&self.outrec, Stage::Outrec, layout)?;
+        // OUTREC on RDW-prefixed records: a BUILD that keeps the RDW, rewritten per record.
+        let (outrec, var_outrec) = match (&self.outrec, layout) {
+            (Some(r), RecordLayout::Variable(max)) => {
+                (None, Some(Arc::new(VarBuild::compile(r, Stage::Outrec, max)?)))
+            }
+            (r, _) => (reformat(r, Stage::Outrec, layout)?, None),
+        };
         if let Some(fields) = &self.sum {
             let RecordLayout::Fixed(n) = layout else {
-                return Err(SpecError::ReformatNeedsFixed { statement: "SUM FIELDS" });
+                return Err(needs_fixed("SUM FIELDS", layout));
             };
             for (i, f) in fields.iter().enumerate() {
                 if f.offset + f.len > n {
@@ -141,20 +148,20 @@ impl SortSpec {
             None
         } else {
             let RecordLayout::Fixed(n) = layout else {
-                return Err(SpecError::ReformatNeedsFixed { statement: "OUTFIL" });
+                return Err(needs_fixed("OUTFIL", layout));
             };
             let written = outrec.as_ref().map_or(n, |p| p.out_len());
             Some(Arc::new(Outfil::compile(&self.outfil, written)?))
         };
         let kind = self.key_kind(layout)?;
         let kind = if self.mode == Mode::Copy { KeyKind::Copy } else { kind };
-        Ok(SortKey { input_layout, inrec, layout, kind, outrec, outfil })
+        Ok(SortKey { input_layout, inrec, layout, kind, outrec, var_outrec, outfil })
     }
 
     fn key_kind(&self, layout: RecordLayout) -> Result<KeyKind, SpecError> {
         let Some(key) = &self.key else {
             return match layout {
-                RecordLayout::Delimited(_) => Ok(KeyKind::RawLines),
+                RecordLayout::Delimited(_) | RecordLayout::Variable(_) => Ok(KeyKind::RawLines),
                 RecordLayout::Fixed(n) if n >= PREFIX_BYTES => {
                     Ok(KeyKind::RawBytes { offset: 0, len: PREFIX_BYTES })
                 }
@@ -175,6 +182,17 @@ impl SortSpec {
             Some(fixed) => KeyKind::Fixed { fixed, spec },
             None => KeyKind::General(spec),
         })
+    }
+}
+
+/// The error of a statement that needs fixed-length records, on `layout`'s.
+fn needs_fixed(statement: &'static str, layout: RecordLayout) -> SpecError {
+    match layout {
+        RecordLayout::Variable(_) => SpecError::VariableReformat {
+            statement,
+            why: "not supported there (OUTREC BUILD=(1,4,...) is)".into(),
+        },
+        _ => SpecError::ReformatNeedsFixed { statement },
     }
 }
 
@@ -207,7 +225,8 @@ pub enum KeyKind {
         /// Key length, 1 to [`PREFIX_BYTES`].
         len: usize,
     },
-    /// Delimited records without a key: the whole record (without its terminator) as bytes.
+    /// Delimited records without a key: the whole record (without its terminator) as bytes;
+    /// RDW-prefixed records without a key: the data after the RDW as bytes.
     RawLines,
     /// A key of fixed-position, fixed-width fields, written without allocating.
     Fixed {
@@ -237,6 +256,8 @@ pub struct SortKey {
     layout: RecordLayout,
     kind: KeyKind,
     outrec: Option<Arc<ReformatProgram>>,
+    /// `OUTREC BUILD` on RDW-prefixed records.
+    var_outrec: Option<Arc<VarBuild>>,
     outfil: Option<Arc<OutfilProgram>>,
 }
 
@@ -254,6 +275,7 @@ impl SortKey {
             layout: RecordLayout::BENCHMARK,
             kind: KeyKind::RawBytes { offset: 0, len: PREFIX_BYTES },
             outrec: None,
+            var_outrec: None,
             outfil: None,
         }
     }
@@ -270,6 +292,7 @@ impl SortKey {
             layout,
             kind: KeyKind::RawBytes { offset, len },
             outrec: None,
+            var_outrec: None,
             outfil: None,
         })
     }
@@ -299,6 +322,13 @@ impl SortKey {
         self.outrec.as_ref()
     }
 
+    /// `OUTREC BUILD=(1,4,...)` on RDW-prefixed records, compiled: each sorted record rebuilt,
+    /// its RDW given the new length.
+    #[inline]
+    pub fn var_outrec(&self) -> Option<&Arc<VarBuild>> {
+        self.var_outrec.as_ref()
+    }
+
     /// `OUTFIL`, compiled: the outputs written from the records after `OUTREC`.
     #[inline]
     pub fn outfil(&self) -> Option<&Arc<OutfilProgram>> {
@@ -308,9 +338,10 @@ impl SortKey {
     /// Bytes written for `records` records of `bytes` bytes sorted (their size after `OUTREC`).
     #[inline]
     pub fn output_bytes(&self, records: u64, bytes: u64) -> u64 {
-        match &self.outrec {
-            Some(p) => records * p.out_len() as u64,
-            None => bytes,
+        match (&self.outrec, &self.var_outrec) {
+            (Some(p), _) => records * p.out_len() as u64,
+            (None, Some(b)) => records * b.out_len() as u64,
+            (None, None) => bytes,
         }
     }
 
@@ -335,7 +366,8 @@ impl SortKey {
     /// Whether keys are whole delimited records as raw bytes.
     #[inline]
     pub fn is_raw_lines(&self) -> bool {
-        matches!(self.kind, KeyKind::RawLines)
+        // RDW-prefixed records' raw keys leave out the RDW: they are not whole records.
+        matches!(self.kind, KeyKind::RawLines) && self.layout.terminator().is_some()
     }
 
     /// The offset of a raw key that fills the whole prefix: entries can then be made straight
@@ -373,6 +405,16 @@ impl SortKey {
         self.layout.key_bytes(rec)
     }
 
+    /// The bytes a [`KeyKind::RawLines`] key is: the record without its terminator, or
+    /// without its RDW.
+    #[inline]
+    fn raw_line<'a>(&self, rec: &'a [u8]) -> &'a [u8] {
+        match self.layout {
+            RecordLayout::Variable(_) => rec.get(crate::RDW_BYTES..).unwrap_or(&[]),
+            layout => layout.key_bytes(rec),
+        }
+    }
+
     /// The [`PREFIX_BYTES`]-byte prefix of a record's key (`scratch`: room for a normalized
     /// key). Errors are records a key cannot be built from (too short, bad decimal data).
     #[inline]
@@ -384,14 +426,18 @@ impl SortKey {
                 p[..*len].copy_from_slice(&rec[*offset..offset + len]);
             }
             KeyKind::RawLines => {
-                let line = self.key_part(rec);
+                let line = self.raw_line(rec);
                 let n = line.len().min(PREFIX_BYTES);
                 p[..n].copy_from_slice(&line[..n]);
             }
             KeyKind::Fixed { fixed, spec } => {
-                // Only the prefix's bytes are written.
+                // Only the prefix's bytes are written; a record of varying length too short
+                // for a field past the prefix still gets its error (or padding) from the
+                // whole key.
                 let rec = self.key_part(rec);
-                if fixed.write(rec, &mut p).is_none() {
+                let short =
+                    self.layout.fixed_size().is_none() && rec.len() < fixed.min_record_len();
+                if short || fixed.write(rec, &mut p).is_none() {
                     scratch.clear();
                     spec.normalize(rec, scratch)?;
                     let n = scratch.len().min(PREFIX_BYTES);
@@ -418,7 +464,7 @@ impl SortKey {
             KeyKind::RawBytes { offset, len } => {
                 a[*offset..offset + len].cmp(&b[*offset..offset + len])
             }
-            KeyKind::RawLines => self.key_part(a).cmp(self.key_part(b)),
+            KeyKind::RawLines => self.raw_line(a).cmp(self.raw_line(b)),
             KeyKind::Fixed { .. } | KeyKind::General(_) => SCRATCH.with(|s| {
                 let (x, y) = &mut *s.borrow_mut();
                 x.clear();
@@ -472,7 +518,7 @@ impl SortKey {
             KeyKind::RawBytes { offset, len } => {
                 out.extend_from_slice(&rec[*offset..offset + len]);
             }
-            KeyKind::RawLines => out.extend_from_slice(self.key_part(rec)),
+            KeyKind::RawLines => out.extend_from_slice(self.raw_line(rec)),
             // Written in place, once per record (the verification builds every record's key).
             KeyKind::Fixed { fixed, .. } => {
                 out.resize(start + fixed.width(), 0);

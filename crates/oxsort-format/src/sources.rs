@@ -33,6 +33,9 @@ pub struct SpecSources {
     pub delimited: Option<RecordLayout>,
     /// Fixed records of this size asked for (`--record-size`).
     pub record_size: Option<usize>,
+    /// RDW-prefixed variable records asked for (`--rdw`, a JCL `RECFM=VB`, GCSORT's
+    /// `RECORD V`): a [`RecordLayout::Variable`].
+    pub variable: Option<RecordLayout>,
     /// DFSORT control statements.
     pub control: Option<Control>,
     /// A key in DFSORT's field syntax (`--fields`).
@@ -69,6 +72,18 @@ pub enum SourceConflict {
         /// The control's length.
         length: usize,
     },
+    /// RDW-prefixed records together with a record size or delimited records.
+    #[error("RDW-prefixed records cannot go with a record size or delimited records")]
+    VariableWithOther,
+    /// The control's fixed records together with RDW-prefixed records.
+    #[error("RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with RDW-prefixed records")]
+    ControlFixedWithVariable {
+        /// The control's length.
+        length: usize,
+    },
+    /// The control's RDW-prefixed records together with fixed or delimited records.
+    #[error("RECORD TYPE=V (RDW-prefixed records) conflicts with fixed or delimited records")]
+    ControlVariableWithOther,
     /// A copy (no key) and a key in field syntax.
     #[error("a copy (FIELDS=COPY or OPTION COPY) has no key, but a key is given")]
     CopyWithFields,
@@ -119,6 +134,12 @@ impl SpecSources {
             }
             layout = Some(RecordLayout::fixed(n).map_err(SourceConflict::RecordSize)?);
         }
+        if let Some(v) = self.variable {
+            if layout.is_some() {
+                return Err(SourceConflict::VariableWithOther.into());
+            }
+            layout = Some(v);
+        }
         let mut spec = SortSpec {
             unique: self.unique,
             mode: if self.merge { Mode::Merge } else { Mode::Sort },
@@ -134,7 +155,18 @@ impl SpecSources {
                     Some(RecordLayout::Delimited(_)) => {
                         return Err(SourceConflict::ControlFixedWithDelimited { length }.into())
                     }
+                    Some(RecordLayout::Variable(_)) => {
+                        return Err(SourceConflict::ControlFixedWithVariable { length }.into())
+                    }
                     _ => Some(RecordLayout::Fixed(length)),
+                };
+            }
+            if let Some(RecordLayout::Variable(max)) = c.record {
+                layout = match layout {
+                    None => Some(RecordLayout::Variable(max)),
+                    // Both give a longest record (RECORD LENGTH= and an LRECL): the smaller holds.
+                    Some(RecordLayout::Variable(m)) => Some(RecordLayout::Variable(m.min(max))),
+                    Some(_) => return Err(SourceConflict::ControlVariableWithOther.into()),
                 };
             }
             if c.copy {

@@ -197,7 +197,12 @@ pub enum ShortFields {
     Error,
     /// The missing field sorts before every present value, in either direction (`OPTION
     /// VLSHRT`). Costs one presence byte per fixed-position field in the normalized key.
+    /// In an `INCLUDE`/`OMIT` condition: a condition with a short field is false.
     SortFirst,
+    /// The bytes of a field past the record's end count as binary zeros: `OPTION VLSHRT` on
+    /// RDW-prefixed records (DFSORT pads short control fields so), and `OPTION VLSCMP` in
+    /// `INCLUDE`/`OMIT` conditions.
+    PadZeros,
 }
 
 /// The raw key bytes the engine may use as they are, without normalizing: see
@@ -255,6 +260,16 @@ impl KeySpec {
             RecordLayout::Delimited(_) => {
                 KeyField::columns(ColumnSpan::whole(), FieldType::Char, false)
             }
+            // The data after the RDW, as far as the longest record goes (shorter ones padded).
+            RecordLayout::Variable(max) => {
+                let data = max.saturating_sub(crate::RDW_BYTES).max(1);
+                let field = KeyField::bytes(crate::RDW_BYTES, data, FieldType::Char, false);
+                return KeySpec {
+                    fields: vec![field],
+                    separator: None,
+                    short_fields: ShortFields::PadZeros,
+                };
+            }
         };
         KeySpec { fields: vec![field], separator: None, short_fields: ShortFields::Error }
     }
@@ -281,10 +296,11 @@ impl KeySpec {
     }
 
     /// Checks the key against a record layout before any record is read: with fixed records,
-    /// every fixed-position field must end inside the record.
+    /// every fixed-position field must end inside the record; with RDW-prefixed ones, inside
+    /// the longest record.
     pub fn check_layout(&self, layout: RecordLayout) -> Result<(), SpecError> {
         self.validate()?;
-        if let RecordLayout::Fixed(record_len) = layout {
+        if let RecordLayout::Fixed(record_len) | RecordLayout::Variable(record_len) = layout {
             for (i, f) in self.fields.iter().enumerate() {
                 if let FieldLoc::Bytes { offset, len } = f.loc {
                     if offset + len > record_len {
@@ -305,8 +321,13 @@ impl KeySpec {
     /// calls this once and uses the result for every record.
     pub fn for_layout(mut self, layout: RecordLayout) -> Result<KeySpec, SpecError> {
         self.check_layout(layout)?;
-        if let RecordLayout::Fixed(_) = layout {
-            self.short_fields = ShortFields::Error;
+        match layout {
+            RecordLayout::Fixed(_) => self.short_fields = ShortFields::Error,
+            // DFSORT's VLSHRT on RDW-prefixed records: short fields compare as if padded.
+            RecordLayout::Variable(_) if self.short_fields == ShortFields::SortFirst => {
+                self.short_fields = ShortFields::PadZeros
+            }
+            _ => {}
         }
         Ok(self)
     }

@@ -165,15 +165,20 @@ fn error_messages() {
         (
             " OPTION EQUALS,FROB",
             "line 1, column 16: expected an option oxsort supports (EQUALS, NOEQUALS, COPY, \
-             VLSHRT, NOVLSHRT, SKIPREC=n, STOPAFT=n, MAINSIZE=n; accepted and ignored: DYNALLOC, MAINSIZE, FILSZ, SIZE, AVGRLEN, \
+             VLSHRT, NOVLSHRT, VLSCMP, NOVLSCMP, SKIPREC=n, STOPAFT=n, MAINSIZE=n; accepted and ignored: DYNALLOC, MAINSIZE, FILSZ, SIZE, AVGRLEN, \
              MSGPRT, LIST, NOLIST, HIPRMAX, DSPSIZE, RESINV, MOSIZE, NOBLKSET, BLKSET, MSGDDN, \
              SORTDD, SORTIN, SORTOUT, NOASSIST, ZDPRINT, NOZDPRINT, SOLRF, NOSOLRF, CHALT, \
              NOCHALT), found 'FROB'",
         ),
         (
-            " RECORD TYPE=V,LENGTH=100",
-            "line 1, column 14: only TYPE=F is supported (use --lines or --nul for variable \
-             records), found 'V'",
+            " RECORD TYPE=X,LENGTH=100",
+            "line 1, column 14: expected TYPE=F (fixed) or TYPE=V (RDW-prefixed variable \
+             records; --lines or --nul for text lines), found 'X'",
+        ),
+        (
+            " RECORD TYPE=V,LENGTH=3",
+            "line 1, column 23: the longest variable record (RDW included) must be 4 to 65535 \
+             bytes, found '3'",
         ),
         (
             " RECORD TYPE=F,LENGTH=70000",

@@ -40,9 +40,10 @@ pub(crate) fn engine_error(e: EngineError) -> PyErr {
     match e {
         EngineError::Interrupted => PyKeyboardInterrupt::new_err(msg),
         EngineError::Config(_) | EngineError::MemoryTooSmall { .. } => SpecError::new_err(msg),
-        EngineError::PartialRecord { .. } | EngineError::Input { .. } | EngineError::Key { .. } => {
-            BadInputError::new_err(msg)
-        }
+        EngineError::PartialRecord { .. }
+        | EngineError::BadRdw { .. }
+        | EngineError::Input { .. }
+        | EngineError::Key { .. } => BadInputError::new_err(msg),
         EngineError::NoTempSpace { .. }
         | EngineError::NoOutputSpace { .. }
         | EngineError::TempFull { .. }

@@ -127,6 +127,7 @@ impl Stream {
             let len = match layout {
                 RecordLayout::Fixed(r) => (rest.len() >= r).then_some(r),
                 RecordLayout::Delimited(t) => memchr::memchr(t, rest).map(|i| i + 1),
+                RecordLayout::Variable(_) => layout.first_len(rest),
             };
             if let Some(n) = len {
                 self.start = self.pos;

@@ -86,6 +86,7 @@ pub(crate) fn build_config(
     let sources = SpecSources {
         delimited,
         record_size: a.record_size,
+        variable: None,
         control,
         fields,
         gnu_flags: !a.keys.is_empty(),
@@ -139,6 +140,17 @@ fn conflict(c: SourceConflict, a: &SpecArgs) -> String {
         }
         SourceConflict::ControlFixedWithDelimited { length } => format!(
             "control: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with {delimited}"
+        ),
+        SourceConflict::VariableWithOther => {
+            "RDW-prefixed records cannot go with record_size, lines or nul".into()
+        }
+        SourceConflict::ControlFixedWithVariable { length } => format!(
+            "control: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with RDW-prefixed \
+             records"
+        ),
+        SourceConflict::ControlVariableWithOther => format!(
+            "control: RECORD TYPE=V (RDW-prefixed records) conflicts with {}",
+            if a.record_size.is_some() { "record_size".to_string() } else { delimited.to_string() }
         ),
         SourceConflict::CopyWithFields => {
             "control: a copy (FIELDS=COPY or OPTION COPY) has no key, but fields= gives one".into()

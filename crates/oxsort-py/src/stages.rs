@@ -55,6 +55,15 @@ fn sort_key(spec: &SpecArgs) -> PyResult<SortKey> {
     Ok(cfg.sort_key().clone())
 }
 
+/// RDW-prefixed records in a stage across partitions ([`check_cluster_spec`] refuses them
+/// first).
+fn variable_refused() -> PyErr {
+    SpecError::new_err(
+        "RDW-prefixed records (RECORD TYPE=V) are not supported across partitions: sort on one \
+         node (oxsort.sort)",
+    )
+}
+
 /// An I/O error naming the file.
 fn io_err(path: &Path, what: &str, e: std::io::Error) -> PyErr {
     if e.kind() == std::io::ErrorKind::NotFound {
@@ -200,6 +209,7 @@ pub(crate) fn sample<'py>(
         }
         for _ in 0..count {
             let (pos, rec) = match layout {
+                RecordLayout::Variable(_) => return Err(variable_refused()),
                 RecordLayout::Fixed(r) => {
                     let pos = rng.below(len / r as u64) * r as u64;
                     let mut rec = vec![0u8; r];
@@ -236,6 +246,7 @@ fn scan(
     let (mut file, len) = open_input(path, layout)?;
     let end = end.min(len);
     match layout {
+        RecordLayout::Variable(_) => return Err(variable_refused()),
         RecordLayout::Fixed(r) => {
             let r64 = r as u64;
             if start % r64 != 0 || end % r64 != 0 {
@@ -417,6 +428,10 @@ pub(crate) fn check_cluster_spec(spec: SpecArgs) -> PyResult<bool> {
         Some("OUTREC")
     } else if s.sum.is_some() {
         Some("SUM FIELDS=(...)")
+    } else if s.layout.variable_max().is_some() {
+        // A map's byte range cannot be cut on record boundaries without walking the RDWs
+        // from the file's start.
+        Some("RDW-prefixed records (RECORD TYPE=V)")
     } else {
         None
     };

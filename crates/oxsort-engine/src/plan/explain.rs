@@ -25,7 +25,7 @@ impl Plan {
                 );
             }
             None => {
-                let _ = writeln!(s, "  records      delimited, {}", size(self.input_bytes));
+                let _ = writeln!(s, "  records      {}, {}", self.layout, size(self.input_bytes));
             }
         }
         let _ = writeln!(

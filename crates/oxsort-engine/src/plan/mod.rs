@@ -90,6 +90,9 @@ pub struct Plan {
     pub records: Option<u64>,
     /// Bytes per record (fixed records).
     pub record_size: Option<usize>,
+    /// The layout of the records read, as a person reads it (`fixed 100-byte records`,
+    /// `newline-terminated records`, `RDW-prefixed variable records ...`).
+    pub layout: String,
     /// The memory budget.
     pub memory: u64,
     /// Worker threads.
@@ -306,6 +309,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
         input_bytes: total,
         records: total.zip(read_size).map(|(t, r)| t / r as u64),
         record_size: fixed_size,
+        layout: cfg.key.input_layout().describe(),
         memory: cfg.memory,
         threads: cfg.threads,
         geometry: g,
@@ -422,6 +426,7 @@ mod tests {
             input_bytes: Some(input),
             records: Some(input / 100),
             record_size: Some(100),
+            layout: "fixed 100-byte records".into(),
             memory: 1 << 30,
             threads: 2,
             geometry: Geometry {

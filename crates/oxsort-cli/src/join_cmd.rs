@@ -22,7 +22,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use oxsort_engine::{sort, Input, Output, SortConfig, SortSpec};
+use oxsort_engine::{sort, Input, Mode, Output, SortConfig, SortSpec};
 use oxsort_format::{JoinSide, JoinSpec, RecordLayout};
 use oxsort_io::{IoOptions, TempDir};
 
@@ -46,8 +46,9 @@ struct JoinCounts {
 /// Runs a JOINKEYS job; returns the exit status.
 pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     let control = args.keys.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let [len1, len2] = side_lengths(&job)?;
     let joined_len =
-        job.spec.joined_len(job.f1.1, job.f2.1).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
+        job.spec.joined_len(len1, len2).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
     RecordLayout::fixed(joined_len)
         .map_err(|e| anyhow::anyhow!("{control}: the joined records: {e}"))?;
     // The main task's statements are checked before any work.
@@ -65,18 +66,14 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     let io = IoOptions { buffered: args.buffered, no_uring: args.no_uring, ..IoOptions::default() };
     let mut sources = Vec::new();
     for side in [JoinSide::F1, JoinSide::F2] {
-        let (paths, len) = job.input(side);
+        let (paths, _) = job.input(side);
         let input = job.spec.input(side);
-        if input.sorted {
+        let spec = side_spec(&job, side);
+        if input.sorted && !side_prepares(&job, side) {
             sources.push((paths.clone(), true));
             continue;
         }
         let out = tmp.path().join(format!("{}.sorted", side.name()));
-        let spec = SortSpec {
-            layout: RecordLayout::Fixed(*len),
-            key: Some(job.spec.sort_key(side)),
-            ..SortSpec::default()
-        };
         let mut b = SortConfig::builder(
             paths.iter().map(|p| Input::Path(p.clone())).collect(),
             Output::Path(out.clone()),
@@ -96,12 +93,13 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
             b = b.temp_dir(d.clone());
         }
         let cfg = b.build().with_context(|| format!("the {} sort of {}", side.name(), input.dd))?;
+        let what = if input.sorted { "copying" } else { "sorting" };
         sort(&cfg)
-            .with_context(|| format!("sorting {} ({}) by its join keys", input.dd, side.name()))?;
+            .with_context(|| format!("{what} {} ({}) by its join keys", input.dd, side.name()))?;
         sources.push((vec![out], false));
     }
     let joined = tmp.path().join("joined");
-    let counts = merge_join(&job, &sources, &joined)?;
+    let counts = merge_join(&job, [len1, len2], &sources, &joined)?;
     args.inputs = vec![joined.display().to_string()];
     let cfg = args.config(args.wants_progress())?;
     let stats = sort(&cfg)?;
@@ -120,6 +118,65 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     let code = crate::sort_cmd::finish_sort(&args, stats)?;
     tmp.remove();
     Ok(code)
+}
+
+/// What the subtask of one JOINKEYS file does before the join: its `INCLUDE=`/`OMIT=` and
+/// `STOPAFT=`, then its own statements (`JNFnCNTL`: INCLUDE/OMIT, INREC, SUM, OPTION SKIPREC/
+/// STOPAFT), and a sort by its join keys (which refer to INREC's records). A `SORTED` file is
+/// merged as the one input of a merge: kept in its order, and that order checked.
+pub(crate) fn side_spec(job: &JoinJob, side: JoinSide) -> SortSpec {
+    let input = job.spec.input(side);
+    let mut spec = SortSpec {
+        layout: RecordLayout::Fixed(job.input(side).1),
+        key: Some(job.spec.sort_key(side)),
+        filter: input.filter.clone(),
+        stopaft: input.stopaft,
+        mode: if input.sorted { Mode::Merge } else { Mode::Sort },
+        ..SortSpec::default()
+    };
+    if let Some(c) = job.control(side) {
+        if c.filter.is_some() {
+            spec.filter = c.filter.clone();
+        }
+        spec.inrec = c.inrec.clone();
+        spec.sum = c.sum.clone();
+        spec.unique = c.sum_none;
+        spec.skiprec = c.skiprec;
+        // STOPAFT= on JOINKEYS and OPTION STOPAFT= in its statements: the fewer records.
+        spec.stopaft = match (spec.stopaft, c.stopaft) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    spec
+}
+
+/// Whether a side does more than put its records in key order (a SORTED file that does not is
+/// read as it is).
+pub(crate) fn side_prepares(job: &JoinJob, side: JoinSide) -> bool {
+    let input = job.spec.input(side);
+    input.filter.is_some() || input.stopaft.is_some() || job.control(side).is_some()
+}
+
+/// The record length of each side as the join sees it (after its INREC), its statements
+/// checked against its records.
+pub(crate) fn side_lengths(job: &JoinJob) -> Result<[usize; 2]> {
+    let len = |side: JoinSide| -> Result<usize> {
+        let key = side_spec(job, side).compile().map_err(|e| {
+            let input = job.spec.input(side);
+            let (source, what) = match job.control_source(side) {
+                Some(s) => (s.to_string(), format!("{} with ", input.control_dd(side))),
+                None => (input.dd.clone(), String::new()),
+            };
+            anyhow::anyhow!(
+                "{source}: {what}the JOINKEYS keys of {} ({}): {e}",
+                input.dd,
+                side.name()
+            )
+        })?;
+        Ok(key.layout().fixed_size().expect("a join side's records are fixed-length"))
+    };
+    Ok([len(JoinSide::F1)?, len(JoinSide::F2)?])
 }
 
 /// Where the join's temp directory goes: the first `--temp-dir`, else the output's directory,
@@ -159,8 +216,13 @@ struct SideReader<'a> {
 }
 
 impl<'a> SideReader<'a> {
-    fn new(job: &'a JoinJob, side: JoinSide, paths: Vec<PathBuf>, user_sorted: bool) -> Self {
-        let len = job.input(side).1;
+    fn new(
+        job: &'a JoinJob,
+        side: JoinSide,
+        len: usize,
+        paths: Vec<PathBuf>,
+        user_sorted: bool,
+    ) -> Self {
         SideReader {
             spec: &job.spec,
             side,
@@ -262,10 +324,15 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 }
 
 /// The merge join of two key-ordered sides into `out`.
-fn merge_join(job: &JoinJob, sources: &[(Vec<PathBuf>, bool)], out: &Path) -> Result<JoinCounts> {
+fn merge_join(
+    job: &JoinJob,
+    lens: [usize; 2],
+    sources: &[(Vec<PathBuf>, bool)],
+    out: &Path,
+) -> Result<JoinCounts> {
     let spec = &job.spec;
-    let mut a = SideReader::new(job, JoinSide::F1, sources[0].0.clone(), sources[0].1);
-    let mut b = SideReader::new(job, JoinSide::F2, sources[1].0.clone(), sources[1].1);
+    let mut a = SideReader::new(job, JoinSide::F1, lens[0], sources[0].0.clone(), sources[0].1);
+    let mut b = SideReader::new(job, JoinSide::F2, lens[1], sources[1].0.clone(), sources[1].1);
     let file = File::create(out).with_context(|| format!("creating {}", out.display()))?;
     let mut w = BufWriter::with_capacity(JOIN_IO_BUFFER, file);
     let mut rec = Vec::new();

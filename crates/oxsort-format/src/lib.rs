@@ -52,7 +52,7 @@ mod spec;
 mod sum;
 
 pub use columns::{ColumnEnd, ColumnSpan};
-pub use dfsort::{parse_control, parse_fields, Control};
+pub use dfsort::{parse_control, parse_fields, parse_join_input_control, Control};
 pub use edit::{EditMask, NumFormat, PatternError, Signs};
 pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};

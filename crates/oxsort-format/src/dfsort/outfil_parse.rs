@@ -8,12 +8,10 @@
 //!          COUNT  COUNT15  COUNT=(TO=ZD|FS,LENGTH=n)            (trailer only)
 //! ```
 
-use super::{line_err, CondParser, Parser, Pos, Tok};
+use super::{line_err, Parser, Pos, Tok};
 use crate::error::ParseError;
-use crate::filter::{Condition, Filter};
 use crate::outfil::{CountForm, Outfil, ReportItem, ReportLine, Split};
 use crate::reformat::{Reformat, When};
-use crate::spec::ShortFields;
 
 const OPERANDS: &str = "FNAMES=, FILES=, INCLUDE=, OMIT=, SAVE, STARTREC=, ENDREC=, BUILD=, \
                         OUTREC=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN=, IFOUTLEN=, SPLIT, \
@@ -117,29 +115,9 @@ impl Parser<'_> {
                 "INCLUDE" | "OMIT" => {
                     select(if kw == "INCLUDE" { "INCLUDE" } else { "OMIT" })?;
                     self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
-                    let mut c = CondParser { p: self, format: None, checks: Vec::new(), count: 0 };
-                    let condition = match c.p.peek().cloned() {
-                        Some(Tok::Word(w)) if w == "ALL" => {
-                            c.p.i += 1;
-                            Condition::All
-                        }
-                        Some(Tok::Word(w)) if w == "NONE" => {
-                            c.p.i += 1;
-                            Condition::Nothing
-                        }
-                        _ => {
-                            c.p.expect(&Tok::LParen, &format!("expected '(', ALL or NONE after {kw}="))?;
-                            let cond = c.or_expr()?;
-                            c.p.expect(&Tok::RParen, "expected ',' and AND or OR, or ')'")?;
-                            cond
-                        }
-                    };
-                    out.filter_end = c.checks.iter().map(|&(_, e)| e).max().unwrap_or(0);
-                    out.filter = Some(Filter {
-                        omit: kw == "OMIT",
-                        condition,
-                        short_fields: ShortFields::Error,
-                    });
+                    let (filter, end) = self.filter_operand(&kw)?;
+                    out.filter_end = end;
+                    out.filter = Some(filter);
                 }
                 "SAVE" => {
                     select("SAVE")?;

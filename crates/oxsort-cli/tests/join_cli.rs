@@ -482,3 +482,62 @@ fn join_input_statement_mistakes_are_named() {
         .unwrap_err();
     assert!(e.contains("line 1, column"), "{e}");
 }
+
+#[test]
+fn explain_shows_each_file_s_subtask_the_join_and_the_main_task() {
+    let s = setup(300, 200);
+    let cntl = s.dir.path().join("jnf2.ctl");
+    std::fs::write(&cntl, " OMIT COND=(16,1,CH,EQ,C'3')\n INREC BUILD=(C'#',11,4,6,25)\n").unwrap();
+    let control = " JOINKEYS FILE=F1,FIELDS=(1,2,A,3,2,D),SORTED,INCLUDE=(10,1,CH,LT,C'5')\n \
+                   JOINKEYS FILE=F2,FIELDS=(6,2,A,8,2,D),STOPAFT=50\n JOIN UNPAIRED,F2\n \
+                   REFORMAT FIELDS=(F1:1,20,F2:9,10,?,F2:1,4),FILL=C'*'\n SORT FIELDS=(21,10,CH,D)\n";
+    let ctl = s.dir.path().join("ctl");
+    std::fs::write(&ctl, control).unwrap();
+    let out = s.dir.path().join("out.dat");
+    let explain = |json: bool| {
+        let o = run(oxsort()
+            .arg("explain")
+            .args(json.then_some("--json"))
+            .arg("--control")
+            .arg(&ctl)
+            .arg(format!("--dd=SORTJNF1={}", s.p1.display()))
+            .arg(format!("--dd=SORTJNF2={}", s.p2.display()))
+            .arg(format!("--dd=JNF2CNTL={}", cntl.display()))
+            .args([&format!("--lrecl=SORTJNF1={F1_LEN}"), &format!("--lrecl=SORTJNF2={F2_LEN}")])
+            .arg("-o")
+            .arg(&out));
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let text = explain(false);
+    let f1 =
+        &text[text.find("F1  SORTJNF1").expect("F1's part")..text.find("F2  SORTJNF2").unwrap()];
+    assert!(f1.contains("20-byte records, keys (1,2,A,3,2,D)"), "{f1}");
+    assert!(f1.contains("INCLUDE (JOINKEYS)") && f1.contains("SORTED: kept in its order"), "{f1}");
+    let f2 = &text[text.find("F2  SORTJNF2").unwrap()..text.find("JOIN  ").expect("the join")];
+    for step in [
+        "OMIT (JNF2CNTL's)",
+        "STOPAFT=50",
+        "INREC: 30-byte records reshaped to 30",
+        "sorted by its join keys",
+        "records      200 of 30 bytes",
+    ] {
+        assert!(f2.contains(step), "{step} missing: {f2}");
+    }
+    assert!(text.contains("JOIN  right outer join"), "{text}");
+    assert!(
+        text.contains("REFORMAT  FIELDS=(F1:1,20,F2:9,10,?,F2:1,4),FILL=C'*' -> 35-byte"),
+        "{text}"
+    );
+    let main = &text[text.find("Main task").expect("the main task")..];
+    assert!(main.contains("of 35 bytes"), "{main}");
+    let json: serde_json::Value = serde_json::from_str(&explain(true)).unwrap();
+    assert_eq!(json["joined_record_size"], 35);
+    assert_eq!(json["joinkeys"][1]["plan"]["records"], 200);
+    assert_eq!(
+        json["joinkeys"][0]["plan"]["records"], 300,
+        "a SORTED file with a filter is copied"
+    );
+    assert_eq!(json["main"]["record_size"], 35);
+    assert!(!out.exists() && leftovers(s.dir.path()).is_empty(), "explain wrote files");
+}

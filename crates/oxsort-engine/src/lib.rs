@@ -220,6 +220,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let check;
 
     let timer = PhaseTimer::start("input", &meters);
+    let numbering = std::sync::Mutex::new(oxsort_format::Scratch::default());
     let ctx = inmem::Ctx {
         g,
         keys: &cfg.key,
@@ -229,6 +230,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         filter: cfg.spec.filter.as_ref(),
         mode: cfg.spec.mode,
         unique: cfg.spec.unique,
+        numbering: cfg.key.inrec().filter(|p| p.numbers()).map(|_| &numbering),
     };
     let quiet = reporter.quiet();
     let run_ctx = inmem::Ctx { reporter: &quiet, ..ctx };

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use crate::error::{KeyError, SpecError};
 use crate::filter::Filter;
-use crate::reformat::{Reformat, ReformatProgram, Scratch, Stage};
+use crate::reformat::{Edit, Reformat, ReformatProgram, Scratch, Stage};
 
 /// A parsed `OUTFIL` statement.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -281,6 +281,9 @@ impl Outfil {
         match &self.reformat {
             Some(Reformat::Edit(_)) => parts.push("reshaped (BUILD/OVERLAY/FINDREP)".into()),
             Some(Reformat::IfThen { .. }) => parts.push("reshaped (IFTHEN)".into()),
+            Some(Reformat::Parse { edit: Edit::Overlay(_), .. }) => {
+                parts.push("reshaped (PARSE, OVERLAY)".into())
+            }
             Some(Reformat::Parse { .. }) => parts.push("reshaped (PARSE, BUILD)".into()),
             None => {}
         }

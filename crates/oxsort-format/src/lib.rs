@@ -69,6 +69,7 @@ pub use nsort::{
 };
 pub use outfil::{
     CountForm, Outfil, OutfilOutput, OutfilProgram, ReportItem, ReportLine, Router, Split,
+    COUNT_DIGITS,
 };
 pub use reformat::{
     Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, ReformatProgram,

@@ -450,7 +450,7 @@ impl Parser<'_> {
     }
 
     /// `(pattern)` of `EDIT=`: the characters between the parentheses as written.
-    fn edit_pattern(&mut self) -> Result<Vec<u8>, ParseError> {
+    pub(super) fn edit_pattern(&mut self) -> Result<Vec<u8>, ParseError> {
         let start = self.pos();
         self.expect(&Tok::LParen, "expected '(' and the edit pattern")?;
         let mut text = Vec::new();
@@ -484,7 +484,7 @@ impl Parser<'_> {
     }
 
     /// `(a,b,c,d)` of `SIGNS=`: each a character, `' '` for a blank, or left out.
-    fn signs(&mut self) -> Result<Signs, ParseError> {
+    pub(super) fn signs(&mut self) -> Result<Signs, ParseError> {
         self.expect(&Tok::LParen, "expected '(' and up to four signs")?;
         let mut signs: Signs = [None; 4];
         let mut slot = 0usize;
@@ -1028,7 +1028,7 @@ impl Parser<'_> {
 }
 
 /// `n` of a mask name `Mn`.
-fn mask_number(word: &str) -> Option<usize> {
+pub(super) fn mask_number(word: &str) -> Option<usize> {
     let digits = word.strip_prefix('M')?;
     if digits.is_empty() || digits.len() > 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

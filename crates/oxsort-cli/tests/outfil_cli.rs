@@ -455,6 +455,60 @@ fn skiprec_stopaft_and_mainsize_as_dfsort_orders_them() {
 }
 
 #[test]
+fn skiprec_and_stopaft_on_standard_input_and_on_lines() {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let recs = records(&mut rng);
+    let input = dir.path().join("in.dat");
+    std::fs::write(&input, recs.concat()).unwrap();
+    let lines = dir.path().join("in.txt");
+    std::fs::write(&lines, recs.iter().flat_map(|r| [&r[..], b"\n"].concat()).collect::<Vec<u8>>())
+        .unwrap();
+    let ctl = dir.path().join("job.ctl");
+    let out = dir.path().join("out.dat");
+    // DFSORT's order: SKIPREC drops the first records read, INCLUDE selects, STOPAFT ends the
+    // input after the n-th record INCLUDE accepted.
+    for (cond, stopaft) in [(" INCLUDE COND=(7,2,CH,EQ,C'AA')\n", 500), ("", 700)] {
+        let kept: Vec<Vec<u8>> = recs[100..]
+            .iter()
+            .filter(|r| cond.is_empty() || &r[6..8] == b"AA")
+            .take(stopaft)
+            .cloned()
+            .collect();
+        let want = sorted(&kept);
+        std::fs::write(
+            &ctl,
+            format!(" SORT FIELDS=(1,6,CH,A)\n OPTION SKIPREC=100,STOPAFT={stopaft}\n{cond}"),
+        )
+        .unwrap();
+        for (from, flags) in [(&input, &["--record-size", "30"][..]), (&lines, &["--lines"][..])] {
+            for stdin in [true, false] {
+                let mut cmd = oxsort();
+                cmd.arg("sort").args(flags).arg("-o").arg(&out).arg("--control").arg(&ctl);
+                if stdin {
+                    cmd.stdin(std::fs::File::open(from).unwrap());
+                } else {
+                    cmd.arg(from);
+                }
+                let o = run(&mut cmd);
+                let what = format!("{cond:?} {flags:?} stdin {stdin} (seed {seed})");
+                assert!(o.status.success(), "{what}: {}", stderr(&o));
+                let got = std::fs::read(&out).unwrap();
+                let want: Vec<u8> = if flags[0] == "--lines" {
+                    want.iter().flat_map(|r| [&r[..], b"\n"].concat()).collect()
+                } else {
+                    want.concat()
+                };
+                assert!(got == want, "{what}: output differs");
+                assert!(stderr(&o).contains("100 skipped (SKIPREC)"), "{what}: {}", stderr(&o));
+            }
+        }
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
 fn explain_lists_each_outfil_output() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.dat");

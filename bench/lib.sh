@@ -2,10 +2,23 @@
 # check_output FILE CHECKSUM [sorted]: FILE has the checksum of the input (and is sorted by the
 #   10-byte key when asked), by oxsort valsort; stops the script otherwise (needs $bin).
 # drop: write back dirty pages and drop the page cache (as root), so no run reads from memory.
+#   NO_DROP=1 in the environment (smoke runs on a shared machine): write back only; the times
+#   then mean nothing, and floor_json does not measure the disk (iofloor drops the cache).
+# floor_json FILE SCRATCH RUNS: ../shared/tools/iofloor's JSON line for FILE ($iofloor); with
+#   NO_DROP=1 a stand-in line of 1-second figures, marked "not measured".
 # median: the median of the numbers on stdin, one per line.
 # timed CMD...: runs CMD with the cache dropped, its output discarded; prints
 #   "seconds peak_rss_kb" (needs /usr/bin/time and $scratch for its logs).
-drop() { sync; if [ "$(id -u)" = 0 ]; then echo 3 > /proc/sys/vm/drop_caches; fi; }
+drop() { sync; if [ "$(id -u)" = 0 ] && [ -z "${NO_DROP:-}" ]; then echo 3 > /proc/sys/vm/drop_caches; fi; }
+floor_json() {
+  if [ -n "${NO_DROP:-}" ]; then
+    echo '{"read_s": 1, "write_s": 1, "floor1_s": 2, "note": "not measured (NO_DROP=1)"}'
+  else
+    "$iofloor" "$1" "$2" "$3"
+  fi
+}
+# json_num KEY JSON: the number after "KEY": in a JSON line.
+json_num() { echo "$2" | sed "s/.*\"$1\": \([0-9.]*\).*/\1/"; }
 median() { sort -g | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 timed() {
   drop

@@ -170,6 +170,33 @@ fn add_dd(dds: &mut Vec<JclDd>, name: &str, line: usize, operands: &str) -> Resu
     Ok(())
 }
 
+/// The in-stream data of the DD `name` (`//name DD *` or `DD DATA`, up to `/*` or the next `//`
+/// line), every other line of `text` left blank so that line numbers stay the file's; `None`
+/// when the step has no such DD.
+pub fn instream_text(text: &str, name: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let (mut inside, mut found) = (false, false);
+    for line in text.split('\n') {
+        let body = line.strip_suffix('\r').unwrap_or(line);
+        if body.starts_with("//") || body.starts_with("/*") {
+            inside = false;
+            let words: Vec<String> =
+                body[2..].split_whitespace().take(3).map(|w| w.to_ascii_uppercase()).collect();
+            if let [dd, op, what] = words.as_slice() {
+                let what = what.split(',').next().unwrap_or("");
+                if dd.eq_ignore_ascii_case(name) && op == "DD" && (what == "*" || what == "DATA") {
+                    inside = true;
+                    found = true;
+                }
+            }
+        } else if inside {
+            out.push_str(body);
+        }
+        out.push('\n');
+    }
+    found.then_some(out)
+}
+
 fn dcb_operand(dd: &mut JclDd, key: &str, value: &str, line: usize) -> Result<()> {
     match key {
         "RECFM" => dd.recfm = Some(value.to_ascii_uppercase()),
@@ -200,6 +227,10 @@ mod tests {
         assert_eq!((dds[0].recfm.as_deref(), dds[0].lrecl, dds[0].line), (Some("FB"), Some(80), 3));
         assert!(dds[1].sysout && dds[3].instream);
         assert_eq!((dds[2].dsns[0].as_str(), dds[2].lrecl), ("OUT.ONE", Some(40)));
+        let cntl = instream_text(text, "sysin").unwrap();
+        assert_eq!(cntl.lines().nth(9), Some(" SORT FIELDS=COPY"));
+        assert!(cntl.lines().filter(|l| !l.is_empty()).count() == 1);
+        assert!(instream_text(text, "JNF1CNTL").is_none());
         let err = dd_statements("//X DD DSN=A,LRECL=ABC\n").unwrap_err().to_string();
         assert!(err.contains("line 1") && err.contains("LRECL=ABC"), "{err}");
     }

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use oxsort_format::{parse_control, JoinSide, JoinSpec};
+use oxsort_format::{parse_control, parse_join_input_control, Control, JoinSide, JoinSpec};
 
 use crate::dd::DdMap;
 use crate::jcl::{self, JclDd};
@@ -36,6 +36,9 @@ pub struct JoinJob {
     pub f1: (Vec<PathBuf>, usize),
     /// F2's files (concatenated) and record length.
     pub f2: (Vec<PathBuf>, usize),
+    /// Each file's own control statements (`JNF1CNTL`, `JNF2CNTL`, or `idFnCNTL` with
+    /// `TASKID=id`), with where they were read, for messages.
+    pub controls: [Option<(String, Control)>; 2],
 }
 
 impl JoinJob {
@@ -45,6 +48,24 @@ impl JoinJob {
             JoinSide::F1 => &self.f1,
             JoinSide::F2 => &self.f2,
         }
+    }
+
+    /// The own control statements of one side, if it has any.
+    pub fn control(&self, side: JoinSide) -> Option<&Control> {
+        self.own(side).map(|(_, c)| c)
+    }
+
+    /// Where the own control statements of one side were read, if it has any.
+    pub fn control_source(&self, side: JoinSide) -> Option<&str> {
+        self.own(side).map(|(s, _)| s.as_str())
+    }
+
+    fn own(&self, side: JoinSide) -> Option<&(String, Control)> {
+        self.controls[match side {
+            JoinSide::F1 => 0,
+            JoinSide::F2 => 1,
+        }]
+        .as_ref()
     }
 }
 
@@ -88,6 +109,9 @@ pub fn prepare(args: &mut SortArgs) -> Result<(Option<JoinJob>, DdMap)> {
     // that name them; one that cannot be resolved is an error only for a job that needs it.
     for d in &dds {
         let known = matches!(d.name.as_str(), "SORTIN" | "SORTOUT" | "SYSIN" | "DFSPARM")
+            || control.join.as_ref().is_some_and(|j| {
+                d.name == j.f1.control_dd(JoinSide::F1) || d.name == j.f2.control_dd(JoinSide::F2)
+            })
             || control.join.as_ref().is_some_and(|j| d.name == j.f1.dd || d.name == j.f2.dd);
         if known || d.dsns.is_empty() || d.instream || d.sysout || d.dummy {
             continue;
@@ -148,8 +172,13 @@ pub fn prepare(args: &mut SortArgs) -> Result<(Option<JoinJob>, DdMap)> {
         };
         let f1 = side(&spec.f1, JoinSide::F1)?;
         let f2 = side(&spec.f2, JoinSide::F2)?;
-        dd.finish(&format!("{}, {}, SORTOUT", spec.f1.dd, spec.f2.dd))?;
-        return Ok((Some(JoinJob { spec, f1, f2 }), DdMap::default()));
+        let mut controls = [None, None];
+        for (slot, which) in controls.iter_mut().zip([JoinSide::F1, JoinSide::F2]) {
+            *slot = join_input_control(&spec, which, find, &text, &mut dd, &name)?;
+        }
+        let (c1, c2) = (spec.f1.control_dd(JoinSide::F1), spec.f2.control_dd(JoinSide::F2));
+        dd.finish(&format!("{}, {}, {c1}, {c2}, SORTOUT", spec.f1.dd, spec.f2.dd))?;
+        return Ok((Some(JoinJob { spec, f1, f2, controls }), DdMap::default()));
     }
     if args.inputs == ["-"] {
         if let Some(d) = find("SORTIN") {
@@ -177,6 +206,57 @@ pub fn prepare(args: &mut SortArgs) -> Result<(Option<JoinJob>, DdMap)> {
         }
     }
     Ok((None, dd))
+}
+
+/// The own control statements of one JOINKEYS file: DD `JNFnCNTL` (or `idFnCNTL`) given as
+/// `--dd`, as a data set of the JCL step, or in-stream (`//JNF1CNTL DD *`) in the control file.
+fn join_input_control<'a>(
+    spec: &JoinSpec,
+    which: JoinSide,
+    find: impl Fn(&str) -> Option<&'a JclDd>,
+    text: &str,
+    dd: &mut DdMap,
+    control: &str,
+) -> Result<Option<(String, Control)>> {
+    let input = spec.input(which);
+    let ddname = input.control_dd(which);
+    let mut paths = dd.take(&ddname);
+    let (source, body) = match find(&ddname) {
+        Some(d) if paths.is_empty() && d.instream => {
+            let body = jcl::instream_text(text, &ddname).unwrap_or_default();
+            (format!("{control} (//{ddname} DD *)"), body)
+        }
+        jcl_dd => {
+            if paths.is_empty() {
+                match jcl_dd {
+                    Some(d) => paths = resolve_inputs(d, dd, control)?,
+                    None => return Ok(None),
+                }
+            }
+            let mut body = String::new();
+            for p in &paths {
+                body.push_str(&std::fs::read_to_string(p).with_context(|| {
+                    format!(
+                        "reading {ddname} (the control statements of {}) {}",
+                        input.dd,
+                        p.display()
+                    )
+                })?);
+            }
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            (names.join(" + "), body)
+        }
+    };
+    let c = parse_join_input_control(&body, &ddname).map_err(|e| anyhow!("{source}: {e}"))?;
+    if c.filter.is_some() && input.filter.is_some() {
+        bail!(
+            "{source}: {ddname} has an INCLUDE or OMIT statement, and the JOINKEYS statement of \
+             {} (line {} of {control}) has INCLUDE= or OMIT=: give one of them",
+            which.name(),
+            input.line
+        );
+    }
+    Ok(Some((source, c)))
 }
 
 fn set_record_size(args: &mut SortArgs, n: usize, from: &str) -> Result<()> {

@@ -22,8 +22,8 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use oxsort_engine::{sort, Input, Output, SortConfig, SortSpec};
-use oxsort_format::{JoinSide, JoinSpec, RecordLayout};
+use oxsort_engine::{plan, sort, Input, Mode, Output, SortConfig, SortSpec};
+use oxsort_format::{JoinItem, JoinSide, JoinSpec, RecordLayout};
 use oxsort_io::{IoOptions, TempDir};
 
 use crate::job::JoinJob;
@@ -46,8 +46,9 @@ struct JoinCounts {
 /// Runs a JOINKEYS job; returns the exit status.
 pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     let control = args.keys.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let [len1, len2] = side_lengths(&job)?;
     let joined_len =
-        job.spec.joined_len(job.f1.1, job.f2.1).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
+        job.spec.joined_len(len1, len2).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
     RecordLayout::fixed(joined_len)
         .map_err(|e| anyhow::anyhow!("{control}: the joined records: {e}"))?;
     // The main task's statements are checked before any work.
@@ -62,46 +63,24 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     let parent = temp_parent(&args);
     let tmp = TempDir::new(&parent)
         .with_context(|| format!("creating a temp directory in {}", parent.display()))?;
-    let io = IoOptions { buffered: args.buffered, no_uring: args.no_uring, ..IoOptions::default() };
     let mut sources = Vec::new();
     for side in [JoinSide::F1, JoinSide::F2] {
-        let (paths, len) = job.input(side);
+        let (paths, _) = job.input(side);
         let input = job.spec.input(side);
-        if input.sorted {
+        let spec = side_spec(&job, side);
+        if input.sorted && !side_prepares(&job, side) {
             sources.push((paths.clone(), true));
             continue;
         }
         let out = tmp.path().join(format!("{}.sorted", side.name()));
-        let spec = SortSpec {
-            layout: RecordLayout::Fixed(*len),
-            key: Some(job.spec.sort_key(side)),
-            ..SortSpec::default()
-        };
-        let mut b = SortConfig::builder(
-            paths.iter().map(|p| Input::Path(p.clone())).collect(),
-            Output::Path(out.clone()),
-        )
-        .spec(spec)
-        .io(io.clone());
-        if let Some(m) = args.memory {
-            b = b.memory(m);
-        }
-        if let Some(t) = args.threads {
-            b = b.threads(t);
-        }
-        if args.temp_dirs.is_empty() {
-            b = b.temp_dir(tmp.path());
-        }
-        for d in &args.temp_dirs {
-            b = b.temp_dir(d.clone());
-        }
-        let cfg = b.build().with_context(|| format!("the {} sort of {}", side.name(), input.dd))?;
+        let cfg = side_config(&args, &job, side, spec, out.clone(), tmp.path())?;
+        let what = if input.sorted { "copying" } else { "sorting" };
         sort(&cfg)
-            .with_context(|| format!("sorting {} ({}) by its join keys", input.dd, side.name()))?;
+            .with_context(|| format!("{what} {} ({}) by its join keys", input.dd, side.name()))?;
         sources.push((vec![out], false));
     }
     let joined = tmp.path().join("joined");
-    let counts = merge_join(&job, &sources, &joined)?;
+    let counts = merge_join(&job, [len1, len2], &sources, &joined)?;
     args.inputs = vec![joined.display().to_string()];
     let cfg = args.config(args.wants_progress())?;
     let stats = sort(&cfg)?;
@@ -120,6 +99,264 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     let code = crate::sort_cmd::finish_sort(&args, stats)?;
     tmp.remove();
     Ok(code)
+}
+
+/// The engine's configuration of one side's sort (or copy) into `out`; its runs go to the
+/// `--temp-dir`s, else to `tmp`.
+fn side_config(
+    args: &SortArgs,
+    job: &JoinJob,
+    side: JoinSide,
+    spec: SortSpec,
+    out: PathBuf,
+    tmp: &Path,
+) -> Result<SortConfig> {
+    let (paths, _) = job.input(side);
+    let io = IoOptions { buffered: args.buffered, no_uring: args.no_uring, ..IoOptions::default() };
+    let mut b = SortConfig::builder(
+        paths.iter().map(|p| Input::Path(p.clone())).collect(),
+        Output::Path(out),
+    )
+    .spec(spec)
+    .io(io);
+    if let Some(m) = args.memory {
+        b = b.memory(m);
+    }
+    if let Some(t) = args.threads {
+        b = b.threads(t);
+    }
+    if args.temp_dirs.is_empty() {
+        b = b.temp_dir(tmp);
+    }
+    for d in &args.temp_dirs {
+        b = b.temp_dir(d.clone());
+    }
+    b.build().with_context(|| format!("the {} sort of {}", side.name(), job.spec.input(side).dd))
+}
+
+/// Runs `oxsort explain` of a JOINKEYS job: what each file's subtask does and its plan, the
+/// join, REFORMAT, and the plan of the main task on the joined records.
+pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
+    let control = args.keys.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let lens = side_lengths(&job)?;
+    let joined_len =
+        job.spec.joined_len(lens[0], lens[1]).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
+    args.keys.joined_record_size = Some(joined_len);
+    let parent = temp_parent(&args);
+    let mut text = String::from("JOINKEYS job\n");
+    let mut sides = Vec::new();
+    for side in [JoinSide::F1, JoinSide::F2] {
+        let input = job.spec.input(side);
+        let (paths, len) = job.input(side);
+        let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let keys: Vec<String> = input
+            .keys
+            .iter()
+            .map(|k| format!("{},{},{}", k.offset + 1, k.len, if k.descending { 'D' } else { 'A' }))
+            .collect();
+        text += &format!(
+            "{}  {} ({}), {len}-byte records, keys ({})\n",
+            side.name(),
+            input.dd,
+            files.join(" + "),
+            keys.join(",")
+        );
+        let steps = side_steps(&job, side, lens);
+        for st in &steps {
+            text += &format!("    {st}\n");
+        }
+        let plan = if input.sorted && !side_prepares(&job, side) {
+            text += "    SORTED: read as it is, its key order checked during the join\n";
+            None
+        } else {
+            let out = parent.join(format!(".oxsort-join-{}.sorted", side.name()));
+            let cfg = side_config(&args, &job, side, side_spec(&job, side), out, &parent)?;
+            let p = plan(&cfg)?;
+            text += if input.sorted {
+                "    SORTED: kept in its order (merged as one input, the order checked):\n"
+            } else {
+                "    sorted by its join keys:\n"
+            };
+            text += &indent(&p.to_text(), "      ");
+            Some(p)
+        };
+        sides.push(serde_json::json!({
+            "side": side.name(),
+            "dd": input.dd,
+            "files": files,
+            "record_size": len,
+            "record_size_joined": lens[if side == JoinSide::F1 { 0 } else { 1 }],
+            "sorted": input.sorted,
+            "steps": steps,
+            "plan": plan,
+        }));
+    }
+    let kind = join_kind(&job.spec);
+    text += &format!("JOIN  {kind}\n");
+    let reformat = reformat_text(&job.spec);
+    text += &format!("REFORMAT  {reformat} -> {joined_len}-byte joined records\n");
+    let cfg = args.config(false)?;
+    let main = plan(&cfg)?;
+    text += "Main task, on the joined records (their number is known after the join):\n";
+    text += &indent(&main.to_text(), "  ");
+    if json {
+        let v = serde_json::json!({
+            "joinkeys": sides,
+            "join": kind,
+            "reformat": reformat,
+            "joined_record_size": joined_len,
+            "main": main,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{text}");
+    }
+    Ok(0)
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines().map(|l| format!("{by}{l}\n")).collect()
+}
+
+/// What one side's subtask does before its sort, in order, one line each.
+fn side_steps(job: &JoinJob, side: JoinSide, lens: [usize; 2]) -> Vec<String> {
+    let input = job.spec.input(side);
+    let spec = side_spec(job, side);
+    let mut steps = Vec::new();
+    if let Some(n) = spec.skiprec {
+        steps.push(format!("SKIPREC={n}: the first {n} records skipped"));
+    }
+    let own = job.control(side);
+    if let Some(f) = &spec.filter {
+        let from = if own.is_some_and(|c| c.filter.is_some()) {
+            format!("{}'s", input.control_dd(side))
+        } else {
+            "JOINKEYS".to_string()
+        };
+        let what = if f.omit { "OMIT" } else { "INCLUDE" };
+        steps.push(format!("{what} ({from}): only the records it keeps are joined"));
+    }
+    if let Some(n) = spec.stopaft {
+        steps.push(format!("STOPAFT={n}: reading stops after {n} records kept"));
+    }
+    if let Some(src) = job.control_source(side) {
+        steps.push(format!("own statements: {} from {src}", input.control_dd(side)));
+    }
+    if spec.inrec.is_some() {
+        let after = lens[if side == JoinSide::F1 { 0 } else { 1 }];
+        steps.push(format!(
+            "INREC: {}-byte records reshaped to {after} bytes (the keys refer to them)",
+            job.input(side).1
+        ));
+    }
+    if spec.unique {
+        steps.push("SUM FIELDS=NONE: the first record of each join key kept".into());
+    } else if let Some(f) = &spec.sum {
+        steps.push(format!("SUM: {} fields added within each join key", f.len()));
+    }
+    steps
+}
+
+/// The kind of join `JOIN` asks for, in words.
+fn join_kind(spec: &JoinSpec) -> String {
+    match (spec.unpaired_f1, spec.unpaired_f2, spec.only) {
+        (false, false, _) => "inner join: paired records only".into(),
+        (true, false, false) => "left outer join: paired records and unpaired F1 records".into(),
+        (false, true, false) => "right outer join: paired records and unpaired F2 records".into(),
+        (true, true, false) => {
+            "full outer join: paired records and unpaired F1 and F2 records".into()
+        }
+        (true, false, true) => "unpaired F1 records only".into(),
+        (false, true, true) => "unpaired F2 records only".into(),
+        (true, true, true) => "unpaired F1 and F2 records only".into(),
+    }
+}
+
+/// `REFORMAT FIELDS=` as written (or what is passed without it).
+fn reformat_text(spec: &JoinSpec) -> String {
+    let Some(items) = &spec.reformat else {
+        return "none: the unpaired records are passed as they are".into();
+    };
+    let mut out = Vec::new();
+    let mut last = None;
+    for item in items {
+        match *item {
+            JoinItem::Field { side, offset, len } => {
+                let prefix =
+                    if last == Some(side) { String::new() } else { format!("{}:", side.name()) };
+                last = Some(side);
+                out.push(format!("{prefix}{},{len}", offset + 1));
+            }
+            JoinItem::Indicator => {
+                out.push("?".into());
+                last = None;
+            }
+        }
+    }
+    let fill = match spec.fill {
+        b if b.is_ascii_graphic() || b == b' ' => format!("C'{}'", b as char),
+        b => format!("X'{b:02X}'"),
+    };
+    format!("FIELDS=({}),FILL={fill}", out.join(","))
+}
+
+/// What the subtask of one JOINKEYS file does before the join: its `INCLUDE=`/`OMIT=` and
+/// `STOPAFT=`, then its own statements (`JNFnCNTL`: INCLUDE/OMIT, INREC, SUM, OPTION SKIPREC/
+/// STOPAFT), and a sort by its join keys (which refer to INREC's records). A `SORTED` file is
+/// merged as the one input of a merge: kept in its order, and that order checked.
+pub(crate) fn side_spec(job: &JoinJob, side: JoinSide) -> SortSpec {
+    let input = job.spec.input(side);
+    let mut spec = SortSpec {
+        layout: RecordLayout::Fixed(job.input(side).1),
+        key: Some(job.spec.sort_key(side)),
+        filter: input.filter.clone(),
+        stopaft: input.stopaft,
+        mode: if input.sorted { Mode::Merge } else { Mode::Sort },
+        ..SortSpec::default()
+    };
+    if let Some(c) = job.control(side) {
+        if c.filter.is_some() {
+            spec.filter = c.filter.clone();
+        }
+        spec.inrec = c.inrec.clone();
+        spec.sum = c.sum.clone();
+        spec.unique = c.sum_none;
+        spec.skiprec = c.skiprec;
+        // STOPAFT= on JOINKEYS and OPTION STOPAFT= in its statements: the fewer records.
+        spec.stopaft = match (spec.stopaft, c.stopaft) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    spec
+}
+
+/// Whether a side does more than put its records in key order (a SORTED file that does not is
+/// read as it is).
+pub(crate) fn side_prepares(job: &JoinJob, side: JoinSide) -> bool {
+    let input = job.spec.input(side);
+    input.filter.is_some() || input.stopaft.is_some() || job.control(side).is_some()
+}
+
+/// The record length of each side as the join sees it (after its INREC), its statements
+/// checked against its records.
+pub(crate) fn side_lengths(job: &JoinJob) -> Result<[usize; 2]> {
+    let len = |side: JoinSide| -> Result<usize> {
+        let key = side_spec(job, side).compile().map_err(|e| {
+            let input = job.spec.input(side);
+            let (source, what) = match job.control_source(side) {
+                Some(s) => (s.to_string(), format!("{} with ", input.control_dd(side))),
+                None => (input.dd.clone(), String::new()),
+            };
+            anyhow::anyhow!(
+                "{source}: {what}the JOINKEYS keys of {} ({}): {e}",
+                input.dd,
+                side.name()
+            )
+        })?;
+        Ok(key.layout().fixed_size().expect("a join side's records are fixed-length"))
+    };
+    Ok([len(JoinSide::F1)?, len(JoinSide::F2)?])
 }
 
 /// Where the join's temp directory goes: the first `--temp-dir`, else the output's directory,
@@ -159,8 +396,13 @@ struct SideReader<'a> {
 }
 
 impl<'a> SideReader<'a> {
-    fn new(job: &'a JoinJob, side: JoinSide, paths: Vec<PathBuf>, user_sorted: bool) -> Self {
-        let len = job.input(side).1;
+    fn new(
+        job: &'a JoinJob,
+        side: JoinSide,
+        len: usize,
+        paths: Vec<PathBuf>,
+        user_sorted: bool,
+    ) -> Self {
         SideReader {
             spec: &job.spec,
             side,
@@ -262,10 +504,15 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 }
 
 /// The merge join of two key-ordered sides into `out`.
-fn merge_join(job: &JoinJob, sources: &[(Vec<PathBuf>, bool)], out: &Path) -> Result<JoinCounts> {
+fn merge_join(
+    job: &JoinJob,
+    lens: [usize; 2],
+    sources: &[(Vec<PathBuf>, bool)],
+    out: &Path,
+) -> Result<JoinCounts> {
     let spec = &job.spec;
-    let mut a = SideReader::new(job, JoinSide::F1, sources[0].0.clone(), sources[0].1);
-    let mut b = SideReader::new(job, JoinSide::F2, sources[1].0.clone(), sources[1].1);
+    let mut a = SideReader::new(job, JoinSide::F1, lens[0], sources[0].0.clone(), sources[0].1);
+    let mut b = SideReader::new(job, JoinSide::F2, lens[1], sources[1].0.clone(), sources[1].1);
     let file = File::create(out).with_context(|| format!("creating {}", out.display()))?;
     let mut w = BufWriter::with_capacity(JOIN_IO_BUFFER, file);
     let mut rec = Vec::new();

@@ -452,8 +452,8 @@ pub fn closing_report(stats: &oxsort_engine::SortStats) -> String {
 /// Runs `oxsort explain`; returns the exit status.
 pub fn run_explain(mut args: SortArgs, json: bool) -> Result<i32> {
     let (join, dd) = crate::job::prepare(&mut args)?;
-    if join.is_some() {
-        anyhow::bail!("oxsort explain does not plan JOINKEYS jobs yet: run them with oxsort sort");
+    if let Some(join) = join {
+        return crate::join_cmd::explain(args, join, json);
     }
     args.resolve_job(dd)?;
     let cfg = args.config(false)?;

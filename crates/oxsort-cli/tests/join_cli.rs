@@ -377,3 +377,167 @@ fn inputs_bigger_than_memory_join_in_two_passes() {
         assert!(got == want, "{control}: output differs");
     }
 }
+
+/// The records DFSORT's SUM FIELDS=NONE keeps: the first (in input order) of each join key.
+fn first_of_each_key(recs: Vec<Vec<u8>>, at: usize) -> Vec<Vec<u8>> {
+    let mut seen = std::collections::HashSet::new();
+    recs.into_iter().filter(|r| seen.insert(r[at..at + 4].to_vec())).collect()
+}
+
+#[test]
+fn joinkeys_include_omit_and_stopaft_select_each_file_before_the_join() {
+    let s = setup(500, 400);
+    let v = &VARIANTS[3];
+    // F1: INCLUDE= on the last digit of its sequence number (byte 10); F2: OMIT= on its own
+    // (byte 16), then STOPAFT=150 of the records it keeps (in input order, before the sort).
+    let f1: Vec<Vec<u8>> = s.f1.iter().filter(|r| r[9] < b'5').cloned().collect();
+    let f2: Vec<Vec<u8>> = s.f2.iter().filter(|r| r[15] != b'3').take(150).cloned().collect();
+    assert!(f1.len() < s.f1.len() && f2.len() == 150);
+    let want = reference(&f1, &f2, v, reformat).concat();
+    let keys = " JOINKEYS FILE=F1,FIELDS=(1,2,A,3,2,D),INCLUDE=(10,1,CH,LT,C'5')\n \
+                JOINKEYS FILE=F2,FIELDS=(6,2,A,8,2,D),\n   OMIT=(16,1,CH,EQ,C'3'),STOPAFT=150\n";
+    let control = format!("{keys}{}{REFORMAT} OPTION COPY\n", v.join);
+    for extra in [&[][..], &["--memory", "1M"][..]] {
+        let got = run_job(&s, &control, extra).unwrap_or_else(|e| panic!("{e}"));
+        assert!(got == want, "output differs ({extra:?})");
+    }
+    // INCLUDE=ALL keeps everything, OMIT=ALL nothing (then no pair, and JOIN keeps F1's).
+    let all = " JOINKEYS FILE=F1,FIELDS=(1,2,A,3,2,D),INCLUDE=ALL\n \
+               JOINKEYS FILE=F2,FIELDS=(6,2,A,8,2,D),OMIT=ALL\n";
+    let want = reference(&s.f1, &[], &VARIANTS[1], reformat).concat();
+    let got = run_job(&s, &format!("{all}{}{REFORMAT} OPTION COPY\n", VARIANTS[1].join), &[]);
+    assert!(got.unwrap() == want);
+}
+
+/// `INREC BUILD=(C'#',11,4,6,25)` of an F2 record: its keys stay at bytes 6-9.
+fn f2_inrec(r: &[u8]) -> Vec<u8> {
+    [&b"#"[..], &r[10..14], &r[5..30]].concat()
+}
+
+#[test]
+fn each_file_s_own_statements_apply_before_its_sort() {
+    let s = setup(600, 500);
+    let v = &VARIANTS[4];
+    // JNF1CNTL: INCLUDE, then SUM FIELDS=NONE on the join keys (the first record of each key);
+    // JNF2CNTL: OMIT on the record as read, then INREC (the keys refer to its records).
+    let f1 = first_of_each_key(s.f1.iter().filter(|r| r[9] < b'7').cloned().collect(), 0);
+    let f2: Vec<Vec<u8>> = s.f2.iter().filter(|r| r[15] != b'3').map(|r| f2_inrec(r)).collect();
+    let want = reference(&f1, &f2, v, reformat).concat();
+    let cntl1 = s.dir.path().join("jnf1.ctl");
+    let cntl2 = s.dir.path().join("jnf2.ctl");
+    std::fs::write(&cntl1, "* F1's own\n INCLUDE COND=(10,1,CH,LT,C'7')\n SUM FIELDS=NONE\n")
+        .unwrap();
+    std::fs::write(&cntl2, " OMIT COND=(16,1,CH,EQ,C'3')\n INREC BUILD=(C'#',11,4,6,25)\n")
+        .unwrap();
+    let control = format!("{KEYS}{}{REFORMAT} OPTION COPY\n", v.join);
+    let d1 = format!("--dd=JNF1CNTL={}", cntl1.display());
+    let d2 = format!("--dd=JNF2CNTL={}", cntl2.display());
+    for memory in ["64M", "1M"] {
+        let got = run_job(&s, &control, &[&d1, &d2, "--memory", memory]).unwrap();
+        assert!(got == want, "output differs (memory {memory})");
+    }
+
+    // TASKID=T1 on F1 reads T1F1CNTL; the same statements in-stream in the JCL step for F2.
+    let jcl = format!(
+        "//S1 EXEC PGM=SORT\n//SORTJNF1 DD DSN=IN.ONE,DISP=SHR\n//SORTJNF2 DD DSN=IN.TWO\n\
+         //SORTOUT DD SYSOUT=*\n//SYSIN DD *\n \
+         JOINKEYS FILE=F1,FIELDS=(1,2,A,3,2,D),TASKID=T1\n \
+         JOINKEYS FILE=F2,FIELDS=(6,2,A,8,2,D)\n{}{REFORMAT} OPTION COPY\n/*\n\
+         //JNF2CNTL DD *\n OMIT COND=(16,1,CH,EQ,C'3')\n INREC BUILD=(C'#',11,4,6,25)\n/*\n",
+        v.join
+    );
+    let t1 = format!("--dd=T1F1CNTL={}", cntl1.display());
+    assert!(run_job(&s, &jcl, &[&t1]).unwrap() == want, "JCL job output differs");
+    // SORTED files keep their order; their own statements still apply.
+    let mut sorted2 = s.f2.clone();
+    sorted2.sort_by(|a, b| key_cmp(a, 5, b, 5));
+    write_records(&s.p2, &sorted2);
+    let sorted = jcl.replace("FIELDS=(6,2,A,8,2,D)", "FIELDS=(6,2,A,8,2,D),SORTED");
+    assert!(run_job(&s, &sorted, &[&t1]).unwrap() == want, "SORTED output differs");
+}
+
+#[test]
+fn join_input_statement_mistakes_are_named() {
+    let s = setup(10, 10);
+    let ctl = s.dir.path().join("bad.ctl");
+    let with_cntl = |text: &str, control: &str| {
+        std::fs::write(&ctl, text).unwrap();
+        run_job(&s, control, &[&format!("--dd=JNF1CNTL={}", ctl.display())]).unwrap_err()
+    };
+    let plain = format!("{KEYS}{REFORMAT} OPTION COPY\n");
+    let e = with_cntl(" INREC BUILD=(1,20)\n SORT FIELDS=(1,2,CH,A)\n", &plain);
+    assert!(e.contains("line 2, column 2") && e.contains("not allowed in JNF1CNTL"), "{e}");
+    assert!(e.contains("INCLUDE, OMIT, INREC, SUM"), "{e}");
+    let e = with_cntl(" OPTION COPY\n", &plain);
+    assert!(e.contains("line 1") && e.contains("OPTION COPY"), "{e}");
+    let e = with_cntl(" INREC BUILD=(1,2)\n", &plain);
+    assert!(e.contains("JNF1CNTL") && e.contains("byte 4") && e.contains("2-byte"), "{e}");
+    let both = plain.replace("(1,2,A,3,2,D)", "(1,2,A,3,2,D),INCLUDE=(1,1,CH,EQ,C'A')");
+    let e = with_cntl(" OMIT COND=(1,1,CH,EQ,C'B')\n", &both);
+    assert!(e.contains("give one of them") && e.contains("line 1"), "{e}");
+    let e =
+        run_job(&s, &plain.replace("(1,2,A,3,2,D)", "(1,2,A,3,2,D),TASKID=ABC"), &[]).unwrap_err();
+    assert!(e.contains("line 1") && e.contains("two-character id"), "{e}");
+    let e = run_job(&s, &plain.replace("(1,2,A,3,2,D)", "(1,2,A,3,2,D),INCLUDE=(1,1,CH)"), &[])
+        .unwrap_err();
+    assert!(e.contains("line 1, column"), "{e}");
+}
+
+#[test]
+fn explain_shows_each_file_s_subtask_the_join_and_the_main_task() {
+    let s = setup(300, 200);
+    let cntl = s.dir.path().join("jnf2.ctl");
+    std::fs::write(&cntl, " OMIT COND=(16,1,CH,EQ,C'3')\n INREC BUILD=(C'#',11,4,6,25)\n").unwrap();
+    let control = " JOINKEYS FILE=F1,FIELDS=(1,2,A,3,2,D),SORTED,INCLUDE=(10,1,CH,LT,C'5')\n \
+                   JOINKEYS FILE=F2,FIELDS=(6,2,A,8,2,D),STOPAFT=50\n JOIN UNPAIRED,F2\n \
+                   REFORMAT FIELDS=(F1:1,20,F2:9,10,?,F2:1,4),FILL=C'*'\n SORT FIELDS=(21,10,CH,D)\n";
+    let ctl = s.dir.path().join("ctl");
+    std::fs::write(&ctl, control).unwrap();
+    let out = s.dir.path().join("out.dat");
+    let explain = |json: bool| {
+        let o = run(oxsort()
+            .arg("explain")
+            .args(json.then_some("--json"))
+            .arg("--control")
+            .arg(&ctl)
+            .arg(format!("--dd=SORTJNF1={}", s.p1.display()))
+            .arg(format!("--dd=SORTJNF2={}", s.p2.display()))
+            .arg(format!("--dd=JNF2CNTL={}", cntl.display()))
+            .args([&format!("--lrecl=SORTJNF1={F1_LEN}"), &format!("--lrecl=SORTJNF2={F2_LEN}")])
+            .arg("-o")
+            .arg(&out));
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let text = explain(false);
+    let f1 =
+        &text[text.find("F1  SORTJNF1").expect("F1's part")..text.find("F2  SORTJNF2").unwrap()];
+    assert!(f1.contains("20-byte records, keys (1,2,A,3,2,D)"), "{f1}");
+    assert!(f1.contains("INCLUDE (JOINKEYS)") && f1.contains("SORTED: kept in its order"), "{f1}");
+    let f2 = &text[text.find("F2  SORTJNF2").unwrap()..text.find("JOIN  ").expect("the join")];
+    for step in [
+        "OMIT (JNF2CNTL's)",
+        "STOPAFT=50",
+        "INREC: 30-byte records reshaped to 30",
+        "sorted by its join keys",
+        "records      200 of 30 bytes",
+    ] {
+        assert!(f2.contains(step), "{step} missing: {f2}");
+    }
+    assert!(text.contains("JOIN  right outer join"), "{text}");
+    assert!(
+        text.contains("REFORMAT  FIELDS=(F1:1,20,F2:9,10,?,F2:1,4),FILL=C'*' -> 35-byte"),
+        "{text}"
+    );
+    let main = &text[text.find("Main task").expect("the main task")..];
+    assert!(main.contains("of 35 bytes"), "{main}");
+    let json: serde_json::Value = serde_json::from_str(&explain(true)).unwrap();
+    assert_eq!(json["joined_record_size"], 35);
+    assert_eq!(json["joinkeys"][1]["plan"]["records"], 200);
+    assert_eq!(
+        json["joinkeys"][0]["plan"]["records"], 300,
+        "a SORTED file with a filter is copied"
+    );
+    assert_eq!(json["main"]["record_size"], 35);
+    assert!(!out.exists() && leftovers(s.dir.path()).is_empty(), "explain wrote files");
+}

@@ -12,6 +12,13 @@
 //! - HEADER1 lines come first, TRAILER1 lines last, blank-padded to the data records' length;
 //!   COUNT is the number of data records of that output, 8 characters, leading zeros blank;
 //!   COUNT=(TO=ZD,LENGTH=n) is n digits with leading zeros;
+//! - COUNT=(Mn|EDIT=(pattern),LENGTH=n) edits the count as a 15-digit number (M11: all its
+//!   digits; a pattern's I digits blank the leading zeros and the separators before the first
+//!   significant digit, the leading sign floating just before it), LENGTH=n keeping its n
+//!   rightmost characters;
+//! - without REMOVECC, every record of a report output starts with an ANSI carriage-control
+//!   byte: '1' (new page) on the first HEADER1 line and the first TRAILER1 line, ' ' on every
+//!   other line and data record;
 //! - a SORTOUT that no OUTFIL names gets the sorted records without OUTFIL processing.
 //!
 //! Every job runs in one pass (64 MiB) and in two (1 MiB, many runs); every failure leaves no
@@ -73,6 +80,7 @@ fn reference(sorted: &[Vec<u8>]) -> Vec<(&'static str, Vec<u8>)> {
     let (mut of01, mut of02) = (Vec::new(), Vec::new());
     let (mut lo1, mut lo2, mut lo3) = (Vec::new(), Vec::new(), Vec::new());
     let mut rest_data: Vec<Vec<u8>> = Vec::new();
+    let mut rpt_data: Vec<Vec<u8>> = Vec::new();
     let (mut kb, mut k01, mut klo) = (0usize, 0usize, 0usize);
     for (i, r) in sorted.iter().enumerate() {
         let n = i + 1;
@@ -109,6 +117,11 @@ fn reference(sorted: &[Vec<u8>]) -> Vec<(&'static str, Vec<u8>)> {
             .extend_from_slice(&o);
             klo += 1;
         }
+        // OUTFIL FNAMES=RPT,INCLUDE=(7,2,CH,EQ,C'CC'),BUILD=(1,6,2X,9,5,10X),HEADER1=...
+        if &r[6..8] == b"CC" {
+            taken = true;
+            rpt_data.push([&r[..6], b"  ", &r[8..13], &[b' '; 10]].concat());
+        }
         // OUTFIL FNAMES=REST,SAVE,REMOVECC,HEADER1=(...),TRAILER1=(...)
         if !taken {
             rest_data.push(r.clone());
@@ -120,7 +133,21 @@ fn reference(sorted: &[Vec<u8>]) -> Vec<(&'static str, Vec<u8>)> {
     rest.extend(rest_data.iter().flatten());
     let count = rest_data.len();
     rest.extend_from_slice(&line(&format!("COUNT {count:>8}   {count:06}"), LEN));
+    // The report with carriage control: 23-byte lines after the control byte.
+    let n = rpt_data.len();
+    assert!((1000..100_000).contains(&n), "the test's edit reference assumes 4-5 digits");
+    let mut rpt = [b"1".to_vec(), line("CC RECORDS", 23)].concat();
+    for d in &rpt_data {
+        rpt.push(b' ');
+        rpt.extend_from_slice(d);
+    }
+    let edited = format!("+{},{:03}", n / 1000, n % 1000);
+    rpt.push(b'1');
+    rpt.extend_from_slice(&line(&format!("N={n:07} {edited:>7}"), 23));
+    rpt.push(b' ');
+    rpt.extend_from_slice(&line("END", 23));
     vec![
+        ("RPT", rpt),
         ("OUTA", outa),
         ("OUTB1", b1),
         ("OUTB2", b2),
@@ -142,6 +169,9 @@ const JOB: &str = "\
  OUTFIL FILES=(01,02),STARTREC=5,ENDREC=40,SPLITBY=4
  OUTFIL FNAMES=(LO1,LO2,LO3),OMIT=(9,5,ZD,GT,+50000),
         OVERLAY=(25:C'LOW'),SPLIT1R=1000
+ OUTFIL FNAMES=RPT,INCLUDE=(7,2,CH,EQ,C'CC'),BUILD=(1,6,2X,9,5,10X),
+        HEADER1=('CC RECORDS'),
+        TRAILER1=('N=',COUNT=(M11,LENGTH=7),X,COUNT=(EDIT=(SII,IIT),SIGNS=(+)),/,'END')
  OUTFIL FNAMES=REST,SAVE,REMOVECC,
         HEADER1=('REST OF THE RECORDS',2/,6:'KEY'),
         TRAILER1=(C'COUNT ',COUNT,3X,COUNT=(TO=ZD,LENGTH=6))
@@ -288,7 +318,8 @@ fn a_failed_job_leaves_no_output_and_no_temp_file() {
     std::fs::write(&input, recs.concat()).unwrap();
     let ctl = dir.path().join("job.ctl");
     std::fs::write(&ctl, JOB).unwrap();
-    let names = ["OUTA", "OUTB1", "OUTB2", "SORTOF01", "SORTOF02", "LO1", "LO2", "LO3", "REST"];
+    let names =
+        ["RPT", "OUTA", "OUTB1", "OUTB2", "SORTOF01", "SORTOF02", "LO1", "LO2", "LO3", "REST"];
     let outs = dir.path().join("outs");
     std::fs::create_dir(&outs).unwrap();
     let mapped = |bad: &str, to: PathBuf| -> Vec<(String, PathBuf)> {
@@ -345,8 +376,9 @@ fn unsupported_outfil_operands_are_named() {
     let ctl = dir.path().join("job.ctl");
     for (control, expect) in [
         (" OUTFIL FNAMES=A,HEADER2=('X')\n", "HEADER2 is not supported"),
-        (" OUTFIL FNAMES=A,TRAILER1=(COUNT=(M11,LENGTH=8))\n", "edit masks (M11)"),
-        (" OUTFIL FNAMES=A,HEADER1=('X')\n", "add REMOVECC"),
+        (" OUTFIL FNAMES=A,TRAILER1=(EDCOUNT)\n", "EDCOUNT is an operand of ICETOOL"),
+        (" OUTFIL FNAMES=A,TRAILER1=(COUNT=(M11,TO=ZD))\n", "either converted"),
+        (" OUTFIL FNAMES=A,TRAILER1=(COUNT=(M27))\n", "M0 to M26"),
         (
             " OUTFIL FNAMES=A,INCLUDE=(7,2,CH,EQ,C'AA'),SAVE\n",
             "only one of INCLUDE=, OMIT= and SAVE",
@@ -423,13 +455,68 @@ fn skiprec_stopaft_and_mainsize_as_dfsort_orders_them() {
 }
 
 #[test]
+fn skiprec_and_stopaft_on_standard_input_and_on_lines() {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let recs = records(&mut rng);
+    let input = dir.path().join("in.dat");
+    std::fs::write(&input, recs.concat()).unwrap();
+    let lines = dir.path().join("in.txt");
+    std::fs::write(&lines, recs.iter().flat_map(|r| [&r[..], b"\n"].concat()).collect::<Vec<u8>>())
+        .unwrap();
+    let ctl = dir.path().join("job.ctl");
+    let out = dir.path().join("out.dat");
+    // DFSORT's order: SKIPREC drops the first records read, INCLUDE selects, STOPAFT ends the
+    // input after the n-th record INCLUDE accepted.
+    for (cond, stopaft) in [(" INCLUDE COND=(7,2,CH,EQ,C'AA')\n", 500), ("", 700)] {
+        let kept: Vec<Vec<u8>> = recs[100..]
+            .iter()
+            .filter(|r| cond.is_empty() || &r[6..8] == b"AA")
+            .take(stopaft)
+            .cloned()
+            .collect();
+        let want = sorted(&kept);
+        std::fs::write(
+            &ctl,
+            format!(" SORT FIELDS=(1,6,CH,A)\n OPTION SKIPREC=100,STOPAFT={stopaft}\n{cond}"),
+        )
+        .unwrap();
+        for (from, flags) in [(&input, &["--record-size", "30"][..]), (&lines, &["--lines"][..])] {
+            for stdin in [true, false] {
+                let mut cmd = oxsort();
+                cmd.arg("sort").args(flags).arg("-o").arg(&out).arg("--control").arg(&ctl);
+                if stdin {
+                    cmd.stdin(std::fs::File::open(from).unwrap());
+                } else {
+                    cmd.arg(from);
+                }
+                let o = run(&mut cmd);
+                let what = format!("{cond:?} {flags:?} stdin {stdin} (seed {seed})");
+                assert!(o.status.success(), "{what}: {}", stderr(&o));
+                let got = std::fs::read(&out).unwrap();
+                let want: Vec<u8> = if flags[0] == "--lines" {
+                    want.iter().flat_map(|r| [&r[..], b"\n"].concat()).collect()
+                } else {
+                    want.concat()
+                };
+                assert!(got == want, "{what}: output differs");
+                assert!(stderr(&o).contains("100 skipped (SKIPREC)"), "{what}: {}", stderr(&o));
+            }
+        }
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
 fn explain_lists_each_outfil_output() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.dat");
     std::fs::write(&input, records(&mut Rng::new(2)).concat()).unwrap();
     let ctl = dir.path().join("job.ctl");
     std::fs::write(&ctl, JOB).unwrap();
-    let names = ["OUTA", "OUTB1", "OUTB2", "SORTOF01", "SORTOF02", "LO1", "LO2", "LO3", "REST"];
+    let names =
+        ["RPT", "OUTA", "OUTB1", "OUTB2", "SORTOF01", "SORTOF02", "LO1", "LO2", "LO3", "REST"];
     let o = run(oxsort()
         .arg("explain")
         .arg("--control")
@@ -443,6 +530,8 @@ fn explain_lists_each_outfil_output() {
         assert!(text.contains(&format!("outfil       {n} -> ")), "{n}: {text}");
     }
     assert!(text.contains("OUTA -> ") && text.contains("12-byte records"), "{text}");
+    // The report output's records carry their carriage-control byte: 23 + 1 bytes.
+    assert!(text.contains("RPT -> ") && text.contains("24-byte records"), "{text}");
     assert!(text.contains("SPLIT1R=1000"), "{text}");
     assert!(text.contains("output       none besides the OUTFIL outputs"), "{text}");
     // Nothing is written by explain.

@@ -349,6 +349,73 @@ fn jobs() -> Vec<Job> {
             },
         },
         Job {
+            name: "inrec seqnum (restart) in input order, parse in ifthen and with overlay",
+            control: " INCLUDE COND=(14,3,CH,NE,C'XX ')\n\
+                      \x20INREC IFTHEN=(WHEN=INIT,OVERLAY=(41:SEQNUM,6,ZD)),\n\
+                      \x20  IFTHEN=(WHEN=INIT,OVERLAY=(47:SEQNUM,3,ZD,RESTART=(14,3))),\n\
+                      \x20  IFTHEN=(WHEN=(1,4,CH,EQ,C'AAAA'),\n\
+                      \x20    PARSE=(%01=(STARTAT=C'P',FIXLEN=3)),OVERLAY=(50:%01)),\n\
+                      \x20  IFTHEN=(WHEN=NONE,OVERLAY=(50:C'---'))\n\
+                      \x20SORT FIELDS=(14,3,CH,A,5,4,BI,D)\n\
+                      \x20OUTREC PARSE=(%02=(STARTAFT=C'A',ENDBEFR=C'M',FIXLEN=4)),\n\
+                      \x20  OVERLAY=(17:%02)\n",
+            want: |recs| {
+                // DFSORT's PARSE: a cursor from the record's start; a field starts at (or
+                // after) its constant, blank when it is missing; it ends before ENDBEFR's
+                // constant or at the record's end, cut or padded to FIXLEN.
+                let parsed = |r: &[u8], start: &[u8], after: bool, end: Option<u8>, len: usize| {
+                    let found = r.windows(start.len()).position(|w| w == start);
+                    let mut f = match found {
+                        None => Vec::new(),
+                        Some(i) => {
+                            let from = if after { i + start.len() } else { i };
+                            let to = end
+                                .and_then(|e| r[from..].iter().position(|&b| b == e))
+                                .map_or(r.len(), |j| from + j);
+                            r[from..to].to_vec()
+                        }
+                    };
+                    f.truncate(len);
+                    pad(f, len)
+                };
+                // INREC numbers the records INCLUDE keeps, in input order, before the sort.
+                let mut prev_region: Option<Vec<u8>> = None;
+                let mut restart = 0;
+                let numbered: Vec<Vec<u8>> = recs
+                    .iter()
+                    .filter(|r| &r[13..16] != b"XX ")
+                    .enumerate()
+                    .map(|(i, r)| {
+                        if prev_region.as_deref() != Some(&r[13..16]) {
+                            restart = 0;
+                            prev_region = Some(r[13..16].to_vec());
+                        }
+                        restart += 1;
+                        let mut out = r.clone();
+                        out.extend_from_slice(
+                            format!("{:06}{:03}", i + 1, restart % 1000).as_bytes(),
+                        );
+                        if &r[..4] == b"AAAA" {
+                            let f = parsed(&out, b"P", false, None, 3);
+                            out.extend_from_slice(&f);
+                        } else {
+                            out.extend_from_slice(b"---");
+                        }
+                        out
+                    })
+                    .collect();
+                let mut s = numbered;
+                s.sort_by(|a, b| a[13..16].cmp(&b[13..16]).then_with(|| b[4..8].cmp(&a[4..8])));
+                s.into_iter()
+                    .flat_map(|mut r| {
+                        let f = parsed(&r, b"A", true, Some(b'M'), 4);
+                        r[16..20].copy_from_slice(&f);
+                        r
+                    })
+                    .collect()
+            },
+        },
+        Job {
             name: "include ss, altseq and an aq key",
             control: " INCLUDE COND=(17,20,SS,EQ,C'LUNCH',OR,1,2,SS,EQ,C'ZZ,MM')\n\
                       \x20SORT FIELDS=(1,4,AQ,A)\n\
@@ -478,7 +545,15 @@ fn bad_and_unsupported_statements_are_named_with_their_place() {
             " INREC BUILD=(1,9,BI,TO=ZD)\n",
             &["line 1, column 17", "BI field to convert must be 1 to 8"],
         ),
-        (" INREC BUILD=(1,4,SEQNUM,8,ZD)\n", &["line 1, column 19", "SEQNUM"]),
+        (
+            " INREC IFTHEN=(WHEN=INIT,PARSE=(%01=(FIXLEN=2)),FINDREP=(IN=C'A',OUT=C'B'))\n",
+            &["line 1, column 49", "expected BUILD=, FIELDS=, OVERLAY="],
+        ),
+        (
+            " INREC IFTHEN=(WHEN=INIT,PARSE=(%01=(FIXLEN=2)),BUILD=(%01)),\n\
+             \x20 IFTHEN=(WHEN=NONE,BUILD=(%01))\n",
+            &["line 2, column 28", "%nn field is not defined"],
+        ),
         (" INREC BUILD=(1,10,5:C'x')\n", &["line 1, column 20", "column 5 would overlap"]),
         (
             " OUTREC PARSE=(%01=(ENDBEFR=C',')),BUILD=(%01)\n",

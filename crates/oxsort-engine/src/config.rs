@@ -374,6 +374,12 @@ impl SortConfigBuilder {
         } else {
             self.temp_dirs
         };
+        if self.resume && key.inrec().is_some_and(|p| p.numbers()) {
+            return Err(EngineError::Config(
+                "--resume does not go with SEQNUM in INREC (the numbering would start again)"
+                    .into(),
+            ));
+        }
         Ok(SortConfig {
             inputs: self.inputs,
             output: self.output,

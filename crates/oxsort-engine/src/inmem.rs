@@ -16,7 +16,7 @@
 //! by whole keys when it sorts each part, so every tied key is built there and only there.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::unbounded;
 use oxsort_format::{Filter, Mode, ReformatProgram, Scratch, SortKey, PREFIX_BYTES};
@@ -40,6 +40,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) filter: Option<&'a Filter>,
     pub(crate) mode: Mode,
     pub(crate) unique: bool,
+    /// An INREC that numbers records (`SEQNUM`) runs on the reading thread, in input order,
+    /// with this one counter state for the whole sort.
+    pub(crate) numbering: Option<&'a Mutex<Scratch>>,
 }
 
 /// One memory-load: the chunks as read and one sorted microrun of entries per chunk.
@@ -174,13 +177,13 @@ fn chunk_entries(
 /// error the chunk comes back as it was.
 /// With a filter, the last value also says where in the chunk as read each kept record was
 /// (for error messages).
-#[allow(clippy::result_large_err, clippy::type_complexity)]
+#[allow(clippy::result_large_err)]
 fn reshape(
     ctx: &Ctx<'_>,
     program: &ReformatProgram,
     chunk: Chunk,
     scratch: &mut Scratch,
-) -> std::result::Result<(Chunk, u64, u128, Vec<u32>), (Chunk, EngineError)> {
+) -> Reshaped {
     let (r, out) = (program.in_len(), program.out_len());
     let mut buf = AlignedBuf::new(chunk.records * out);
     let mut kept = 0usize;
@@ -223,6 +226,18 @@ fn reshape(
     Ok((reshaped, read, dropped, kept_at))
 }
 
+/// A chunk for the workers: as read, or already reshaped by an INREC that numbers records
+/// (with what [`reshape`] returns).
+#[allow(clippy::large_enum_variant)]
+enum Job {
+    Read(Chunk),
+    Reshaped(Reshaped),
+}
+
+/// What [`reshape`] returns: the reshaped chunk, records read, the CRC32-sum of those dropped,
+/// and where each kept record was; or the chunk as it was and the error.
+type Reshaped = std::result::Result<(Chunk, u64, u128, Vec<u32>), (Chunk, EngineError)>;
+
 /// A key error of a reshaped chunk names the record by its number among the records kept:
 /// give it the number it has in the input.
 fn renumber(e: EngineError, chunk: &Chunk, kept_at: &[u32]) -> EngineError {
@@ -254,7 +269,7 @@ pub(crate) fn load(
     // than that can name (a one-pass plan that would becomes a run of a two-pass sort).
     let max_chunks = max_chunks.min(1u64 << (INDEX_BITS - log2));
     type Done = (usize, Chunk, Vec<Entry>, Result<ChunkFacts>);
-    let (job_tx, job_rx) = unbounded::<(usize, Chunk)>();
+    let (job_tx, job_rx) = unbounded::<(usize, Job)>();
     let (res_tx, res_rx) = unbounded::<Done>();
     let mut exhausted = false;
     let mut sent = 0usize;
@@ -265,14 +280,25 @@ pub(crate) fn load(
             s.spawn(move || {
                 let _meter = ctx.meters.meter("sort");
                 let mut scratch = Scratch::default();
-                for (c, chunk) in job_rx {
+                for (c, job) in job_rx {
+                    let (chunk, reshaped) = match job {
+                        Job::Read(chunk) => (chunk, None),
+                        Job::Reshaped(Ok(r)) => (r.0, Some(Ok((r.1, r.2, r.3)))),
+                        Job::Reshaped(Err((chunk, e))) => (chunk, Some(Err(e))),
+                    };
                     let mut entries = Vec::with_capacity(chunk.records);
                     let (chunk, facts) = match ctx.keys.inrec() {
                         None => {
                             let facts = chunk_entries(ctx, c, &chunk, &mut entries);
                             (chunk, facts)
                         }
-                        Some(program) => match reshape(ctx, program, chunk, &mut scratch) {
+                        Some(program) => match match reshaped {
+                            Some(Ok((read, dropped, kept_at))) => {
+                                Ok((chunk, read, dropped, kept_at))
+                            }
+                            Some(Err(e)) => Err((chunk, e)),
+                            None => reshape(ctx, program, chunk, &mut scratch),
+                        } {
                             Ok((chunk, read, dropped, kept_at)) => {
                                 // The filter ran on the records as read, before INREC.
                                 let reshaped = Ctx { filter: None, ..*ctx };
@@ -308,7 +334,14 @@ pub(crate) fn load(
                         break;
                     }
                     used += cost;
-                    let _ = job_tx.send((sent, chunk));
+                    let job = match (ctx.keys.inrec(), ctx.numbering) {
+                        (Some(program), Some(numbering)) => {
+                            let mut scratch = numbering.lock().unwrap_or_else(|e| e.into_inner());
+                            Job::Reshaped(reshape(ctx, program, chunk, &mut scratch))
+                        }
+                        _ => Job::Read(chunk),
+                    };
+                    let _ = job_tx.send((sent, job));
                     sent += 1;
                     if let Err(e) = ctx.reporter.report(Phase::Input, source.bytes_read, total) {
                         result = Err(e);

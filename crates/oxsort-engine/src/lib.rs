@@ -97,7 +97,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let plan = plan::plan(cfg)?;
     let g = &plan.geometry;
     // SKIPREC/STOPAFT: the part of the inputs read (found before any output is made).
-    let window = window::window(cfg)?;
+    let (window, limit) = window::window(cfg)?;
     let reporter = Reporter::new(cfg.progress.clone(), cfg.cancel.clone());
     let meters = Meters::default();
 
@@ -206,6 +206,9 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     if let Some(w) = &window {
         source.window(&w.ranges);
     }
+    if let Some(l) = limit {
+        source.limit(l);
+    }
     source.provision(cfg.threads, &meters);
     let mut in_checksum = 0u128;
     let mut in_records = 0u64;
@@ -226,6 +229,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let check;
 
     let timer = PhaseTimer::start("input", &meters);
+    let numbering = std::sync::Mutex::new(oxsort_format::Scratch::default());
     let ctx = inmem::Ctx {
         g,
         keys: &cfg.key,
@@ -235,6 +239,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         filter: cfg.spec.filter.as_ref(),
         mode: cfg.spec.mode,
         unique: cfg.spec.unique,
+        numbering: cfg.key.inrec().filter(|p| p.numbers()).map(|_| &numbering),
     };
     let quiet = reporter.quiet();
     let run_ctx = inmem::Ctx { reporter: &quiet, ..ctx };
@@ -319,6 +324,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         break;
     }
     let bytes_read = source.bytes_read;
+    let (skipped_by_limit, stopped_after) = source.limited();
     drop(source);
 
     // Verification: what was written (plus the duplicates dropped) is what was read, in order.
@@ -404,7 +410,12 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     if let Some(w) = &window {
         stats.skipped_records = w.skipped;
         stats.unread_records = w.unread;
+        // STOPAFT found as the records streamed in: what the window held past its end.
+        if let Some(passed) = stopped_after {
+            stats.unread_records += w.records.saturating_sub(passed);
+        }
     }
+    stats.skipped_records += skipped_by_limit;
     stats.dropped_duplicates = check.dropped + tally.summed;
     stats.dropped_checksum = checksum_hex(check.dropped_checksum + filtered_checksum);
     stats.input_checksum = checksum_hex(in_checksum + filtered_checksum);

@@ -82,6 +82,8 @@ pub(crate) struct ChunkSource {
     taken_before: Position,
     /// `SKIPREC`/`STOPAFT`: the byte range read of each input left in `pending`, in order.
     windows: Option<VecDeque<(u64, u64)>>,
+    /// `SKIPREC`/`STOPAFT` applied to the records as they are read.
+    limit: Option<crate::window::Limit>,
 }
 
 impl ChunkSource {
@@ -114,7 +116,19 @@ impl ChunkSource {
             taken: Position::default(),
             taken_before: Position::default(),
             windows: None,
+            limit: None,
         }
+    }
+
+    /// Applies `limit` to every chunk read from now on.
+    pub(crate) fn limit(&mut self, limit: crate::window::Limit) {
+        self.limit = Some(limit);
+    }
+
+    /// Records the limit skipped (`SKIPREC` on a stream), and the records it passed on when
+    /// it ended the input (`STOPAFT` reached; `None` otherwise).
+    pub(crate) fn limited(&self) -> (u64, Option<u64>) {
+        self.limit.as_ref().map_or((0, None), |l| (l.skipped, l.done.then_some(l.passed)))
     }
 
     /// Reads only `ranges` (input number, first byte, end byte) of the inputs, in order;
@@ -267,13 +281,31 @@ impl ChunkSource {
     pub(crate) fn next_chunk(&mut self) -> Result<Option<Chunk>> {
         let c = match self.peeked.take() {
             Some(c) => Some(c),
-            None => self.read_chunk()?,
+            None => self.read_limited()?,
         };
         if let Some(c) = &c {
             self.taken_before = self.taken;
             self.taken = c.end;
         }
         Ok(c)
+    }
+
+    /// The next chunk read, cut by the limit: `None` once the limit ended the input (what is
+    /// left of it is not read) or the inputs are exhausted.
+    fn read_limited(&mut self) -> Result<Option<Chunk>> {
+        loop {
+            if self.limit.as_ref().is_some_and(|l| l.done) {
+                return Ok(None);
+            }
+            let Some(mut c) = self.read_chunk()? else { return Ok(None) };
+            let Some(limit) = &mut self.limit else { return Ok(Some(c)) };
+            limit.apply(&mut c);
+            if c.records > 0 {
+                return Ok(Some(c));
+            }
+            // All skipped (or the limit was reached before its first record): read on.
+            self.spare.push(c.buf);
+        }
     }
 
     /// The next piece the current input's reader yields, opening inputs as needed; `None` at

@@ -9,19 +9,25 @@
 //!                                          without a filter)
 //! ```
 //!
-//! Fixed-length records in files only. Without a filter both ends are known from the record
-//! size; with a filter and `STOPAFT`, the records from `start` are read once ahead (a buffered
-//! scan that stops at the n-th accepted record) to find `end`: `STOPAFT` asks for few records,
-//! so the scan reads little.
+//! Fixed-length records in files: without a filter both ends are known from the record size,
+//! and the skipped and unread records are never read. With a filter, `STOPAFT`'s end is found
+//! as the records stream in; on standard input and for delimited records, both are: a [`Limit`]
+//! on the reading thread drops the first `SKIPREC` records and ends the input just after the
+//! `STOPAFT`-th record the filter accepts (the filter runs there once more per record read, on
+//! the CPU; nothing is read twice).
+//!
+//! ```text
+//!  chunk as read:   | skipped | kept ....................... n-th accepted | dropped |
+//!  chunk passed on:           | kept ....................... n-th accepted |  then end of input
+//! ```
 
-use std::io::Read;
-use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxsort_format::{Filter, SortKey};
 
 use crate::config::{Input, SortConfig};
 use crate::error::{EngineError, Result};
-
-/// Bytes read at once by the scan that finds where `STOPAFT` stops (buffered reads).
-const SCAN_BUFFER_BYTES: usize = 1 << 20;
+use crate::source::Chunk;
 
 /// What a sort reads of its inputs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,28 +38,104 @@ pub(crate) struct Window {
     pub(crate) skipped: u64,
     /// Records not read because `STOPAFT` was reached.
     pub(crate) unread: u64,
+    /// Records in the ranges read.
+    pub(crate) records: u64,
 }
 
-/// The window of `cfg`'s `SKIPREC`/`STOPAFT`, or `None` when it has neither.
-pub(crate) fn window(cfg: &SortConfig) -> Result<Option<Window>> {
+/// `SKIPREC`/`STOPAFT` applied to the records as they stream from the reader (see the module
+/// documentation).
+pub(crate) struct Limit {
+    /// Records still to skip.
+    skip: u64,
+    /// Accepted records still to pass before the input ends (`None`: no `STOPAFT`).
+    stop: Option<u64>,
+    filter: Option<Filter>,
+    keys: Arc<SortKey>,
+    /// Records skipped so far.
+    pub(crate) skipped: u64,
+    /// Records passed on so far (after the skipped ones).
+    pub(crate) passed: u64,
+    /// The `STOPAFT`-th record was passed: the input ends.
+    pub(crate) done: bool,
+}
+
+impl Limit {
+    /// Cuts `chunk` to the records that pass: the skipped ones off its front, those after the
+    /// `STOPAFT`-th accepted record off its end (then [`Limit::done`]).
+    pub(crate) fn apply(&mut self, chunk: &mut Chunk) {
+        let n = chunk.records;
+        let fixed = self.keys.input_layout().fixed_size();
+        let bounds = |i: usize| -> (usize, usize) {
+            match fixed {
+                Some(r) => (i * r, (i + 1) * r),
+                None => (chunk.offsets[i] as usize, chunk.offsets[i + 1] as usize),
+            }
+        };
+        let from = (self.skip.min(n as u64)) as usize;
+        self.skip -= from as u64;
+        self.skipped += from as u64;
+        let mut to = n;
+        if let Some(left) = self.stop {
+            let mut accepted = 0u64;
+            to = from;
+            while to < n && accepted < left {
+                let (a, b) = bounds(to);
+                let rec = &chunk.buf[a..b];
+                // A record the filter cannot read counts as accepted: the sort stops on it.
+                let ok = match &self.filter {
+                    Some(f) => f.matches(self.keys.key_part(rec)).unwrap_or(true),
+                    None => true,
+                };
+                accepted += ok as u64;
+                to += 1;
+            }
+            self.stop = Some(left - accepted);
+            if left == accepted {
+                self.done = true;
+            }
+        }
+        self.passed += (to - from) as u64;
+        if from == 0 && to == n {
+            return;
+        }
+        let (start, end) =
+            (bounds(from).0, if to > from { bounds(to - 1).1 } else { bounds(from).0 });
+        chunk.buf.copy_within(start..end, 0);
+        if fixed.is_none() {
+            let kept: Vec<u32> =
+                chunk.offsets[from..=to].iter().map(|&o| o - start as u32).collect();
+            chunk.offsets = kept;
+        }
+        chunk.records = to - from;
+        chunk.first_record += from as u64;
+    }
+}
+
+/// The window of `cfg`'s `SKIPREC`/`STOPAFT` and the [`Limit`] the reader applies, or
+/// `(None, None)` when it has neither.
+pub(crate) fn window(cfg: &SortConfig) -> Result<(Option<Window>, Option<Limit>)> {
     let spec = &cfg.spec;
     if spec.skiprec.is_none() && spec.stopaft.is_none() {
-        return Ok(None);
+        return Ok((None, None));
     }
-    let Some(r) = cfg.key.input_layout().fixed_size() else {
-        return Err(EngineError::Config(
-            "OPTION SKIPREC/STOPAFT need fixed-length records (RECORD TYPE=F or --record-size)"
-                .into(),
-        ));
+    let limit = |skip: Option<u64>, stop: Option<u64>| Limit {
+        skip: skip.unwrap_or(0),
+        stop,
+        filter: spec.filter.clone(),
+        keys: cfg.key.clone(),
+        skipped: 0,
+        passed: 0,
+        done: false,
+    };
+    let files = cfg.inputs.iter().all(|i| matches!(i, Input::Path(_)));
+    let Some(r) = cfg.key.input_layout().fixed_size().filter(|_| files) else {
+        // Standard input or delimited records: both as the records stream in.
+        return Ok((None, Some(limit(spec.skiprec, spec.stopaft))));
     };
     let r = r as u64;
     let mut sizes = Vec::new();
     for i in &cfg.inputs {
-        let Input::Path(p) = i else {
-            return Err(EngineError::Config(
-                "OPTION SKIPREC/STOPAFT need input files, not standard input".into(),
-            ));
-        };
+        let Input::Path(p) = i else { unreachable!("every input is a file (checked above)") };
         let len = std::fs::metadata(p)
             .map_err(|e| EngineError::Input { path: p.clone(), source: e })?
             .len();
@@ -61,10 +143,11 @@ pub(crate) fn window(cfg: &SortConfig) -> Result<Option<Window>> {
     }
     let total: u64 = sizes.iter().map(|(_, l)| l / r * r).sum();
     let start = spec.skiprec.map_or(0, |n| n.saturating_mul(r)).min(total);
-    let end = match (spec.stopaft, &spec.filter) {
-        (None, _) => total,
-        (Some(n), None) => start.saturating_add(n.saturating_mul(r)).min(total),
-        (Some(n), Some(f)) => scan_end(&sizes, r, start, total, n, |rec| f.matches(rec))?,
+    let (end, stream) = match (spec.stopaft, &spec.filter) {
+        (None, _) => (total, None),
+        (Some(n), None) => (start.saturating_add(n.saturating_mul(r)).min(total), None),
+        // Where the n-th accepted record is, only reading tells: the reader stops there.
+        (Some(n), Some(_)) => (total, Some(limit(None, Some(n)))),
     };
     let mut ranges = Vec::new();
     let mut at = 0u64;
@@ -76,54 +159,11 @@ pub(crate) fn window(cfg: &SortConfig) -> Result<Option<Window>> {
         }
         ranges.push((i, start.max(lo) - lo, end.min(hi) - lo));
     }
-    Ok(Some(Window { ranges, skipped: start / r, unread: (total - end) / r }))
-}
-
-/// Where reading stops: just after the `n`-th record from `start` that `accepts` keeps.
-fn scan_end(
-    inputs: &[(PathBuf, u64)],
-    r: u64,
-    start: u64,
-    total: u64,
-    n: u64,
-    accepts: impl Fn(&[u8]) -> std::result::Result<bool, oxsort_format::KeyError>,
-) -> Result<u64> {
-    if n == 0 {
-        return Ok(start);
-    }
-    let mut accepted = 0u64;
-    let mut at = 0u64;
-    let mut rec = vec![0u8; r as usize];
-    for (path, len) in inputs {
-        let (lo, hi) = (at, at + len);
-        at = hi;
-        if hi <= start {
-            continue;
-        }
-        let io = |e| EngineError::Input { path: path.clone(), source: e };
-        let mut f = std::fs::File::open(path).map_err(io)?;
-        let from = start.max(lo) - lo;
-        std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(from)).map_err(io)?;
-        let mut f = std::io::BufReader::with_capacity(SCAN_BUFFER_BYTES, f).take(len - from);
-        let mut pos = lo + from;
-        loop {
-            if pos + r > total.min(hi) {
-                break;
-            }
-            f.read_exact(&mut rec).map_err(io)?;
-            pos += r;
-            let number = (pos - lo) / r;
-            if accepts(&rec).map_err(|source| EngineError::Key {
-                path: path.clone(),
-                record: number,
-                source,
-            })? {
-                accepted += 1;
-                if accepted == n {
-                    return Ok(pos);
-                }
-            }
-        }
-    }
-    Ok(total)
+    let window = Window {
+        ranges,
+        skipped: start / r,
+        unread: (total - end) / r,
+        records: (end - start) / r,
+    };
+    Ok((Some(window), stream))
 }

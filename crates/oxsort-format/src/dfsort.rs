@@ -140,7 +140,30 @@ const UNSUPPORTED_STATEMENTS: &[&str] = &["MODS", "DEBUG", "OUTFILE"];
 /// assert_eq!(c.key.unwrap().fields.len(), 2);
 /// ```
 pub fn parse_control(text: &str) -> Result<Control, ParseError> {
-    let text = sysin(text)?;
+    parse_statements(text, None)
+}
+
+/// The statements a JOINKEYS file's own control DD (`JNF1CNTL`, `JNF2CNTL`, `idF1CNTL`...)
+/// may hold: they act on that file before its sort.
+const JOIN_INPUT_STATEMENTS: &[&str] =
+    &["INCLUDE", "OMIT", "INREC", "SUM", "OPTION", "ALTSEQ", "END"];
+
+/// Parses the control statements of a JOINKEYS file's own DD `dd` (`JNF1CNTL`, ...):
+/// `INCLUDE`/`OMIT`, `INREC`, `SUM`, `OPTION` (not `COPY`), `ALTSEQ` and `END`, applied to
+/// that file's records before its sort by the join keys (which refer to INREC's records).
+///
+/// ```
+/// let c = oxsort_format::parse_join_input_control(" INCLUDE COND=(1,1,CH,EQ,C'A')\n SUM FIELDS=NONE\n", "JNF1CNTL").unwrap();
+/// assert!(c.filter.is_some() && c.sum_none);
+/// assert!(oxsort_format::parse_join_input_control(" SORT FIELDS=(1,2,CH,A)\n", "JNF1CNTL").is_err());
+/// ```
+pub fn parse_join_input_control(text: &str, dd: &str) -> Result<Control, ParseError> {
+    parse_statements(text, Some(dd))
+}
+
+/// [`parse_control`], or with `join_input` the statements of that JOINKEYS file's DD.
+fn parse_statements(text: &str, join_input: Option<&str>) -> Result<Control, ParseError> {
+    let text = if join_input.is_some() { std::borrow::Cow::Borrowed(text) } else { sysin(text)? };
     let statements = split_statements(&text)?;
     let mut control = Control::default();
     let mut sort_seen: Option<Pos> = None;
@@ -154,6 +177,19 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
     for st in statements {
         let name = st.name.to_ascii_uppercase();
         let mut p = Parser::new(&st);
+        if let Some(dd) = join_input {
+            if !JOIN_INPUT_STATEMENTS.contains(&name.as_str()) {
+                return Err(p.err_at(
+                    st.name_pos,
+                    &format!(
+                        "{name} is not allowed in {dd}: a JOINKEYS file's own statements are {} \
+                         (its sort is by the JOINKEYS keys)",
+                        JOIN_INPUT_STATEMENTS.join(", ")
+                    ),
+                    &st.name,
+                ));
+            }
+        }
         match name.as_str() {
             "END" => break,
             "SORT" | "MERGE" => {
@@ -197,6 +233,15 @@ pub fn parse_control(text: &str) -> Result<Control, ParseError> {
                     match (word.as_str(), &value) {
                         ("EQUALS", None) => control.equals = Some(true),
                         ("NOEQUALS", None) => control.equals = Some(false),
+                        ("COPY", None) if join_input.is_some() => {
+                            return Err(p.err_at(
+                                pos,
+                                "OPTION COPY is not allowed in a JOINKEYS file's own statements: \
+                                 the file is sorted by its keys (or copied with SORTED on its \
+                                 JOINKEYS statement)",
+                                &word,
+                            ))
+                        }
                         ("COPY", None) => control.copy = true,
                         ("VLSHRT", None) => control.vlshrt = true,
                         ("NOVLSHRT", None) => control.vlshrt = false,
@@ -1190,6 +1235,30 @@ impl<'s> Parser<'s> {
             ));
         };
         Ok((RecordLayout::Fixed(n), npos))
+    }
+
+    /// The value of an operand `INCLUDE=`/`OMIT=` (the `=` already read): `(logical
+    /// expression)`, `ALL` or `NONE`; returns the filter and the last byte its fields reach.
+    fn filter_operand(&mut self, kw: &str) -> Result<(Filter, usize), ParseError> {
+        let mut c = CondParser { p: self, format: None, checks: Vec::new(), count: 0 };
+        let condition = match c.p.peek().cloned() {
+            Some(Tok::Word(w)) if w == "ALL" => {
+                c.p.i += 1;
+                Condition::All
+            }
+            Some(Tok::Word(w)) if w == "NONE" => {
+                c.p.i += 1;
+                Condition::Nothing
+            }
+            _ => {
+                c.p.expect(&Tok::LParen, &format!("expected '(', ALL or NONE after {kw}="))?;
+                let cond = c.or_expr()?;
+                c.p.expect(&Tok::RParen, "expected ',' and AND or OR, or ')'")?;
+                cond
+            }
+        };
+        let end = c.checks.iter().map(|&(_, e)| e).max().unwrap_or(0);
+        Ok((Filter { omit: kw == "OMIT", condition, short_fields: ShortFields::Error }, end))
     }
 
     /// `COND=(...)` and `FORMAT=f`; returns the condition and (position, end byte) of each

@@ -189,12 +189,6 @@ pub enum SpecError {
         /// The length it makes.
         len: usize,
     },
-    /// `SEQNUM` in `INREC`, whose records are reshaped in parallel, out of order.
-    #[error(
-        "SEQNUM in INREC is not supported (INREC reshapes records in parallel); number the \
-         records in OUTREC"
-    )]
-    SeqnumInInrec,
     /// `INREC`/`OUTREC` on delimited records.
     #[error("{statement} needs fixed-length records (RECORD TYPE=F,LENGTH=n or --record-size)")]
     ReformatNeedsFixed {

@@ -3,9 +3,13 @@
 //!
 //! ```text
 //!  JOINKEYS FILE=F1,FIELDS=(p,m,A|D,...)[,SORTED[,NOSEQCK]]   F1 (DD SORTJNF1, or F1=ddname)
+//!           [,INCLUDE=(cond)|OMIT=(cond)][,STOPAFT=n][,TASKID=id]
 //!  JOINKEYS FILE=F2,FIELDS=(p,m,A|D,...)[,SORTED[,NOSEQCK]]   F2 (DD SORTJNF2, or F2=ddname)
 //!  JOIN     UNPAIRED[,F1][,F2][,ONLY]                          which records are kept
 //!  REFORMAT FIELDS=(F1:p,m[,p,m...],F2:p,m,...,?)[,FILL=C'x'|X'hh']
+//!
+//!  each file: INCLUDE=/OMIT= and STOPAFT= of its JOINKEYS, then its JNFnCNTL statements
+//!  (INCLUDE/OMIT, INREC, SUM; DD idFnCNTL with TASKID=id); its keys refer to INREC's records
 //!
 //!  F1 sorted by its keys ──┐
 //!                          ├─ merge join ─> joined records ─> SORT/COPY, INCLUDE, INREC, SUM,
@@ -27,6 +31,7 @@
 
 use std::cmp::Ordering;
 
+use crate::filter::Filter;
 use crate::spec::{FieldType, KeyField, KeySpec, ShortFields};
 
 /// One of the two inputs of a join.
@@ -71,6 +76,24 @@ pub struct JoinInput {
     /// `NOSEQCK`: DFSORT skips the order check of a SORTED file. oxsort checks anyway (it costs
     /// nothing, and a join of a file out of order would silently lose pairs).
     pub noseqck: bool,
+    /// `INCLUDE=(cond)` or `OMIT=(cond)`: the records of this file the join sees (applied
+    /// before its sort, to the records as read).
+    pub filter: Option<Filter>,
+    /// `STOPAFT=n`: the file is read until `n` records were accepted (after the filter).
+    pub stopaft: Option<u64>,
+    /// `TASKID=id`: the two characters that name the file's control statements DD
+    /// (`idF1CNTL`) in place of `JN` (`JNF1CNTL`).
+    pub taskid: Option<String>,
+    /// 1-based line of the JOINKEYS statement, for messages.
+    pub line: usize,
+}
+
+impl JoinInput {
+    /// The DD of this file's own control statements (`INCLUDE`/`OMIT`, `INREC`, `SUM` applied
+    /// before its sort): `JNF1CNTL`/`JNF2CNTL`, or `idF1CNTL` with `TASKID=id`.
+    pub fn control_dd(&self, side: JoinSide) -> String {
+        format!("{}{}CNTL", self.taskid.as_deref().unwrap_or("JN"), side.name())
+    }
 }
 
 /// An item of `REFORMAT FIELDS=`.
@@ -261,6 +284,10 @@ mod tests {
             keys: vec![JoinKey { offset, len: 2, descending: false }],
             sorted: false,
             noseqck: false,
+            filter: None,
+            stopaft: None,
+            taskid: None,
+            line: 1,
         };
         JoinSpec {
             f1: input("SORTJNF1", 0),

@@ -54,7 +54,7 @@ mod sum;
 mod vbuild;
 
 pub use columns::{ColumnEnd, ColumnSpan};
-pub use dfsort::{parse_control, parse_fields, Control};
+pub use dfsort::{parse_control, parse_fields, parse_join_input_control, Control};
 pub use edit::{EditMask, NumFormat, PatternError, Signs};
 pub use error::{KeyError, Location, ParseError, SpecError};
 pub use filter::{CompareOp, Condition, FieldRef, Filter, Operand};
@@ -73,6 +73,7 @@ pub use nsort::{
 };
 pub use outfil::{
     CountForm, Outfil, OutfilOutput, OutfilProgram, ReportItem, ReportLine, Router, Split,
+    COUNT_DIGITS,
 };
 pub use reformat::{
     Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, ReformatProgram,

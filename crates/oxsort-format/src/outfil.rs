@@ -16,17 +16,29 @@
 //! other group took (a record outside a group's STARTREC..ENDREC is not taken by it). With a
 //! split, each output of the group gets its own header and trailer, and `COUNT` counts the
 //! data records of that output. Report lines are blank-padded to the length of the group's
-//! data records, and written without carriage control: oxsort asks for `REMOVECC` with
-//! `HEADER1`/`TRAILER1` rather than guess printer control bytes.
+//! data records.
+//!
+//! An output with a report (`HEADER1`/`TRAILER1`) is a print file: unless `REMOVECC` is given,
+//! every record it gets starts with an ANSI carriage-control byte, as DFSORT writes it (the
+//! records are one byte longer than the data):
+//!
+//! ```text
+//!  '1' HEADER1 line 1        new page
+//!  ' ' HEADER1 lines 2...    next line
+//!  ' ' data records
+//!  '1' TRAILER1 line 1       new page
+//!  ' ' TRAILER1 lines 2...
+//! ```
 //!
 //! [`OutfilProgram`] is the compiled form for records of one length; [`Router`] carries the
 //! per-group counters while the records stream past.
 
 use std::sync::Arc;
 
+use crate::edit::EditMask;
 use crate::error::{KeyError, SpecError};
 use crate::filter::Filter;
-use crate::reformat::{Reformat, ReformatProgram, Scratch, Stage};
+use crate::reformat::{Edit, Reformat, ReformatProgram, Scratch, Stage};
 
 /// A parsed `OUTFIL` statement.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -85,7 +97,7 @@ pub enum ReportItem {
 }
 
 /// How a `COUNT` is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CountForm {
     /// `width` characters, right-aligned, leading zeros as blanks (`COUNT`: 8, `COUNT15`: 15,
     /// `TO=FS`).
@@ -98,26 +110,43 @@ pub enum CountForm {
         /// Digits written.
         width: usize,
     },
+    /// `COUNT=(Mn|EDIT=(pattern)[,SIGNS=...][,LENGTH=n])`: the count as a 15-digit number
+    /// (DFSORT's counts have 15 digits) through the edit, `width` characters.
+    Edited {
+        /// The edit.
+        mask: EditMask,
+        /// Characters written (`LENGTH=`, else the edit's length).
+        width: usize,
+    },
 }
+
+/// Digits of a count, as DFSORT edits it.
+pub const COUNT_DIGITS: usize = 15;
 
 impl CountForm {
     /// Characters the count takes.
-    pub fn width(self) -> usize {
+    pub fn width(&self) -> usize {
         match self {
-            CountForm::Blanked { width } | CountForm::Zoned { width } => width,
+            CountForm::Blanked { width }
+            | CountForm::Zoned { width }
+            | CountForm::Edited { width, .. } => *width,
         }
     }
 
     /// Writes `count` in `out` (of [`CountForm::width`] bytes); a count with more digits keeps
     /// its low-order digits.
-    pub fn write(self, count: u64, out: &mut [u8]) {
+    pub fn write(&self, count: u64, out: &mut [u8]) {
+        if let CountForm::Edited { mask, .. } = self {
+            mask.write(count as i128 % 10i128.pow(COUNT_DIGITS as u32), out);
+            return;
+        }
         let digits = count.to_string();
         let d = digits.as_bytes();
         let w = out.len();
         let take = d.len().min(w);
         let fill = match self {
-            CountForm::Blanked { .. } => b' ',
             CountForm::Zoned { .. } => b'0',
+            _ => b' ',
         };
         out[..w - take].fill(fill);
         out[w - take..].copy_from_slice(&d[d.len() - take..]);
@@ -158,7 +187,14 @@ struct Group {
     out_len: usize,
     header: Vec<Vec<LinePart>>,
     trailer: Vec<Vec<LinePart>>,
+    /// A report output without `REMOVECC`: each record starts with its carriage control.
+    cc: bool,
 }
+
+/// ANSI carriage control: skip to a new page before the line.
+const CC_NEW_PAGE: u8 = b'1';
+/// ANSI carriage control: the next line.
+const CC_NEXT_LINE: u8 = b' ';
 
 /// A report line compiled: bytes, and where counts go.
 #[derive(Debug, Clone)]
@@ -238,7 +274,7 @@ fn compile_report(
                 ReportItem::Const(c) => pending.extend_from_slice(c),
                 ReportItem::Count(f) => {
                     parts.push(LinePart::Bytes(std::mem::take(&mut pending)));
-                    parts.push(LinePart::Count(*f));
+                    parts.push(LinePart::Count(f.clone()));
                 }
             }
             at += item.len();
@@ -281,6 +317,9 @@ impl Outfil {
         match &self.reformat {
             Some(Reformat::Edit(_)) => parts.push("reshaped (BUILD/OVERLAY/FINDREP)".into()),
             Some(Reformat::IfThen { .. }) => parts.push("reshaped (IFTHEN)".into()),
+            Some(Reformat::Parse { edit: Edit::Overlay(_), .. }) => {
+                parts.push("reshaped (PARSE, OVERLAY)".into())
+            }
             Some(Reformat::Parse { .. }) => parts.push("reshaped (PARSE, BUILD)".into()),
             None => {}
         }
@@ -326,14 +365,6 @@ impl Outfil {
             };
             let out_len = reformat.as_ref().map_or(in_len, |r| r.out_len());
             let has_report = s.header1.is_some() || s.trailer1.is_some();
-            if has_report && !s.removecc {
-                return Err(outfil_error(
-                    s.line,
-                    "HEADER1/TRAILER1 reports are written without carriage control by oxsort: \
-                     add REMOVECC"
-                        .into(),
-                ));
-            }
             let header =
                 compile_report(s.header1.as_deref().unwrap_or(&[]), out_len, "HEADER1", s.line)?;
             let trailer =
@@ -350,6 +381,7 @@ impl Outfil {
                 out_len,
                 header,
                 trailer,
+                cc: has_report && !s.removecc,
             });
             first_output += s.names.len();
         }
@@ -366,7 +398,7 @@ impl Outfil {
                 s.names.iter().map(move |n| OutfilOutput {
                     name: n.clone(),
                     line: s.line,
-                    record_len: g.out_len,
+                    record_len: g.out_len + g.cc as usize,
                 })
             })
             .collect()
@@ -392,8 +424,8 @@ impl OutfilProgram {
     pub fn headers<E>(&self, mut emit: impl FnMut(usize, &[u8]) -> Result<(), E>) -> Result<(), E> {
         for g in &self.groups {
             for k in 0..g.outputs {
-                for line in &g.header {
-                    emit(g.first_output + k, &render(line, 0))?;
+                for (i, line) in g.header.iter().enumerate() {
+                    emit(g.first_output + k, &render(line, 0, g.cc_of_line(i)))?;
                 }
             }
         }
@@ -409,8 +441,8 @@ impl OutfilProgram {
         for g in &self.groups {
             for k in 0..g.outputs {
                 let o = g.first_output + k;
-                for line in &g.trailer {
-                    emit(o, &render(line, router.written[o]))?;
+                for (i, line) in g.trailer.iter().enumerate() {
+                    emit(o, &render(line, router.written[o], g.cc_of_line(i)))?;
                 }
             }
         }
@@ -449,13 +481,23 @@ impl OutfilProgram {
                 }
                 let k = router.taken[gi];
                 router.taken[gi] += 1;
-                let data: &[u8] = match &g.reformat {
-                    Some(p) => {
-                        router.record.resize(p.out_len(), 0);
-                        p.apply(rec, &mut router.record, &mut router.scratch)?;
+                let data: &[u8] = match (&g.reformat, g.cc) {
+                    (Some(p), cc) => {
+                        let at = cc as usize;
+                        router.record.resize(at + p.out_len(), CC_NEXT_LINE);
+                        if cc {
+                            router.record[0] = CC_NEXT_LINE;
+                        }
+                        p.apply(rec, &mut router.record[at..], &mut router.scratch)?;
                         &router.record
                     }
-                    None => rec,
+                    (None, true) => {
+                        router.record.clear();
+                        router.record.push(CC_NEXT_LINE);
+                        router.record.extend_from_slice(rec);
+                        &router.record
+                    }
+                    (None, false) => rec,
                 };
                 let count = g.outputs as u64;
                 let one = match g.split {
@@ -482,8 +524,17 @@ impl OutfilProgram {
     }
 }
 
-fn render(line: &[LinePart], count: u64) -> Vec<u8> {
+impl Group {
+    /// The carriage control of line `i` of a header or trailer (none with `REMOVECC`): the
+    /// first starts a new page.
+    fn cc_of_line(&self, i: usize) -> Option<u8> {
+        self.cc.then_some(if i == 0 { CC_NEW_PAGE } else { CC_NEXT_LINE })
+    }
+}
+
+fn render(line: &[LinePart], count: u64, cc: Option<u8>) -> Vec<u8> {
     let mut out = Vec::new();
+    out.extend(cc);
     for p in line {
         match p {
             LinePart::Bytes(b) => out.extend_from_slice(b),

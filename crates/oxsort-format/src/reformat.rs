@@ -245,6 +245,8 @@ pub struct IfThen {
     pub edit: Edit,
     /// `HIT=NEXT`: after it applies, the next `WHEN=(cond)` clauses are tried too.
     pub hit_next: bool,
+    /// `PARSE=(...)` of the clause: fields its `BUILD` or `OVERLAY` reads as `%nn`.
+    pub parse: Option<Vec<ParseField>>,
 }
 
 /// Where a `PARSE` field starts.
@@ -288,13 +290,13 @@ pub const PARSED_BASE: usize = crate::MAX_RECORD_SIZE + 1;
 pub enum Reformat {
     /// One `BUILD`, `OVERLAY` or `FINDREP`.
     Edit(Edit),
-    /// `PARSE=(...)` and the `BUILD=` that uses its `%nn` fields (items whose offsets are
-    /// [`PARSED_BASE`] and on).
+    /// `PARSE=(...)` and the `BUILD=` or `OVERLAY=` that uses its `%nn` fields (items whose
+    /// offsets are [`PARSED_BASE`] and on).
     Parse {
         /// The fields in order.
         fields: Vec<ParseField>,
-        /// The `BUILD` items.
-        items: Vec<Placed>,
+        /// The `BUILD` or `OVERLAY`.
+        edit: Edit,
     },
     /// `IFTHEN` clauses, and `IFOUTLEN=`.
     IfThen {
@@ -353,8 +355,15 @@ enum Step {
         len: usize,
     },
     FindRep(FindRep),
-    /// Appends the `PARSE` fields to the record.
-    Parse(Vec<ParseField>),
+    /// Pads the record with blanks to `at` bytes, then appends the `PARSE` fields to it.
+    Parse {
+        fields: Vec<ParseField>,
+        at: usize,
+    },
+    /// Cuts the record to its first bytes (drops the parsed fields an `OVERLAY` read).
+    Truncate(usize),
+    /// Steps applied in order.
+    Seq(Vec<Step>),
 }
 
 #[derive(Debug, Clone)]
@@ -404,19 +413,9 @@ impl Reformat {
                 let (step, len) = compile_step(stage, e, in_len, &mut counters)?;
                 (Program::Single(step), len)
             }
-            Reformat::Parse { fields, items } => {
-                let total: usize = fields.iter().map(|f| f.fixlen).sum();
-                let items: Vec<Placed> = items
-                    .iter()
-                    .map(|p| Placed { column: p.column, item: rebase(&p.item, in_len) })
-                    .collect();
-                let (step, len) =
-                    compile_step(stage, &Edit::Build(items), in_len + total, &mut counters)?;
-                let parse = Step::Parse(fields.clone());
-                (
-                    Program::IfThen(vec![(WhenC::Init, parse, false), (WhenC::Init, step, false)]),
-                    len,
-                )
+            Reformat::Parse { fields, edit } => {
+                let (step, len) = compile_parsed(stage, fields, edit, in_len, &mut counters)?;
+                (Program::Single(step), len)
             }
             Reformat::IfThen { clauses, outlen } => {
                 // Lengths a record can have on entering each clause: the INIT clauses change
@@ -428,7 +427,12 @@ impl Reformat {
                 for c in clauses {
                     let from =
                         if matches!(c.when, When::Init) { through } else { through.max(longest) };
-                    let (step, len) = compile_step(stage, &c.edit, from, &mut counters)?;
+                    let (step, len) = match &c.parse {
+                        Some(fields) => {
+                            compile_parsed(stage, fields, &c.edit, from, &mut counters)?
+                        }
+                        None => compile_step(stage, &c.edit, from, &mut counters)?,
+                    };
                     let when = match &c.when {
                         When::Init => {
                             through = len;
@@ -460,10 +464,52 @@ impl Reformat {
         if out_len == 0 || out_len > crate::MAX_RECORD_SIZE {
             return Err(SpecError::ReformatLength { statement: stage.name(), len: out_len });
         }
-        if counters > 0 && stage == Stage::Inrec {
-            return Err(SpecError::SeqnumInInrec);
-        }
         Ok(Arc::new(ReformatProgram { stage, in_len, out_len, program, counters }))
+    }
+}
+
+/// `PARSE=` with the `BUILD` or `OVERLAY` that reads its `%nn` fields, on records of up to
+/// `in_len` bytes: the parsed fields go after the record (padded to `in_len`) for a `BUILD`;
+/// for an `OVERLAY`, after the record lengthened to what the overlay makes, and are cut off
+/// once it is applied.
+fn compile_parsed(
+    stage: Stage,
+    fields: &[ParseField],
+    edit: &Edit,
+    in_len: usize,
+    counters: &mut usize,
+) -> Result<(Step, usize), SpecError> {
+    let total: usize = fields.iter().map(|f| f.fixlen).sum();
+    let rebased = |items: &[Placed], at: usize| -> Vec<Placed> {
+        items.iter().map(|p| Placed { column: p.column, item: rebase(&p.item, at) }).collect()
+    };
+    match edit {
+        Edit::Build(items) => {
+            let (step, len) = compile_step(
+                stage,
+                &Edit::Build(rebased(items, in_len)),
+                in_len + total,
+                counters,
+            )?;
+            let parse = Step::Parse { fields: fields.to_vec(), at: in_len };
+            Ok((Step::Seq(vec![parse, step]), len))
+        }
+        Edit::Overlay(items) => {
+            // The length the overlay makes of the record: it never reaches the parsed fields.
+            let (mut at, mut len) = (0usize, in_len);
+            for p in items {
+                if let Some(c) = p.column {
+                    at = c - 1;
+                }
+                at += p.item.len();
+                len = len.max(at);
+            }
+            let (step, _) =
+                compile_step(stage, &Edit::Overlay(rebased(items, len)), len + total, counters)?;
+            let parse = Step::Parse { fields: fields.to_vec(), at: len };
+            Ok((Step::Seq(vec![parse, step, Step::Truncate(len)]), len))
+        }
+        Edit::FindRep(f) => compile_step(stage, &Edit::FindRep(f.clone()), in_len, counters),
     }
 }
 
@@ -550,6 +596,12 @@ impl ReformatProgram {
     /// Output record length.
     pub fn out_len(&self) -> usize {
         self.out_len
+    }
+
+    /// Whether it numbers records (`SEQNUM`): then the records must be given in their order,
+    /// all with one [`Scratch`].
+    pub fn numbers(&self) -> bool {
+        self.counters > 0
     }
 
     /// `INREC` or `OUTREC`.
@@ -682,7 +734,18 @@ impl ReformatProgram {
                     overlay_one(stage, cur, op, c, seq)?;
                 }
             }
-            Step::Parse(fields) => parse_fields(fields, cur),
+            Step::Parse { fields, at } => {
+                let n = cur.len().min(*at);
+                cur.resize(*at, b' ');
+                parse_fields(fields, cur, n);
+            }
+            Step::Truncate(len) => cur.truncate(*len),
+            Step::Seq(steps) => {
+                for step in steps {
+                    self.run(step, scratch)?;
+                }
+                return Ok(());
+            }
             Step::FindRep(f) => {
                 findrep(f, cur, spare)
                     .map_err(|()| KeyError::FindRepOverrun { statement: stage.name() })?;
@@ -739,9 +802,9 @@ fn rebase(item: &Item, in_len: usize) -> Item {
 /// moves from the record's start; each field starts where its start says (a `STARTAFT`/`STARTAT`
 /// constant not found leaves it and the fields after it blank) and ends before its `ENDBEFR`
 /// constant (the cursor going past the constant), with its `ENDAT` one, at the record's end if
-/// none is found, or after `FIXLEN` bytes without either.
-fn parse_fields(fields: &[ParseField], rec: &mut Vec<u8>) {
-    let n = rec.len();
+/// none is found, or after `FIXLEN` bytes without either. Only the first `n` bytes are the
+/// record (the rest is padding, not parsed).
+fn parse_fields(fields: &[ParseField], rec: &mut Vec<u8>, n: usize) {
     let mut pos = 0usize;
     let find = |rec: &[u8], from: usize, what: &[u8]| {
         rec.get(from..n)

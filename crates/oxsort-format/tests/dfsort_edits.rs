@@ -89,11 +89,16 @@ fn seqnum_hex_and_tran() {
     // HEX: two digits per byte; TRAN=LTOU / UTOL on ASCII letters.
     assert_eq!(one(" OUTREC BUILD=(1,3,HEX)", &[0x00, 0xAB, b'1']), "00AB31");
     assert_eq!(one(" OUTREC BUILD=(1,4,TRAN=LTOU,1,4,TRAN=UTOL)", b"aB1z"), "AB1Zab1z");
-    // SEQNUM in INREC is refused with its place; a Reformat holding one, when compiled.
-    let e = parse_control(" INREC BUILD=(1,2,SEQNUM,3,ZD)").unwrap_err().to_string();
-    assert!(e.contains("line 1, column 19") && e.contains("not in INREC"), "{e}");
-    let r = parse_control(" OUTREC BUILD=(1,2,SEQNUM,3,ZD)").unwrap().outrec.unwrap();
-    assert!(r.compile(Stage::Inrec, 2).is_err());
+    // SEQNUM in INREC numbers the records given in order (the engine gives them so).
+    let r = parse_control(" INREC BUILD=(1,2,SEQNUM,3,ZD)").unwrap().inrec.unwrap();
+    let p = r.compile(Stage::Inrec, 2).unwrap();
+    assert!(p.numbers());
+    let mut scratch = Scratch::default();
+    let mut out = vec![0; 5];
+    for want in [b"ab001", b"ab002"] {
+        p.apply(b"ab", &mut out, &mut scratch).unwrap();
+        assert_eq!(&out, want);
+    }
 }
 
 #[test]
@@ -200,6 +205,15 @@ fn parse_fields_into_build() {
     assert_eq!(one(c, b"01ab-cd"), "ab- ");
     let e = parse_control(" OUTREC BUILD=(%05)").unwrap_err().to_string();
     assert!(e.contains("line 1, column 16") && e.contains("not defined"), "{e}");
-    let e = parse_control(" OUTREC PARSE=(%1=(FIXLEN=2)),OVERLAY=(%1)").unwrap_err().to_string();
-    assert!(e.contains("PARSE= goes with one BUILD="), "{e}");
+    // With OVERLAY: the record keeps its bytes and length (longer only where the items
+    // reach); the parsed fields are not part of it.
+    assert_eq!(one(" OUTREC PARSE=(%1=(FIXLEN=2)),OVERLAY=(3:%1)", b"abcde"), "ababe");
+    assert_eq!(
+        one(" OUTREC PARSE=(%1=(STARTAFT=C'c',FIXLEN=2)),OVERLAY=(7:%1)", b"abcde"),
+        "abcde de"
+    );
+    let e = parse_control(" OUTREC PARSE=(%1=(FIXLEN=2)),FINDREP=(IN=C'a',OUT=C'b')")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("PARSE= goes with one BUILD=, FIELDS= or OVERLAY="), "{e}");
 }

@@ -70,10 +70,7 @@ pub(super) fn apply(control: &mut Control, table: [u8; 256]) {
         let edits: Vec<&mut Edit> = match r {
             Reformat::Edit(e) => vec![e],
             Reformat::IfThen { clauses, .. } => clauses.iter_mut().map(|c| &mut c.edit).collect(),
-            Reformat::Parse { items, .. } => {
-                fill(items, table);
-                Vec::new()
-            }
+            Reformat::Parse { edit, .. } => vec![edit],
         };
         for e in edits {
             if let Edit::Build(items) | Edit::Overlay(items) = e {

@@ -3,6 +3,7 @@
 //! ```text
 //!  JOINKEYS  FILE=F1|FILES=F1|F1=ddname | FILE=F2|FILES=F2|F2=ddname,
 //!            FIELDS=(p,m,A|D,...) [,SORTED] [,NOSEQCK] [,TYPE=F]
+//!            [,INCLUDE=(cond)|ALL|NONE | ,OMIT=(cond)|ALL|NONE] [,STOPAFT=n] [,TASKID=id]
 //!  JOIN      UNPAIRED[,F1][,F2][,ONLY]
 //!  REFORMAT  FIELDS=(F1:p,m[,p,m...],F2:p,m,...,?,...) [,FILL=C'x'|X'hh']
 //! ```
@@ -11,7 +12,8 @@ use super::{line_err, Parser, Pos, Statement, Tok};
 use crate::error::ParseError;
 use crate::join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec};
 
-const JOINKEYS_OPERANDS: &str = "FILE=, FILES=, F1=, F2=, FIELDS=, SORTED, NOSEQCK or TYPE=F";
+const JOINKEYS_OPERANDS: &str = "FILE=, FILES=, F1=, F2=, FIELDS=, SORTED, NOSEQCK, TYPE=F, \
+                                 INCLUDE=, OMIT=, STOPAFT= or TASKID=";
 
 /// The JOINKEYS statements of a control text, gathered as they are read.
 #[derive(Default)]
@@ -136,6 +138,9 @@ impl Parser<'_> {
         let mut keys = None;
         let mut sorted = false;
         let mut noseqck = false;
+        let mut filter = None;
+        let mut stopaft = None;
+        let mut taskid = None;
         loop {
             let (kw, pos) = self.word(&format!("expected {JOINKEYS_OPERANDS}"))?;
             match kw.as_str() {
@@ -207,15 +212,34 @@ impl Parser<'_> {
                         ));
                     }
                 }
-                "INCLUDE" | "OMIT" | "STOPAFT" | "TASKID" => {
-                    return Err(self.err_at(
-                        pos,
-                        &format!(
-                            "JOINKEYS {kw}= is not supported by oxsort; expected \
-                             {JOINKEYS_OPERANDS}"
-                        ),
-                        &kw,
-                    ))
+                "INCLUDE" | "OMIT" => {
+                    if filter.is_some() {
+                        return Err(self.err_at(
+                            pos,
+                            "only one of INCLUDE= and OMIT= in a JOINKEYS statement",
+                            &kw,
+                        ));
+                    }
+                    self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
+                    filter = Some(self.filter_operand(&kw)?.0);
+                }
+                "STOPAFT" => {
+                    self.expect(&Tok::Equals, "expected '=' after STOPAFT")?;
+                    let (n, _) = self.number("expected a record count after STOPAFT=")?;
+                    stopaft = Some(n as u64);
+                }
+                "TASKID" => {
+                    self.expect(&Tok::Equals, "expected '=' after TASKID")?;
+                    let (id, ipos) = self.word("expected a two-character id after TASKID=")?;
+                    if id.len() != 2 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                        return Err(self.err_at(
+                            ipos,
+                            "expected a two-character id after TASKID= (letters or digits: its \
+                             control statements are read from DD idF1CNTL or idF2CNTL)",
+                            &id,
+                        ));
+                    }
+                    taskid = Some(id);
                 }
                 _ => return Err(self.err_at(pos, &format!("expected {JOINKEYS_OPERANDS}"), &kw)),
             }
@@ -238,7 +262,8 @@ impl Parser<'_> {
                 Some(st.name.clone()),
             ));
         };
-        Ok((side, JoinInput { dd, keys, sorted, noseqck }))
+        let line = st.name_pos.line;
+        Ok((side, JoinInput { dd, keys, sorted, noseqck, filter, stopaft, taskid, line }))
     }
 
     /// `UNPAIRED[,F1][,F2][,ONLY]`: (keep unpaired F1, keep unpaired F2, only unpaired).

@@ -8,12 +8,11 @@
 //!          COUNT  COUNT15  COUNT=(TO=ZD|FS,LENGTH=n)            (trailer only)
 //! ```
 
-use super::{line_err, CondParser, Parser, Pos, Tok};
+use super::{line_err, Parser, Pos, Tok};
+use crate::edit::EditMask;
 use crate::error::ParseError;
-use crate::filter::{Condition, Filter};
-use crate::outfil::{CountForm, Outfil, ReportItem, ReportLine, Split};
+use crate::outfil::{CountForm, Outfil, ReportItem, ReportLine, Split, COUNT_DIGITS};
 use crate::reformat::{Reformat, When};
-use crate::spec::ShortFields;
 
 const OPERANDS: &str = "FNAMES=, FILES=, INCLUDE=, OMIT=, SAVE, STARTREC=, ENDREC=, BUILD=, \
                         OUTREC=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN=, IFOUTLEN=, SPLIT, \
@@ -117,29 +116,9 @@ impl Parser<'_> {
                 "INCLUDE" | "OMIT" => {
                     select(if kw == "INCLUDE" { "INCLUDE" } else { "OMIT" })?;
                     self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
-                    let mut c = CondParser { p: self, format: None, checks: Vec::new(), count: 0 };
-                    let condition = match c.p.peek().cloned() {
-                        Some(Tok::Word(w)) if w == "ALL" => {
-                            c.p.i += 1;
-                            Condition::All
-                        }
-                        Some(Tok::Word(w)) if w == "NONE" => {
-                            c.p.i += 1;
-                            Condition::Nothing
-                        }
-                        _ => {
-                            c.p.expect(&Tok::LParen, &format!("expected '(', ALL or NONE after {kw}="))?;
-                            let cond = c.or_expr()?;
-                            c.p.expect(&Tok::RParen, "expected ',' and AND or OR, or ')'")?;
-                            cond
-                        }
-                    };
-                    out.filter_end = c.checks.iter().map(|&(_, e)| e).max().unwrap_or(0);
-                    out.filter = Some(Filter {
-                        omit: kw == "OMIT",
-                        condition,
-                        short_fields: ShortFields::Error,
-                    });
+                    let (filter, end) = self.filter_operand(&kw)?;
+                    out.filter_end = end;
+                    out.filter = Some(filter);
                 }
                 "SAVE" => {
                     select("SAVE")?;
@@ -430,12 +409,19 @@ impl Parser<'_> {
                 self.i += 1;
                 self.count_form()
             }
+            Some(Tok::Word(w)) if w == "EDCOUNT" => Err(self.err_at(
+                pos,
+                "EDCOUNT is an operand of ICETOOL's DISPLAY, not of OUTFIL: write an edited \
+                 count as COUNT=(Mn) or COUNT=(EDIT=(pattern)) [,LENGTH=n]",
+                &w,
+            )),
             Some(Tok::Word(w)) => Err(self.err_at(
                 pos,
                 &format!(
                     "expected a report item ('text', C'...', X'...', nX, n'...', /, COUNT, \
-                     COUNT15, COUNT=(TO=ZD|FS,LENGTH=n)); oxsort does not support {w} in \
-                     HEADER1/TRAILER1 (nor DATE, TIME, PAGE, TOTAL or input fields)"
+                     COUNT15, COUNT=(TO=ZD|FS,LENGTH=n), COUNT=(Mn|EDIT=(...)[,LENGTH=n])); \
+                     oxsort does not support {w} in HEADER1/TRAILER1 (nor DATE, TIME, PAGE, \
+                     TOTAL or input fields)"
                 ),
                 &w,
             )),
@@ -443,13 +429,21 @@ impl Parser<'_> {
         }
     }
 
-    /// `(TO=ZD|FS[,LENGTH=n])` after `COUNT=`; edit masks are refused by name.
+    /// `(TO=ZD|FS[,LENGTH=n])` or `(Mn|EDIT=(pattern)[,SIGNS=(...)][,LENGTH=n])` after
+    /// `COUNT=`.
     fn count_form(&mut self) -> Result<ReportItem, ParseError> {
         self.expect(&Tok::LParen, "expected '(' after COUNT=")?;
         let mut to = None;
         let mut length = None;
+        let mut pattern: Option<(Vec<u8>, Pos)> = None;
+        let mut mask: Option<usize> = None;
+        let mut signs = None;
         loop {
-            let (kw, kpos) = self.word("expected TO= or LENGTH=")?;
+            let (kw, kpos) = self.word("expected TO=, Mn, EDIT=, SIGNS= or LENGTH=")?;
+            let n = super::reformat_parse::mask_number(&kw);
+            if (kw == "EDIT" || n.is_some()) && (pattern.is_some() || mask.is_some()) {
+                return Err(self.err_at(kpos, "a count takes one EDIT= or one mask Mn", &kw));
+            }
             match kw.as_str() {
                 "TO" => {
                     self.expect(&Tok::Equals, "expected '=' after TO")?;
@@ -457,7 +451,7 @@ impl Parser<'_> {
                     if f != "ZD" && f != "FS" {
                         return Err(self.err_at(fpos, "COUNT=(TO=...) takes ZD or FS", &f));
                     }
-                    to = Some(f);
+                    to = Some((f, kpos));
                 }
                 "LENGTH" => {
                     self.expect(&Tok::Equals, "expected '=' after LENGTH")?;
@@ -471,24 +465,57 @@ impl Parser<'_> {
                     }
                     length = Some(n);
                 }
-                w if w == "EDIT" || (w.starts_with('M') && w[1..].parse::<u8>().is_ok()) => {
-                    return Err(self.err_at(
-                        kpos,
-                        &format!(
-                            "edit masks ({w}) for COUNT are not supported by oxsort yet: use \
-                             COUNT, COUNT15 or COUNT=(TO=ZD|FS,LENGTH=n)"
-                        ),
-                        &kw,
-                    ))
+                "EDIT" => {
+                    self.expect(&Tok::Equals, "expected '=' after EDIT")?;
+                    pattern = Some((self.edit_pattern()?, kpos));
                 }
-                _ => return Err(self.err_at(kpos, "expected TO= or LENGTH=", &kw)),
+                "SIGNS" => {
+                    self.expect(&Tok::Equals, "expected '=' after SIGNS")?;
+                    signs = Some(self.signs()?);
+                }
+                _ => match n {
+                    Some(n) if EditMask::predefined(n, COUNT_DIGITS, None).is_some() => {
+                        mask = Some(n)
+                    }
+                    Some(_) => return Err(self.err_at(kpos, "the masks are M0 to M26", &kw)),
+                    None => {
+                        return Err(self.err_at(
+                            kpos,
+                            "expected TO=ZD|FS, a mask M0 to M26, EDIT=(pattern), SIGNS= or \
+                             LENGTH=",
+                            &kw,
+                        ))
+                    }
+                },
             }
             if self.list_end("")? {
                 break;
             }
         }
-        let (Some(to), Some(width)) = (to, length) else {
-            return Err(self.err("COUNT=(...) needs TO=ZD or TO=FS and LENGTH=n"));
+        let edited = pattern.is_some() || mask.is_some();
+        if let (Some((_, tpos)), true) = (&to, edited) {
+            return Err(line_err(
+                *tpos,
+                "a count is either converted (TO=ZD|FS) or edited (Mn, EDIT=): not both",
+                Some("TO".into()),
+            ));
+        }
+        let edit = match (pattern, mask) {
+            (Some((p, ppos)), _) => Some(
+                EditMask::pattern(&p, signs)
+                    .map_err(|e| line_err(ppos, &e.to_string(), Some(self.pos_text(ppos))))?,
+            ),
+            (None, Some(n)) => EditMask::predefined(n, COUNT_DIGITS, signs),
+            (None, None) => None,
+        };
+        if let Some(mask) = edit {
+            let width = length.unwrap_or(mask.len());
+            return Ok(ReportItem::Count(CountForm::Edited { mask, width }));
+        }
+        let (Some((to, _)), Some(width)) = (to, length) else {
+            return Err(self.err(
+                "COUNT=(...) needs TO=ZD or TO=FS and LENGTH=n, or an edit (Mn or EDIT=(pattern))",
+            ));
         };
         let form =
             if to == "ZD" { CountForm::Zoned { width } } else { CountForm::Blanked { width } };

@@ -2,15 +2,16 @@
 //!
 //! ```text
 //!  INREC|OUTREC  BUILD=(items) | FIELDS=(items) | OVERLAY=(items) | FINDREP=(...)
-//!              | PARSE=(%nn=(...),...),BUILD=(items with %nn)
-//!              | IFTHEN=(WHEN=INIT|NONE|(cond),BUILD|FIELDS|OVERLAY|FINDREP=...[,HIT=NEXT]),...
+//!              | PARSE=(%nn=(...),...),BUILD|OVERLAY=(items with %nn)
+//!              | IFTHEN=(WHEN=INIT|NONE|(cond),[PARSE=(...),]BUILD|FIELDS|OVERLAY|FINDREP=...
+//!                [,HIT=NEXT]),...
 //!                [,IFOUTLEN=n]
 //!  items         [c:]p,m  [c:]C'..'  [c:]X'..'  [c:][n]X  [c:][n]Z  [c:]nC'..'  [c:]nX'..'
 //!                [c:]p,m,f,TO=g[,LENGTH=n]  [c:]p,m,f,g   (f: BI FI PD ZD; g: ZD PD FS)
 //!                [c:]p,m,f,EDIT=(pattern)|Mn[,SIGNS=(a,b,c,d)][,LENGTH=n]
 //!                              (f: BI FI PD ZD FS CSF UFF SFF; n of Mn: 0 to 26)
 //!                [c:]p,m,HEX  [c:]p,m,TRAN=LTOU|UTOL|ALTSEQ
-//!                [c:]SEQNUM,n,f[,START=j][,INCR=i][,RESTART=(p,m)]   (OUTREC; f: ZD PD BI FS)
+//!                [c:]SEQNUM,n,f[,START=j][,INCR=i][,RESTART=(p,m)]   (f: ZD PD BI FS)
 //!  PARSE         %nn=([STARTAFT=c|STARTAT=c|ABSPOS=p|ADDPOS=x|SUBPOS=y][,ENDBEFR=c...]
 //!                [,ENDAT=c],FIXLEN=m) and %=(...) to skip a field; %nn[,f,edit] in BUILD
 //!  FINDREP       IN=const|(const,...),OUT=const | INOUT=(in,out,...)  [,STARTPOS=p]
@@ -114,13 +115,15 @@ impl Parser<'_> {
         }
         if let Some((fields, ppos)) = parse {
             return match edit {
-                Some((Edit::Build(items), _)) if clauses.is_empty() && outlen.is_none() => {
-                    Ok(Reformat::Parse { fields, items })
+                Some((edit @ (Edit::Build(_) | Edit::Overlay(_)), _))
+                    if clauses.is_empty() && outlen.is_none() =>
+                {
+                    Ok(Reformat::Parse { fields, edit })
                 }
                 _ => Err(line_err(
                     ppos,
-                    "PARSE= goes with one BUILD= or FIELDS= in the statement (oxsort does not \
-                     support it with OVERLAY, FINDREP or IFTHEN)",
+                    "PARSE= goes with one BUILD=, FIELDS= or OVERLAY= in the statement (not \
+                     FINDREP; in IFTHEN clauses, write PARSE= inside the clause)",
                     Some("PARSE".into()),
                 )),
             };
@@ -299,14 +302,6 @@ impl Parser<'_> {
                 Ok(Item::Field { offset, len: fixlen })
             }
             Some(Tok::Word(w)) if w == "SEQNUM" => {
-                if self.st.name.eq_ignore_ascii_case("INREC") {
-                    return Err(self.err_at(
-                        pos,
-                        "SEQNUM is supported in OUTREC, not in INREC (INREC reshapes records in \
-                         parallel)",
-                        &w,
-                    ));
-                }
                 self.i += 1;
                 self.seqnum()
             }
@@ -455,7 +450,7 @@ impl Parser<'_> {
     }
 
     /// `(pattern)` of `EDIT=`: the characters between the parentheses as written.
-    fn edit_pattern(&mut self) -> Result<Vec<u8>, ParseError> {
+    pub(super) fn edit_pattern(&mut self) -> Result<Vec<u8>, ParseError> {
         let start = self.pos();
         self.expect(&Tok::LParen, "expected '(' and the edit pattern")?;
         let mut text = Vec::new();
@@ -489,7 +484,7 @@ impl Parser<'_> {
     }
 
     /// `(a,b,c,d)` of `SIGNS=`: each a character, `' '` for a blank, or left out.
-    fn signs(&mut self) -> Result<Signs, ParseError> {
+    pub(super) fn signs(&mut self) -> Result<Signs, ParseError> {
         self.expect(&Tok::LParen, "expected '(' and up to four signs")?;
         let mut signs: Signs = [None; 4];
         let mut slot = 0usize;
@@ -981,16 +976,35 @@ impl Parser<'_> {
             _ => return Err(self.err("expected INIT, NONE or (condition) after WHEN=")),
         };
         self.expect(&Tok::Comma, "expected ',' and BUILD=, OVERLAY= or FINDREP=")?;
-        let (kw, kpos) = self.word("expected BUILD=, FIELDS=, OVERLAY= or FINDREP=")?;
-        if !matches!(kw.as_str(), "BUILD" | "FIELDS" | "OVERLAY" | "FINDREP") {
+        let (mut kw, mut kpos) =
+            self.word("expected PARSE=, BUILD=, FIELDS=, OVERLAY= or FINDREP=")?;
+        // The clause's own PARSE= fields, seen only by its BUILD or OVERLAY.
+        let outer = std::mem::take(&mut self.parsed);
+        let mut parse = None;
+        if kw == "PARSE" {
+            self.expect(&Tok::Equals, "expected '=' after PARSE")?;
+            parse = Some(self.parse_defs()?);
+            self.expect(&Tok::Comma, "expected ',' and BUILD= or OVERLAY= after PARSE=(...)")?;
+            (kw, kpos) = self.word("expected BUILD=, FIELDS= or OVERLAY= after PARSE=(...)")?;
+        }
+        let allowed: &[&str] = if parse.is_some() {
+            &["BUILD", "FIELDS", "OVERLAY"]
+        } else {
+            &["BUILD", "FIELDS", "OVERLAY", "FINDREP"]
+        };
+        if !allowed.contains(&kw.as_str()) {
             return Err(self.err_at(
                 kpos,
-                "expected BUILD=, FIELDS=, OVERLAY= or FINDREP= (PUSH is not supported)",
+                &format!(
+                    "expected {}= in the IFTHEN clause (PUSH is not supported)",
+                    allowed.join("=, ")
+                ),
                 &kw,
             ));
         }
         self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
         let edit = self.edit(&kw)?;
+        self.parsed = outer;
         let mut hit_next = false;
         if self.peek_is(&Tok::Comma) {
             self.i += 1;
@@ -1009,12 +1023,12 @@ impl Parser<'_> {
             hit_next = true;
         }
         self.expect(&Tok::RParen, "expected ',' and HIT=NEXT, or ')' to end the IFTHEN clause")?;
-        Ok((IfThen { when, edit, hit_next }, pos))
+        Ok((IfThen { when, edit, hit_next, parse }, pos))
     }
 }
 
 /// `n` of a mask name `Mn`.
-fn mask_number(word: &str) -> Option<usize> {
+pub(super) fn mask_number(word: &str) -> Option<usize> {
     let digits = word.strip_prefix('M')?;
     if digits.is_empty() || digits.len() > 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

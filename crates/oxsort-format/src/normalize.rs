@@ -110,7 +110,15 @@ impl KeySpec {
                                 let mut padded = record.get(offset..).unwrap_or(&[]).to_vec();
                                 padded.resize(len, 0);
                                 let start = out.len();
-                                encode_field(field.kind, &padded, false, index, offset + 1, out)?;
+                                encode_field(
+                                    field.kind,
+                                    &padded,
+                                    false,
+                                    index,
+                                    offset + 1,
+                                    out,
+                                    usize::MAX,
+                                )?;
                                 if field.descending {
                                     complement(&mut out[start..]);
                                 }

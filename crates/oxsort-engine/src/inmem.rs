@@ -281,34 +281,29 @@ pub(crate) fn load(
                 let _meter = ctx.meters.meter("sort");
                 let mut scratch = Scratch::default();
                 for (c, job) in job_rx {
-                    let (chunk, reshaped) = match job {
-                        Job::Read(chunk) => (chunk, None),
-                        Job::Reshaped(Ok(r)) => (r.0, Some(Ok((r.1, r.2, r.3)))),
-                        Job::Reshaped(Err((chunk, e))) => (chunk, Some(Err(e))),
-                    };
-                    let mut entries = Vec::with_capacity(chunk.records);
-                    let (chunk, facts) = match ctx.keys.inrec() {
-                        None => {
-                            let facts = chunk_entries(ctx, c, &chunk, &mut entries);
-                            (chunk, facts)
+                    // INREC reshapes here, unless the reading thread did (numbering).
+                    let job = match (job, ctx.keys.inrec()) {
+                        (Job::Read(chunk), Some(program)) => {
+                            Job::Reshaped(reshape(ctx, program, chunk, &mut scratch))
                         }
-                        Some(program) => match match reshaped {
-                            Some(Ok((read, dropped, kept_at))) => {
-                                Ok((chunk, read, dropped, kept_at))
-                            }
-                            Some(Err(e)) => Err((chunk, e)),
-                            None => reshape(ctx, program, chunk, &mut scratch),
-                        } {
-                            Ok((chunk, read, dropped, kept_at)) => {
-                                // The filter ran on the records as read, before INREC.
-                                let reshaped = Ctx { filter: None, ..*ctx };
-                                let facts = chunk_entries(&reshaped, c, &chunk, &mut entries)
-                                    .map(|f| ChunkFacts { read, filtered_checksum: dropped, ..f })
-                                    .map_err(|e| renumber(e, &chunk, &kept_at));
-                                (chunk, facts)
-                            }
-                            Err((chunk, e)) => (chunk, Err(e)),
-                        },
+                        (job, _) => job,
+                    };
+                    let (chunk, entries, facts) = match job {
+                        Job::Read(chunk) => {
+                            let mut entries = Vec::with_capacity(chunk.records);
+                            let facts = chunk_entries(ctx, c, &chunk, &mut entries);
+                            (chunk, entries, facts)
+                        }
+                        Job::Reshaped(Ok((chunk, read, dropped, kept_at))) => {
+                            let mut entries = Vec::with_capacity(chunk.records);
+                            // The filter ran on the records as read, before INREC.
+                            let reshaped = Ctx { filter: None, ..*ctx };
+                            let facts = chunk_entries(&reshaped, c, &chunk, &mut entries)
+                                .map(|f| ChunkFacts { read, filtered_checksum: dropped, ..f })
+                                .map_err(|e| renumber(e, &chunk, &kept_at));
+                            (chunk, entries, facts)
+                        }
+                        Job::Reshaped(Err((chunk, e))) => (chunk, Vec::new(), Err(e)),
                     };
                     if res_tx.send((c, chunk, entries, facts)).is_err() {
                         return;

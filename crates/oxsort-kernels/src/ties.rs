@@ -37,33 +37,15 @@ pub fn sort_entries_with_ties<F: Fn(u64, u64) -> Ordering + Sync>(v: &mut [Entry
 /// ```
 pub fn sort_entries_with_keyed_ties<F: Fn(u64, &mut Vec<u8>) + Sync>(v: &mut [Entry], key: &F) {
     crate::sort_entries(v);
-    let mut arena: Vec<u8> = Vec::new();
-    let mut spans: Vec<(usize, usize)> = Vec::new();
-    let mut order: Vec<usize> = Vec::new();
-    let mut group: Vec<Entry> = Vec::new();
+    let mut built = Built::default();
     let mut start = 0;
     while start < v.len() {
         let p = entry_prefix(v[start]);
         let len = v[start..].iter().position(|&e| entry_prefix(e) != p).unwrap_or(v.len() - start);
         if len > 1 {
-            let g = &mut v[start..start + len];
-            arena.clear();
-            spans.clear();
-            for &e in g.iter() {
-                let from = arena.len();
-                key(entry_index(e), &mut arena);
-                spans.push((from, arena.len()));
-            }
-            order.clear();
-            order.extend(0..len);
             // Entries of a group are in index order already: a stable sort by key keeps it
             // among equal keys.
-            order.sort_by(|&a, &b| {
-                arena[spans[a].0..spans[a].1].cmp(&arena[spans[b].0..spans[b].1])
-            });
-            group.clear();
-            group.extend(order.iter().map(|&i| g[i]));
-            g.copy_from_slice(&group);
+            sort_by_built_keys(&mut v[start..start + len], key, &mut built);
         }
         start += len;
     }
@@ -89,20 +71,22 @@ where
     W: Fn(u64, &mut Vec<u8>) + Sync,
 {
     crate::sort_entries(v);
+    let (mut shorts, mut wholes) = (Built::default(), Built::default());
     let mut start = 0;
     while start < v.len() {
         let p = entry_prefix(v[start]);
         let len = v[start..].iter().position(|&e| entry_prefix(e) != p).unwrap_or(v.len() - start);
         if len > 1 {
             let g = &mut v[start..start + len];
-            let (arena, spans) = sort_by_built_keys(g, short);
+            sort_by_built_keys(g, short, &mut shorts);
             // Runs of equal short keys that are short_len long: their whole keys decide.
-            let key = |i: usize| &arena[spans[i].0..spans[i].1];
             let mut i = 0;
             while i < g.len() {
-                let n = (i..g.len()).position(|j| key(j) != key(i)).unwrap_or(g.len() - i);
-                if n > 1 && key(i).len() >= short_len {
-                    sort_by_built_keys(&mut g[i..i + n], whole);
+                let n = (i..g.len())
+                    .position(|j| shorts.key(j) != shorts.key(i))
+                    .unwrap_or(g.len() - i);
+                if n > 1 && shorts.key(i).len() >= short_len {
+                    sort_by_built_keys(&mut g[i..i + n], whole, &mut wholes);
                 }
                 i += n;
             }
@@ -111,23 +95,41 @@ where
     }
 }
 
-/// Orders `g` (in index order) by the keys `key` builds, stably; returns the keys, in the new
-/// order (`arena[spans[i].0..spans[i].1]` is the key of `g[i]`).
-fn sort_by_built_keys<F: Fn(u64, &mut Vec<u8>)>(
-    g: &mut [Entry],
-    key: &F,
-) -> (Vec<u8>, Vec<(usize, usize)>) {
-    let mut arena: Vec<u8> = Vec::new();
-    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(g.len());
-    for &e in g.iter() {
-        let from = arena.len();
-        key(entry_index(e), &mut arena);
-        spans.push((from, arena.len()));
+/// The buffers [`sort_by_built_keys`] reuses from one group to the next.
+#[derive(Default)]
+struct Built {
+    /// The keys, back to back; `spans[i]` is the key of the group's `i`-th entry once sorted.
+    arena: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+    order: Vec<usize>,
+    sorted: Vec<Entry>,
+    sorted_spans: Vec<(usize, usize)>,
+}
+
+impl Built {
+    fn key(&self, i: usize) -> &[u8] {
+        &self.arena[self.spans[i].0..self.spans[i].1]
     }
-    let mut order: Vec<usize> = (0..g.len()).collect();
-    order.sort_by(|&a, &b| arena[spans[a].0..spans[a].1].cmp(&arena[spans[b].0..spans[b].1]));
-    let sorted: Vec<Entry> = order.iter().map(|&i| g[i]).collect();
-    g.copy_from_slice(&sorted);
-    let spans = order.iter().map(|&i| spans[i]).collect();
-    (arena, spans)
+}
+
+/// Orders `g` (in index order) by the keys `key` builds, stably; leaves the keys in `b`, in
+/// the new order.
+fn sort_by_built_keys<F: Fn(u64, &mut Vec<u8>)>(g: &mut [Entry], key: &F, b: &mut Built) {
+    b.arena.clear();
+    b.spans.clear();
+    for &e in g.iter() {
+        let from = b.arena.len();
+        key(entry_index(e), &mut b.arena);
+        b.spans.push((from, b.arena.len()));
+    }
+    b.order.clear();
+    b.order.extend(0..g.len());
+    let (arena, spans) = (&b.arena, &b.spans);
+    b.order.sort_by(|&x, &y| arena[spans[x].0..spans[x].1].cmp(&arena[spans[y].0..spans[y].1]));
+    b.sorted.clear();
+    b.sorted.extend(b.order.iter().map(|&i| g[i]));
+    g.copy_from_slice(&b.sorted);
+    b.sorted_spans.clear();
+    b.sorted_spans.extend(b.order.iter().map(|&i| b.spans[i]));
+    std::mem::swap(&mut b.spans, &mut b.sorted_spans);
 }

@@ -172,20 +172,30 @@ fn chunk_entries(
     Ok(facts)
 }
 
-/// INREC: the records of a chunk of fixed records that the filter keeps, reshaped into a new
-/// chunk; with the count of records read and the CRC32-sum of those the filter dropped. On an
-/// error the chunk comes back as it was.
+/// INREC: the records of a chunk of fixed records that the filter keeps, reshaped; with the
+/// count of records read and the CRC32-sum of those the filter dropped. Records that do not
+/// grow are reshaped in place, in the buffer they were read into: the buffer goes back to the
+/// source for the next load, where a new one would cost a page fault per 4 KiB of fresh memory.
+/// Records that grow go to a new buffer. On an error the chunk comes back (its records possibly
+/// reshaped up to the bad one) with the error.
 /// With a filter, the last value also says where in the chunk as read each kept record was
 /// (for error messages).
+///
+/// ```text
+///  in place (out <= r):  | r0 | r1 | r2 | r3 |...      record i is read at i*r, its reshaped
+///                        |o0|o1|o2|..                  form written at kept*out <= i*r (through
+///                                                       a one-record buffer, as they may overlap)
+/// ```
 #[allow(clippy::result_large_err)]
 fn reshape(
     ctx: &Ctx<'_>,
     program: &ReformatProgram,
-    chunk: Chunk,
+    mut chunk: Chunk,
     scratch: &mut Scratch,
 ) -> Reshaped {
     let (r, out) = (program.in_len(), program.out_len());
-    let mut buf = AlignedBuf::new(chunk.records * out);
+    let mut grown = (out > r).then(|| AlignedBuf::new(chunk.records * out));
+    let mut one = vec![0u8; if grown.is_some() { 0 } else { out }];
     let mut kept = 0usize;
     let mut dropped = 0u128;
     let error = |i: usize, source| EngineError::Key {
@@ -195,7 +205,8 @@ fn reshape(
     };
     let mut failed = None;
     let mut kept_at = Vec::new();
-    for (i, rec) in chunk.buf[..chunk.records * r].chunks_exact(r).enumerate() {
+    for i in 0..chunk.records {
+        let rec = &chunk.buf[i * r..(i + 1) * r];
         if let Some(f) = ctx.filter {
             match f.matches(rec) {
                 Ok(true) => {}
@@ -209,7 +220,14 @@ fn reshape(
                 }
             }
         }
-        if let Err(e) = program.apply(rec, &mut buf[kept * out..(kept + 1) * out], scratch) {
+        let to = kept * out..(kept + 1) * out;
+        let applied = match grown.as_mut() {
+            Some(buf) => program.apply(rec, &mut buf[to], scratch),
+            None => program.apply(rec, &mut one, scratch).map(|()| {
+                chunk.buf[to].copy_from_slice(&one);
+            }),
+        };
+        if let Err(e) = applied {
             failed = Some(error(i, e));
             break;
         }
@@ -222,6 +240,7 @@ fn reshape(
         return Err((chunk, e));
     }
     let read = chunk.records as u64;
+    let buf = grown.unwrap_or(chunk.buf);
     let reshaped = Chunk { buf, records: kept, offsets: Vec::new(), ..chunk };
     Ok((reshaped, read, dropped, kept_at))
 }
@@ -235,7 +254,7 @@ enum Job {
 }
 
 /// What [`reshape`] returns: the reshaped chunk, records read, the CRC32-sum of those dropped,
-/// and where each kept record was; or the chunk as it was and the error.
+/// and where each kept record was; or the chunk and the error.
 type Reshaped = std::result::Result<(Chunk, u64, u128, Vec<u32>), (Chunk, EngineError)>;
 
 /// A key error of a reshaped chunk names the record by its number among the records kept:

@@ -63,3 +63,64 @@ fn one_pass_that_does_not_fit_is_refused_and_explain_shows_the_estimates() {
     let (one, two) = (&plan["estimates"]["one"]["seconds"], &plan["estimates"]["two"]["seconds"]);
     assert!(one.as_f64().unwrap() > 0.0 && two.as_f64().unwrap() > one.as_f64().unwrap(), "{plan}");
 }
+
+/// A copy larger than its memory streams through loads in input order: the same bytes as a
+/// copy held whole in memory, and no run written (the temp directory it is given cannot even
+/// be created).
+#[test]
+fn a_copy_larger_than_memory_streams_without_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    gen(&input, 300_000);
+    let nowhere = dir.path().join("missing/temp");
+    let copy = dir.path().join("copy.ctl");
+    std::fs::write(&copy, " OPTION COPY\n").unwrap();
+    // Reshaped, filtered and reshaped again on the way: every load through the same stages.
+    let reshape = dir.path().join("reshape.ctl");
+    std::fs::write(
+        &reshape,
+        " OPTION COPY\n INCLUDE COND=(1,1,BI,GT,X'60')\n INREC BUILD=(1,10,21,30)\n \
+         OUTREC BUILD=(1,40,C'|')\n",
+    )
+    .unwrap();
+    for (name, ctl) in [("copy", &copy), ("reshape", &reshape)] {
+        let explain = run(oxsort()
+            .args(["explain", "--json", "--record-size", "100", "--memory", "8M", "--control"])
+            .arg(ctl)
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.path().join("x")));
+        assert!(explain.status.success(), "{name}: {}", stderr(&explain));
+        let plan: serde_json::Value = serde_json::from_slice(&explain.stdout).unwrap();
+        assert_eq!(plan["passes"]["kind"], "stream", "{name}: {plan}");
+        assert!(plan["temp"].as_array().unwrap().is_empty(), "{name}: {plan}");
+        let mut outputs = Vec::new();
+        for memory in ["8M", "1G"] {
+            let out = dir.path().join(format!("{name}-{memory}"));
+            let o = run(oxsort()
+                .args(["sort", "-q", "--stats=json", "--record-size", "100", "--memory", memory])
+                .arg("--control")
+                .arg(ctl)
+                .arg("--temp-dir")
+                .arg(&nowhere)
+                .arg(&input)
+                .arg("-o")
+                .arg(&out));
+            assert!(o.status.success(), "{name} {memory}: {}", stderr(&o));
+            assert_eq!(stats_passes(&o), 1, "{name} {memory}");
+            outputs.push(std::fs::read(&out).unwrap());
+        }
+        assert!(outputs[0] == outputs[1], "{name}: streamed and whole copies differ");
+        if name == "copy" {
+            assert!(outputs[0] == std::fs::read(&input).unwrap(), "a copy changed its input");
+        } else {
+            let want: Vec<u8> = std::fs::read(&input)
+                .unwrap()
+                .chunks(100)
+                .filter(|r| r[0] > 0x60)
+                .flat_map(|r| [&r[..10], &r[20..50], b"|"].concat())
+                .collect();
+            assert!(outputs[0] == want, "INCLUDE/INREC/OUTREC of a streamed copy");
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! [`SortConfig`]: what to sort, where to, and with which resources; validated by its builder.
 
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -19,6 +20,8 @@ pub enum Input {
     Path(PathBuf),
     /// Standard input, read sequentially through a buffered path.
     Stdin,
+    /// An open stream (one end of a pipe), read sequentially to its end.
+    Stream(Stream),
 }
 
 /// Where sorted records go.
@@ -28,7 +31,45 @@ pub enum Output {
     Path(PathBuf),
     /// Standard output, written sequentially.
     Stdout,
+    /// An open stream (one end of a pipe), written sequentially.
+    Stream(Stream),
 }
+
+/// An open stream handed to a sort, such as one end of a pipe between two sorts in one process
+/// (the way a JOINKEYS job feeds its join and its main task). The descriptor is closed when the
+/// last clone is dropped: a sort writing to a pipe gives its reader the end of the stream when
+/// its [`SortConfig`] is gone.
+#[derive(Clone, Debug)]
+pub struct Stream {
+    fd: Arc<OwnedFd>,
+    name: String,
+}
+
+impl Stream {
+    /// The stream open on `fd`, called `name` in messages and statistics.
+    pub fn new(fd: impl Into<OwnedFd>, name: impl Into<String>) -> Self {
+        Stream { fd: Arc::new(fd.into()), name: name.into() }
+    }
+
+    /// Its name in messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A file on a duplicate of its descriptor.
+    pub(crate) fn file(&self) -> std::io::Result<std::fs::File> {
+        self.fd.try_clone().map(std::fs::File::from)
+    }
+}
+
+/// The same stream: the same descriptor, whatever it is called.
+impl PartialEq for Stream {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.fd, &other.fd)
+    }
+}
+
+impl Eq for Stream {}
 
 impl Input {
     /// The name used in messages.
@@ -36,6 +77,7 @@ impl Input {
         match self {
             Input::Path(p) => p.display().to_string(),
             Input::Stdin => "-".to_string(),
+            Input::Stream(s) => s.name().to_string(),
         }
     }
 }
@@ -199,6 +241,12 @@ pub struct SortConfigBuilder {
 }
 
 impl SortConfigBuilder {
+    /// Replaces the inputs given to [`SortConfig::builder`].
+    pub fn inputs(mut self, inputs: Vec<Input>) -> Self {
+        self.inputs = inputs;
+        self
+    }
+
     /// One pass, two, or the plan's choice by estimated cost (default).
     pub fn passes(mut self, choice: PassChoice) -> Self {
         self.passes = choice;
@@ -339,7 +387,7 @@ impl SortConfigBuilder {
         if matches!(self.merge_block, Some(b) if !(DIRECT_ALIGN..=1 << 30).contains(&b)) {
             return Err(EngineError::Config("the merge block must be 4 KiB to 1 GiB".into()));
         }
-        if self.resume && self.inputs.contains(&Input::Stdin) {
+        if self.resume && self.inputs.iter().any(|i| matches!(i, Input::Stdin | Input::Stream(_))) {
             return Err(EngineError::Config(
                 "--resume needs input files: standard input cannot be read again".into(),
             ));
@@ -411,7 +459,7 @@ impl SortConfigBuilder {
 fn default_temp_dir(output: &Output) -> PathBuf {
     match output {
         Output::Path(p) => parent_dir(p),
-        Output::Stdout => std::env::temp_dir(),
+        Output::Stdout | Output::Stream(_) => std::env::temp_dir(),
     }
 }
 

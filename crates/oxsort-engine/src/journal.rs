@@ -140,6 +140,7 @@ pub(crate) fn header(cfg: &SortConfig) -> Result<Header> {
     }
     let output = match &cfg.output {
         Output::Stdout => "-".to_string(),
+        Output::Stream(st) => st.name().to_string(),
         Output::Path(p) => {
             let dir = crate::config::parent_dir(p);
             let dir = std::fs::canonicalize(&dir).unwrap_or(dir);

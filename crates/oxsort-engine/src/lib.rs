@@ -64,7 +64,7 @@ mod window;
 
 use std::time::Instant;
 
-pub use config::{Input, Output, PassChoice, SortConfig, SortConfigBuilder};
+pub use config::{Input, Output, PassChoice, SortConfig, SortConfigBuilder, Stream};
 pub use error::{error_message, EngineError, Result};
 pub use oxsort_format::{Mode, SortKey, SortSpec};
 pub use oxsort_io::IoOptions;
@@ -149,6 +149,13 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             Box::new(StreamSink::new(Box::new(f), p.clone()))
         }
         (None, Output::Stdout) => Box::new(StreamSink::stdout()),
+        (None, Output::Stream(st)) => {
+            let f = st.file().map_err(|e| EngineError::Output {
+                path: std::path::PathBuf::from(st.name()),
+                why: e.to_string(),
+            })?;
+            Box::new(StreamSink::new(Box::new(f), std::path::PathBuf::from(st.name())))
+        }
     };
     // OUTFIL outputs: created (under temporary names) before anything is read, written from
     // the records after OUTREC as they stream to the main output, renamed all together at
@@ -228,7 +235,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let mut formed_runs = recovered.formed.len() as u64;
     let check;
 
-    let timer = PhaseTimer::start("input", &meters);
+    let streams = matches!(plan.passes, plan::Passes::Stream { .. });
+    let timer = PhaseTimer::start(if streams { "copy" } else { "input" }, &meters);
     let numbering = std::sync::Mutex::new(oxsort_format::Scratch::default());
     let ctx = inmem::Ctx {
         g,
@@ -245,6 +253,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let run_ctx = inmem::Ctx { reporter: &quiet, ..ctx };
     let mut runs = recovered.runs;
     let mut run_writes: Vec<FileStats> = Vec::new();
+    // What a streamed copy has written so far.
+    let mut streamed = verify::OrderCheck::default();
     loop {
         let (loaded, exhausted) =
             inmem::load(&ctx, &mut source, plan.run_chunks(), plan.input_bytes)?;
@@ -256,12 +266,37 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             // Nothing more to read: free the buffers populated ahead or kept for reuse.
             source.finish();
         }
+        if streams {
+            // A copy: each load goes to the output after the ones before it, as it is read
+            // (its progress is the input's).
+            let c = output::emit(
+                &run_ctx,
+                &loaded,
+                sink.as_mut(),
+                true,
+                progress::Phase::Input,
+                streamed.bytes,
+            )?;
+            streamed.append(&c);
+            if !exhausted {
+                for b in loaded.chunks {
+                    source.recycle(b);
+                }
+                continue;
+            }
+            sink.finish()?;
+            let mut files = std::mem::take(&mut source.files);
+            files.push(sink.stats());
+            stats.phases.push(timer.finish(files));
+            check = std::mem::take(&mut streamed);
+            break;
+        }
         if runs.is_empty() && exhausted {
             // One pass: everything is in memory.
             let files = std::mem::take(&mut source.files);
             stats.phases.push(timer.finish(files));
             let out_timer = PhaseTimer::start("output", &meters);
-            check = output::emit(&ctx, &loaded, sink.as_mut(), true, progress::Phase::Output)?;
+            check = output::emit(&ctx, &loaded, sink.as_mut(), true, progress::Phase::Output, 0)?;
             sink.finish()?;
             stats.phases.push(out_timer.finish(vec![sink.stats()]));
             break;
@@ -270,7 +305,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         if loaded.read > 0 || runs.is_empty() {
             let (mut run, mut run_sink) = room.create(RunKind::Formed, loaded.bytes)?;
             let formed =
-                output::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input)
+                output::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input, 0)
                     .map_err(|e| room.explain(e))?;
             run_writes.push(run_sink.stats());
             // With duplicate removal a run holds fewer records than were loaded.
@@ -353,6 +388,9 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             check.first_unordered.unwrap_or(0)
         )));
     }
+    // A cancel that came while the last records were written still stops the commit: a
+    // caller feeding the sort through a stream cancels it to say the stream is not whole.
+    reporter.check()?;
     let tally = sink.tally();
     drop(sink);
     let outfil_reports = outfil_files.as_ref().map(|f| f.reports()).unwrap_or_default();

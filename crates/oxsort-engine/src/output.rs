@@ -48,6 +48,7 @@ pub(crate) fn emit(
     sink: &mut dyn Sink,
     verify: bool,
     phase: Phase,
+    base: u64,
 ) -> Result<OrderCheck> {
     if loaded.records == 0 {
         return Ok(OrderCheck::default());
@@ -55,7 +56,7 @@ pub(crate) fn emit(
     let threads = ctx.threads;
     let runs: Vec<&[Entry]> = loaded.microruns.iter().map(|v| v.as_slice()).collect();
     let parts = Parts::cut(ctx, loaded, &runs);
-    let placement = Placement::of(ctx, &parts);
+    let placement = Placement::of(ctx, &parts, base);
     let log2 = ctx.g.chunk_log2;
     let job = Job {
         ctx,
@@ -241,21 +242,23 @@ enum Placement {
 }
 
 impl Placement {
-    fn of(ctx: &Ctx<'_>, parts: &Parts) -> Placement {
+    /// The placement of `parts`, the first at byte `base` of the sink.
+    fn of(ctx: &Ctx<'_>, parts: &Parts, base: u64) -> Placement {
         if ctx.unique {
+            debug_assert_eq!(base, 0, "staged pieces start at the sink's start");
             return Placement::Streamed;
         }
         match ctx.keys.record_size() {
             Some(r) => {
                 let mut offsets = Vec::with_capacity(parts.count());
-                let mut at = 0u64;
+                let mut at = base;
                 for s in &parts.sizes {
                     offsets.push(at);
                     at += (s * r) as u64;
                 }
                 Placement::Known(offsets)
             }
-            None => Placement::Chained(PartEnds::new(parts.count())),
+            None => Placement::Chained(PartEnds::new(parts.count(), base)),
         }
     }
 
@@ -280,23 +283,26 @@ impl Placement {
 /// Where each chained part ends, set by the worker that gathered it; the worker of the next part
 /// waits for it before placing its first piece.
 struct PartEnds {
+    /// Where the first part starts.
+    base: u64,
     ends: Mutex<Vec<Option<u64>>>,
     changed: Condvar,
 }
 
 impl PartEnds {
-    fn new(parts: usize) -> Self {
-        PartEnds { ends: Mutex::new(vec![None; parts]), changed: Condvar::new() }
+    fn new(parts: usize, base: u64) -> Self {
+        PartEnds { base, ends: Mutex::new(vec![None; parts]), changed: Condvar::new() }
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Option<u64>>> {
         self.ends.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Where part `p` starts: 0 for the first, else where part `p - 1` ends (waits for it).
+    /// Where part `p` starts: the base for the first, else where part `p - 1` ends (waits for
+    /// it).
     fn start_of(&self, p: usize) -> u64 {
         if p == 0 {
-            return 0;
+            return self.base;
         }
         let mut e = self.lock();
         loop {

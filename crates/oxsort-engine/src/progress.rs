@@ -46,15 +46,19 @@ impl Reporter {
     pub(crate) fn quiet(&self) -> Self {
         Reporter { f: None, cancel: self.cancel.clone() }
     }
+    /// [`EngineError::Interrupted`] once the cancel flag is set.
+    pub(crate) fn check(&self) -> Result<()> {
+        match &self.cancel {
+            Some(c) if c.load(Ordering::Relaxed) => Err(EngineError::Interrupted),
+            _ => Ok(()),
+        }
+    }
     /// Reports progress; [`EngineError::Interrupted`] once the cancel flag is set (the callback
     /// may set it).
     pub(crate) fn report(&self, phase: Phase, done: u64, total: Option<u64>) -> Result<()> {
         if let Some(f) = &self.f {
             f(&Progress { phase, done, total });
         }
-        match &self.cancel {
-            Some(c) if c.load(Ordering::Relaxed) => Err(EngineError::Interrupted),
-            _ => Ok(()),
-        }
+        self.check()
     }
 }

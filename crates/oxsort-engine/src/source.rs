@@ -230,6 +230,12 @@ impl ChunkSource {
                 let file = std::fs::File::from(owned);
                 (DirectFile::from_std(file, PathBuf::from("-"), &self.io), "-".to_string())
             }
+            Input::Stream(st) => {
+                let name = PathBuf::from(st.name());
+                let file =
+                    st.file().map_err(|e| EngineError::Input { path: name.clone(), source: e })?;
+                (DirectFile::from_std(file, name, &self.io), st.name().to_string())
+            }
         };
         let mut end = if file.is_seekable() { file.len()? } else { u64::MAX };
         let direct = file.is_direct();

@@ -27,6 +27,7 @@
 //!   an `flock` while it lives, so that [`sweep`] reclaims those of killed sorts and only those
 //!   ([`leftovers`]).
 //! - [`free_space`], [`check_dir_writable`]: checks made before a sort starts.
+//! - [`sized_pipe`]: a large pipe between two stages of one process.
 //! - [`IoError`]: every error names its path (and offset); a full disk is [`IoError::NoSpace`].
 //! - [`FaultPlan`]: injects `EIO`/`ENOSPC`/... into the Nth read or write, for tests.
 //!
@@ -59,6 +60,7 @@ mod error;
 mod file;
 pub mod leftovers;
 mod pipeline;
+mod pipes;
 mod reader;
 mod temp;
 pub mod tuning;
@@ -71,6 +73,7 @@ pub use error::IoError;
 pub use file::{DirectFile, FaultPlan, IoOptions};
 pub use leftovers::{sweep, Leftover, LeftoverKind, Swept};
 pub use pipeline::{Backend, IoStats};
+pub use pipes::sized_pipe;
 pub use reader::{Chunk, Reader};
 pub use temp::{
     check_dir_writable, device_of, free_space, probe_input, probe_output, try_lock_exclusive,

@@ -61,6 +61,17 @@ impl Plan {
             Passes::One => {
                 let _ = writeln!(s, "  passes       one: the input fits in memory");
             }
+            Passes::Stream { load_chunks } => {
+                let per_load = match self.record_size {
+                    Some(_) => format!("{} records", load_chunks << g.chunk_log2),
+                    None => human_bytes(g.arena_bytes),
+                };
+                let _ = writeln!(
+                    s,
+                    "  passes       one, streamed (a copy): loads of up to {per_load} written in \
+                     input order as they are read; no temp files"
+                );
+            }
             Passes::Two { runs, run_chunks, schedule } => {
                 let _ = writeln!(
                     s,

@@ -28,6 +28,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::config::{parent_dir, Input, Output, PassChoice, SortConfig};
+use oxsort_format::Mode;
 use oxsort_io::OutputTarget;
 
 use crate::error::{EngineError, Result};
@@ -61,6 +62,12 @@ pub struct TempPlan {
 pub enum Passes {
     /// Everything fits in memory: read, sort, write.
     One,
+    /// A copy (`OPTION COPY`): loads of up to `load_chunks` chunks written to the output in
+    /// input order, one after the other, as they are read; no runs, no temp files.
+    Stream {
+        /// Chunks per load.
+        load_chunks: u64,
+    },
     /// Sorted runs go to temp files, then they are merged as the schedule says.
     Two {
         /// Runs formed from the input.
@@ -143,6 +150,10 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
                 inputs.push(InputPlan { name: "-".into(), bytes: None });
                 total = None;
             }
+            Input::Stream(st) => {
+                inputs.push(InputPlan { name: st.name().into(), bytes: None });
+                total = None;
+            }
             Input::Path(p) => {
                 let probed = oxsort_io::probe_input(p)
                     .map_err(|e| EngineError::Input { path: p.clone(), source: e })?;
@@ -212,7 +223,12 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
             two_memory,
         )
     });
+    // A copy keeps its input order: it streams through loads rather than forming runs.
+    let streams = cfg.spec.mode == Mode::Copy && !cfg.spec.unique && !cfg.resume;
+    // (Its cost is one read and one write whatever the memory: nothing to weigh.)
+    let estimates = estimates.filter(|_| !streams);
     let trade = match cfg.passes {
+        _ if streams => false,
         PassChoice::Auto => estimates.as_ref().is_some_and(|e| e.two_is_faster()) && !cfg.resume,
         PassChoice::Two => fits,
         PassChoice::One if !fits && total.is_some() && fixed_size.is_some() => {
@@ -227,17 +243,27 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     // A sort that takes two passes anyway needs no more memory than its runs: loads of an
     // eighth of the input touch less fresh memory and the merge stays one level.
     let spills = !fits && fixed_size.is_some() && cfg.passes != PassChoice::One && !cfg.resume;
-    if let (true, Some(bytes)) = (trade || spills, total) {
+    // A copy needs no more than an eighth of its input in memory either: its loads are written
+    // one after the other, and smaller ones touch less fresh memory.
+    let copy_loads = streams && cfg.passes != PassChoice::One;
+    if let (true, Some(bytes)) = (trade || spills || copy_loads, total) {
         let mut smaller = cfg.clone();
         smaller.memory = cost::two_pass_memory(bytes, cfg.memory);
         let levels = |g: &Geometry, m: &MergeSizing| {
             m.schedule(chunks_of(g).div_ceil(g.arena_chunks).max(2)).levels.len()
         };
-        let sized = sizing::sizes(&smaller)
-            .ok()
-            .filter(|(g2, merge2, _)| trade || levels(g2, merge2) <= levels(&g, &merge));
+        let sized = sizing::sizes(&smaller).ok().filter(|(g2, merge2, _)| {
+            trade || copy_loads || levels(g2, merge2) <= levels(&g, &merge)
+        });
         if let Some((g2, merge2, _)) = sized {
-            if !trade && smaller.memory < cfg.memory {
+            if copy_loads && smaller.memory < cfg.memory {
+                notes.push(format!(
+                    "a copy streams through loads of {} rather than the whole budget of {}: \
+                     less memory touched fresh",
+                    human_bytes(smaller.memory),
+                    human_bytes(cfg.memory)
+                ));
+            } else if !trade && smaller.memory < cfg.memory {
                 notes.push(format!(
                     "runs of {} rather than the whole budget of {}: less memory touched \
                      fresh, the same merge levels",
@@ -266,6 +292,8 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     // cannot be split and stays one pass).
     let least_runs = if cfg.passes == PassChoice::Two && chunks >= 2 { 2 } else { 1 };
     let (passes, merge_mem) = match total {
+        Some(_) if streams && fixed_size.is_some() && chunks <= g.arena_chunks => (Passes::One, 0),
+        _ if streams => (Passes::Stream { load_chunks: g.arena_chunks }, 0),
         // Delimited records: how many a load holds is known only while reading.
         Some(_) if fixed_size.is_some() && chunks <= g.arena_chunks && least_runs == 1 => {
             (Passes::One, 0)
@@ -289,7 +317,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
         _ => t,
     };
     let spilled = match (&passes, total.map(sorted_bytes)) {
-        (Passes::One, _) => None,
+        (Passes::One | Passes::Stream { .. }, _) => None,
         (Passes::Two { schedule, .. }, Some(bytes)) => {
             Some(bytes * if schedule.levels.len() > 1 { 2 } else { 1 })
         }
@@ -321,6 +349,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
         output: match &cfg.output {
             Output::Path(p) => p.display().to_string(),
             Output::Stdout => "-".into(),
+            Output::Stream(st) => st.name().into(),
         },
         output_free,
         output_stream,
@@ -371,6 +400,7 @@ impl Plan {
     pub fn run_chunks(&self) -> u64 {
         match self.passes {
             Passes::One => u64::MAX,
+            Passes::Stream { load_chunks } => load_chunks,
             Passes::Two { run_chunks, .. } | Passes::Unknown { run_chunks } => run_chunks,
         }
     }

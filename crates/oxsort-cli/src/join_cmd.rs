@@ -1,36 +1,57 @@
 //! A JOINKEYS job: each input put in join-key order by the engine (or checked, when SORTED),
-//! a merge join of the two, then the main task's statements on the joined records.
+//! a merge join of the two, then the main task's statements on the joined records. The three
+//! run at once, joined by pipes: no record is written to disk between them.
 //!
 //! ```text
-//!  SORTJNF1 ─ engine sort by F1's keys ─> tmp/F1.sorted ─┐      (SORTED: read as it is,
-//!  SORTJNF2 ─ engine sort by F2's keys ─> tmp/F2.sorted ─┤       its order checked)
-//!                                                        v
-//!                         merge join: F1 group x F2 group (F1 outer, F2 inner),
-//!                         unpaired records as JOIN says, built by REFORMAT
-//!                                                        v
-//!                     tmp/joined ─ engine: SORT/COPY, INCLUDE/OMIT, INREC, SUM, OUTREC ─> SORTOUT
+//!  SORTJNF1 ─ engine sort by F1's keys ─ pipe ─┐   (SORTED: the file read as it is,
+//!  SORTJNF2 ─ engine sort by F2's keys ─ pipe ─┤    its order checked)
+//!                                              v
+//!                    merge join: F1 group x F2 group (F1 outer, F2 inner),
+//!                    unpaired records as JOIN says, built by REFORMAT
+//!                                              v
+//!                    pipe ─ engine: SORT/COPY, INCLUDE/OMIT, INREC, SUM, OUTREC ─> SORTOUT
 //! ```
 //!
-//! The temp files live in a private temp directory (in the first `--temp-dir`, else the
-//! output's directory) that is removed in every outcome, signals included; the output appears
-//! under its name only when the main task succeeds. The F2 records of one key are held in
-//! memory while the F1 records of that key are joined with them.
+//! The memory budget is shared ([`budget_shares`]). A side's sort that fails closes its pipe
+//! early: the join takes each sort's outcome at its pipe's end and, on a failure, cancels the
+//! main task before it ends the main task's stream, so a short stream is never taken for the
+//! whole one and the output appears under its name only when everything succeeded. The F2
+//! records of one key are held in memory while the F1 records of that key are joined with
+//! them. The sides' runs go to the `--temp-dir`s, else to a private temp directory (in the
+//! output's directory) that is removed in every outcome, signals included.
 
 use std::cmp::Ordering;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use oxsort_engine::{plan, sort, Input, Mode, Output, SortConfig, SortSpec};
+use oxsort_engine::{
+    plan, sort, EngineError, Input, Mode, Output, SortConfig, SortSpec, SortStats, Stream,
+};
 use oxsort_format::{JoinItem, JoinSide, JoinSpec, RecordLayout};
 use oxsort_io::{IoOptions, TempDir};
 
 use crate::job::JoinJob;
+use crate::join_direct::DirectOut;
 use crate::sort_cmd::SortArgs;
 
 /// Buffer of each join input and of the joined output: large sequential transfers.
 const JOIN_IO_BUFFER: usize = 4 << 20;
+
+/// Bytes a pipe between two stages holds (Linux's default is 64 KiB; 1 MiB is what an
+/// unprivileged process may ask for by default): fewer switches between writer and reader.
+const PIPE_BYTES: usize = 1 << 20;
+
+/// A main task that streams (a copy) keeps this share of the budget (1/N), at least
+/// [`MAIN_STREAM_MIN`]: its loads are written one after the other, so a small share costs it
+/// nothing, and the sides' sorts, which must hold their records, get the rest.
+const MAIN_STREAM_SHARE: u64 = 16;
+/// The least memory of a streaming main task.
+const MAIN_STREAM_MIN: u64 = 128 << 20;
 
 /// What the join did, for the closing report.
 #[derive(Debug, Default)]
@@ -54,7 +75,7 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     // The main task's statements are checked before any work.
     args.keys.joined_record_size = Some(joined_len);
     let main = args.keys.spec()?;
-    if main.key.is_none() && main.mode != oxsort_engine::Mode::Copy {
+    if main.key.is_none() && main.mode != Mode::Copy {
         bail!(
             "{control}: the main task of a JOINKEYS job needs SORT FIELDS=(...) or OPTION COPY \
              (SORT FIELDS=COPY), as DFSORT's does"
@@ -63,28 +84,117 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     let parent = temp_parent(&args);
     let tmp = TempDir::new(&parent)
         .with_context(|| format!("creating a temp directory in {}", parent.display()))?;
-    let mut sources = Vec::new();
+    let (joined_rx, joined_tx) = pipe("the joined records")?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (side_memory, main_memory) = memory_shares(&args, &job, &joined_rx)?;
+    // The main task, or (when it only copies) the output the join writes itself.
+    let (mut raised, main) = if only_copies(&main) {
+        let io =
+            IoOptions { buffered: args.buffered, no_uring: args.no_uring, ..Default::default() };
+        let out = DirectOut::create(&args.output, joined_len, &io)
+            .with_context(|| format!("creating the output {}", args.output))?;
+        (false, Main::Direct(out))
+    } else {
+        let (cfg, raised) = with_least(main_memory, |m| {
+            main_config(&args, &joined_rx, Some(m), Some(cancel.clone()))
+        })?;
+        (raised, Main::Task(cfg))
+    };
+    drop(joined_rx);
+    // Every side's configuration before anything runs: a bad one stops the job here.
+    let mut feeds = Vec::new();
+    let mut sorts = Vec::new();
     for side in [JoinSide::F1, JoinSide::F2] {
         let (paths, _) = job.input(side);
         let input = job.spec.input(side);
-        let spec = side_spec(&job, side);
         if input.sorted && !side_prepares(&job, side) {
-            sources.push((paths.clone(), true));
+            feeds.push(Some(paths.clone()));
             continue;
         }
-        let out = tmp.path().join(format!("{}.sorted", side.name()));
-        let cfg = side_config(&args, &job, side, spec, out.clone(), tmp.path())?;
-        let what = if input.sorted { "copying" } else { "sorting" };
-        sort(&cfg)
-            .with_context(|| format!("{what} {} ({}) by its join keys", input.dd, side.name()))?;
-        sources.push((vec![out], false));
+        let name = format!("sorted {} ({})", input.dd, side.name());
+        let (rx, tx) = pipe(&name)?;
+        let out = Output::Stream(Stream::new(tx, name));
+        let (cfg, more) = with_least(side_memory, |m| {
+            side_config(&args, &job, side, side_spec(&job, side), out.clone(), tmp.path(), m)
+        })?;
+        raised |= more;
+        feeds.push(None);
+        sorts.push((side, rx, cfg));
     }
-    let joined = tmp.path().join("joined");
-    let counts = merge_join(&job, [len1, len2], &sources, &joined)?;
-    args.inputs = vec![joined.display().to_string()];
-    let cfg = args.config(args.wants_progress())?;
-    let stats = sort(&cfg)?;
+    let (stats, joined) = std::thread::scope(|s| {
+        let mut sorted: [Option<SideFeed<'_>>; 2] = [None, None];
+        for (side, rx, cfg) in sorts {
+            let input = job.spec.input(side);
+            let what = if input.sorted { "copying" } else { "sorting" };
+            let handle = s.spawn(move || {
+                let done = sort(&cfg).map(drop).with_context(|| {
+                    format!("{what} {} ({}) by its join keys", input.dd, side.name())
+                });
+                // The pipe's end reaches the join only now, after the outcome is known.
+                drop(cfg);
+                done
+            });
+            sorted[side as usize] = Some(SideFeed::Sort {
+                pipe: Some(rx),
+                done: Some(Box::new(move || {
+                    handle.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the sort panicked")))
+                })),
+            });
+        }
+        // A side not sorted here is its files, read as they are.
+        let [f1, f2] = sorted;
+        let f1 = f1.unwrap_or_else(|| SideFeed::Files(feeds[0].clone().unwrap_or_default()));
+        let f2 = f2.unwrap_or_else(|| SideFeed::Files(feeds[1].clone().unwrap_or_default()));
+        let feeds = [f1, f2];
+        let lens = [len1, len2];
+        match main {
+            Main::Direct(mut out) => {
+                drop(joined_tx);
+                let joined = merge_join(&job, lens, feeds, &mut out);
+                let stats = match &joined {
+                    Ok(_) => out.finish(
+                        budget_of(side_memory, &job),
+                        args.threads.unwrap_or_else(oxsort_engine::cores),
+                    ),
+                    Err(_) => Ok(SortStats::default()),
+                };
+                (stats, joined)
+            }
+            Main::Task(main_cfg) => {
+                let (job, cancel) = (&job, &cancel);
+                let joiner = s.spawn(move || {
+                    let out = BufWriter::with_capacity(JOIN_IO_BUFFER, File::from(joined_tx));
+                    let done = merge_join(job, lens, feeds, out);
+                    if done.is_err() {
+                        // Whatever the main task has read is not all of the joined records.
+                        cancel.store(true, AtomicOrdering::Relaxed);
+                    }
+                    done
+                });
+                let stats = sort(&main_cfg);
+                drop(main_cfg);
+                let joined =
+                    joiner.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the join panicked")));
+                let stats = match (stats, &joined) {
+                    // The join's own failure (or a side's) interrupted the main task.
+                    (Err(EngineError::Interrupted), Err(_)) => Ok(SortStats::default()),
+                    (s, _) => s.map_err(anyhow::Error::from),
+                };
+                (stats, joined)
+            }
+        }
+    });
+    let (stats, counts) = match (stats, joined) {
+        (Ok(stats), Ok(counts)) => (stats, counts),
+        (Err(e), _) | (Ok(_), Err(e)) => return Err(e),
+    };
     if !args.quiet {
+        if raised {
+            eprintln!(
+                "JOINKEYS: the memory budget is below what the sorts running at once need: \
+                 each ran with the least it needs"
+            );
+        }
         eprintln!(
             "JOINKEYS: F1 records: {}, F2 records: {}, joined: {} (paired: {}, unpaired F1: {}, \
              unpaired F2: {})",
@@ -101,27 +211,124 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     Ok(code)
 }
 
-/// The engine's configuration of one side's sort (or copy) into `out`; its runs go to the
-/// `--temp-dir`s, else to `tmp`.
+/// The main task's configuration: it reads the joined records from `rx` (a duplicate of it,
+/// closed with the configuration), within `memory` (default: the engine's budget), stopped
+/// by `cancel`.
+fn main_config(
+    args: &SortArgs,
+    rx: &OwnedFd,
+    memory: Option<u64>,
+    cancel: Option<Arc<AtomicBool>>,
+) -> Result<SortConfig> {
+    let rx = rx.try_clone().context("duplicating the joined records' pipe")?;
+    let mut b = args
+        .builder_marking(args.wants_progress(), None)?
+        .inputs(vec![Input::Stream(Stream::new(rx, "joined records"))]);
+    if let Some(m) = memory {
+        b = b.memory(m);
+    }
+    if let Some(c) = cancel {
+        b = b.cancel(c);
+    }
+    Ok(b.build()?)
+}
+
+/// `make(memory)`, with `memory` raised to the least the engine needs when a share of a small
+/// budget is below it; and whether it was raised.
+fn with_least(memory: u64, make: impl Fn(u64) -> Result<SortConfig>) -> Result<(SortConfig, bool)> {
+    let cfg = make(memory)?;
+    match plan(&cfg) {
+        Err(EngineError::MemoryTooSmall { needed, .. }) if needed > memory => {
+            Ok((make(needed)?, true))
+        }
+        _ => Ok((cfg, false)),
+    }
+}
+
+/// The job's budget (the main task's configuration with the whole of it) shared out by
+/// [`budget_shares`]: `(each side's sort, the main task)`.
+fn memory_shares(args: &SortArgs, job: &JoinJob, rx: &OwnedFd) -> Result<(u64, u64)> {
+    let budget = main_config(args, rx, None, None)?.memory();
+    Ok(budget_shares(job, &args.keys.spec()?, budget))
+}
+
+/// What takes the joined records.
+#[allow(clippy::large_enum_variant)]
+enum Main {
+    /// The main task, reading them through a pipe.
+    Task(SortConfig),
+    /// The output itself: the main task would only copy them.
+    Direct(DirectOut),
+}
+
+/// Whether the main task only copies the joined records (`OPTION COPY` and no other
+/// statement): then the join writes them to the output itself.
+fn only_copies(main: &SortSpec) -> bool {
+    main.mode == Mode::Copy
+        && !main.unique
+        && main.filter.is_none()
+        && main.inrec.is_none()
+        && main.outrec.is_none()
+        && main.sum.is_none()
+        && main.outfil.is_empty()
+        && main.skiprec.is_none()
+        && main.stopaft.is_none()
+}
+
+/// The budget the job's statistics report: the sides' shares (all of it went to them).
+fn budget_of(side_memory: u64, job: &JoinJob) -> u64 {
+    side_memory * sorting_sides(job).max(1)
+}
+
+/// How many sides are sorted (or copied) by the engine rather than read as they are.
+fn sorting_sides(job: &JoinJob) -> u64 {
+    [JoinSide::F1, JoinSide::F2]
+        .into_iter()
+        .filter(|&side| !job.spec.input(side).sorted || side_prepares(job, side))
+        .count() as u64
+}
+
+/// How the budget is shared while the three stages run at once: `(each side's sort, the main
+/// task)`. A main task that only copies takes none (the join writes the output); one that
+/// streams (a copy with statements) keeps 1/[`MAIN_STREAM_SHARE`]; one that sorts keeps half,
+/// the sides sharing the rest. Sides read as they are (SORTED) need no share.
+fn budget_shares(job: &JoinJob, main: &SortSpec, budget: u64) -> (u64, u64) {
+    let sorting = sorting_sides(job);
+    if sorting == 0 {
+        return (0, budget);
+    }
+    let main = if only_copies(main) {
+        0
+    } else if main.mode == Mode::Copy && !main.unique {
+        (budget / MAIN_STREAM_SHARE).max(MAIN_STREAM_MIN).min(budget / 2)
+    } else {
+        budget / 2
+    };
+    ((budget - main) / sorting, main)
+}
+
+/// A pipe between two stages of the job, as large as [`PIPE_BYTES`]: (read end, write end).
+fn pipe(name: &str) -> Result<(OwnedFd, OwnedFd)> {
+    oxsort_io::sized_pipe(PIPE_BYTES).with_context(|| format!("creating a pipe for {name}"))
+}
+
+/// The engine's configuration of one side's sort (or copy) into `out` with `memory`; its runs
+/// go to the `--temp-dir`s, else to `tmp`.
 fn side_config(
     args: &SortArgs,
     job: &JoinJob,
     side: JoinSide,
     spec: SortSpec,
-    out: PathBuf,
+    out: Output,
     tmp: &Path,
+    memory: u64,
 ) -> Result<SortConfig> {
     let (paths, _) = job.input(side);
     let io = IoOptions { buffered: args.buffered, no_uring: args.no_uring, ..IoOptions::default() };
-    let mut b = SortConfig::builder(
-        paths.iter().map(|p| Input::Path(p.clone())).collect(),
-        Output::Path(out),
-    )
-    .spec(spec)
-    .io(io);
-    if let Some(m) = args.memory {
-        b = b.memory(m);
-    }
+    let mut b = SortConfig::builder(paths.iter().map(|p| Input::Path(p.clone())).collect(), out)
+        .spec(spec)
+        .io(io)
+        .memory(memory);
     if let Some(t) = args.threads {
         b = b.threads(t);
     }
@@ -143,6 +350,8 @@ pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
         job.spec.joined_len(lens[0], lens[1]).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
     args.keys.joined_record_size = Some(joined_len);
     let parent = temp_parent(&args);
+    let (joined_rx, _joined_tx) = pipe("the joined records")?;
+    let (side_memory, main_memory) = memory_shares(&args, &job, &joined_rx)?;
     let mut text = String::from("JOINKEYS job\n");
     let mut sides = Vec::new();
     for side in [JoinSide::F1, JoinSide::F2] {
@@ -169,13 +378,18 @@ pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
             text += "    SORTED: read as it is, its key order checked during the join\n";
             None
         } else {
-            let out = parent.join(format!(".oxsort-join-{}.sorted", side.name()));
-            let cfg = side_config(&args, &job, side, side_spec(&job, side), out, &parent)?;
+            let name = format!("sorted {} ({})", input.dd, side.name());
+            let (_rx, tx) = pipe(&name)?;
+            let out = Output::Stream(Stream::new(tx, name));
+            let (cfg, _) = with_least(side_memory, |m| {
+                side_config(&args, &job, side, side_spec(&job, side), out.clone(), &parent, m)
+            })?;
             let p = plan(&cfg)?;
             text += if input.sorted {
-                "    SORTED: kept in its order (merged as one input, the order checked):\n"
+                "    SORTED: kept in its order (merged as one input, the order checked), into a \
+                 pipe to the join:\n"
             } else {
-                "    sorted by its join keys:\n"
+                "    sorted by its join keys, into a pipe to the join:\n"
             };
             text += &indent(&p.to_text(), "      ");
             Some(p)
@@ -195,10 +409,21 @@ pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
     text += &format!("JOIN  {kind}\n");
     let reformat = reformat_text(&job.spec);
     text += &format!("REFORMAT  {reformat} -> {joined_len}-byte joined records\n");
-    let cfg = args.config(false)?;
-    let main = plan(&cfg)?;
-    text += "Main task, on the joined records (their number is known after the join):\n";
-    text += &indent(&main.to_text(), "  ");
+    let main = if only_copies(&args.keys.spec()?) {
+        text += &format!(
+            "Main task: OPTION COPY alone: the join writes the joined records to the output \
+             itself ({})\n",
+            args.output
+        );
+        serde_json::json!({ "direct": args.output })
+    } else {
+        let (cfg, _) = with_least(main_memory, |m| main_config(&args, &joined_rx, Some(m), None))?;
+        let main = plan(&cfg)?;
+        text += "Main task, on the joined records as the join makes them (through a pipe; \
+                 their number is known after the join):\n";
+        text += &indent(&main.to_text(), "  ");
+        serde_json::to_value(&main)?
+    };
     if json {
         let v = serde_json::json!({
             "joinkeys": sides,
@@ -376,14 +601,27 @@ fn temp_parent(args: &SortArgs) -> PathBuf {
     std::env::temp_dir()
 }
 
-/// Reads one side's records in order (across concatenated files) and checks their key order.
+/// Where one side's records come from.
+enum SideFeed<'a> {
+    /// The user's files, in order, read as they are (SORTED).
+    Files(Vec<PathBuf>),
+    /// The side's sort, through a pipe. `done` waits for the sort's outcome, taken at the
+    /// pipe's end: a sort that failed also ends its stream, early.
+    Sort { pipe: Option<OwnedFd>, done: Option<SortOutcome<'a>> },
+}
+
+/// Waits for a side's sort to end and gives its outcome.
+type SortOutcome<'a> = Box<dyn FnOnce() -> Result<()> + Send + 'a>;
+
+/// Reads one side's records in order (across concatenated files, or from its sort) and checks
+/// their key order.
 struct SideReader<'a> {
     spec: &'a JoinSpec,
     side: JoinSide,
     dd: &'a str,
     /// Whether the files are the user's (SORTED): a disorder is their error.
     user_sorted: bool,
-    paths: Vec<PathBuf>,
+    feed: SideFeed<'a>,
     next_path: usize,
     reader: Option<BufReader<File>>,
     len: usize,
@@ -396,19 +634,13 @@ struct SideReader<'a> {
 }
 
 impl<'a> SideReader<'a> {
-    fn new(
-        job: &'a JoinJob,
-        side: JoinSide,
-        len: usize,
-        paths: Vec<PathBuf>,
-        user_sorted: bool,
-    ) -> Self {
+    fn new(job: &'a JoinJob, side: JoinSide, len: usize, feed: SideFeed<'a>) -> Self {
         SideReader {
             spec: &job.spec,
             side,
             dd: &job.spec.input(side).dd,
-            user_sorted,
-            paths,
+            user_sorted: matches!(feed, SideFeed::Files(_)),
+            feed,
             next_path: 0,
             reader: None,
             len,
@@ -421,7 +653,38 @@ impl<'a> SideReader<'a> {
     }
 
     fn path_name(&self) -> String {
-        self.paths[self.next_path - 1].display().to_string()
+        match &self.feed {
+            SideFeed::Files(paths) => paths[self.next_path - 1].display().to_string(),
+            SideFeed::Sort { .. } => format!("the sorted {}", self.dd),
+        }
+    }
+
+    /// Opens the next file (or the sort's pipe); false when there is none.
+    fn open_next(&mut self) -> Result<bool> {
+        let f = match &mut self.feed {
+            SideFeed::Files(paths) => {
+                let Some(p) = paths.get(self.next_path) else {
+                    return Ok(false);
+                };
+                File::open(p).with_context(|| {
+                    format!("opening {} ({}) {}", self.dd, self.side.name(), p.display())
+                })?
+            }
+            SideFeed::Sort { pipe, done } => match pipe.take() {
+                Some(fd) => File::from(fd),
+                None => {
+                    // The stream's end: whole only if the sort succeeded.
+                    if let Some(done) = done.take() {
+                        done()?;
+                    }
+                    return Ok(false);
+                }
+            },
+        };
+        self.reader = Some(BufReader::with_capacity(JOIN_IO_BUFFER, f));
+        self.next_path += 1;
+        self.in_file = 0;
+        Ok(true)
     }
 
     /// Moves to the next record; false at the end of the last file.
@@ -429,17 +692,9 @@ impl<'a> SideReader<'a> {
         std::mem::swap(&mut self.cur, &mut self.prev);
         let had = self.has;
         loop {
-            if self.reader.is_none() {
-                let Some(p) = self.paths.get(self.next_path) else {
-                    self.has = false;
-                    return Ok(false);
-                };
-                let f = File::open(p).with_context(|| {
-                    format!("opening {} ({}) {}", self.dd, self.side.name(), p.display())
-                })?;
-                self.reader = Some(BufReader::with_capacity(JOIN_IO_BUFFER, f));
-                self.next_path += 1;
-                self.in_file = 0;
+            if self.reader.is_none() && !self.open_next()? {
+                self.has = false;
+                return Ok(false);
             }
             let r = self.reader.as_mut().expect("opened above");
             let n = read_full(r, &mut self.cur)
@@ -503,18 +758,18 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// The merge join of two key-ordered sides into `out`.
+/// The merge join of two key-ordered sides into `out` (the main task's stream).
 fn merge_join(
     job: &JoinJob,
     lens: [usize; 2],
-    sources: &[(Vec<PathBuf>, bool)],
-    out: &Path,
+    feeds: [SideFeed<'_>; 2],
+    mut w: impl Write,
 ) -> Result<JoinCounts> {
     let spec = &job.spec;
-    let mut a = SideReader::new(job, JoinSide::F1, lens[0], sources[0].0.clone(), sources[0].1);
-    let mut b = SideReader::new(job, JoinSide::F2, lens[1], sources[1].0.clone(), sources[1].1);
-    let file = File::create(out).with_context(|| format!("creating {}", out.display()))?;
-    let mut w = BufWriter::with_capacity(JOIN_IO_BUFFER, file);
+    let [f1, f2] = feeds;
+    let mut a = SideReader::new(job, JoinSide::F1, lens[0], f1);
+    let mut b = SideReader::new(job, JoinSide::F2, lens[1], f2);
+    let out = "the joined records";
     let mut rec = Vec::new();
     let mut c = JoinCounts::default();
     let mut group: Vec<u8> = Vec::new();
@@ -522,7 +777,7 @@ fn merge_join(
         rec.clear();
         spec.build(f1, f2, &mut rec);
         c.joined += 1;
-        w.write_all(&rec).with_context(|| format!("writing {}", out.display()))
+        w.write_all(&rec).with_context(|| format!("writing {out}"))
     };
     a.advance()?;
     b.advance()?;
@@ -576,7 +831,7 @@ fn merge_join(
             }
         }
     }
-    w.flush().with_context(|| format!("writing {}", out.display()))?;
+    w.flush().with_context(|| format!("writing {out}"))?;
     c.f1 = a.total;
     c.f2 = b.total;
     Ok(c)

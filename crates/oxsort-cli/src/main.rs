@@ -14,6 +14,7 @@ mod gnu;
 mod jcl;
 mod job;
 mod join_cmd;
+mod join_direct;
 mod keys_args;
 mod nsort_cmd;
 mod size;

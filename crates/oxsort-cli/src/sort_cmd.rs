@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use oxsort_engine::{plan, sort, Input, Output, PassChoice, Phase, SortConfig};
+use oxsort_engine::{plan, sort, Input, Output, PassChoice, Phase, SortConfig, SortConfigBuilder};
 use oxsort_format::RecordLayout;
 use oxsort_io::IoOptions;
 use oxsort_report::timeline::{self, PhaseMark, Sampler};
@@ -217,6 +217,16 @@ impl SortArgs {
 
     /// [`SortArgs::config`], also keeping `mark` at the engine's current phase.
     pub fn config_marking(&self, progress: bool, mark: Option<PhaseMark>) -> Result<SortConfig> {
+        Ok(self.builder_marking(progress, mark)?.build()?)
+    }
+
+    /// The engine's configuration builder of [`SortArgs::config_marking`], for a caller that
+    /// changes it before it is built (a JOINKEYS job's main task reads the join's stream).
+    pub(crate) fn builder_marking(
+        &self,
+        progress: bool,
+        mark: Option<PhaseMark>,
+    ) -> Result<SortConfigBuilder> {
         // Flags and control file first: a bad key is reported before any file is touched.
         let spec = match &self.prepared {
             Some(s) => s.clone(),
@@ -277,7 +287,7 @@ impl SortArgs {
             (false, Some(mark)) => b = b.progress(move |p| mark.set(phase_label(p.phase))),
             (false, None) => {}
         }
-        Ok(b.build()?)
+        Ok(b)
     }
 
     pub(crate) fn wants_progress(&self) -> bool {

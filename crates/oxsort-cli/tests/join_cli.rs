@@ -541,3 +541,74 @@ fn explain_shows_each_file_s_subtask_the_join_and_the_main_task() {
     assert_eq!(json["main"]["record_size"], 35);
     assert!(!out.exists() && leftovers(s.dir.path()).is_empty(), "explain wrote files");
 }
+
+/// The three stages run at once: a failure of any one stops the others, the first cause is
+/// named, and nothing is left (no output, no temp file). A side that ends early is not taken
+/// for a whole side: with JOIN UNPAIRED,F1 the join would otherwise pass F1 alone on.
+#[test]
+fn a_failed_stage_stops_the_job_and_names_its_cause() {
+    let s = setup(3000, 2000);
+    let control = format!("{KEYS} JOIN UNPAIRED,F1\n{REFORMAT} OPTION COPY\n");
+    for memory in ["64M", "1M"] {
+        // F2 ends inside a record: its sort fails; F1 is whole and joins on.
+        let mut bad = std::fs::read(&s.p2).unwrap();
+        bad.extend_from_slice(b"partial");
+        let p2 = s.dir.path().join("f2-partial.dat");
+        std::fs::write(&p2, &bad).unwrap();
+        let err = run_job(
+            &s,
+            &control,
+            &[&format!("--dd=SORTJNF2={}", p2.display()), "--memory", memory],
+        )
+        .expect_err("a partial F2 record must fail the job");
+        assert!(err.contains("f2-partial.dat") && err.contains("SORTJNF2"), "{memory}: {err}");
+
+        // The main task cannot write its output: the sorts and the join stop with it.
+        let ctl = s.dir.path().join("ctl");
+        std::fs::write(&ctl, &control).unwrap();
+        let out = s.dir.path().join("missing/out.dat");
+        let o = run(oxsort()
+            .args(["sort", "-q", "--memory", memory, "--control"])
+            .arg(&ctl)
+            .arg("--temp-dir")
+            .arg(s.dir.path())
+            .arg(format!("--dd=SORTJNF1={}", s.p1.display()))
+            .arg(format!("--dd=SORTJNF2={}", s.p2.display()))
+            .arg(format!("--lrecl=SORTJNF1={F1_LEN}"))
+            .arg(format!("--lrecl=SORTJNF2={F2_LEN}"))
+            .arg("-o")
+            .arg(&out));
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains("missing"), "{memory}: {}", stderr(&o));
+        assert!(!out.exists());
+        assert!(leftovers(s.dir.path()).is_empty(), "{:?}", leftovers(s.dir.path()));
+    }
+}
+
+/// A main task that only copies lets the join write the output itself, to a file or to
+/// standard output alike; `explain` says so.
+#[test]
+fn a_copying_main_task_writes_the_same_bytes_to_standard_output() {
+    let s = setup(700, 500);
+    let v = &VARIANTS[3];
+    let control = format!("{KEYS}{}{REFORMAT} OPTION COPY\n", v.join);
+    let want = reference(&s.f1, &s.f2, v, reformat).concat();
+    assert!(run_job(&s, &control, &[]).unwrap() == want);
+    let ctl = s.dir.path().join("ctl");
+    let job = |cmd: &str, out: &str| {
+        run(oxsort()
+            .args([cmd, "-q", "--control"])
+            .arg(&ctl)
+            .arg(format!("--dd=SORTJNF1={}", s.p1.display()))
+            .arg(format!("--dd=SORTJNF2={}", s.p2.display()))
+            .arg(format!("--lrecl=SORTJNF1={F1_LEN}"))
+            .arg(format!("--lrecl=SORTJNF2={F2_LEN}"))
+            .args(["-o", out]))
+    };
+    let o = job("sort", "-");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout == want, "standard output differs");
+    let e = job("explain", "-");
+    assert!(e.status.success(), "{}", stderr(&e));
+    assert!(String::from_utf8_lossy(&e.stdout).contains("the join writes the joined records"));
+}

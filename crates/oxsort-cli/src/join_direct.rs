@@ -1,0 +1,182 @@
+//! The joined records written straight to SORTOUT when the main task of a JOINKEYS job has
+//! nothing to do to them (`OPTION COPY` and no other statement): no main task and no pipe, the
+//! same all-or-nothing output (a temporary name, renamed when whole).
+//!
+//! ```text
+//!  join ─ record ─> | block: a whole number of records and of 4 KiB pages |
+//!                          │ full: CRC32-summed (the output's checksum), then
+//!                          v
+//!                   write-behind pipeline (direct I/O) ─> SORTOUT.tmp ─ rename ─> SORTOUT
+//! ```
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use oxsort_engine::{checksum_hex, checksum_records, FileStats, PhaseStats, SortStats};
+use oxsort_io::{AlignedBuf, AtomicOutput, IoOptions, Writer, DIRECT_ALIGN};
+
+/// Bytes of a block, at least: each block holds a whole number of records and of direct-I/O
+/// pages, so every write is aligned and every block's records are summed on their own.
+const BLOCK_BYTES: usize = 8 << 20;
+
+/// Writes in flight behind the join.
+const WRITE_DEPTH: usize = 4;
+
+/// Where the blocks go (one of each per job: the size difference does not matter).
+#[allow(clippy::large_enum_variant)]
+enum Target {
+    File { out: AtomicOutput, writer: Writer },
+    Stdout(BufWriter<std::io::Stdout>),
+}
+
+/// The output of a join whose main task only copies.
+pub(crate) struct DirectOut {
+    target: Target,
+    name: String,
+    record_len: usize,
+    block: AlignedBuf,
+    fill: usize,
+    records: u64,
+    checksum: u128,
+}
+
+impl DirectOut {
+    /// The output `path` (`-`: standard output) of `record_len`-byte records.
+    pub(crate) fn create(path: &str, record_len: usize, io: &IoOptions) -> anyhow::Result<Self> {
+        let target = if path == "-" {
+            Target::Stdout(BufWriter::with_capacity(BLOCK_BYTES, std::io::stdout()))
+        } else {
+            let out = AtomicOutput::create(&PathBuf::from(path), io)?;
+            let writer = Writer::new(out.file().clone(), 0, WRITE_DEPTH, io)?;
+            Target::File { out, writer }
+        };
+        Ok(DirectOut {
+            target,
+            name: path.to_string(),
+            record_len,
+            block: AlignedBuf::new(block_len(record_len)),
+            fill: 0,
+            records: 0,
+            checksum: 0,
+        })
+    }
+
+    /// Writes the block (whole records) and starts the next.
+    fn flush_block(&mut self) -> std::io::Result<()> {
+        if self.fill == 0 {
+            return Ok(());
+        }
+        if self.fill % self.record_len != 0 {
+            return Err(std::io::Error::other(format!(
+                "the joined records end inside a {}-byte record",
+                self.record_len
+            )));
+        }
+        let data = &self.block[..self.fill];
+        self.checksum += checksum_records(data, self.record_len);
+        self.records += (self.fill / self.record_len) as u64;
+        match &mut self.target {
+            Target::Stdout(w) => w.write_all(data)?,
+            Target::File { writer, .. } => {
+                let next = writer.take_buf().unwrap_or_else(|| AlignedBuf::new(self.block.len()));
+                let full = std::mem::replace(&mut self.block, next);
+                writer.write(full, self.fill).map_err(std::io::Error::other)?;
+            }
+        }
+        self.fill = 0;
+        Ok(())
+    }
+
+    /// Writes what is left, commits the output, and gives the statistics of what was written.
+    pub(crate) fn finish(
+        mut self,
+        memory_budget: u64,
+        threads: usize,
+    ) -> anyhow::Result<SortStats> {
+        self.flush_block()?;
+        let bytes = self.records * self.record_len as u64;
+        let mut files = Vec::new();
+        match self.target {
+            Target::Stdout(mut w) => w.flush()?,
+            Target::File { out, writer } => {
+                let direct = out.file().is_direct();
+                let io = writer.finish()?;
+                out.file().set_len(bytes)?;
+                out.commit()?;
+                files.push(FileStats {
+                    path: self.name.clone(),
+                    direction: "write",
+                    bytes: io.bytes,
+                    transfers: io.transfers,
+                    busy_s: io.busy.as_secs_f64(),
+                    direct,
+                    temp_dir: None,
+                });
+            }
+        }
+        let checksum = checksum_hex(self.checksum);
+        Ok(SortStats {
+            records: self.records,
+            records_written: self.records,
+            bytes,
+            passes: 1,
+            memory_budget,
+            threads,
+            phases: vec![PhaseStats { name: "join", files, ..PhaseStats::default() }],
+            input_checksum: checksum.clone(),
+            checksum,
+            dropped_checksum: checksum_hex(0),
+            peak_rss: oxsort_engine::peak_rss(),
+            notes: vec![
+                "the main task only copies: the joined records went straight to the output".into(),
+            ],
+            ..SortStats::default()
+        })
+    }
+}
+
+impl Write for DirectOut {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let n = data.len().min(self.block.len() - self.fill);
+        self.block[self.fill..self.fill + n].copy_from_slice(&data[..n]);
+        self.fill += n;
+        if self.fill == self.block.len() {
+            self.flush_block()?;
+        }
+        Ok(n)
+    }
+
+    /// Blocks are written when full (and by [`DirectOut::finish`]): a flush in between would
+    /// cut a block short of its alignment.
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Bytes of a block of `record_len`-byte records: a multiple of the record and of the direct-I/O
+/// page, at least [`BLOCK_BYTES`].
+fn block_len(record_len: usize) -> usize {
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let lcm = record_len / gcd(record_len, DIRECT_ALIGN) * DIRECT_ALIGN;
+    lcm * BLOCK_BYTES.div_ceil(lcm)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_holds_whole_records_and_whole_pages() {
+        for len in [1, 7, 100, 4096, 4097, 10_000, 32_760] {
+            let b = block_len(len);
+            assert_eq!(b % len, 0, "{len}");
+            assert_eq!(b % DIRECT_ALIGN, 0, "{len}");
+            assert!(b >= BLOCK_BYTES && b < BLOCK_BYTES + len * DIRECT_ALIGN, "{len}: {b}");
+        }
+    }
+}

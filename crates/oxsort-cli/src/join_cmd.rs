@@ -12,13 +12,16 @@
 //!                    pipe ─ engine: SORT/COPY, INCLUDE/OMIT, INREC, SUM, OUTREC ─> SORTOUT
 //! ```
 //!
-//! The memory budget is shared ([`budget_shares`]). A side's sort that fails closes its pipe
-//! early: the join takes each sort's outcome at its pipe's end and, on a failure, cancels the
-//! main task before it ends the main task's stream, so a short stream is never taken for the
-//! whole one and the output appears under its name only when everything succeeded. The F2
-//! records of one key are held in memory while the F1 records of that key are joined with
-//! them. The sides' runs go to the `--temp-dir`s, else to a private temp directory (in the
-//! output's directory) that is removed in every outcome, signals included.
+//! A main task that only copies (`OPTION COPY` and no other statement) is left out: the join
+//! writes SORTOUT itself ([`crate::join_direct`]). The memory budget is shared
+//! ([`budget_shares`]), and the sides' sorts, which run at once, share the threads. A side's
+//! sort that fails closes its pipe early: the join takes each sort's outcome at its pipe's end
+//! and, on a failure, cancels the main task before it ends the main task's stream, so a short
+//! stream is never taken for the whole one and the output appears under its name only when
+//! everything succeeded. The F2 records of one key are held in memory while the F1 records of
+//! that key are joined with them. The sides' runs go to the `--temp-dir`s, else to a private
+//! temp directory (in the output's directory) that is removed in every outcome, signals
+//! included.
 
 use std::cmp::Ordering;
 use std::fs::File;
@@ -312,8 +315,8 @@ fn pipe(name: &str) -> Result<(OwnedFd, OwnedFd)> {
     oxsort_io::sized_pipe(PIPE_BYTES).with_context(|| format!("creating a pipe for {name}"))
 }
 
-/// The engine's configuration of one side's sort (or copy) into `out` with `memory`; its runs
-/// go to the `--temp-dir`s, else to `tmp`.
+/// The engine's configuration of one side's sort (or copy) into `out` with `memory` and its
+/// share of the threads; its runs go to the `--temp-dir`s, else to `tmp`.
 fn side_config(
     args: &SortArgs,
     job: &JoinJob,
@@ -329,9 +332,10 @@ fn side_config(
         .spec(spec)
         .io(io)
         .memory(memory);
-    if let Some(t) = args.threads {
-        b = b.threads(t);
-    }
+    // The sides' sorts run at once: they share the job's threads (and so their plans weigh
+    // fresh memory and CPU as what they are, a share of the machine).
+    let threads = args.threads.unwrap_or_else(oxsort_engine::cores);
+    b = b.threads((threads / sorting_sides(job).max(1) as usize).max(1));
     if args.temp_dirs.is_empty() {
         b = b.temp_dir(tmp);
     }

@@ -6,7 +6,8 @@
 #                the script out)
 #   RUNS         runs per measurement (default 3; medians reported)
 #   SCRATCH_DIR  where data goes (default bench/scratch)
-#   MEMORY=5G    environment: --memory of every sort (5G sorts each 2 GB file in one pass)
+#   MEMORY=5G    environment: --memory of the job, shared by the two sides' sorts (and their
+#                threads); each side's plan takes one pass or two by its estimates
 #   NO_DROP=1    environment: smoke run, the page cache is not dropped and the floor not
 #                measured (bench/lib.sh); the times mean nothing
 #

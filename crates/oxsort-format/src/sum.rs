@@ -556,6 +556,7 @@ pub(crate) fn write_converted(v: i128, to: ConvTo, out: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn f(offset: usize, len: usize, kind: SumKind) -> SumField {
         SumField { offset, len, kind }
@@ -590,6 +591,82 @@ mod tests {
         sums.start(&alone).unwrap();
         sums.store(&mut alone);
         assert_eq!(alone, [0x12, 0x3F]);
+    }
+
+    /// A nibble that is a digit nineteen times in twenty.
+    fn nibble() -> impl Strategy<Value = u8> {
+        prop_oneof![19 => 0u8..=9, 1 => 0u8..=15]
+    }
+
+    /// A packed field of 1 to 16 bytes: digits mostly, any sign nibble.
+    fn packed() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec((nibble(), nibble()), 1..=16).prop_flat_map(|pairs| {
+            let sign = prop_oneof![4 => 0xAu8..=0xF, 1 => 0u8..=15];
+            (Just(pairs), sign).prop_map(|(pairs, sign)| {
+                let mut b: Vec<u8> = pairs.iter().map(|&(h, l)| h << 4 | l).collect();
+                let last = b.len() - 1;
+                b[last] = b[last] & 0xF0 | sign;
+                b
+            })
+        })
+    }
+
+    /// A zoned field of 1 to 31 bytes: digits mostly under zone F or 3, then a last byte of
+    /// any zone, or an ASCII overpunch letter.
+    fn zoned() -> impl Strategy<Value = Vec<u8>> {
+        let zone = prop_oneof![10 => Just(0xFu8), 10 => Just(0x3u8), 1 => 0u8..=15];
+        let digit = (zone, nibble()).prop_map(|(z, d)| z << 4 | d);
+        let last = prop_oneof![
+            3 => (0u8..=15, nibble()).prop_map(|(z, d)| z << 4 | d),
+            1 => prop::sample::select(b"{}ABCDEFGHIJKLMNOPQRS@".to_vec()),
+        ];
+        (prop::collection::vec(digit, 0..=30), last).prop_map(|(mut b, l)| {
+            b.push(l);
+            b
+        })
+    }
+
+    proptest! {
+        /// The word-wide reads give what the digit-by-digit reads give: the same value, or the
+        /// same error (field, byte position, byte).
+        #[test]
+        fn word_reads_agree_with_digit_reads(
+            kind in 0usize..4,
+            offset in 0usize..100,
+            bin in prop::collection::vec(any::<u8>(), 1..=8),
+            pd in packed(),
+            zd in zoned(),
+        ) {
+            let (kind, b) = match kind {
+                0 => (SumKind::Bi, bin),
+                1 => (SumKind::Fi, bin),
+                2 => (SumKind::Pd, pd),
+                _ => (SumKind::Zd, zd),
+            };
+            let field = f(offset, b.len(), kind);
+            prop_assert_eq!(value(&field, &b, 3), value_by_digit(&field, &b, 3), "{:02X?}", b);
+        }
+
+        /// Packed sums are written as two digit nibbles a byte and a sign C or D, high digits
+        /// beyond the field dropped, whatever the width of the magnitude.
+        #[test]
+        fn packed_sums_are_written_digit_by_digit(
+            len in 1usize..=16,
+            magnitude in any::<u128>(),
+            digits in 0u32..=31,
+            negative in any::<bool>(),
+        ) {
+            // Magnitudes of every length, within a word and beyond.
+            let m = magnitude % 10u128.pow(digits);
+            let s = if negative { -(m as i128) } else { m as i128 };
+            let mut out = vec![0u8; len];
+            store(&f(0, len, SumKind::Pd), &mut out, s);
+            let text = format!("{m:031}");
+            let mut nibbles: Vec<u8> = text.bytes().skip(31 - (2 * len - 1)).map(|d| d - b'0').collect();
+            nibbles.push(if s < 0 { 0xD } else { 0xC });
+            let want: Vec<u8> = nibbles.chunks(2).map(|p| p[0] << 4 | p[1]).collect();
+            prop_assert_eq!(out, want);
+        }
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! written in order.
 
 use std::io::Write;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use oxsort_format::{Added, ReformatProgram, Scratch, SortKey, SumField};
+use oxsort_format::{Added, GroupSum, KeyKind, ReformatProgram, Scratch, SortKey, SumField};
 use oxsort_io::{AlignedBuf, DirectFile};
 
 use crate::error::{EngineError, Result};
@@ -347,17 +348,22 @@ impl Sink for ReformatSink {
 /// `SUM FIELDS=(p,m,f,...)`: adds the fields of each group of equal keys into its first record
 /// as the sorted records stream past (after their order and checksums are verified), and
 /// writes the sums to the sink it wraps. Bytes arrive in order but not cut at records.
+///
+/// The group's sums stay decoded ([`GroupSum`]) until the group is written; `held` keeps the
+/// group's first record as it was read, so a raw key is compared with its bytes.
 pub(crate) struct SumSink {
     inner: Box<dyn Sink + Send>,
     keys: Arc<SortKey>,
-    fields: Vec<SumField>,
+    /// Where the key is in the record when it is the record's bytes (empty in copy mode, where
+    /// every key is equal); `None` when whole keys are built and compared.
+    raw_key: Option<Range<usize>>,
+    sums: GroupSum,
     staging: Staging,
     cut: RecordCutter,
-    /// The group's sum so far, and its key.
+    /// The group's first record, and its key (when built).
     held: Vec<u8>,
     held_key: Vec<u8>,
     key_buf: Vec<u8>,
-    values: Vec<i128>,
     records: u64,
     tally: Tally,
 }
@@ -370,19 +376,42 @@ impl SumSink {
         staging: usize,
     ) -> Self {
         let cut = RecordCutter::new("SUM", keys.record_size().unwrap_or(1));
+        let raw_key = match keys.kind() {
+            KeyKind::Copy => Some(0..0),
+            KeyKind::RawBytes { offset, len } => Some(*offset..offset + len),
+            _ => None,
+        };
         SumSink {
             inner,
             keys,
-            fields,
+            raw_key,
+            sums: GroupSum::new(&fields),
             staging: Staging::new(staging),
             cut,
             held: Vec::new(),
             held_key: Vec::new(),
             key_buf: Vec::new(),
-            values: Vec::new(),
             records: 0,
             tally: Tally::default(),
         }
+    }
+
+    /// Whether `rec` has the held record's key (building its key into `key_buf` if keys are
+    /// built).
+    fn same_key(&mut self, rec: &[u8]) -> bool {
+        match &self.raw_key {
+            Some(r) => rec[r.clone()] == self.held[r.clone()],
+            None => {
+                self.keys.full_key(rec, &mut self.key_buf);
+                self.key_buf == self.held_key
+            }
+        }
+    }
+
+    /// Writes the held record with the group's sums.
+    fn write_held(&mut self) -> Result<()> {
+        self.sums.store(&mut self.held);
+        self.staging.push(self.inner.as_mut(), &self.held)
     }
 }
 
@@ -399,11 +428,8 @@ impl PerRecord for SumSink {
             source,
         };
         if records > 1 {
-            self.keys.full_key(rec, &mut self.key_buf);
-            if self.key_buf == self.held_key {
-                match oxsort_format::add_into(&self.fields, &mut self.held, rec, &mut self.values)
-                    .map_err(bad)?
-                {
+            if self.same_key(rec) {
+                match self.sums.add(rec).map_err(bad)? {
                     Added::Summed => {
                         self.tally.summed += 1;
                         return Ok(());
@@ -411,12 +437,15 @@ impl PerRecord for SumSink {
                     Added::Overflow => self.tally.overflows += 1,
                 }
             }
-            self.staging.push(self.inner.as_mut(), &self.held)?;
-            std::mem::swap(&mut self.held_key, &mut self.key_buf);
-        } else {
+            self.write_held()?;
+            if self.raw_key.is_none() {
+                // `same_key` built this record's key (equal to the held one after an overflow).
+                std::mem::swap(&mut self.held_key, &mut self.key_buf);
+            }
+        } else if self.raw_key.is_none() {
             self.keys.full_key(rec, &mut self.held_key);
         }
-        oxsort_format::check_sum(&self.fields, rec).map_err(bad)?;
+        self.sums.start(rec).map_err(bad)?;
         self.held.clear();
         self.held.extend_from_slice(rec);
         Ok(())
@@ -435,7 +464,7 @@ impl Sink for SumSink {
     fn finish(&mut self) -> Result<()> {
         self.cut.finish()?;
         if self.records > 0 {
-            self.staging.push(self.inner.as_mut(), &self.held)?;
+            self.write_held()?;
         }
         let bytes = self.staging.finish(self.inner.as_mut())?;
         self.inner.finish()?;

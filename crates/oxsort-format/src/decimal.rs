@@ -105,22 +105,29 @@ pub(crate) fn zoned_sign(
             return Err(bad(i));
         }
     }
-    let b = field[last];
-    let (zone, digit) = (b >> 4, b & 0x0F);
+    zoned_last(field[last]).ok_or_else(|| bad(last))
+}
+
+/// The sign (negative?) and digit of a zoned field's last byte: a zone of sign (`C`, `A`, `E`,
+/// `F` or ASCII `3` positive, `D`, `B` or ASCII `7` negative) over a digit, or an ASCII
+/// overpunch (`{`, `A`..`I` positive, `}`, `J`..`R` negative); `None` if it is neither.
+#[inline]
+pub(crate) fn zoned_last(b: u8) -> Option<(bool, u8)> {
     match b {
-        b'{' => return Ok((false, 0)),
-        b'}' => return Ok((true, 0)),
-        b'A'..=b'I' => return Ok((false, b - b'A' + 1)),
-        b'J'..=b'R' => return Ok((true, b - b'J' + 1)),
+        b'{' => return Some((false, 0)),
+        b'}' => return Some((true, 0)),
+        b'A'..=b'I' => return Some((false, b - b'A' + 1)),
+        b'J'..=b'R' => return Some((true, b - b'J' + 1)),
         _ => {}
     }
+    let (zone, digit) = (b >> 4, b & 0x0F);
     if digit > 9 {
-        return Err(bad(last));
+        return None;
     }
     match zone {
-        0xC | 0xA | 0xE | 0xF | 0x3 => Ok((false, digit)),
-        0xD | 0xB | 0x7 => Ok((true, digit)),
-        _ => Err(bad(last)),
+        0xC | 0xA | 0xE | 0xF | 0x3 => Some((false, digit)),
+        0xD | 0xB | 0x7 => Some((true, digit)),
+        _ => None,
     }
 }
 

@@ -84,5 +84,5 @@ pub use sources::{ReconcileError, SourceConflict, SpecSources};
 pub use spec::{
     Endian, FastKey, FieldLoc, FieldType, KeyField, KeySpec, Prefix, ShortFields, PREFIX_BYTES,
 };
-pub use sum::{add_into, check as check_sum, Added, ConvTo, SumField, SumKind};
+pub use sum::{Added, ConvTo, GroupSum, SumField, SumKind};
 pub use vbuild::VarBuild;

@@ -91,40 +91,240 @@ pub enum Added {
     Overflow,
 }
 
-/// Adds the fields of `rec` into `acc` (both whole records of the same layout), all fields or
-/// none. `scratch` is room for the new values. Errors name the field (1-based index) and the
-/// byte of invalid decimal data.
-pub fn add_into(
-    fields: &[SumField],
-    acc: &mut [u8],
-    rec: &[u8],
-    scratch: &mut Vec<i128>,
-) -> Result<Added, KeyError> {
-    scratch.clear();
-    for (i, f) in fields.iter().enumerate() {
-        let a = value(f, &acc[f.offset..f.offset + f.len], i + 1)?;
-        let b = value(f, &rec[f.offset..f.offset + f.len], i + 1)?;
-        let s = a + b;
-        if !fits(f, s) {
-            return Ok(Added::Overflow);
+/// The running sums of one group of equal keys, kept decoded from the group's first record to
+/// the last, so that each record's fields are read once and the sums written once:
+///
+/// ```text
+///   record:   start(r1)        add(r2)          add(r3)          store(held = r1's bytes)
+///   values:   [v1]  ---------> [v1+v2] -------> [v1+v2+v3] ----> encoded into held's fields
+///             (r1 validated)   (all fields or none: an overflow changes nothing)
+/// ```
+///
+/// A group nothing was added into is written as it was read (its fields are not re-encoded).
+#[derive(Debug, Clone)]
+pub struct GroupSum {
+    fields: Vec<Bounded>,
+    /// The group's sums, one per field.
+    sums: Vec<i128>,
+    /// Room for the sums with the next record added.
+    next: Vec<i128>,
+    /// Whether a record was added since the group started.
+    added: bool,
+}
+
+/// A field with the range a sum must stay in to fit it.
+#[derive(Debug, Clone, Copy)]
+struct Bounded {
+    field: SumField,
+    min: i128,
+    max: i128,
+}
+
+impl GroupSum {
+    /// Sums of `fields`, with no group started.
+    pub fn new(fields: &[SumField]) -> GroupSum {
+        let fields: Vec<Bounded> = fields
+            .iter()
+            .map(|&field| {
+                let (min, max) = bounds(&field);
+                Bounded { field, min, max }
+            })
+            .collect();
+        let n = fields.len();
+        GroupSum { fields, sums: vec![0; n], next: vec![0; n], added: false }
+    }
+
+    /// Starts a group with the record `rec`: its fields become the sums. Errors name the first
+    /// field (1-based index) holding invalid decimal data, and its byte.
+    pub fn start(&mut self, rec: &[u8]) -> Result<(), KeyError> {
+        for (i, (b, s)) in self.fields.iter().zip(self.sums.iter_mut()).enumerate() {
+            let f = &b.field;
+            *s = value(f, &rec[f.offset..f.offset + f.len], i + 1)?;
         }
-        scratch.push(s);
+        self.added = false;
+        Ok(())
     }
-    for (f, &s) in fields.iter().zip(scratch.iter()) {
-        store(f, &mut acc[f.offset..f.offset + f.len], s);
+
+    /// Adds the fields of `rec` into the sums, all fields or none: the first
+    /// field whose sum would not fit makes it an [`Added::Overflow`] (the fields after it
+    /// are not read), and invalid data in a field read is an error.
+    pub fn add(&mut self, rec: &[u8]) -> Result<Added, KeyError> {
+        for (i, ((b, &s), n)) in
+            self.fields.iter().zip(self.sums.iter()).zip(self.next.iter_mut()).enumerate()
+        {
+            let f = &b.field;
+            let t = s + value(f, &rec[f.offset..f.offset + f.len], i + 1)?;
+            if t < b.min || t > b.max {
+                return Ok(Added::Overflow);
+            }
+            *n = t;
+        }
+        std::mem::swap(&mut self.sums, &mut self.next);
+        self.added = true;
+        Ok(Added::Summed)
     }
-    Ok(Added::Summed)
+
+    /// Writes the sums into `held`, the group's first record as it was read (whose zones a
+    /// zoned sum keeps), if anything was added into it; a record alone in its group is left as
+    /// it was.
+    pub fn store(&self, held: &mut [u8]) {
+        if !self.added {
+            return;
+        }
+        for (b, &s) in self.fields.iter().zip(self.sums.iter()) {
+            let f = &b.field;
+            store(f, &mut held[f.offset..f.offset + f.len], s);
+        }
+    }
 }
 
-/// Checks that every field of `rec` holds valid data (for the record that starts a group).
-pub fn check(fields: &[SumField], rec: &[u8]) -> Result<(), KeyError> {
-    for (i, f) in fields.iter().enumerate() {
-        value(f, &rec[f.offset..f.offset + f.len], i + 1)?;
-    }
-    Ok(())
-}
-
+/// The value of field `f` (its bytes `b`); `index` names it in errors. Fields of the widths
+/// SUM allows are read a machine word at a time; data the word-wide checks refuse (invalid
+/// data, always) and other widths are read by [`value_by_digit`], which gives the error.
+#[inline]
 fn value(f: &SumField, b: &[u8], index: usize) -> Result<i128, KeyError> {
+    match word_value(f.kind, b) {
+        Some(v) => Ok(v),
+        None => value_by_digit(f, b, index),
+    }
+}
+
+/// The value of a field of kind `kind` read a word at a time, or `None` if its width is not
+/// one read so or its data is invalid.
+#[inline(always)]
+fn word_value(kind: SumKind, b: &[u8]) -> Option<i128> {
+    match kind {
+        SumKind::Bi if b.len() <= 8 => Some(be_u64(b, 0) as i128),
+        SumKind::Fi if (1..=8).contains(&b.len()) => {
+            // Shift the field's sign bit to the word's, then back with sign extension.
+            let unused = 64 - 8 * b.len() as u32;
+            Some(((be_u64(b, 0) << unused) as i64 >> unused) as i128)
+        }
+        SumKind::Pd if (1..=16).contains(&b.len()) => packed_value(b),
+        SumKind::Zd if (1..=MAX_ZONED_FAST).contains(&b.len()) => zoned_value(b),
+        _ => None,
+    }
+}
+
+/// The longest zoned field read a word at a time: 31 digits (the most SUM allows) is within
+/// four words of eight, and its value within an `i128`.
+const MAX_ZONED_FAST: usize = 31;
+
+// Masks of the word-wide decimal checks and conversions, which work on the eight bytes of a
+// `u64` (most significant byte first) as lanes: each byte's low nibble; 6 and 16 in each
+// byte (a digit check); the low byte of each 16-bit lane, the low 16 bits of each 32-bit lane,
+// the low 32 bits (combining lanes pairwise).
+const LOW_NIBBLES: u64 = 0x0F0F_0F0F_0F0F_0F0F;
+const SIXES: u64 = 0x0606_0606_0606_0606;
+const SIXTEENS: u64 = 0x1010_1010_1010_1010;
+const LOW_BYTES: u64 = 0x00FF_00FF_00FF_00FF;
+const LOW_PAIRS: u64 = 0x0000_FFFF_0000_FFFF;
+const LOW_HALF: u64 = 0x0000_0000_FFFF_FFFF;
+
+/// The big-endian number `b` (at most 8 bytes), its missing high bytes `fill`.
+#[inline]
+fn be_u64(b: &[u8], fill: u8) -> u64 {
+    match <[u8; 8]>::try_from(b) {
+        Ok(w) => u64::from_be_bytes(w),
+        // Shorter: shifted in byte by byte (a copy of a length known only now would be a call),
+        // so that `8 - b.len()` bytes of `fill` stay on top.
+        Err(_) => b.iter().fold(u64::from_ne_bytes([fill; 8]), |v, &x| v << 8 | x as u64),
+    }
+}
+
+/// Whether every byte's low nibble in `d` (high nibbles zero) is a digit 0..=9: adding 6
+/// carries into bit 4 exactly for 10..=15, and never into the next byte.
+#[inline]
+fn digits_ok(d: u64) -> bool {
+    (d + SIXES) & SIXTEENS == 0
+}
+
+/// Eight byte-wide values 0..=99, most significant first, as one number of 16 digits: pairs
+/// of bytes, then of 16-bit lanes, then of halves are combined.
+#[inline]
+fn combine_centuries(v: u64) -> u64 {
+    let v = ((v >> 8) & LOW_BYTES) * 100 + (v & LOW_BYTES);
+    let v = ((v >> 16) & LOW_PAIRS) * 10_000 + (v & LOW_PAIRS);
+    (v >> 32) * 100_000_000 + (v & LOW_HALF)
+}
+
+/// Sixteen BCD digits (a nibble each, most significant first) as a number, or `None` if a
+/// nibble is not a digit.
+#[inline]
+fn bcd16(x: u64) -> Option<u64> {
+    let hi = (x >> 4) & LOW_NIBBLES;
+    let lo = x & LOW_NIBBLES;
+    if !digits_ok(hi) || !digits_ok(lo) {
+        return None;
+    }
+    Some(combine_centuries(hi * 10 + lo))
+}
+
+/// A packed decimal field of 1 to 16 bytes, or `None` if a nibble is invalid. The last eight
+/// bytes hold 15 digits and the sign, the bytes before them up to 16 more digits.
+#[inline]
+fn packed_value(b: &[u8]) -> Option<i128> {
+    const LOW_WORD_DIGITS: u32 = 15;
+    let (high, low) = b.split_at(b.len().saturating_sub(8));
+    let x = be_u64(low, 0);
+    let negative = match x & 0x0F {
+        0xC | 0xA | 0xE | 0xF => false,
+        0xD | 0xB => true,
+        _ => return None,
+    };
+    let mut v = bcd16(x >> 4)? as i128;
+    if !high.is_empty() {
+        v += bcd16(be_u64(high, 0))? as i128 * 10i128.pow(LOW_WORD_DIGITS);
+    }
+    Some(if negative { -v } else { v })
+}
+
+/// Up to eight zoned digits (zone `F` or `3`, most significant first) as a number, or `None`
+/// if a byte is not such a digit.
+#[inline]
+fn zoned8(b: &[u8]) -> Option<u64> {
+    // Missing high digits read as ASCII zeros.
+    let x = be_u64(b, b'0');
+    // Zones 3 and F are the zones with their two low bits set and their two high bits equal.
+    let zones_low = x & (SIXTEENS * 3) == SIXTEENS * 3;
+    let zones_high = ((x >> 1) ^ x) & (SIXTEENS * 4) == 0;
+    let d = x & LOW_NIBBLES;
+    if !(zones_low && zones_high && digits_ok(d)) {
+        return None;
+    }
+    // Bytes 0..=9 into pairs 0..=99, then as BCD pairs would be.
+    Some(combine_centuries_from_digits(d))
+}
+
+/// Eight byte-wide digits 0..=9, most significant first, as one number of 8 digits.
+#[inline]
+fn combine_centuries_from_digits(d: u64) -> u64 {
+    let v = ((d >> 8) & LOW_BYTES) * 10 + (d & LOW_BYTES);
+    let v = ((v >> 16) & LOW_PAIRS) * 100 + (v & LOW_PAIRS);
+    (v >> 32) * 10_000 + (v & LOW_HALF)
+}
+
+/// A zoned decimal field of 1 to [`MAX_ZONED_FAST`] bytes, or `None` if a byte is invalid.
+#[inline]
+fn zoned_value(b: &[u8]) -> Option<i128> {
+    let (digits, last) = b.split_at(b.len() - 1);
+    let (negative, units) = decimal::zoned_last(last[0])?;
+    let lead = match digits.len() % 8 {
+        0 => 8.min(digits.len()),
+        n => n,
+    };
+    let mut v = zoned8(&digits[..lead])? as i128;
+    for chunk in digits[lead..].chunks_exact(8) {
+        v = v * 100_000_000 + zoned8(chunk)? as i128;
+    }
+    let v = v * 10 + units as i128;
+    Some(if negative { -v } else { v })
+}
+
+/// The value of field `f` read digit by digit, validating each byte; any width.
+#[cold]
+#[inline(never)]
+fn value_by_digit(f: &SumField, b: &[u8], index: usize) -> Result<i128, KeyError> {
     let position = f.offset + 1;
     Ok(match f.kind {
         SumKind::Bi => b.iter().fold(0i128, |v, &x| v << 8 | x as i128),
@@ -159,16 +359,57 @@ fn value(f: &SumField, b: &[u8], index: usize) -> Result<i128, KeyError> {
     })
 }
 
-fn fits(f: &SumField, s: i128) -> bool {
+/// The least and greatest sums field `f` holds.
+fn bounds(f: &SumField) -> (i128, i128) {
     let bits = 8 * f.len as u32;
     match f.kind {
-        SumKind::Bi => s >= 0 && s < (1i128 << bits),
-        SumKind::Fi => s >= -(1i128 << (bits - 1)) && s < (1i128 << (bits - 1)),
-        SumKind::Pd => s.unsigned_abs() < 10u128.pow(2 * f.len as u32 - 1),
-        SumKind::Zd => s.unsigned_abs() < 10u128.pow(f.len as u32),
+        SumKind::Bi => (0, (1i128 << bits) - 1),
+        SumKind::Fi => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+        SumKind::Pd => {
+            let max = 10i128.pow(2 * f.len as u32 - 1) - 1;
+            (-max, max)
+        }
+        SumKind::Zd => {
+            let max = 10i128.pow(f.len as u32) - 1;
+            (-max, max)
+        }
     }
 }
 
+/// The decimal digits of a magnitude, least significant first (then zeros for ever), taken
+/// in machine-word arithmetic once the rest fits a word.
+struct Digits(u128);
+
+impl Digits {
+    #[inline]
+    fn next_digit(&mut self) -> u8 {
+        match u64::try_from(self.0) {
+            Ok(m) => {
+                self.0 = (m / 10) as u128;
+                (m % 10) as u8
+            }
+            Err(_) => {
+                let d = self.0 % 10;
+                self.0 /= 10;
+                d as u8
+            }
+        }
+    }
+}
+
+/// The packed byte of each number 0..=99: its tens digit over its units digit.
+const BCD_PAIRS: [u8; 100] = {
+    let mut t = [0u8; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = (((i / 10) << 4) | (i % 10)) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Writes the sum `s` into the bytes `out` of field `f` (which fits it; the digits of a
+/// decimal beyond the field's are dropped).
 fn store(f: &SumField, out: &mut [u8], s: i128) {
     match f.kind {
         SumKind::Bi | SumKind::Fi => {
@@ -176,27 +417,36 @@ fn store(f: &SumField, out: &mut [u8], s: i128) {
             out.copy_from_slice(&bytes[16 - f.len..]);
         }
         SumKind::Pd => {
-            let mut m = s.unsigned_abs();
             let sign = if s < 0 { 0x0D } else { 0x0C };
             let last = out.len() - 1;
-            out[last] = ((m % 10) as u8) << 4 | sign;
-            m /= 10;
-            for b in out[..last].iter_mut().rev() {
-                let lo = (m % 10) as u8;
-                m /= 10;
-                let hi = (m % 10) as u8;
-                m /= 10;
-                *b = hi << 4 | lo;
+            match u64::try_from(s.unsigned_abs()) {
+                // Two digits a byte, each pair divided off at once.
+                Ok(m) => {
+                    out[last] = ((m % 10) as u8) << 4 | sign;
+                    let mut m = m / 10;
+                    for b in out[..last].iter_mut().rev() {
+                        *b = BCD_PAIRS[(m % 100) as usize];
+                        m /= 100;
+                    }
+                }
+                Err(_) => {
+                    let mut m = Digits(s.unsigned_abs());
+                    out[last] = m.next_digit() << 4 | sign;
+                    for b in out[..last].iter_mut().rev() {
+                        let lo = m.next_digit();
+                        let hi = m.next_digit();
+                        *b = hi << 4 | lo;
+                    }
+                }
             }
         }
         SumKind::Zd => {
             // The zones of the record summed into: ASCII digits (zone 3) or EBCDIC (zone F).
             let ascii = out[0] >> 4 == 0x3 || (out.len() == 1 && matches!(out[0] >> 4, 0x3 | 0x7));
             let zone = if ascii { 0x30 } else { 0xF0 };
-            let mut m = s.unsigned_abs();
+            let mut m = Digits(s.unsigned_abs());
             for b in out.iter_mut().rev() {
-                *b = zone | (m % 10) as u8;
-                m /= 10;
+                *b = zone | m.next_digit();
             }
             let last = out.len() - 1;
             let sign = match (ascii, s < 0) {
@@ -306,6 +556,7 @@ pub(crate) fn write_converted(v: i128, to: ConvTo, out: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn f(offset: usize, len: usize, kind: SumKind) -> SumField {
         SumField { offset, len, kind }
@@ -315,19 +566,107 @@ mod tests {
     fn adds_each_format_and_refuses_overflow() {
         let fields = [f(0, 2, SumKind::Bi), f(2, 2, SumKind::Fi), f(4, 2, SumKind::Pd)];
         let mut acc = [0xFF, 0x00, 0xFF, 0xFE, 0x12, 0x3C];
+        let mut sums = GroupSum::new(&fields);
+        sums.start(&acc).unwrap();
         let rec = [0x00, 0x10, 0x00, 0x01, 0x99, 0x9D];
-        let mut s = Vec::new();
-        assert_eq!(add_into(&fields, &mut acc, &rec, &mut s), Ok(Added::Summed));
+        assert_eq!(sums.add(&rec), Ok(Added::Summed));
+        sums.store(&mut acc);
         // 0xFF00 + 0x10, -2 + 1, 123 - 999.
         assert_eq!(acc, [0xFF, 0x10, 0xFF, 0xFF, 0x87, 0x6D]);
         let big = [0x01, 0x00, 0x00, 0x00, 0x00, 0x0C];
+        assert_eq!(sums.add(&big), Ok(Added::Overflow));
         let before = acc;
-        assert_eq!(add_into(&fields, &mut acc, &big, &mut s), Ok(Added::Overflow));
+        sums.store(&mut acc);
         assert_eq!(acc, before, "an overflow changes nothing");
         let zd = [f(0, 3, SumKind::Zd)];
         let mut acc = *b"12p"; // -120 (ASCII negative zone 7)
-        assert_eq!(add_into(&zd, &mut acc, b"125", &mut s), Ok(Added::Summed));
+        let mut sums = GroupSum::new(&zd);
+        sums.start(&acc).unwrap();
+        assert_eq!(sums.add(b"125"), Ok(Added::Summed));
+        sums.store(&mut acc);
         assert_eq!(&acc, b"005");
+        // A record nothing was added into keeps its bytes (sign F, not C).
+        let mut alone = [0x12, 0x3F];
+        let mut sums = GroupSum::new(&[f(0, 2, SumKind::Pd)]);
+        sums.start(&alone).unwrap();
+        sums.store(&mut alone);
+        assert_eq!(alone, [0x12, 0x3F]);
+    }
+
+    /// A nibble that is a digit nineteen times in twenty.
+    fn nibble() -> impl Strategy<Value = u8> {
+        prop_oneof![19 => 0u8..=9, 1 => 0u8..=15]
+    }
+
+    /// A packed field of 1 to 16 bytes: digits mostly, any sign nibble.
+    fn packed() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec((nibble(), nibble()), 1..=16).prop_flat_map(|pairs| {
+            let sign = prop_oneof![4 => 0xAu8..=0xF, 1 => 0u8..=15];
+            (Just(pairs), sign).prop_map(|(pairs, sign)| {
+                let mut b: Vec<u8> = pairs.iter().map(|&(h, l)| h << 4 | l).collect();
+                let last = b.len() - 1;
+                b[last] = b[last] & 0xF0 | sign;
+                b
+            })
+        })
+    }
+
+    /// A zoned field of 1 to 31 bytes: digits mostly under zone F or 3, then a last byte of
+    /// any zone, or an ASCII overpunch letter.
+    fn zoned() -> impl Strategy<Value = Vec<u8>> {
+        let zone = prop_oneof![10 => Just(0xFu8), 10 => Just(0x3u8), 1 => 0u8..=15];
+        let digit = (zone, nibble()).prop_map(|(z, d)| z << 4 | d);
+        let last = prop_oneof![
+            3 => (0u8..=15, nibble()).prop_map(|(z, d)| z << 4 | d),
+            1 => prop::sample::select(b"{}ABCDEFGHIJKLMNOPQRS@".to_vec()),
+        ];
+        (prop::collection::vec(digit, 0..=30), last).prop_map(|(mut b, l)| {
+            b.push(l);
+            b
+        })
+    }
+
+    proptest! {
+        /// The word-wide reads give what the digit-by-digit reads give: the same value, or the
+        /// same error (field, byte position, byte).
+        #[test]
+        fn word_reads_agree_with_digit_reads(
+            kind in 0usize..4,
+            offset in 0usize..100,
+            bin in prop::collection::vec(any::<u8>(), 1..=8),
+            pd in packed(),
+            zd in zoned(),
+        ) {
+            let (kind, b) = match kind {
+                0 => (SumKind::Bi, bin),
+                1 => (SumKind::Fi, bin),
+                2 => (SumKind::Pd, pd),
+                _ => (SumKind::Zd, zd),
+            };
+            let field = f(offset, b.len(), kind);
+            prop_assert_eq!(value(&field, &b, 3), value_by_digit(&field, &b, 3), "{:02X?}", b);
+        }
+
+        /// Packed sums are written as two digit nibbles a byte and a sign C or D, high digits
+        /// beyond the field dropped, whatever the width of the magnitude.
+        #[test]
+        fn packed_sums_are_written_digit_by_digit(
+            len in 1usize..=16,
+            magnitude in any::<u128>(),
+            digits in 0u32..=31,
+            negative in any::<bool>(),
+        ) {
+            // Magnitudes of every length, within a word and beyond.
+            let m = magnitude % 10u128.pow(digits);
+            let s = if negative { -(m as i128) } else { m as i128 };
+            let mut out = vec![0u8; len];
+            store(&f(0, len, SumKind::Pd), &mut out, s);
+            let text = format!("{m:031}");
+            let mut nibbles: Vec<u8> = text.bytes().skip(31 - (2 * len - 1)).map(|d| d - b'0').collect();
+            nibbles.push(if s < 0 { 0xD } else { 0xC });
+            let want: Vec<u8> = nibbles.chunks(2).map(|p| p[0] << 4 | p[1]).collect();
+            prop_assert_eq!(out, want);
+        }
     }
 
     #[test]

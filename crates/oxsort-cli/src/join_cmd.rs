@@ -1,21 +1,21 @@
 //! A JOINKEYS job: each input put in join-key order by the engine (or checked, when SORTED),
 //! a merge join of the two, then the main task's statements on the joined records. The three
-//! run at once, joined by pipes: no record is written to disk between them.
+//! run at once, joined by streams: no record is written to disk between them.
 //!
 //! ```text
-//!  SORTJNF1 ─ engine sort by F1's keys ─ pipe ─┐   (SORTED: the file read as it is,
-//!  SORTJNF2 ─ engine sort by F2's keys ─ pipe ─┤    its order checked)
-//!                                              v
-//!                    merge join: F1 group x F2 group (F1 outer, F2 inner),
-//!                    unpaired records as JOIN says, built by REFORMAT
-//!                                              v
-//!                    pipe ─ engine: SORT/COPY, INCLUDE/OMIT, INREC, SUM, OUTREC ─> SORTOUT
+//!  SORTJNF1 ─ engine sort by F1's keys ─ byte channel ─┐  (SORTED: the file read as
+//!  SORTJNF2 ─ engine sort by F2's keys ─ byte channel ─┤   it is, its order checked)
+//!                                                      v
+//!                   merge join: F1 group x F2 group (F1 outer, F2 inner),
+//!                   unpaired records as JOIN says, built by REFORMAT
+//!                                                      v
+//!                   pipe ─ engine: SORT/COPY, INCLUDE/OMIT, INREC, SUM, OUTREC ─> SORTOUT
 //! ```
 //!
 //! A main task that only copies (`OPTION COPY` and no other statement) is left out: the join
 //! writes SORTOUT itself ([`crate::join_direct`]). The memory budget is shared
 //! ([`budget_shares`]), and the sides' sorts, which run at once, share the threads. A side's
-//! sort that fails closes its pipe early: the join takes each sort's outcome at its pipe's end
+//! sort that fails ends its stream early: the join takes each sort's outcome at the stream's end
 //! and, on a failure, cancels the main task before it ends the main task's stream, so a short
 //! stream is never taken for the whole one and the output appears under its name only when
 //! everything succeeded. The F2 records of one key are held in memory while the F1 records of
@@ -38,6 +38,7 @@ use oxsort_engine::{
 use oxsort_format::{JoinItem, JoinSide, JoinSpec, RecordLayout};
 use oxsort_io::{IoOptions, TempDir};
 
+use crate::byte_channel::{byte_channel, ByteReader};
 use crate::job::JoinJob;
 use crate::join_direct::DirectOut;
 use crate::sort_cmd::SortArgs;
@@ -115,8 +116,8 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
             continue;
         }
         let name = format!("sorted {} ({})", input.dd, side.name());
-        let (rx, tx) = pipe(&name)?;
-        let out = Output::Stream(Stream::new(tx, name));
+        let (tx, rx) = byte_channel();
+        let out = Output::Stream(Stream::writer(tx, name));
         let (cfg, more) = with_least(side_memory, |m| {
             side_config(&args, &job, side, side_spec(&job, side), out.clone(), tmp.path(), m)
         })?;
@@ -133,7 +134,8 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
                 let done = sort(&cfg).map(drop).with_context(|| {
                     format!("{what} {} ({}) by its join keys", input.dd, side.name())
                 });
-                // The pipe's end reaches the join only now, after the outcome is known.
+                // The stream's end (the writer, dropped with the sort's sink) is followed by
+                // the outcome, which the join waits for there.
                 drop(cfg);
                 done
             });
@@ -383,17 +385,17 @@ pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
             None
         } else {
             let name = format!("sorted {} ({})", input.dd, side.name());
-            let (_rx, tx) = pipe(&name)?;
-            let out = Output::Stream(Stream::new(tx, name));
+            let (tx, _rx) = byte_channel();
+            let out = Output::Stream(Stream::writer(tx, name));
             let (cfg, _) = with_least(side_memory, |m| {
                 side_config(&args, &job, side, side_spec(&job, side), out.clone(), &parent, m)
             })?;
             let p = plan(&cfg)?;
             text += if input.sorted {
                 "    SORTED: kept in its order (merged as one input, the order checked), into a \
-                 pipe to the join:\n"
+                 stream to the join:\n"
             } else {
-                "    sorted by its join keys, into a pipe to the join:\n"
+                "    sorted by its join keys, into a stream to the join:\n"
             };
             text += &indent(&p.to_text(), "      ");
             Some(p)
@@ -609,9 +611,9 @@ fn temp_parent(args: &SortArgs) -> PathBuf {
 enum SideFeed<'a> {
     /// The user's files, in order, read as they are (SORTED).
     Files(Vec<PathBuf>),
-    /// The side's sort, through a pipe. `done` waits for the sort's outcome, taken at the
-    /// pipe's end: a sort that failed also ends its stream, early.
-    Sort { pipe: Option<OwnedFd>, done: Option<SortOutcome<'a>> },
+    /// The side's sort, through a byte channel. `done` waits for the sort's outcome, taken at
+    /// the stream's end: a sort that failed also ends its stream, early.
+    Sort { pipe: Option<ByteReader>, done: Option<SortOutcome<'a>> },
 }
 
 /// Waits for a side's sort to end and gives its outcome.
@@ -627,7 +629,7 @@ struct SideReader<'a> {
     user_sorted: bool,
     feed: SideFeed<'a>,
     next_path: usize,
-    reader: Option<BufReader<File>>,
+    reader: Option<Box<dyn Read + Send + 'a>>,
     len: usize,
     cur: Vec<u8>,
     prev: Vec<u8>,
@@ -663,19 +665,20 @@ impl<'a> SideReader<'a> {
         }
     }
 
-    /// Opens the next file (or the sort's pipe); false when there is none.
+    /// Opens the next file (or the sort's stream); false when there is none.
     fn open_next(&mut self) -> Result<bool> {
-        let f = match &mut self.feed {
+        let f: Box<dyn Read + Send + 'a> = match &mut self.feed {
             SideFeed::Files(paths) => {
                 let Some(p) = paths.get(self.next_path) else {
                     return Ok(false);
                 };
-                File::open(p).with_context(|| {
+                let f = File::open(p).with_context(|| {
                     format!("opening {} ({}) {}", self.dd, self.side.name(), p.display())
-                })?
+                })?;
+                Box::new(BufReader::with_capacity(JOIN_IO_BUFFER, f))
             }
             SideFeed::Sort { pipe, done } => match pipe.take() {
-                Some(fd) => File::from(fd),
+                Some(r) => Box::new(r),
                 None => {
                     // The stream's end: whole only if the sort succeeded.
                     if let Some(done) = done.take() {
@@ -685,7 +688,7 @@ impl<'a> SideReader<'a> {
                 }
             },
         };
-        self.reader = Some(BufReader::with_capacity(JOIN_IO_BUFFER, f));
+        self.reader = Some(f);
         self.next_path += 1;
         self.in_file = 0;
         Ok(true)

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod bench_cmd;
+mod byte_channel;
 mod category;
 mod clean_cmd;
 mod dd;

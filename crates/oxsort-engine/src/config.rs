@@ -1,9 +1,10 @@
 //! [`SortConfig`]: what to sort, where to, and with which resources; validated by its builder.
 
+use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use oxsort_format::{SortKey, SortSpec};
 use oxsort_io::{IoOptions, DIRECT_ALIGN};
@@ -35,20 +36,34 @@ pub enum Output {
     Stream(Stream),
 }
 
-/// An open stream handed to a sort, such as one end of a pipe between two sorts in one process
-/// (the way a JOINKEYS job feeds its join and its main task). The descriptor is closed when the
-/// last clone is dropped: a sort writing to a pipe gives its reader the end of the stream when
-/// its [`SortConfig`] is gone.
-#[derive(Clone, Debug)]
+/// An open stream handed to a sort: one end of a pipe, or (as an output) a writer in the same
+/// process. Stages of one job run at once this way (a JOINKEYS job's sorts feed its join
+/// through writers, the join feeds the main task through a pipe). A descriptor is closed when
+/// the last clone is dropped; a writer is taken by the one sort that writes it and dropped when
+/// that sort's output ends, which is how its reader learns the end of the stream.
+#[derive(Clone)]
 pub struct Stream {
-    fd: Arc<OwnedFd>,
+    end: StreamEnd,
     name: String,
+}
+
+/// What a [`Stream`] is open on.
+#[derive(Clone)]
+enum StreamEnd {
+    Fd(Arc<OwnedFd>),
+    Writer(Arc<Mutex<Option<Box<dyn Write + Send>>>>),
 }
 
 impl Stream {
     /// The stream open on `fd`, called `name` in messages and statistics.
     pub fn new(fd: impl Into<OwnedFd>, name: impl Into<String>) -> Self {
-        Stream { fd: Arc::new(fd.into()), name: name.into() }
+        Stream { end: StreamEnd::Fd(Arc::new(fd.into())), name: name.into() }
+    }
+
+    /// An output written to `writer` in order, called `name`; one sort writes it, once.
+    pub fn writer(writer: impl Write + Send + 'static, name: impl Into<String>) -> Self {
+        let end = StreamEnd::Writer(Arc::new(Mutex::new(Some(Box::new(writer)))));
+        Stream { end, name: name.into() }
     }
 
     /// Its name in messages.
@@ -56,16 +71,48 @@ impl Stream {
         &self.name
     }
 
-    /// A file on a duplicate of its descriptor.
+    /// A file on a duplicate of its descriptor (a writer cannot be read).
     pub(crate) fn file(&self) -> std::io::Result<std::fs::File> {
-        self.fd.try_clone().map(std::fs::File::from)
+        match &self.end {
+            StreamEnd::Fd(fd) => fd.try_clone().map(std::fs::File::from),
+            StreamEnd::Writer(_) => {
+                Err(std::io::Error::other("an in-process writer is an output, not an input"))
+            }
+        }
+    }
+
+    /// Where the sort writes: a file on a duplicate of the descriptor, or the writer itself
+    /// (taken: a second sort with the same configuration finds it gone).
+    pub(crate) fn take_writer(&self) -> std::io::Result<Box<dyn Write + Send>> {
+        match &self.end {
+            StreamEnd::Fd(fd) => Ok(Box::new(std::fs::File::from(fd.try_clone()?))),
+            StreamEnd::Writer(w) => w
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .ok_or_else(|| std::io::Error::other("this writer was written by another sort")),
+        }
     }
 }
 
-/// The same stream: the same descriptor, whatever it is called.
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.end {
+            StreamEnd::Fd(_) => "descriptor",
+            StreamEnd::Writer(_) => "writer",
+        };
+        f.debug_struct("Stream").field("name", &self.name).field("end", &kind).finish()
+    }
+}
+
+/// The same stream: the same descriptor or writer, whatever it is called.
 impl PartialEq for Stream {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.fd, &other.fd)
+        match (&self.end, &other.end) {
+            (StreamEnd::Fd(a), StreamEnd::Fd(b)) => Arc::ptr_eq(a, b),
+            (StreamEnd::Writer(a), StreamEnd::Writer(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
     }
 }
 

@@ -150,11 +150,11 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         }
         (None, Output::Stdout) => Box::new(StreamSink::stdout()),
         (None, Output::Stream(st)) => {
-            let f = st.file().map_err(|e| EngineError::Output {
+            let w = st.take_writer().map_err(|e| EngineError::Output {
                 path: std::path::PathBuf::from(st.name()),
                 why: e.to_string(),
             })?;
-            Box::new(StreamSink::new(Box::new(f), std::path::PathBuf::from(st.name())))
+            Box::new(StreamSink::new(w, std::path::PathBuf::from(st.name())))
         }
     };
     // OUTFIL outputs: created (under temporary names) before anything is read, written from

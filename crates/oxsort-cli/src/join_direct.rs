@@ -13,7 +13,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use oxsort_engine::{checksum_hex, checksum_records, FileStats, PhaseStats, SortStats};
-use oxsort_io::{AlignedBuf, AtomicOutput, IoOptions, Writer, DIRECT_ALIGN};
+use oxsort_io::{AlignedBuf, AtomicOutput, IoOptions, OutputTarget, Writer, DIRECT_ALIGN};
 
 /// Bytes of a block, at least: each block holds a whole number of records and of direct-I/O
 /// pages, so every write is aligned and every block's records are summed on their own.
@@ -25,8 +25,10 @@ const WRITE_DEPTH: usize = 4;
 /// Where the blocks go (one of each per job: the size difference does not matter).
 #[allow(clippy::large_enum_variant)]
 enum Target {
+    /// A file: a temporary name, renamed when whole.
     File { out: AtomicOutput, writer: Writer },
-    Stdout(BufWriter<std::io::Stdout>),
+    /// Standard output, a device, a FIFO: written in order where it is, never truncated.
+    Stream(BufWriter<Box<dyn Write + Send>>),
 }
 
 /// The output of a join whose main task only copies.
@@ -43,12 +45,23 @@ pub(crate) struct DirectOut {
 impl DirectOut {
     /// The output `path` (`-`: standard output) of `record_len`-byte records.
     pub(crate) fn create(path: &str, record_len: usize, io: &IoOptions) -> anyhow::Result<Self> {
+        let stream =
+            |w: Box<dyn Write + Send>| Target::Stream(BufWriter::with_capacity(BLOCK_BYTES, w));
         let target = if path == "-" {
-            Target::Stdout(BufWriter::with_capacity(BLOCK_BYTES, std::io::stdout()))
+            stream(Box::new(std::io::stdout()))
         } else {
-            let out = AtomicOutput::create(&PathBuf::from(path), io)?;
-            let writer = Writer::new(out.file().clone(), 0, WRITE_DEPTH, io)?;
-            Target::File { out, writer }
+            let p = PathBuf::from(path);
+            match oxsort_io::probe_output(&p)? {
+                OutputTarget::Directory => anyhow::bail!("{path} is a directory"),
+                OutputTarget::Stream => {
+                    stream(Box::new(std::fs::OpenOptions::new().write(true).open(&p)?))
+                }
+                OutputTarget::File => {
+                    let out = AtomicOutput::create(&p, io)?;
+                    let writer = Writer::new(out.file().clone(), 0, WRITE_DEPTH, io)?;
+                    Target::File { out, writer }
+                }
+            }
         };
         Ok(DirectOut {
             target,
@@ -76,7 +89,7 @@ impl DirectOut {
         self.checksum += checksum_records(data, self.record_len);
         self.records += (self.fill / self.record_len) as u64;
         match &mut self.target {
-            Target::Stdout(w) => w.write_all(data)?,
+            Target::Stream(w) => w.write_all(data)?,
             Target::File { writer, .. } => {
                 let next = writer.take_buf().unwrap_or_else(|| AlignedBuf::new(self.block.len()));
                 let full = std::mem::replace(&mut self.block, next);
@@ -97,7 +110,7 @@ impl DirectOut {
         let bytes = self.records * self.record_len as u64;
         let mut files = Vec::new();
         match self.target {
-            Target::Stdout(mut w) => w.flush()?,
+            Target::Stream(mut w) => w.flush()?,
             Target::File { out, writer } => {
                 let direct = out.file().is_direct();
                 let io = writer.finish()?;

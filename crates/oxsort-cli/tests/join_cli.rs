@@ -585,8 +585,8 @@ fn a_failed_stage_stops_the_job_and_names_its_cause() {
     }
 }
 
-/// A main task that only copies lets the join write the output itself, to a file or to
-/// standard output alike; `explain` says so.
+/// A main task that only copies lets the join write the output itself, to a file, to standard
+/// output or to a device alike; `explain` says so.
 #[test]
 fn a_copying_main_task_writes_the_same_bytes_to_standard_output() {
     let s = setup(700, 500);
@@ -608,6 +608,9 @@ fn a_copying_main_task_writes_the_same_bytes_to_standard_output() {
     let o = job("sort", "-");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(o.stdout == want, "standard output differs");
+    // A device is written in place, never truncated or renamed.
+    let o = job("sort", "/dev/null");
+    assert!(o.status.success(), "{}", stderr(&o));
     let e = job("explain", "-");
     assert!(e.status.success(), "{}", stderr(&e));
     assert!(String::from_utf8_lossy(&e.stdout).contains("the join writes the joined records"));

@@ -23,6 +23,7 @@ use oxsort_format::{Filter, Mode, ReformatProgram, Scratch, SortKey, PREFIX_BYTE
 use oxsort_io::AlignedBuf;
 use oxsort_kernels::{make_entry, Entry, INDEX_BITS};
 
+use crate::arena::EntryArena;
 use crate::error::{EngineError, Result};
 use crate::plan::Geometry;
 use crate::progress::{Phase, Reporter};
@@ -50,7 +51,10 @@ pub(crate) struct Loaded {
     pub(crate) chunks: Vec<AlignedBuf>,
     /// Delimited records: each chunk's record offsets (empty for fixed records).
     pub(crate) offsets: Vec<Vec<u32>>,
-    pub(crate) microruns: Vec<Vec<Entry>>,
+    /// Each chunk's microrun: in its slot of `arena`, or in a vector of its own.
+    pub(crate) microruns: Vec<Microrun>,
+    /// The load's entries (fixed records whose chunk count is bounded), else `None`.
+    pub(crate) arena: Option<EntryArena>,
     /// Records kept (after the filter).
     pub(crate) records: u64,
     /// CRC32-sum of the records kept.
@@ -61,6 +65,28 @@ pub(crate) struct Loaded {
     pub(crate) filtered_checksum: u128,
     /// Bytes of the records kept.
     pub(crate) bytes: u64,
+}
+
+/// Where one chunk's sorted entries are.
+pub(crate) enum Microrun {
+    /// The first `n` entries of the chunk's slot in the load's arena.
+    Slot(usize),
+    /// A vector of its own.
+    Own(Vec<Entry>),
+}
+
+impl Loaded {
+    /// The microruns, chunk by chunk.
+    pub(crate) fn runs(&self) -> Vec<&[Entry]> {
+        self.microruns
+            .iter()
+            .enumerate()
+            .map(|(c, m)| match m {
+                Microrun::Own(v) => v.as_slice(),
+                Microrun::Slot(n) => self.arena.as_ref().expect("an arena for slots").get(c, *n),
+            })
+            .collect()
+    }
 }
 
 /// What a worker learned about one chunk besides its entries.
@@ -278,6 +304,7 @@ pub(crate) fn load(
     source: &mut ChunkSource,
     max_chunks: u64,
     total: Option<u64>,
+    slots: Option<u64>,
 ) -> Result<(Loaded, bool)> {
     // Memory a load may hold: chunk buffers, and per record an entry (and an offset for
     // delimited records, whose count per chunk varies).
@@ -287,8 +314,15 @@ pub(crate) fn load(
     // An entry's index holds the chunk number above the slot bits: a load never has more chunks
     // than that can name (a one-pass plan that would becomes a run of a two-pass sort).
     let max_chunks = max_chunks.min(1u64 << (INDEX_BITS - log2));
-    type Done = (usize, Chunk, Vec<Entry>, Result<ChunkFacts>);
-    let (job_tx, job_rx) = unbounded::<(usize, Job)>();
+    // Fixed records: a chunk holds at most 2^log2 of them, so a bounded load's entries fit
+    // one arena (see `arena`); delimited chunks vary, and keep a vector each.
+    let mut arena = slots
+        .filter(|_| ctx.keys.input_layout().fixed_size().is_some())
+        .map(|n| EntryArena::new(n.min(max_chunks) as usize, 1 << log2));
+    let mut slots = arena.as_mut().map(|a| a.slots_mut());
+    // Chunks past the arena's slots (a bound that was short) keep vectors of their own.
+    type Done = (usize, Chunk, Microrun, Result<ChunkFacts>);
+    let (job_tx, job_rx) = unbounded::<(usize, Job, Option<&mut [Entry]>)>();
     let (res_tx, res_rx) = unbounded::<Done>();
     let mut exhausted = false;
     let mut sent = 0usize;
@@ -299,7 +333,10 @@ pub(crate) fn load(
             s.spawn(move || {
                 let _meter = ctx.meters.meter("sort");
                 let mut scratch = Scratch::default();
-                for (c, job) in job_rx {
+                // Built here, then copied into the chunk's slot (when it has one): this
+                // vector's pages are touched once per worker, not once per chunk.
+                let mut built: Vec<Entry> = Vec::new();
+                for (c, job, slot) in job_rx {
                     // INREC reshapes here, unless the reading thread did (numbering).
                     let job = match (job, ctx.keys.inrec()) {
                         (Job::Read(chunk), Some(program)) => {
@@ -307,22 +344,30 @@ pub(crate) fn load(
                         }
                         (job, _) => job,
                     };
-                    let (chunk, entries, facts) = match job {
+                    built.clear();
+                    let (chunk, facts) = match job {
                         Job::Read(chunk) => {
-                            let mut entries = Vec::with_capacity(chunk.records);
-                            let facts = chunk_entries(ctx, c, &chunk, &mut entries);
-                            (chunk, entries, facts)
+                            built.reserve(chunk.records);
+                            let facts = chunk_entries(ctx, c, &chunk, &mut built);
+                            (chunk, facts)
                         }
                         Job::Reshaped(Ok((chunk, read, dropped, kept_at))) => {
-                            let mut entries = Vec::with_capacity(chunk.records);
+                            built.reserve(chunk.records);
                             // The filter ran on the records as read, before INREC.
                             let reshaped = Ctx { filter: None, ..*ctx };
-                            let facts = chunk_entries(&reshaped, c, &chunk, &mut entries)
+                            let facts = chunk_entries(&reshaped, c, &chunk, &mut built)
                                 .map(|f| ChunkFacts { read, filtered_checksum: dropped, ..f })
                                 .map_err(|e| renumber(e, &chunk, &kept_at));
-                            (chunk, entries, facts)
+                            (chunk, facts)
                         }
-                        Job::Reshaped(Err((chunk, e))) => (chunk, Vec::new(), Err(e)),
+                        Job::Reshaped(Err((chunk, e))) => (chunk, Err(e)),
+                    };
+                    let entries = match slot {
+                        Some(slot) if built.len() <= slot.len() => {
+                            slot[..built.len()].copy_from_slice(&built);
+                            Microrun::Slot(built.len())
+                        }
+                        _ => Microrun::Own(std::mem::take(&mut built)),
                     };
                     if res_tx.send((c, chunk, entries, facts)).is_err() {
                         return;
@@ -355,7 +400,8 @@ pub(crate) fn load(
                         }
                         _ => Job::Read(chunk),
                     };
-                    let _ = job_tx.send((sent, job));
+                    let slot = slots.as_mut().and_then(|s| s.next());
+                    let _ = job_tx.send((sent, job, slot));
                     sent += 1;
                     if let Err(e) = ctx.reporter.report(Phase::Input, source.bytes_read, total) {
                         result = Err(e);
@@ -377,7 +423,8 @@ pub(crate) fn load(
     });
     drop(job_rx);
     let mut chunks: Vec<Option<Chunk>> = (0..sent).map(|_| None).collect();
-    let mut microruns: Vec<Vec<Entry>> = (0..sent).map(|_| Vec::new()).collect();
+    drop(slots);
+    let mut microruns: Vec<Microrun> = (0..sent).map(|_| Microrun::Own(Vec::new())).collect();
     let mut facts: Vec<Option<ChunkFacts>> = (0..sent).map(|_| None).collect();
     let mut first_error = None;
     for (c, chunk, entries, f) in res_rx {
@@ -401,6 +448,7 @@ pub(crate) fn load(
         chunks: Vec::with_capacity(sent),
         offsets: Vec::with_capacity(sent),
         microruns,
+        arena,
         records: 0,
         checksum: 0,
         read: 0,
@@ -413,7 +461,10 @@ pub(crate) fn load(
             (Some(ch), Some(f)) => (ch, f),
             _ => return Err(EngineError::Internal("a chunk worker stopped".into())),
         };
-        loaded.records += loaded.microruns[c].len() as u64;
+        loaded.records += match &loaded.microruns[c] {
+            Microrun::Slot(n) => *n,
+            Microrun::Own(v) => v.len(),
+        } as u64;
         loaded.checksum += f.checksum;
         loaded.read += f.read;
         loaded.filtered_checksum += f.filtered_checksum;

@@ -43,6 +43,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod arena;
 mod config;
 mod error;
 mod inmem;
@@ -256,8 +257,13 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     // What a streamed copy has written so far.
     let mut streamed = verify::OrderCheck::default();
     loop {
-        let (loaded, exhausted) =
-            inmem::load(&ctx, &mut source, plan.run_chunks(), plan.input_bytes)?;
+        let (loaded, exhausted) = inmem::load(
+            &ctx,
+            &mut source,
+            plan.run_chunks(),
+            plan.input_bytes,
+            plan.entry_slots(),
+        )?;
         in_checksum += loaded.checksum;
         in_records += loaded.records;
         read_records += loaded.read;

@@ -54,7 +54,7 @@ pub(crate) fn emit(
         return Ok(OrderCheck::default());
     }
     let threads = ctx.threads;
-    let runs: Vec<&[Entry]> = loaded.microruns.iter().map(|v| v.as_slice()).collect();
+    let runs: Vec<&[Entry]> = loaded.runs();
     let parts = Parts::cut(ctx, loaded, &runs);
     let placement = Placement::of(ctx, &parts, base);
     let log2 = ctx.g.chunk_log2;

@@ -136,6 +136,23 @@ impl AlignedBuf {
     }
 }
 
+impl AlignedBuf {
+    /// The buffer as 128-bit words (sort entries): its length is a multiple of
+    /// [`DIRECT_ALIGN`], so of 16 bytes, and its start is aligned to it.
+    pub fn as_u128s(&self) -> &[u128] {
+        // SAFETY: ptr is aligned to DIRECT_ALIGN (>= 16) or dangling-but-aligned with len 0;
+        // len is a multiple of DIRECT_ALIGN; the bytes are initialized and any bit pattern is
+        // a valid u128.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u128>(), self.len / 16) }
+    }
+
+    /// [`AlignedBuf::as_u128s`], writable.
+    pub fn as_u128s_mut(&mut self) -> &mut [u128] {
+        // SAFETY: as in `as_u128s`, and `&mut self` guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().cast::<u128>(), self.len / 16) }
+    }
+}
+
 impl Deref for AlignedBuf {
     type Target = [u8];
     fn deref(&self) -> &[u8] {

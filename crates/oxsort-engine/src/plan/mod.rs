@@ -36,6 +36,10 @@ use crate::stats::human_bytes;
 
 pub use sizing::{Geometry, MergeLevel, MergeSchedule, MergeSizing};
 
+/// The most slots an entry arena is made with (a bound past it is not planned for: a load
+/// that large keeps a vector per chunk).
+const MAX_ENTRY_SLOTS: u64 = 1 << 20;
+
 /// One input as planned.
 #[derive(Clone, Debug, Serialize)]
 pub struct InputPlan {
@@ -403,6 +407,21 @@ impl Plan {
             Passes::Stream { load_chunks } => load_chunks,
             Passes::Two { run_chunks, .. } | Passes::Unknown { run_chunks } => run_chunks,
         }
+    }
+
+    /// Chunks a load of fixed records holds at most, when the plan knows it: the slots of its
+    /// entry arena (`crate::arena`). One pass: every chunk (a chunk never spans two inputs,
+    /// so at most one more per input than the records fill).
+    pub fn entry_slots(&self) -> Option<u64> {
+        let slots = match self.passes {
+            Passes::One => {
+                self.records?.div_ceil(1 << self.geometry.chunk_log2) + self.inputs.len() as u64
+            }
+            Passes::Stream { load_chunks } => load_chunks,
+            Passes::Two { run_chunks, .. } => run_chunks,
+            Passes::Unknown { .. } => return None,
+        };
+        Some(slots).filter(|&n| n <= MAX_ENTRY_SLOTS)
     }
 
     /// Checks temp and output space, adding up directories that share a filesystem.

@@ -29,22 +29,8 @@ records=${1:-40000000}
 runs=${2:-3}
 scratch=${3:-$top/bench/scratch}
 memory=${MEMORY:-5G}
-iofloor=$top/../shared/tools/iofloor
-[ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-
-cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli >&2
-bin=$top/target/release
-mkdir -p "$scratch"
-day=$(date +%Y-%m-%d)
-out=$top/bench/runs/$day
-mkdir -p "$out"
-csv=$out/dfsort.csv
-[ -f "$csv" ] || echo "timestamp,case,variant,records,bytes,memory,threads,run,seconds,peak_rss_kb,floor1_s" > "$csv"
-summary=$out/summary.md
-threads=$(nproc)
-
 . "$top/bench/lib.sh"
+bench_prologue dfsort "timestamp,case,variant,records,bytes,memory,threads,run,seconds,peak_rss_kb,floor1_s"
 row() { # variant run seconds rss
   echo "$(date -Iseconds),inrec-sort-sum-outfil,$1,$records,$((records * 100)),$memory,$threads,$2,$3,$4,$floor1" >> "$csv"
 }

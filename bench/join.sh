@@ -27,22 +27,8 @@ records=${1:-20000000}
 runs=${2:-3}
 scratch=${3:-$top/bench/scratch}
 memory=${MEMORY:-5G}
-iofloor=$top/../shared/tools/iofloor
-[ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-
-cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli >&2
-bin=$top/target/release
-mkdir -p "$scratch"
-day=$(date +%Y-%m-%d)
-out=$top/bench/runs/$day
-mkdir -p "$out"
-csv=$out/join.csv
-[ -f "$csv" ] || echo "timestamp,case,variant,records_per_file,joined_records,memory,threads,run,seconds,peak_rss_kb,floor_s" > "$csv"
-summary=$out/summary.md
-threads=$(nproc)
-
 . "$top/bench/lib.sh"
+bench_prologue join "timestamp,case,variant,records_per_file,joined_records,memory,threads,run,seconds,peak_rss_kb,floor_s"
 f1=$scratch/join.f1
 f2=$scratch/join.f2
 o=$scratch/join.out

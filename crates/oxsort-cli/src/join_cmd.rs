@@ -88,10 +88,10 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     let parent = temp_parent(&args);
     let tmp = TempDir::new(&parent)
         .with_context(|| format!("creating a temp directory in {}", parent.display()))?;
-    let (joined_rx, joined_tx) = pipe("the joined records")?;
     let cancel = Arc::new(AtomicBool::new(false));
-    let (side_memory, main_memory) = memory_shares(&args, &job, &joined_rx)?;
-    // The main task, or (when it only copies) the output the join writes itself.
+    let (budget, side_memory, main_memory) = memory_shares(&args, &job)?;
+    // The main task reading the join through a pipe, or (when it only copies) the output the
+    // join writes itself.
     let (mut raised, main) = if only_copies(&main) {
         let io =
             IoOptions { buffered: args.buffered, no_uring: args.no_uring, ..Default::default() };
@@ -99,20 +99,20 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
             .with_context(|| format!("creating the output {}", args.output))?;
         (false, Main::Direct(out))
     } else {
-        let (cfg, raised) = with_least(main_memory, |m| {
-            main_config(&args, &joined_rx, Some(m), Some(cancel.clone()))
-        })?;
-        (raised, Main::Task(cfg))
+        let (rx, tx) = pipe("the joined records")?;
+        let (cfg, raised) =
+            with_least(main_memory, |m| main_config(&args, &rx, m, Some(cancel.clone())))?;
+        (raised, Main::Task(cfg, tx))
     };
-    drop(joined_rx);
-    // Every side's configuration before anything runs: a bad one stops the job here.
-    let mut feeds = Vec::new();
+    // Every side's configuration before anything runs: a bad one stops the job here. A side
+    // read as it is (SORTED) is its files.
+    let mut files: [Option<Vec<PathBuf>>; 2] = [None, None];
     let mut sorts = Vec::new();
     for side in [JoinSide::F1, JoinSide::F2] {
         let (paths, _) = job.input(side);
         let input = job.spec.input(side);
         if input.sorted && !side_prepares(&job, side) {
-            feeds.push(Some(paths.clone()));
+            files[side as usize] = Some(paths.clone());
             continue;
         }
         let name = format!("sorted {} ({})", input.dd, side.name());
@@ -122,11 +122,10 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
             side_config(&args, &job, side, side_spec(&job, side), out.clone(), tmp.path(), m)
         })?;
         raised |= more;
-        feeds.push(None);
         sorts.push((side, rx, cfg));
     }
     let (stats, joined) = std::thread::scope(|s| {
-        let mut sorted: [Option<SideFeed<'_>>; 2] = [None, None];
+        let mut feeds = files.map(|f| f.map(SideFeed::Files));
         for (side, rx, cfg) in sorts {
             let input = job.spec.input(side);
             let what = if input.sorted { "copying" } else { "sorting" };
@@ -139,33 +138,25 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
                 drop(cfg);
                 done
             });
-            sorted[side as usize] = Some(SideFeed::Sort {
+            feeds[side as usize] = Some(SideFeed::Sort {
                 pipe: Some(rx),
                 done: Some(Box::new(move || {
                     handle.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the sort panicked")))
                 })),
             });
         }
-        // A side not sorted here is its files, read as they are.
-        let [f1, f2] = sorted;
-        let f1 = f1.unwrap_or_else(|| SideFeed::Files(feeds[0].clone().unwrap_or_default()));
-        let f2 = f2.unwrap_or_else(|| SideFeed::Files(feeds[1].clone().unwrap_or_default()));
-        let feeds = [f1, f2];
+        let feeds = feeds.map(|f| f.expect("every side is its files or its sort"));
         let lens = [len1, len2];
         match main {
             Main::Direct(mut out) => {
-                drop(joined_tx);
                 let joined = merge_join(&job, lens, feeds, &mut out);
                 let stats = match &joined {
-                    Ok(_) => out.finish(
-                        budget_of(side_memory, &job),
-                        args.threads.unwrap_or_else(oxsort_engine::cores),
-                    ),
+                    Ok(_) => out.finish(budget, args.threads.unwrap_or_else(oxsort_engine::cores)),
                     Err(_) => Ok(SortStats::default()),
                 };
                 (stats, joined)
             }
-            Main::Task(main_cfg) => {
+            Main::Task(main_cfg, joined_tx) => {
                 let (job, cancel) = (&job, &cancel);
                 let joiner = s.spawn(move || {
                     let out = BufWriter::with_capacity(JOIN_IO_BUFFER, File::from(joined_tx));
@@ -217,21 +208,19 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
 }
 
 /// The main task's configuration: it reads the joined records from `rx` (a duplicate of it,
-/// closed with the configuration), within `memory` (default: the engine's budget), stopped
+/// closed with the configuration), within `memory`, stopped
 /// by `cancel`.
 fn main_config(
     args: &SortArgs,
     rx: &OwnedFd,
-    memory: Option<u64>,
+    memory: u64,
     cancel: Option<Arc<AtomicBool>>,
 ) -> Result<SortConfig> {
     let rx = rx.try_clone().context("duplicating the joined records' pipe")?;
     let mut b = args
         .builder_marking(args.wants_progress(), None)?
-        .inputs(vec![Input::Stream(Stream::new(rx, "joined records"))]);
-    if let Some(m) = memory {
-        b = b.memory(m);
-    }
+        .inputs(vec![Input::Stream(Stream::new(rx, "joined records"))])
+        .memory(memory);
     if let Some(c) = cancel {
         b = b.cancel(c);
     }
@@ -250,18 +239,19 @@ fn with_least(memory: u64, make: impl Fn(u64) -> Result<SortConfig>) -> Result<(
     }
 }
 
-/// The job's budget (the main task's configuration with the whole of it) shared out by
-/// [`budget_shares`]: `(each side's sort, the main task)`.
-fn memory_shares(args: &SortArgs, job: &JoinJob, rx: &OwnedFd) -> Result<(u64, u64)> {
-    let budget = main_config(args, rx, None, None)?.memory();
-    Ok(budget_shares(job, &args.keys.spec()?, budget))
+/// The job's budget (the engine's for `--memory`), and how [`budget_shares`] shares it out:
+/// `(budget, each side's sort, the main task)`.
+fn memory_shares(args: &SortArgs, job: &JoinJob) -> Result<(u64, u64, u64)> {
+    let budget = oxsort_engine::memory_budget(args.memory);
+    let (side, main) = budget_shares(job, &args.keys.spec()?, budget);
+    Ok((budget, side, main))
 }
 
 /// What takes the joined records.
 #[allow(clippy::large_enum_variant)]
 enum Main {
-    /// The main task, reading them through a pipe.
-    Task(SortConfig),
+    /// The main task, reading them through a pipe (whose writing end the join takes).
+    Task(SortConfig, OwnedFd),
     /// The output itself: the main task would only copy them.
     Direct(DirectOut),
 }
@@ -278,11 +268,6 @@ fn only_copies(main: &SortSpec) -> bool {
         && main.outfil.is_empty()
         && main.skiprec.is_none()
         && main.stopaft.is_none()
-}
-
-/// The budget the job's statistics report: the sides' shares (all of it went to them).
-fn budget_of(side_memory: u64, job: &JoinJob) -> u64 {
-    side_memory * sorting_sides(job).max(1)
 }
 
 /// How many sides are sorted (or copied) by the engine rather than read as they are.
@@ -356,8 +341,7 @@ pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
         job.spec.joined_len(lens[0], lens[1]).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
     args.keys.joined_record_size = Some(joined_len);
     let parent = temp_parent(&args);
-    let (joined_rx, _joined_tx) = pipe("the joined records")?;
-    let (side_memory, main_memory) = memory_shares(&args, &job, &joined_rx)?;
+    let (_, side_memory, main_memory) = memory_shares(&args, &job)?;
     let mut text = String::from("JOINKEYS job\n");
     let mut sides = Vec::new();
     for side in [JoinSide::F1, JoinSide::F2] {
@@ -423,7 +407,8 @@ pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
         );
         serde_json::json!({ "direct": args.output })
     } else {
-        let (cfg, _) = with_least(main_memory, |m| main_config(&args, &joined_rx, Some(m), None))?;
+        let (rx, _tx) = pipe("the joined records")?;
+        let (cfg, _) = with_least(main_memory, |m| main_config(&args, &rx, m, None))?;
         let main = plan(&cfg)?;
         text += "Main task, on the joined records as the join makes them (through a pipe; \
                  their number is known after the join):\n";

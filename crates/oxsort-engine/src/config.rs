@@ -448,22 +448,8 @@ impl SortConfigBuilder {
             return Err(EngineError::Config("merge fan-in must be at least 2".into()));
         }
         let mut notes = Vec::new();
-        let available = sysinfo::available_memory();
-        let default_share = (available as f64 * tuning::DEFAULT_MEMORY_SHARE) as u64;
-        let memory = match self.memory {
-            // More than the machine has would swap or be killed: capped, as nsort caps it.
-            Some(m) if m > available => {
-                notes.push(format!(
-                    "the memory budget of {} is more than the {} available: using {}",
-                    crate::human_bytes(m),
-                    crate::human_bytes(available),
-                    crate::human_bytes(default_share)
-                ));
-                default_share
-            }
-            Some(m) => m,
-            None => default_share,
-        };
+        let (memory, note) = budget(self.memory);
+        notes.extend(note);
         let temp_dirs = if self.temp_dirs.is_empty() {
             vec![default_temp_dir(&self.output)]
         } else {
@@ -499,6 +485,32 @@ impl SortConfigBuilder {
             passes: self.passes,
             outfil_paths: self.outfil_paths,
         })
+    }
+}
+
+/// The memory budget a sort asked for `requested` bytes (or nothing) gets: what it asked for,
+/// or a safe share of the available memory when it asked for nothing or more than there is.
+pub fn memory_budget(requested: Option<u64>) -> u64 {
+    budget(requested).0
+}
+
+/// [`memory_budget`], with the note that says why a request was not granted.
+fn budget(requested: Option<u64>) -> (u64, Option<String>) {
+    let available = sysinfo::available_memory();
+    let default_share = (available as f64 * tuning::DEFAULT_MEMORY_SHARE) as u64;
+    match requested {
+        // More than the machine has would swap or be killed: capped, as nsort caps it.
+        Some(m) if m > available => (
+            default_share,
+            Some(format!(
+                "the memory budget of {} is more than the {} available: using {}",
+                crate::human_bytes(m),
+                crate::human_bytes(available),
+                crate::human_bytes(default_share)
+            )),
+        ),
+        Some(m) => (m, None),
+        None => (default_share, None),
     }
 }
 

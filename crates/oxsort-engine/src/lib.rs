@@ -65,7 +65,7 @@ mod window;
 
 use std::time::Instant;
 
-pub use config::{Input, Output, PassChoice, SortConfig, SortConfigBuilder, Stream};
+pub use config::{memory_budget, Input, Output, PassChoice, SortConfig, SortConfigBuilder, Stream};
 pub use error::{error_message, EngineError, Result};
 pub use oxsort_format::{Mode, SortKey, SortSpec};
 pub use oxsort_io::IoOptions;

@@ -73,6 +73,140 @@ impl ColumnSpan {
     }
 }
 
+/// Most fields a [`FieldEnds`] tracks: keys on later columns are located by
+/// [`ColumnSpan::locate`] instead.
+pub(crate) const MAX_TRACKED_FIELDS: usize = 16;
+
+/// The field boundaries of one record, found left to right once and only as far as asked,
+/// so that several keys on the same record do not each rescan it from its start (as
+/// [`ColumnSpan::locate`] does, twice for a key with an end).
+///
+/// ```text
+///  record   "ab,cde,,f"        separator ','          "  ab  cd"   blanks
+///  ends      [2][  6][7][9]     field j ends at its     [  4][  8]  field j ends after
+///  starts    0  3    7  8       separator (or the end)  0    4      its non-blanks
+/// ```
+///
+/// With a separator, field `k` starts after the separator that ends field `k - 1`; without
+/// one, field `k` starts where field `k - 1` ends (its leading blanks belong to it).
+pub(crate) struct FieldEnds<'r> {
+    line: &'r [u8],
+    separator: Option<u8>,
+    /// `ends[j]` for `j < found`.
+    ends: [usize; MAX_TRACKED_FIELDS],
+    found: usize,
+    /// Where the search for the next field's end starts.
+    scan: usize,
+}
+
+impl<'r> FieldEnds<'r> {
+    pub(crate) fn new(line: &'r [u8], separator: Option<u8>) -> Self {
+        FieldEnds { line, separator, ends: [0; MAX_TRACKED_FIELDS], found: 0, scan: 0 }
+    }
+
+    /// Whether `span` lies within the tracked fields.
+    pub(crate) fn tracks(span: &ColumnSpan) -> bool {
+        span.start_field < MAX_TRACKED_FIELDS
+            && span.end.is_none_or(|e| e.field < MAX_TRACKED_FIELDS)
+    }
+
+    /// Where field `j` (0-based, below [`MAX_TRACKED_FIELDS`]) ends: at its separator, or
+    /// after its non-blanks; the record's end for a field past the last.
+    #[inline]
+    fn end(&mut self, j: usize) -> usize {
+        let lim = self.line.len();
+        while self.found <= j {
+            let e = if self.scan >= lim {
+                lim
+            } else {
+                match self.separator {
+                    Some(sep) => {
+                        find_byte(&self.line[self.scan..], sep).map_or(lim, |i| self.scan + i)
+                    }
+                    None => {
+                        let mut p = skip_blanks(self.line, self.scan);
+                        while p < lim && !is_blank(self.line[p]) {
+                            p += 1;
+                        }
+                        p
+                    }
+                }
+            };
+            self.ends[self.found] = e;
+            self.found += 1;
+            self.scan = match self.separator {
+                Some(_) => (e + 1).min(lim),
+                None => e,
+            };
+        }
+        self.ends[j]
+    }
+
+    /// Where field `k` starts.
+    #[inline]
+    fn start(&mut self, k: usize) -> usize {
+        match (k, self.separator) {
+            (0, _) => 0,
+            (k, Some(_)) => (self.end(k - 1) + 1).min(self.line.len()),
+            (k, None) => self.end(k - 1),
+        }
+    }
+
+    /// The byte range `span` covers, as [`ColumnSpan::locate`] finds it (`span` must be
+    /// [tracked](FieldEnds::tracks)).
+    #[inline]
+    pub(crate) fn locate(&mut self, span: &ColumnSpan) -> Range<usize> {
+        let lim = self.line.len();
+        let mut p = self.start(span.start_field);
+        if span.skip_start_blanks {
+            p = skip_blanks(self.line, p);
+        }
+        let start = lim.min(p + span.start_char);
+        let end = match span.end {
+            None => lim,
+            Some(end) if end.char == 0 => self.end(end.field),
+            Some(end) => {
+                let mut p = self.start(end.field);
+                if end.skip_blanks {
+                    p = skip_blanks(self.line, p);
+                }
+                lim.min(p + end.char)
+            }
+        };
+        start..end.max(start)
+    }
+}
+
+/// Bytes [`find_byte`] searches a word at a time before it hands over to `memchr`: fields
+/// are mostly short, and `memchr`'s vector set-up costs more than the search of a few words.
+const SHORT_SEARCH: usize = 32;
+
+/// The first position of `b` in `hay`.
+#[inline]
+fn find_byte(hay: &[u8], b: u8) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let splat = u64::from_ne_bytes([b; 8]);
+    let mut i = 0;
+    while i + 8 <= hay.len().min(SHORT_SEARCH) {
+        let mut word = [0; 8];
+        word.copy_from_slice(&hay[i..i + 8]);
+        let x = u64::from_le_bytes(word) ^ splat;
+        // The lowest byte of `x` that is zero has its high bit set here (bytes above it may
+        // too, through the borrow; the lowest is exact).
+        let zero = x.wrapping_sub(ONES) & !x & HIGHS;
+        if zero != 0 {
+            return Some(i + (zero.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    if i < SHORT_SEARCH {
+        hay[i..].iter().position(|&c| c == b).map(|p| i + p)
+    } else {
+        memchr::memchr(b, &hay[i..]).map(|p| i + p)
+    }
+}
+
 /// Whether GNU sort treats `b` as a blank in the C locale.
 pub(crate) fn is_blank(b: u8) -> bool {
     b == b' ' || b == b'\t' || b == b'\n'
@@ -137,6 +271,7 @@ fn limit(line: &[u8], separator: Option<u8>, end: ColumnEnd) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Just;
 
     fn key(line: &[u8], span: ColumnSpan, sep: Option<u8>) -> &[u8] {
         &line[span.locate(line, sep)]
@@ -158,6 +293,53 @@ mod tests {
         };
         assert_eq!(key(line, chars, None), b" a");
         assert_eq!(key(line, ColumnSpan::whole(), None), line);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn field_ends_locate_as_spans_do(
+            line in proptest::collection::vec(
+                proptest::prop_oneof![Just(b' '), Just(b'\t'), Just(b','), Just(b'a'), Just(b'b')],
+                0..24,
+            ),
+            spans in proptest::collection::vec(
+                (0..5usize, 0..3usize, proptest::bool::ANY,
+                 proptest::option::of((0..5usize, 0..3usize, proptest::bool::ANY))),
+                1..4,
+            ),
+            separator in proptest::prop_oneof![Just(None), Just(Some(b','))],
+        ) {
+            // One FieldEnds for all the spans, as a key's fields share it.
+            let mut ends = FieldEnds::new(&line, separator);
+            for (start_field, start_char, skip_start_blanks, end) in spans {
+                let span = ColumnSpan {
+                    start_field,
+                    start_char,
+                    skip_start_blanks,
+                    end: end.map(|(field, char, skip_blanks)| ColumnEnd { field, char, skip_blanks }),
+                };
+                proptest::prop_assert_eq!(ends.locate(&span), span.locate(&line, separator));
+            }
+        }
+    }
+
+    #[test]
+    fn find_byte_finds_the_first_at_every_length_and_place() {
+        for len in 0..80 {
+            assert_eq!(find_byte(&vec![b'a'; len], b','), None, "{len}");
+            for at in 0..len {
+                let mut hay = vec![b'a'; len];
+                hay[at] = b',';
+                if at + 3 < len {
+                    hay[at + 3] = b',';
+                }
+                // A byte one above the one looked for must not confuse the borrow trick.
+                if at > 0 {
+                    hay[at - 1] = b',' + 1;
+                }
+                assert_eq!(find_byte(&hay, b','), Some(at), "{len} {at}");
+            }
+        }
     }
 
     #[test]

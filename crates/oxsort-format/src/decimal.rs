@@ -20,9 +20,9 @@
 
 use crate::error::KeyError;
 
-const CLASS_NEGATIVE: u8 = 0x01;
-const CLASS_ZERO: u8 = 0x02;
-const CLASS_POSITIVE: u8 = 0x03;
+pub(crate) const CLASS_NEGATIVE: u8 = 0x01;
+pub(crate) const CLASS_ZERO: u8 = 0x02;
+pub(crate) const CLASS_POSITIVE: u8 = 0x03;
 
 /// Appends the canonical form of the number `-`(if `negative`) `int`.`frac`, where `int` and
 /// `frac` yield digit values 0..=9.

@@ -103,6 +103,16 @@ impl GnuKind {
             && !self.collate
     }
 
+    /// Whether the key is `-n` in the C locale's terms (decimal point `.`, no thousands
+    /// separator), nothing dropped or folded.
+    pub fn is_c_numeric(&self) -> bool {
+        self.order == GnuOrder::Numeric
+            && self.ignore == GnuIgnore::None
+            && !self.fold
+            && self.decimal_point == b'.'
+            && self.thousands_sep.is_none()
+    }
+
     /// Whether `b` is dropped by [`GnuKind::ignore`].
     #[inline]
     fn ignored(&self, b: u8) -> bool {

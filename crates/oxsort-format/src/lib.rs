@@ -31,6 +31,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod column_key;
 mod columns;
 mod decimal;
 mod dfsort;
@@ -53,6 +54,7 @@ mod spec;
 mod sum;
 mod vbuild;
 
+pub use column_key::ColumnKey;
 pub use columns::{ColumnEnd, ColumnSpan};
 pub use dfsort::{parse_control, parse_fields, parse_join_input_control, Control};
 pub use edit::{EditMask, NumFormat, PatternError, Signs};

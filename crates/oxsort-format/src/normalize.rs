@@ -29,6 +29,7 @@
 //! Complementing a fixed-width or prefix-free code reverses its order and keeps it
 //! prefix-free, which is how descending fields work.
 
+use crate::columns::FieldEnds;
 use crate::decimal::{self, TextSyntax};
 use crate::error::KeyError;
 use crate::spec::{Endian, FieldLoc, FieldType, KeySpec, ShortFields};
@@ -84,6 +85,7 @@ impl KeySpec {
         limit: usize,
     ) -> Result<(), KeyError> {
         let base = out.len();
+        let mut ends = FieldEnds::new(record, self.separator);
         for (i, field) in self.fields.iter().enumerate() {
             if out.len() - base >= limit && !(i..self.fields.len()).any(|j| self.may_fail(j)) {
                 return Ok(());
@@ -131,6 +133,7 @@ impl KeySpec {
                     }
                     (offset..offset + len, false)
                 }
+                FieldLoc::Columns(span) if FieldEnds::tracks(&span) => (ends.locate(&span), true),
                 FieldLoc::Columns(span) => (span.locate(record, self.separator), true),
             };
             let start = out.len();

@@ -25,6 +25,7 @@ use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::column_key::ColumnKey;
 use crate::columns::ColumnSpan;
 use crate::error::{KeyError, SpecError};
 use crate::filter::Filter;
@@ -155,7 +156,11 @@ impl SortSpec {
         };
         let kind = self.key_kind(layout)?;
         let kind = if self.mode == Mode::Copy { KeyKind::Copy } else { kind };
-        Ok(SortKey { input_layout, inrec, layout, kind, outrec, var_outrec, outfil })
+        let columns = match &kind {
+            KeyKind::General(spec) => ColumnKey::compile(spec).map(Arc::new),
+            _ => None,
+        };
+        Ok(SortKey { input_layout, inrec, layout, kind, outrec, var_outrec, outfil, columns })
     }
 
     fn key_kind(&self, layout: RecordLayout) -> Result<KeyKind, SpecError> {
@@ -259,6 +264,8 @@ pub struct SortKey {
     /// `OUTREC BUILD` on RDW-prefixed records.
     var_outrec: Option<Arc<VarBuild>>,
     outfil: Option<Arc<OutfilProgram>>,
+    /// The direct prefix writer of a [`KeyKind::General`] key on columns.
+    columns: Option<Arc<ColumnKey>>,
 }
 
 thread_local! {
@@ -277,6 +284,7 @@ impl SortKey {
             outrec: None,
             var_outrec: None,
             outfil: None,
+            columns: None,
         }
     }
 
@@ -294,6 +302,7 @@ impl SortKey {
             outrec: None,
             var_outrec: None,
             outfil: None,
+            columns: None,
         })
     }
 
@@ -445,12 +454,15 @@ impl SortKey {
                     p[..n].copy_from_slice(&scratch[..n]);
                 }
             }
-            KeyKind::General(spec) => {
-                scratch.clear();
-                spec.normalize_prefix(self.key_part(rec), scratch, PREFIX_BYTES)?;
-                let n = scratch.len().min(PREFIX_BYTES);
-                p[..n].copy_from_slice(&scratch[..n]);
-            }
+            KeyKind::General(spec) => match &self.columns {
+                Some(columns) => p = columns.prefix(self.key_part(rec), scratch),
+                None => {
+                    scratch.clear();
+                    spec.normalize_prefix(self.key_part(rec), scratch, PREFIX_BYTES)?;
+                    let n = scratch.len().min(PREFIX_BYTES);
+                    p[..n].copy_from_slice(&scratch[..n]);
+                }
+            },
         }
         Ok(p)
     }

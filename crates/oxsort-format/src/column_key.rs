@@ -88,7 +88,7 @@ impl ColumnKey {
             let start = w.n;
             let text = &record[range.clone()];
             match f.encoding {
-                Encoding::Bytes => w.text(text, record.get(range.start..range.start + 16)),
+                Encoding::Bytes => w.text(text, record.get(range.start..range.start + WIDE)),
                 Encoding::Numeric => w.numeric(text),
                 Encoding::Other(kind) => {
                     scratch.clear();
@@ -108,9 +108,12 @@ impl ColumnKey {
     }
 }
 
+/// Record bytes [`PrefixWriter::text`] takes with one load: more than the prefix holds.
+const WIDE: usize = 16;
+
 /// A prefix being written, in a register: byte `i` of the prefix is byte `i` of the
-/// big-endian `acc`; bytes past [`PREFIX_BYTES`] are dropped. (Written byte by byte to memory
-/// and read back whole, the prefix stalled every call on store forwarding.)
+/// big-endian `acc`; bytes past [`PREFIX_BYTES`] are dropped. (A prefix written to memory a
+/// byte at a time and read back whole showed in the profile as a stall at that read.)
 struct PrefixWriter {
     acc: u128,
     n: usize,
@@ -143,8 +146,8 @@ impl PrefixWriter {
         p
     }
 
-    /// The escaped bytes of `t`, then 0x00 0x00. `wide`: the 16 record bytes from `t`'s
-    /// start, when the record has them (`t` may end inside them), to take the bytes the
+    /// The escaped bytes of `t`, then 0x00 0x00. `wide`: the [`WIDE`] record bytes from
+    /// `t`'s start, when the record has them (`t` may end inside them), to take the bytes the
     /// prefix has room for with one load.
     #[inline]
     fn text(&mut self, t: &[u8], wide: Option<&[u8]>) {
@@ -153,7 +156,7 @@ impl PrefixWriter {
         let room = PREFIX_BYTES - self.n;
         let head = &t[..t.len().min(room)];
         let k = head.len();
-        let wide = wide.and_then(|w| <[u8; 16]>::try_from(w).ok()).map(u128::from_be_bytes);
+        let wide = wide.and_then(|w| <[u8; WIDE]>::try_from(w).ok()).map(u128::from_be_bytes);
         if let (Some(v), true) = (wide, k > 0) {
             // The first k bytes (k <= PREFIX_BYTES < 16), the rest cleared.
             let keep = u128::MAX << (8 * (16 - k));

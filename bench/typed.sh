@@ -7,6 +7,8 @@
 #   RUNS         runs per measurement (default 3; medians reported)
 #   SCRATCH_DIR  where data goes (default bench/scratch)
 #   MEMORY=5G    environment: --memory of every sort (5G keeps 4e7 records in one pass)
+#   NO_DROP=1    environment: smoke run, the page cache is not dropped and the floor not
+#                measured (bench/lib.sh); the times mean nothing
 #
 # Cases, both one pass on the same gensort input:
 #   fields  oxsort sort --fields 1,10,CH,A  vs  plain oxsort sort       target ratio <= 1.05
@@ -56,8 +58,8 @@ rm -f "$in" "$o"
 need=$((records * 100 * 3 + (1 << 30)))
 [ "$(df --output=avail -B1 "$scratch" | tail -1)" -gt "$need" ] || { echo "not enough space in $scratch" >&2; exit 1; }
 sum=$("$bin/oxsort" gen --records "$records" --checksum --quiet "$in" | tail -1)
-floor=$("$iofloor" "$in" "$scratch" "$runs")
-floor1=$(echo "$floor" | sed 's/.*"floor1_s": \([0-9.]*\).*/\1/')
+floor=$(floor_json "$in" "$scratch" "$runs")
+floor1=$(json_num floor1_s "$floor")
 printf '* typed keys: region descending, amount, then the benchmark key\n SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A)\n' > "$ctl"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }

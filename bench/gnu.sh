@@ -23,13 +23,10 @@ bytes=${1:-4000000000}
 runs=${2:-3}
 scratch=${3:-$top/bench/scratch}
 memory=${MEMORY:-5G}
-iofloor=$top/../shared/tools/iofloor
-[ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-
-cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli -p oxsort-testkit --examples --bins >&2
-bin=$top/target/release
-mkdir -p "$top/target/gnu" "$scratch"
+. "$top/bench/lib.sh"
+bench_prologue gnu "timestamp,case,locale,tool,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s" \
+  -p oxsort-testkit --examples --bins
+mkdir -p "$top/target/gnu"
 ln -sf ../release/oxsort "$top/target/gnu/sort"
 oxsort_sort=$top/target/gnu/sort
 if [ -d "$top/target/locales/en_US.UTF-8" ]; then export LOCPATH=$top/target/locales; fi
@@ -40,13 +37,6 @@ for loc in ${LOCALES:-C en_US.UTF-8}; do
     exit 1
   fi
 done
-out=$top/bench/runs/$(date +%Y-%m-%d)
-mkdir -p "$out"
-csv=$out/gnu.csv
-[ -f "$csv" ] || echo "timestamp,case,locale,tool,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s" > "$csv"
-
-. "$top/bench/lib.sh"
-
 in=$scratch/gnu.in
 keyed=$scratch/gnu.keyed
 o=$scratch/gnu.out

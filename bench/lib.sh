@@ -9,14 +9,15 @@
 # median: the median of the numbers on stdin, one per line.
 # timed CMD...: runs CMD with the cache dropped, its output discarded; prints
 #   "seconds peak_rss_kb" (needs /usr/bin/time and $scratch for its logs).
-# bench_prologue NAME CSV_HEADER: checks the tools, builds oxsort and sets iofloor, bin, out
+# bench_prologue NAME CSV_HEADER [CARGO_ARGS...]: checks the tools, builds oxsort (and what
+#   CARGO_ARGS add, say `-p oxsort-testkit --examples --bins`) and sets iofloor, bin, out
 #   (today's runs directory), csv (NAME.csv there, created with CSV_HEADER), summary and threads
 #   (needs $top and $scratch).
 bench_prologue() {
   iofloor=$top/../shared/tools/iofloor
   [ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
   [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-  cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli >&2
+  cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli "${@:3}" >&2
   bin=$top/target/release
   mkdir -p "$scratch"
   out=$top/bench/runs/$(date +%Y-%m-%d)

@@ -17,19 +17,9 @@ bytes=${1:-4000000000}
 runs=${2:-3}
 scratch=${3:-$top/bench/scratch}
 memory=${MEMORY:-5G}
-iofloor=$top/../shared/tools/iofloor
-[ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-
-cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli -p oxsort-testkit --examples --bins >&2
-bin=$top/target/release
-mkdir -p "$scratch"
-out=$top/bench/runs/$(date +%Y-%m-%d)
-mkdir -p "$out"
-csv=$out/lines.csv
-[ -f "$csv" ] || echo "timestamp,case,tool,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s" > "$csv"
-
 . "$top/bench/lib.sh"
+bench_prologue lines "timestamp,case,tool,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s" \
+  -p oxsort-testkit --examples --bins
 
 in=$scratch/lines.in
 o=$scratch/lines.out

@@ -23,18 +23,8 @@ sizes=("$@")
 runs=${RUNS:-3}
 memory=${MEMORY:-1G}
 scratch=${SCRATCH:-$top/bench/scratch}
-iofloor=$top/../shared/tools/iofloor
-[ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-
-cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli >&2
-bin=$top/target/release
-mkdir -p "$scratch"
-out=$top/bench/runs/$(date +%Y-%m-%d)
-mkdir -p "$out"
-csv=$out/scale.csv
-[ -f "$csv" ] || echo "timestamp,records,bytes,memory,passes,merge_levels,runs_formed,run,seconds,peak_rss_kb,floor2_s" > "$csv"
 . "$top/bench/lib.sh"
+bench_prologue scale "timestamp,records,bytes,memory,passes,merge_levels,runs_formed,run,seconds,peak_rss_kb,floor2_s"
 
 floor2_per_byte=""
 rows=()

@@ -26,21 +26,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cases=${1:-onepass,twopass4,twopass,gnu}
 runs=${2:-3}
 scratch=${3:-$top/bench/scratch}
-iofloor=$top/../shared/tools/iofloor
-[ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-
-cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli >&2
-bin=$top/target/release
-mkdir -p "$scratch"
-day=$(date +%Y-%m-%d)
-out=$top/bench/runs/$day
-mkdir -p "$out"
-csv=$out/sort.csv
-[ -f "$csv" ] || echo "timestamp,case,tool,records,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s" > "$csv"
-summary=$out/summary.md
-
 . "$top/bench/lib.sh"
+bench_prologue sort "timestamp,case,tool,records,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s"
 row() { # case tool records memory run seconds rss floor
   echo "$(date -Iseconds),$1,$2,$3,$(($3 * 100)),$4,2,$5,$6,$7,$8" >> "$csv"
 }

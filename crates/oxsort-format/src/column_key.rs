@@ -18,7 +18,7 @@
 //! ```
 
 use crate::columns::{ColumnSpan, FieldEnds};
-use crate::decimal::{CLASS_NEGATIVE, CLASS_POSITIVE, CLASS_ZERO};
+use crate::decimal::{self, ByteSink, TextSyntax};
 use crate::normalize::encode_field;
 use crate::spec::{Endian, FieldLoc, FieldType, KeySpec, Prefix, PREFIX_BYTES};
 
@@ -89,7 +89,7 @@ impl ColumnKey {
             let text = &record[range.clone()];
             match f.encoding {
                 Encoding::Bytes => w.text(text, record.get(range.start..range.start + WIDE)),
-                Encoding::Numeric => w.numeric(text),
+                Encoding::Numeric => decimal::encode_text(&mut w, text, TextSyntax::Gnu),
                 Encoding::Other(kind) => {
                     scratch.clear();
                     let room = PREFIX_BYTES - w.n;
@@ -154,8 +154,7 @@ impl PrefixWriter {
         const ONES: u128 = u128::from_ne_bytes([0x01; 16]);
         const HIGHS: u128 = u128::from_ne_bytes([0x80; 16]);
         let room = PREFIX_BYTES - self.n;
-        let head = &t[..t.len().min(room)];
-        let k = head.len();
+        let k = t.len().min(room);
         let wide = wide.and_then(|w| <[u8; WIDE]>::try_from(w).ok()).map(u128::from_be_bytes);
         if let (Some(v), true) = (wide, k > 0) {
             // The first k bytes (k <= PREFIX_BYTES < 16), the rest cleared.
@@ -172,83 +171,25 @@ impl PrefixWriter {
                 return;
             }
         }
-        if !head.contains(&0) {
-            for &b in head {
-                self.acc |= u128::from(b) << (8 * (15 - self.n));
-                self.n += 1;
-            }
-        } else {
-            for &b in t {
-                if self.n == PREFIX_BYTES {
-                    return;
-                }
-                self.push(b);
-                if b == 0 {
-                    self.push(0xFF);
-                }
-            }
-        }
-        if head.len() == t.len() {
-            // The end mark: the bytes past `n` are still zero.
-            self.n = (self.n + 2).min(PREFIX_BYTES);
-        }
-    }
-
-    /// GNU `-n` in the C locale: blanks, an optional `-`, integer digits, `.` and fraction
-    /// digits; anything else ends the number. The canonical decimal form (see `decimal`):
-    /// class, digit count, BCD digits, fraction nibbles d + 1 ending in a 0 nibble; a
-    /// negative number's bytes after the class complemented.
-    #[inline]
-    fn numeric(&mut self, t: &[u8]) {
-        let blanks = t.iter().take_while(|&&b| crate::columns::is_blank(b)).count();
-        let t = &t[blanks..];
-        let negative = t.first() == Some(&b'-');
-        let mut p = usize::from(negative);
-        let int_start = p;
-        while p < t.len() && t[p].is_ascii_digit() {
-            p += 1;
-        }
-        let int = &t[int_start..p];
-        let zeros = int.iter().take_while(|&&d| d == b'0').count();
-        let int = &int[zeros..];
-        let frac = if p < t.len() && t[p] == b'.' {
-            let f = &t[p + 1..];
-            &f[..f.iter().take_while(|d| d.is_ascii_digit()).count()]
-        } else {
-            &[]
-        };
-        let n_frac = frac.iter().rposition(|&d| d != b'0').map_or(0, |i| i + 1);
-        if int.is_empty() && n_frac == 0 {
-            self.push(CLASS_ZERO);
-            return;
-        }
-        self.push(if negative { CLASS_NEGATIVE } else { CLASS_POSITIVE });
-        let flip = if negative { 0xFF } else { 0 };
-        if int.len() < 0xFF {
-            self.push(int.len() as u8 ^ flip);
-        } else {
-            self.push(0xFF ^ flip);
-            for b in (int.len() as u32).to_be_bytes() {
-                self.push(b ^ flip);
-            }
-        }
-        let mut digits = int;
-        if digits.len() % 2 == 1 {
-            self.push((digits[0] - b'0') ^ flip);
-            digits = &digits[1..];
-        }
-        for pair in digits.chunks_exact(2) {
+        for &b in t {
             if self.n == PREFIX_BYTES {
                 return;
             }
-            self.push(((pair[0] - b'0') << 4 | (pair[1] - b'0')) ^ flip);
+            self.push(b);
+            if b == 0 {
+                self.push(0xFF);
+            }
         }
-        let nibble = |i: usize| if i < n_frac { frac[i] - b'0' + 1 } else { 0 };
-        let mut i = 0;
-        while i <= n_frac && self.n < PREFIX_BYTES {
-            self.push((nibble(i) << 4 | nibble(i + 1)) ^ flip);
-            i += 2;
-        }
+        // The end mark: the bytes past `n` are still zero.
+        self.n = (self.n + 2).min(PREFIX_BYTES);
+    }
+}
+
+/// What does not fit is dropped.
+impl ByteSink for PrefixWriter {
+    #[inline]
+    fn put(&mut self, b: u8) {
+        self.push(b);
     }
 }
 

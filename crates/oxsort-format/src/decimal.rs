@@ -20,14 +20,29 @@
 
 use crate::error::KeyError;
 
-pub(crate) const CLASS_NEGATIVE: u8 = 0x01;
-pub(crate) const CLASS_ZERO: u8 = 0x02;
-pub(crate) const CLASS_POSITIVE: u8 = 0x03;
+const CLASS_NEGATIVE: u8 = 0x01;
+const CLASS_ZERO: u8 = 0x02;
+const CLASS_POSITIVE: u8 = 0x03;
+
+/// Where an encoding's bytes go: a growable key, or an entry prefix that keeps only the bytes
+/// it has room for.
+pub(crate) trait ByteSink {
+    /// Appends one byte.
+    fn put(&mut self, b: u8);
+}
+
+impl ByteSink for Vec<u8> {
+    #[inline]
+    fn put(&mut self, b: u8) {
+        self.push(b);
+    }
+}
 
 /// Appends the canonical form of the number `-`(if `negative`) `int`.`frac`, where `int` and
 /// `frac` yield digit values 0..=9.
-pub(crate) fn encode<I, F>(out: &mut Vec<u8>, negative: bool, int: I, frac: F)
+pub(crate) fn encode<S, I, F>(out: &mut S, negative: bool, int: I, frac: F)
 where
+    S: ByteSink + ?Sized,
     I: Iterator<Item = u8> + Clone,
     F: Iterator<Item = u8> + Clone,
 {
@@ -35,35 +50,34 @@ where
     let n_int = int.clone().count();
     let n_frac = frac.clone().enumerate().filter(|&(_, d)| d != 0).last().map_or(0, |(i, _)| i + 1);
     if n_int == 0 && n_frac == 0 {
-        out.push(CLASS_ZERO);
+        out.put(CLASS_ZERO);
         return;
     }
-    out.push(if negative { CLASS_NEGATIVE } else { CLASS_POSITIVE });
-    let start = out.len();
+    out.put(if negative { CLASS_NEGATIVE } else { CLASS_POSITIVE });
+    // A negative number's bytes after the class are complemented.
+    let flip = if negative { 0xFF } else { 0 };
+    let mut put = |b: u8| out.put(b ^ flip);
     if n_int < 0xFF {
-        out.push(n_int as u8);
+        put(n_int as u8);
     } else {
-        out.push(0xFF);
+        put(0xFF);
         // A field longer than 4 GiB of digits cannot exist (records are at most 64 KiB and
         // delimited records are bounded by memory far below that).
-        out.extend_from_slice(&(n_int as u32).to_be_bytes());
+        (n_int as u32).to_be_bytes().into_iter().for_each(&mut put);
     }
     let mut digits = int;
     if n_int % 2 == 1 {
-        out.push(digits.next().unwrap_or(0));
+        put(digits.next().unwrap_or(0));
     }
     while let Some(hi) = digits.next() {
         let lo = digits.next().unwrap_or(0);
-        out.push(hi << 4 | lo);
+        put(hi << 4 | lo);
     }
     // Fraction: nibbles d + 1 (1..=10), then a 0 nibble, padded to a byte with 0.
     let mut nibbles = frac.take(n_frac).map(|d| d + 1).chain(std::iter::once(0));
     while let Some(hi) = nibbles.next() {
         let lo = nibbles.next().unwrap_or(0);
-        out.push(hi << 4 | lo);
-    }
-    if negative {
-        crate::normalize::complement(&mut out[start..]);
+        put(hi << 4 | lo);
     }
 }
 
@@ -181,7 +195,7 @@ pub(crate) fn parse_text(text: &[u8], syntax: TextSyntax) -> (bool, &[u8], &[u8]
 }
 
 /// Appends the canonical form of numeric text.
-pub(crate) fn encode_text(out: &mut Vec<u8>, text: &[u8], syntax: TextSyntax) {
+pub(crate) fn encode_text<S: ByteSink + ?Sized>(out: &mut S, text: &[u8], syntax: TextSyntax) {
     let (negative, int, frac) = parse_text(text, syntax);
     encode(out, negative, int.iter().map(|d| d - b'0'), frac.iter().map(|d| d - b'0'));
 }

@@ -75,6 +75,16 @@ pub(crate) enum Microrun {
     Own(Vec<Entry>),
 }
 
+impl Microrun {
+    /// How many entries it has.
+    fn len(&self) -> usize {
+        match self {
+            Microrun::Slot(n) => *n,
+            Microrun::Own(v) => v.len(),
+        }
+    }
+}
+
 impl Loaded {
     /// The microruns, chunk by chunk.
     pub(crate) fn runs(&self) -> Vec<&[Entry]> {
@@ -314,11 +324,10 @@ pub(crate) fn load(
     // An entry's index holds the chunk number above the slot bits: a load never has more chunks
     // than that can name (a one-pass plan that would becomes a run of a two-pass sort).
     let max_chunks = max_chunks.min(1u64 << (INDEX_BITS - log2));
-    // Fixed records: a chunk holds at most 2^log2 of them, so a bounded load's entries fit
-    // one arena (see `arena`); delimited chunks vary, and keep a vector each.
-    let mut arena = slots
-        .filter(|_| ctx.keys.input_layout().fixed_size().is_some())
-        .map(|n| EntryArena::new(n.min(max_chunks) as usize, 1 << log2));
+    // Fixed records (the only ones with `slots`): a chunk holds at most 2^log2 of them, so a
+    // bounded load's entries fit one arena (see `arena`); delimited chunks vary, and keep a
+    // vector each.
+    let mut arena = slots.map(|n| EntryArena::new(n.min(max_chunks) as usize, 1 << log2));
     let mut slots = arena.as_mut().map(|a| a.slots_mut());
     // Chunks past the arena's slots (a bound that was short) keep vectors of their own.
     type Done = (usize, Chunk, Microrun, Result<ChunkFacts>);
@@ -461,10 +470,7 @@ pub(crate) fn load(
             (Some(ch), Some(f)) => (ch, f),
             _ => return Err(EngineError::Internal("a chunk worker stopped".into())),
         };
-        loaded.records += match &loaded.microruns[c] {
-            Microrun::Slot(n) => *n,
-            Microrun::Own(v) => v.len(),
-        } as u64;
+        loaded.records += loaded.microruns[c].len() as u64;
         loaded.checksum += f.checksum;
         loaded.read += f.read;
         loaded.filtered_checksum += f.filtered_checksum;

@@ -409,10 +409,11 @@ impl Plan {
         }
     }
 
-    /// Chunks a load of fixed records holds at most, when the plan knows it: the slots of its
-    /// entry arena (`crate::arena`). One pass: every chunk (a chunk never spans two inputs,
-    /// so at most one more per input than the records fill).
+    /// Chunks a load holds at most, for fixed records (whose count per chunk is bounded) when
+    /// the plan knows it: the slots of its entry arena (`crate::arena`). One pass: every chunk
+    /// (a chunk never spans two inputs, so at most one more per input than the records fill).
     pub fn entry_slots(&self) -> Option<u64> {
+        self.record_size?;
         let slots = match self.passes {
             Passes::One => {
                 self.records?.div_ceil(1 << self.geometry.chunk_log2) + self.inputs.len() as u64

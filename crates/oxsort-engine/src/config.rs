@@ -514,12 +514,25 @@ fn budget(requested: Option<u64>) -> (u64, Option<String>) {
     }
 }
 
-/// The output's directory, or the current one for stdout.
+/// The output's directory (the system's temp directory when that one is not writable: the
+/// output is then written in place), or the system's temp directory for a stream.
 fn default_temp_dir(output: &Output) -> PathBuf {
     match output {
-        Output::Path(p) => parent_dir(p),
+        Output::Path(p) => Some(parent_dir(p))
+            .filter(|d| oxsort_io::check_dir_writable(d).is_ok())
+            .unwrap_or_else(std::env::temp_dir),
         Output::Stdout | Output::Stream(_) => std::env::temp_dir(),
     }
+}
+
+/// Where the temporary of an output written in place goes when the output's own directory is
+/// not writable: the first writable temp directory, else the system's.
+pub(crate) fn spare_dir(cfg: &SortConfig) -> PathBuf {
+    cfg.temp_dirs
+        .iter()
+        .find(|d| oxsort_io::check_dir_writable(d).is_ok())
+        .cloned()
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 /// The directory a path lives in (`.` for a bare file name).

@@ -1,7 +1,7 @@
 //! `oxsort sort` and `oxsort explain`: a thin shell over `oxsort_engine`.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use oxsort_engine::{plan, sort, Input, Output, PassChoice, Phase, SortConfig, SortConfigBuilder};
@@ -15,6 +15,21 @@ use crate::size::parse_bytes;
 
 /// Where the sorted records go when only OUTFIL outputs are written.
 const DISCARD: &str = "/dev/null";
+
+/// Whether `p` is `-`: standard input or output.
+pub(crate) fn is_std(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// Whether `inputs` is the default: standard input alone.
+pub(crate) fn is_std_only(inputs: &[PathBuf]) -> bool {
+    matches!(inputs, [one] if is_std(one))
+}
+
+/// Paths as a message shows them, separated by spaces.
+pub(crate) fn shown(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
+}
 
 /// How statistics are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -41,10 +56,10 @@ pub enum Passes {
 pub struct SortArgs {
     /// Input files, concatenated in order (`-` for standard input, the default).
     #[arg(value_name = "IN", default_value = "-")]
-    pub inputs: Vec<String>,
+    pub inputs: Vec<PathBuf>,
     /// Output file (`-` for standard output, the default). May name an input.
     #[arg(short, long, value_name = "OUT", default_value = "-")]
-    pub output: String,
+    pub output: PathBuf,
     /// Memory budget (e.g. 1G, 512M); default: a safe share of available memory.
     #[arg(long, value_parser = parse_bytes, value_name = "SIZE")]
     pub memory: Option<u64>,
@@ -124,19 +139,19 @@ impl SortArgs {
         let sortin = dd.take("SORTIN");
         if !sortin.is_empty() {
             anyhow::ensure!(
-                self.inputs == ["-"],
+                is_std_only(&self.inputs),
                 "the inputs are given twice: as arguments ({}) and as --dd SORTIN",
-                self.inputs.join(" ")
+                shown(&self.inputs)
             );
-            self.inputs = sortin.iter().map(|p| p.display().to_string()).collect();
+            self.inputs = sortin;
         }
         if let Some(out) = dd.take_one("SORTOUT")? {
             anyhow::ensure!(
-                self.output == "-",
+                is_std(&self.output),
                 "the output is given twice: as -o {} and as --dd SORTOUT",
-                self.output
+                self.output.display()
             );
-            self.output = out.display().to_string();
+            self.output = out;
         }
         Ok(dd)
     }
@@ -156,12 +171,12 @@ impl SortArgs {
             for name in &st.names {
                 let path = if name == "SORTOUT" {
                     anyhow::ensure!(
-                        self.output != "-",
+                        !is_std(&self.output),
                         "OUTFIL (line {}) writes SORTOUT: give -o PATH or --dd SORTOUT=PATH",
                         st.line
                     );
                     sortout_by_outfil = true;
-                    PathBuf::from(&self.output)
+                    self.output.clone()
                 } else {
                     match dd.take_one(name)? {
                         Some(p) => p,
@@ -180,7 +195,7 @@ impl SortArgs {
                 paths.push((name.clone(), path));
             }
         }
-        if !spec.outfil.is_empty() && (sortout_by_outfil || self.output == "-") {
+        if !spec.outfil.is_empty() && (sortout_by_outfil || is_std(&self.output)) {
             // The sorted records themselves go nowhere: only the OUTFIL outputs are written.
             self.output = DISCARD.into();
             if self.temp_dirs.is_empty() {
@@ -242,13 +257,10 @@ impl SortArgs {
         let inputs = self
             .inputs
             .iter()
-            .map(|s| if s == "-" { Input::Stdin } else { Input::Path(PathBuf::from(s)) })
+            .map(|s| if is_std(s) { Input::Stdin } else { Input::Path(s.clone()) })
             .collect();
-        let output = if self.output == "-" {
-            Output::Stdout
-        } else {
-            Output::Path(PathBuf::from(&self.output))
-        };
+        let output =
+            if is_std(&self.output) { Output::Stdout } else { Output::Path(self.output.clone()) };
         let mut b = SortConfig::builder(inputs, output).spec(spec).io(IoOptions {
             buffered: self.buffered,
             no_uring: self.no_uring,
@@ -309,9 +321,9 @@ const TEXT_SNIFF_BYTES: usize = 64 << 10;
 
 /// A warning when `path` looks like text lines although it is sorted as fixed `size`-byte
 /// records: it has a newline that is not the last byte of a record (records would cut lines).
-fn text_warning(path: &str, size: usize) -> Option<String> {
+fn text_warning(path: &Path, size: usize) -> Option<String> {
     use std::io::Read;
-    if path == "-" {
+    if is_std(path) {
         return None;
     }
     let mut buf = vec![0u8; TEXT_SNIFF_BYTES];
@@ -322,8 +334,9 @@ fn text_warning(path: &str, size: usize) -> Option<String> {
     let cut = sample.iter().position(|&b| b == b'\n').filter(|p| (p + 1) % size != 0)?;
     text.then(|| {
         format!(
-            "{path} looks like text: the newline at byte {} is not at the end of a {size}-byte \
+            "{} looks like text: the newline at byte {} is not at the end of a {size}-byte \
              record, so records will cut lines; to sort lines, add --lines",
+            path.display(),
             cut + 1
         )
     })

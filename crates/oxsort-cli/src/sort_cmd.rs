@@ -381,6 +381,7 @@ pub fn run_sort(mut args: SortArgs) -> Result<i32> {
         return crate::join_cmd::run(args, join);
     }
     args.resolve_job(dd)?;
+    check_paths(&args)?;
     if let Some(path) = &args.summary {
         check_summary_path(path)?;
     }
@@ -400,6 +401,54 @@ pub fn run_sort(mut args: SortArgs) -> Result<i32> {
     // Written whatever the outcome: the timeline of a failed sort is worth having.
     tl.write_csv(timeline)?;
     finish_sort(&args, result?)
+}
+
+/// Checks every path a sort writes against every other and against the inputs, before any
+/// work: the summary and the timeline may be no other file of the sort, and no two outputs may
+/// be one file (the output may be an input: it is replaced only at the end). Same file: the same
+/// device and inode, or for a file not made yet the same resolved path.
+fn check_paths(args: &SortArgs) -> Result<()> {
+    let mut named: Vec<(String, &Path)> = Vec::new();
+    for p in args.inputs.iter().filter(|p| !is_std(p)) {
+        named.push(("the input".into(), p));
+    }
+    if !is_std(&args.output) && args.output.as_os_str() != DISCARD {
+        named.push(("the output".into(), &args.output));
+    }
+    for (dd, p) in &args.outfil_paths {
+        named.push((format!("the OUTFIL output {dd}"), p));
+    }
+    if let Some(p) = &args.summary {
+        named.push(("the summary".into(), p));
+    }
+    if let Some(p) = &args.timeline {
+        named.push(("the timeline".into(), p));
+    }
+    for p in &args.temp_dirs {
+        named.push(("the temp directory".into(), p));
+    }
+    let ids: Vec<_> = named.iter().map(|(_, p)| oxsort_io::file_id(p)).collect();
+    for (j, (what_j, pj)) in named.iter().enumerate() {
+        for (i, (what_i, pi)) in named[..j].iter().enumerate() {
+            let (Some(a), Some(b)) = (&ids[i], &ids[j]) else { continue };
+            let both = |w: &str| what_i.starts_with(w) && what_j.starts_with(w);
+            // Inputs may repeat, an output may replace an input, and runs may be striped over
+            // one directory twice.
+            let allowed = both("the input")
+                || both("the temp directory")
+                || (what_i == "the input"
+                    && (what_j == "the output" || what_j.starts_with("the OUTFIL")));
+            if a == b && !allowed {
+                anyhow::bail!(
+                    "{what_j} {} is the same file as {what_i} {}: nothing was done; give {what_j} \
+                     a name of its own",
+                    pj.display(),
+                    pi.display()
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A summary path that cannot be written is reported before the sort, not after it: its

@@ -435,3 +435,42 @@ fn an_output_name_with_a_trailing_slash_is_refused_before_any_work() {
         assert!(leftovers(d.path()).is_empty());
     }
 }
+
+#[test]
+fn outfil_outputs_naming_the_output_or_the_summary_are_refused_before_any_work() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.dat");
+    common::gen(&input, 1000);
+    let ctl = d.path().join("job.ctl");
+    std::fs::write(&ctl, " SORT FIELDS=(1,10,CH,A)\n OUTFIL FNAMES=AA\n").unwrap();
+    let out = d.path().join("out.dat");
+    std::fs::write(&out, b"previous output").unwrap();
+    std::os::unix::fs::symlink("out.dat", d.path().join("out-link")).unwrap();
+    let aa = d.path().join("aa.dat");
+    let job = |aa_path: &Path, summary: Option<&Path>| {
+        let mut c = oxsort();
+        c.args(["sort", "--no-progress", "--control"]).arg(&ctl);
+        c.arg("--dd").arg(format!("SORTIN={}", input.display()));
+        c.arg("--dd").arg(format!("SORTOUT={}", out.display()));
+        c.arg("--dd").arg(format!("AA={}", aa_path.display()));
+        if let Some(s) = summary {
+            c.arg("--summary").arg(s);
+        }
+        run(&mut c)
+    };
+    let o = job(&d.path().join("out-link"), None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the OUTFIL output AA"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is the same file as the output"), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(d.path().join("out-link")).unwrap().is_symlink());
+    std::fs::write(&aa, b"previous AA").unwrap();
+    let o = job(&aa, Some(&aa));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is the same file as the OUTFIL output AA"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&aa).unwrap(), b"previous AA");
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous output");
+    assert!(leftovers(d.path()).is_empty());
+    // Apart, the job runs.
+    let o = job(&aa, Some(&d.path().join("sum")));
+    assert!(o.status.success(), "{}", stderr(&o));
+}

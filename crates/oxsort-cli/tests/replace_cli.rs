@@ -412,6 +412,12 @@ fn file_names_that_are_not_utf8_are_sorted_by_both_front_ends() {
     let o = run(oxsort().arg("gnu").arg("-T").arg(&tmp).arg(&input).current_dir(d.path()));
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(o.stdout, SORTED);
+    // And names read from --files0-from.
+    let list = [input.as_os_str().as_bytes(), b"\0"].concat();
+    std::fs::write(d.path().join("names"), list).unwrap();
+    let o = run(oxsort().args(["gnu", "--files0-from", "names"]).current_dir(d.path()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, SORTED);
 }
 
 #[test]

@@ -143,8 +143,8 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
             give.org.kind()
         );
     }
-    args.inputs = job.uses.iter().map(|u| u.path.display().to_string()).collect();
-    args.output = give.path.display().to_string();
+    args.inputs = job.uses.iter().map(|u| u.path.clone()).collect();
+    args.output = give.path.clone();
     match first.org {
         Org::Lines => args.keys.lines = true,
         Org::Fixed(n) => args.keys.record_size = Some(n),

@@ -122,21 +122,21 @@ pub fn prepare(args: &mut SortArgs) -> Result<(Option<JoinJob>, DdMap)> {
             Err(e) => dd.add_unresolved(&d.name, e.to_string()),
         }
     }
-    if args.output == "-" {
+    if crate::sort_cmd::is_std(&args.output) {
         if let Some(d) = find("SORTOUT") {
             if let Some(out) = resolve_output(d, &mut dd, &name)? {
-                args.output = out.display().to_string();
+                args.output = out;
             }
         }
     }
     if let Some(spec) = control.join {
-        if args.inputs != ["-"] {
+        if !crate::sort_cmd::is_std_only(&args.inputs) {
             bail!(
                 "{name}: a JOINKEYS job reads its records from its F1 and F2 files ({} and {}), \
                  not from the inputs given ({})",
                 spec.f1.dd,
                 spec.f2.dd,
-                args.inputs.join(" ")
+                crate::sort_cmd::shown(&args.inputs)
             );
         }
         if args.keys.lines || args.keys.nul {
@@ -180,10 +180,9 @@ pub fn prepare(args: &mut SortArgs) -> Result<(Option<JoinJob>, DdMap)> {
         dd.finish(&format!("{}, {}, {c1}, {c2}, SORTOUT", spec.f1.dd, spec.f2.dd))?;
         return Ok((Some(JoinJob { spec, f1, f2, controls }), DdMap::default()));
     }
-    if args.inputs == ["-"] {
+    if crate::sort_cmd::is_std_only(&args.inputs) {
         if let Some(d) = find("SORTIN") {
-            let paths = resolve_inputs(d, &mut dd, &name)?;
-            args.inputs = paths.iter().map(|p| p.display().to_string()).collect();
+            args.inputs = resolve_inputs(d, &mut dd, &name)?;
         }
     }
     let layout_given = control.record.is_some()

@@ -96,7 +96,7 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
         let io =
             IoOptions { buffered: args.buffered, no_uring: args.no_uring, ..Default::default() };
         let out = DirectOut::create(&args.output, joined_len, &io)
-            .with_context(|| format!("creating the output {}", args.output))?;
+            .with_context(|| format!("creating the output {}", args.output.display()))?;
         (false, Main::Direct(out))
     } else {
         let (rx, tx) = pipe("the joined records")?;
@@ -403,9 +403,9 @@ pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
         text += &format!(
             "Main task: OPTION COPY alone: the join writes the joined records to the output \
              itself ({})\n",
-            args.output
+            args.output.display()
         );
-        serde_json::json!({ "direct": args.output })
+        serde_json::json!({ "direct": args.output.display().to_string() })
     } else {
         let (rx, _tx) = pipe("the joined records")?;
         let (cfg, _) = with_least(main_memory, |m| main_config(&args, &rx, m, None))?;
@@ -581,8 +581,8 @@ fn temp_parent(args: &SortArgs) -> PathBuf {
     if let Some(d) = args.temp_dirs.first() {
         return d.clone();
     }
-    if args.output != "-" {
-        if let Some(p) = Path::new(&args.output).parent() {
+    if !crate::sort_cmd::is_std(&args.output) {
+        if let Some(p) = args.output.parent() {
             if !p.as_os_str().is_empty() {
                 return p.to_path_buf();
             }

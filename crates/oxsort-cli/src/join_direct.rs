@@ -10,7 +10,7 @@
 //! ```
 
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::Path;
 
 use oxsort_engine::{checksum_hex, checksum_records, FileStats, PhaseStats, SortStats};
 use oxsort_io::{AlignedBuf, AtomicOutput, IoOptions, OutputTarget, Writer, DIRECT_ALIGN};
@@ -44,15 +44,15 @@ pub(crate) struct DirectOut {
 
 impl DirectOut {
     /// The output `path` (`-`: standard output) of `record_len`-byte records.
-    pub(crate) fn create(path: &str, record_len: usize, io: &IoOptions) -> anyhow::Result<Self> {
+    pub(crate) fn create(path: &Path, record_len: usize, io: &IoOptions) -> anyhow::Result<Self> {
         let stream =
             |w: Box<dyn Write + Send>| Target::Stream(BufWriter::with_capacity(BLOCK_BYTES, w));
-        let target = if path == "-" {
+        let target = if crate::sort_cmd::is_std(path) {
             stream(Box::new(std::io::stdout()))
         } else {
-            let p = PathBuf::from(path);
+            let p = path.to_path_buf();
             match oxsort_io::probe_output(&p)? {
-                OutputTarget::Directory => anyhow::bail!("{path} is a directory"),
+                OutputTarget::Directory => anyhow::bail!("{} is a directory", path.display()),
                 OutputTarget::Stream => {
                     stream(Box::new(std::fs::OpenOptions::new().write(true).open(&p)?))
                 }
@@ -65,7 +65,7 @@ impl DirectOut {
         };
         Ok(DirectOut {
             target,
-            name: path.to_string(),
+            name: path.display().to_string(),
             record_len,
             block: AlignedBuf::new(block_len(record_len)),
             fill: 0,

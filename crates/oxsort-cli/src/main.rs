@@ -90,7 +90,8 @@ fn main() {
     // GNU sort's command line: through a link named `sort`, or `oxsort gnu ARGS...`.
     let mut argv = std::env::args_os();
     let argv0 = argv.next().unwrap_or_default();
-    let rest: Vec<String> = argv.map(|a| a.to_string_lossy().into_owned()).collect();
+    // GNU's arguments are parsed as text; a file name that is not UTF-8 keeps its bytes.
+    let rest: Vec<String> = argv.map(|a| gnu::osname::encode(&a)).collect();
     if gnu::invoked_as_sort(&argv0) {
         std::process::exit(gnu::main(rest));
     }

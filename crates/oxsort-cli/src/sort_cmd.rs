@@ -1,7 +1,7 @@
 //! `oxsort sort` and `oxsort explain`: a thin shell over `oxsort_engine`.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use oxsort_engine::{plan, sort, Input, Output, PassChoice, Phase, SortConfig, SortConfigBuilder};
@@ -15,6 +15,21 @@ use crate::size::parse_bytes;
 
 /// Where the sorted records go when only OUTFIL outputs are written.
 const DISCARD: &str = "/dev/null";
+
+/// Whether `p` is `-`: standard input or output.
+pub(crate) fn is_std(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// Whether `inputs` is the default: standard input alone.
+pub(crate) fn is_std_only(inputs: &[PathBuf]) -> bool {
+    matches!(inputs, [one] if is_std(one))
+}
+
+/// Paths as a message shows them, separated by spaces.
+pub(crate) fn shown(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
+}
 
 /// How statistics are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -41,10 +56,10 @@ pub enum Passes {
 pub struct SortArgs {
     /// Input files, concatenated in order (`-` for standard input, the default).
     #[arg(value_name = "IN", default_value = "-")]
-    pub inputs: Vec<String>,
+    pub inputs: Vec<PathBuf>,
     /// Output file (`-` for standard output, the default). May name an input.
     #[arg(short, long, value_name = "OUT", default_value = "-")]
-    pub output: String,
+    pub output: PathBuf,
     /// Memory budget (e.g. 1G, 512M); default: a safe share of available memory.
     #[arg(long, value_parser = parse_bytes, value_name = "SIZE")]
     pub memory: Option<u64>,
@@ -124,19 +139,19 @@ impl SortArgs {
         let sortin = dd.take("SORTIN");
         if !sortin.is_empty() {
             anyhow::ensure!(
-                self.inputs == ["-"],
+                is_std_only(&self.inputs),
                 "the inputs are given twice: as arguments ({}) and as --dd SORTIN",
-                self.inputs.join(" ")
+                shown(&self.inputs)
             );
-            self.inputs = sortin.iter().map(|p| p.display().to_string()).collect();
+            self.inputs = sortin;
         }
         if let Some(out) = dd.take_one("SORTOUT")? {
             anyhow::ensure!(
-                self.output == "-",
+                is_std(&self.output),
                 "the output is given twice: as -o {} and as --dd SORTOUT",
-                self.output
+                self.output.display()
             );
-            self.output = out.display().to_string();
+            self.output = out;
         }
         Ok(dd)
     }
@@ -156,12 +171,12 @@ impl SortArgs {
             for name in &st.names {
                 let path = if name == "SORTOUT" {
                     anyhow::ensure!(
-                        self.output != "-",
+                        !is_std(&self.output),
                         "OUTFIL (line {}) writes SORTOUT: give -o PATH or --dd SORTOUT=PATH",
                         st.line
                     );
                     sortout_by_outfil = true;
-                    PathBuf::from(&self.output)
+                    self.output.clone()
                 } else {
                     match dd.take_one(name)? {
                         Some(p) => p,
@@ -180,7 +195,7 @@ impl SortArgs {
                 paths.push((name.clone(), path));
             }
         }
-        if !spec.outfil.is_empty() && (sortout_by_outfil || self.output == "-") {
+        if !spec.outfil.is_empty() && (sortout_by_outfil || is_std(&self.output)) {
             // The sorted records themselves go nowhere: only the OUTFIL outputs are written.
             self.output = DISCARD.into();
             if self.temp_dirs.is_empty() {
@@ -242,13 +257,10 @@ impl SortArgs {
         let inputs = self
             .inputs
             .iter()
-            .map(|s| if s == "-" { Input::Stdin } else { Input::Path(PathBuf::from(s)) })
+            .map(|s| if is_std(s) { Input::Stdin } else { Input::Path(s.clone()) })
             .collect();
-        let output = if self.output == "-" {
-            Output::Stdout
-        } else {
-            Output::Path(PathBuf::from(&self.output))
-        };
+        let output =
+            if is_std(&self.output) { Output::Stdout } else { Output::Path(self.output.clone()) };
         let mut b = SortConfig::builder(inputs, output).spec(spec).io(IoOptions {
             buffered: self.buffered,
             no_uring: self.no_uring,
@@ -309,9 +321,9 @@ const TEXT_SNIFF_BYTES: usize = 64 << 10;
 
 /// A warning when `path` looks like text lines although it is sorted as fixed `size`-byte
 /// records: it has a newline that is not the last byte of a record (records would cut lines).
-fn text_warning(path: &str, size: usize) -> Option<String> {
+fn text_warning(path: &Path, size: usize) -> Option<String> {
     use std::io::Read;
-    if path == "-" {
+    if is_std(path) {
         return None;
     }
     let mut buf = vec![0u8; TEXT_SNIFF_BYTES];
@@ -322,8 +334,9 @@ fn text_warning(path: &str, size: usize) -> Option<String> {
     let cut = sample.iter().position(|&b| b == b'\n').filter(|p| (p + 1) % size != 0)?;
     text.then(|| {
         format!(
-            "{path} looks like text: the newline at byte {} is not at the end of a {size}-byte \
+            "{} looks like text: the newline at byte {} is not at the end of a {size}-byte \
              record, so records will cut lines; to sort lines, add --lines",
+            path.display(),
             cut + 1
         )
     })
@@ -368,6 +381,7 @@ pub fn run_sort(mut args: SortArgs) -> Result<i32> {
         return crate::join_cmd::run(args, join);
     }
     args.resolve_job(dd)?;
+    check_paths(&args)?;
     if let Some(path) = &args.summary {
         check_summary_path(path)?;
     }
@@ -387,6 +401,54 @@ pub fn run_sort(mut args: SortArgs) -> Result<i32> {
     // Written whatever the outcome: the timeline of a failed sort is worth having.
     tl.write_csv(timeline)?;
     finish_sort(&args, result?)
+}
+
+/// Checks every path a sort writes against every other and against the inputs, before any
+/// work: the summary and the timeline may be no other file of the sort, and no two outputs may
+/// be one file (the output may be an input: it is replaced only at the end). Same file: the same
+/// device and inode, or for a file not made yet the same resolved path.
+fn check_paths(args: &SortArgs) -> Result<()> {
+    let mut named: Vec<(String, &Path)> = Vec::new();
+    for p in args.inputs.iter().filter(|p| !is_std(p)) {
+        named.push(("the input".into(), p));
+    }
+    if !is_std(&args.output) && args.output.as_os_str() != DISCARD {
+        named.push(("the output".into(), &args.output));
+    }
+    for (dd, p) in &args.outfil_paths {
+        named.push((format!("the OUTFIL output {dd}"), p));
+    }
+    if let Some(p) = &args.summary {
+        named.push(("the summary".into(), p));
+    }
+    if let Some(p) = &args.timeline {
+        named.push(("the timeline".into(), p));
+    }
+    for p in &args.temp_dirs {
+        named.push(("the temp directory".into(), p));
+    }
+    let ids: Vec<_> = named.iter().map(|(_, p)| oxsort_io::file_id(p)).collect();
+    for (j, (what_j, pj)) in named.iter().enumerate() {
+        for (i, (what_i, pi)) in named[..j].iter().enumerate() {
+            let (Some(a), Some(b)) = (&ids[i], &ids[j]) else { continue };
+            let both = |w: &str| what_i.starts_with(w) && what_j.starts_with(w);
+            // Inputs may repeat, an output may replace an input, and runs may be striped over
+            // one directory twice.
+            let allowed = both("the input")
+                || both("the temp directory")
+                || (what_i == "the input"
+                    && (what_j == "the output" || what_j.starts_with("the OUTFIL")));
+            if a == b && !allowed {
+                anyhow::bail!(
+                    "{what_j} {} is the same file as {what_i} {}: nothing was done; give {what_j} \
+                     a name of its own",
+                    pj.display(),
+                    pi.display()
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A summary path that cannot be written is reported before the sort, not after it: its

@@ -392,6 +392,34 @@ impl SortConfigBuilder {
         self
     }
 
+    /// No two outputs (the main one, the OUTFIL ones) may be one file: compared before any work
+    /// as the same device and inode, or for a file not made yet the same resolved path (a
+    /// symlink names its target). A stream such as `/dev/null` may take several.
+    fn check_outputs_apart(&self) -> Result<()> {
+        let mut outputs: Vec<(String, &Path)> = Vec::new();
+        if let Output::Path(p) = &self.output {
+            outputs.push(("the output".into(), p));
+        }
+        for (dd, p) in &self.outfil_paths {
+            outputs.push((format!("the OUTFIL output {dd}"), p));
+        }
+        let ids: Vec<_> = outputs.iter().map(|(_, p)| oxsort_io::file_id(p)).collect();
+        for j in 1..outputs.len() {
+            for i in 0..j {
+                if ids[i].is_some() && ids[i] == ids[j] {
+                    return Err(EngineError::Config(format!(
+                        "{} {} is the same file as {} {}: each output needs a file of its own",
+                        outputs[j].0,
+                        outputs[j].1.display(),
+                        outputs[i].0,
+                        outputs[i].1.display()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Validates and builds.
     pub fn build(self) -> Result<SortConfig> {
         if self.inputs.is_empty() {
@@ -414,6 +442,7 @@ impl SortConfigBuilder {
                 }
             }
         }
+        self.check_outputs_apart()?;
         let threads = self.threads.unwrap_or_else(sysinfo::cores);
         if threads == 0 {
             return Err(EngineError::Config("the thread count must be at least 1".into()));
@@ -514,12 +543,25 @@ fn budget(requested: Option<u64>) -> (u64, Option<String>) {
     }
 }
 
-/// The output's directory, or the current one for stdout.
+/// The output's directory (the system's temp directory when that one is not writable: the
+/// output is then written in place), or the system's temp directory for a stream.
 fn default_temp_dir(output: &Output) -> PathBuf {
     match output {
-        Output::Path(p) => parent_dir(p),
+        Output::Path(p) => Some(parent_dir(p))
+            .filter(|d| oxsort_io::check_dir_writable(d).is_ok())
+            .unwrap_or_else(std::env::temp_dir),
         Output::Stdout | Output::Stream(_) => std::env::temp_dir(),
     }
+}
+
+/// Where the temporary of an output written in place goes when the output's own directory is
+/// not writable: the first writable temp directory, else the system's.
+pub(crate) fn spare_dir(cfg: &SortConfig) -> PathBuf {
+    cfg.temp_dirs
+        .iter()
+        .find(|d| oxsort_io::check_dir_writable(d).is_ok())
+        .cloned()
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 /// The directory a path lives in (`.` for a bare file name).
@@ -527,5 +569,35 @@ pub(crate) fn parent_dir(p: &Path) -> PathBuf {
     match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_outputs_naming_one_file_are_refused_before_any_work() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        std::os::unix::fs::symlink("out", d.path().join("link")).unwrap();
+        let input = vec![Input::Path(d.path().join("in"))];
+        let build = |dd_path: PathBuf| {
+            SortConfig::builder(input.clone(), Output::Path(out.clone()))
+                .outfil_output("A", dd_path)
+                .build()
+        };
+        // Not made yet: the link names the same path; made: the same inode.
+        for _ in 0..2 {
+            let e = build(d.path().join("link")).unwrap_err().to_string();
+            assert!(e.contains("is the same file as the output"), "{e}");
+            std::fs::write(&out, b"x").unwrap();
+        }
+        assert!(build(d.path().join("other")).is_ok());
+        // A stream takes several.
+        let null = SortConfig::builder(input.clone(), Output::Path("/dev/null".into()))
+            .outfil_output("A", "/dev/null")
+            .build();
+        assert!(null.is_ok());
     }
 }

@@ -127,7 +127,9 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     // A file output is written under a temporary name and renamed when verified; a stream
     // (standard output, a device, a FIFO) is written in order where it is.
     let output = match &cfg.output {
-        Output::Path(p) if !plan.output_stream => Some(AtomicOutput::create(p, &cfg.io)?),
+        Output::Path(p) if !plan.output_stream => {
+            Some(AtomicOutput::create_spare(p, &cfg.io, &config::spare_dir(cfg))?)
+        }
         _ => None,
     };
     let mut sink: Box<dyn Sink + Send> = match (&output, &cfg.output) {
@@ -166,6 +168,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
             &oxsort_format::Outfil::outputs(&cfg.spec.outfil, p),
             &cfg.outfil_paths,
             &cfg.io,
+            &config::spare_dir(cfg),
         )?),
         None => None,
     };
@@ -477,10 +480,9 @@ pub fn reclaim_leftovers(cfg: &SortConfig) -> Vec<Reclaimed> {
     let mut dirs: Vec<std::path::PathBuf> = cfg.temp_dirs.clone();
     if let Output::Path(p) = &cfg.output {
         if oxsort_io::probe_output(p).ok() == Some(oxsort_io::OutputTarget::File) {
-            dirs.push(match p.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => ".".into(),
-            });
+            // The output's temporary lives next to the file written (a symlink's target).
+            let target = oxsort_io::replace::follow_links(p).unwrap_or_else(|_| p.clone());
+            dirs.push(config::parent_dir(&target));
         }
     }
     let mut seen = Vec::new();

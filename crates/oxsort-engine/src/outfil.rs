@@ -58,6 +58,7 @@ impl OutfilFiles {
         outputs: &[OutfilOutput],
         paths: &[(String, PathBuf)],
         io: &IoOptions,
+        spare: &std::path::Path,
     ) -> Result<OutfilFiles> {
         let mut files = Vec::with_capacity(outputs.len());
         let mut reports = Vec::with_capacity(outputs.len());
@@ -78,10 +79,11 @@ impl OutfilFiles {
                     path.display()
                 )));
             }
-            let file = AtomicOutput::create(path, io).map_err(|e| EngineError::Output {
-                path: path.clone(),
-                why: format!("OUTFIL DD {}: {e}", o.name),
-            })?;
+            let file =
+                AtomicOutput::create_spare(path, io, spare).map_err(|e| EngineError::Output {
+                    path: path.clone(),
+                    why: format!("OUTFIL DD {}: {e}", o.name),
+                })?;
             files.push(file);
             reports.push(OutfilReport {
                 name: o.name.clone(),

@@ -165,7 +165,8 @@ enum Mode {
     Read,
     Create,
     CreatePrivate,
-    /// `O_EXCL` with mode `0666 & !umask`: the temporary of an [`crate::AtomicOutput`].
+    /// `O_EXCL` with mode `0600`: the temporary of an [`crate::AtomicOutput`], private while
+    /// it is written (it takes the replaced file's mode at commit).
     CreateExclusive,
 }
 
@@ -185,7 +186,7 @@ impl DirectFile {
         Self::open_with(path, opts, Mode::CreatePrivate)
     }
 
-    /// Creates `path`, which must not exist (`O_EXCL`), mode `0666 & !umask`.
+    /// Creates `path`, which must not exist (`O_EXCL`), mode `0600`.
     pub(crate) fn create_exclusive(path: &Path, opts: &IoOptions) -> Result<Self, IoError> {
         Self::open_with(path, opts, Mode::CreateExclusive)
     }
@@ -202,7 +203,7 @@ impl DirectFile {
                 o.write(true).create_new(true).mode(0o600);
             }
             Mode::CreateExclusive => {
-                o.write(true).create_new(true).mode(0o666);
+                o.write(true).create_new(true).mode(0o600);
             }
         }
         if direct {

@@ -26,7 +26,9 @@
 //!   on drop and on SIGINT/SIGTERM/SIGHUP ([`cleanup::install_signal_handlers`]); each held under
 //!   an `flock` while it lives, so that [`sweep`] reclaims those of killed sorts and only those
 //!   ([`leftovers`]).
-//! - [`free_space`], [`check_dir_writable`]: checks made before a sort starts.
+//! - [`free_space`], [`check_dir_writable`], [`inspect_output`]: checks made before a sort
+//!   starts; [`replace`]: outputs replaced as GNU sort replaces them (mode, owner, ACL, through
+//!   symlinks, in place when a rename is not allowed).
 //! - [`sized_pipe`]: a large pipe between two stages of one process.
 //! - [`IoError`]: every error names its path (and offset); a full disk is [`IoError::NoSpace`].
 //! - [`FaultPlan`]: injects `EIO`/`ENOSPC`/... into the Nth read or write, for tests.
@@ -62,6 +64,7 @@ pub mod leftovers;
 mod pipeline;
 mod pipes;
 mod reader;
+pub mod replace;
 mod temp;
 pub mod tuning;
 mod uring;
@@ -75,6 +78,7 @@ pub use leftovers::{sweep, Leftover, LeftoverKind, Swept};
 pub use pipeline::{Backend, IoStats};
 pub use pipes::sized_pipe;
 pub use reader::{Chunk, Reader};
+pub use replace::{file_id, inspect_output, FileId, InPlace, OutputFile};
 pub use temp::{
     check_dir_writable, device_of, free_space, probe_input, probe_output, try_lock_exclusive,
     AtomicOutput, OutputTarget, TempDir,

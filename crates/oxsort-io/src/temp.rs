@@ -160,9 +160,18 @@ impl Drop for TempDir {
 /// the previous file intact.
 ///
 /// The temporary is `.<name>.oxsort-<pid>.tmp` in the final file's directory (same filesystem,
-/// so the rename is atomic), created with `O_EXCL`. Dropping without commit removes it, as does
-/// SIGINT/SIGTERM/SIGHUP; it is held under an exclusive `flock` (on the descriptor it is written
-/// through) while it lives, so a [`sweep`](crate::sweep) reclaims it only after a kill. Writing to the input's own path is safe: the input is replaced only at the end.
+/// so the rename is atomic; a long name is shortened to stay within `NAME_MAX`), created with
+/// `O_EXCL` and mode 0600. Dropping without commit removes it, as does SIGINT/SIGTERM/SIGHUP; it
+/// is held under an exclusive `flock` (on the descriptor it is written through) while it lives,
+/// so a [`sweep`](crate::sweep) reclaims it only after a kill. Writing to the input's own path is
+/// safe: the input is replaced only at the end.
+///
+/// The output is replaced as GNU sort replaces it (see [`crate::replace`]): a symlink is
+/// followed and its target replaced; before the rename the temporary takes the replaced file's
+/// mode, owner, group and ACL (a new file gets `0666 & ~umask`); a file with other hard links,
+/// in a directory that refuses the rename, or whose owner cannot be kept is written in place
+/// after the sort (the finished temporary copied over it), keeping its inode. A file the caller
+/// may not write is refused by [`create`](Self::create).
 ///
 /// When the final path exists and is not a regular file (`/dev/null`, a FIFO, a terminal), it is
 /// written in place instead: there is nothing to rename over.
@@ -182,40 +191,64 @@ pub struct AtomicOutput {
     final_path: PathBuf,
     /// The temporary path and its registry id; `None` when writing in place.
     temp: Option<(PathBuf, u64)>,
+    /// The file itself, open for writing (not truncated), when the finished temporary is
+    /// copied over it rather than renamed.
+    in_place: Option<std::fs::File>,
 }
 
 impl AtomicOutput {
-    /// Creates the temporary file for `final_path`.
+    /// Creates the temporary file for `final_path`. A temporary that cannot go in the final
+    /// file's directory (written in place, that directory not writable) goes in the system's
+    /// temp directory.
     pub fn create(final_path: &Path, opts: &IoOptions) -> Result<Self, IoError> {
+        Self::create_spare(final_path, opts, &std::env::temp_dir())
+    }
+
+    /// [`AtomicOutput::create`], a temporary that cannot go next to the output going in `spare`.
+    pub fn create_spare(
+        final_path: &Path,
+        opts: &IoOptions,
+        spare: &Path,
+    ) -> Result<Self, IoError> {
         if let Ok(m) = std::fs::metadata(final_path) {
             let ft = m.file_type();
             if ft.is_char_device() || ft.is_fifo() || ft.is_socket() || ft.is_block_device() {
                 let file = Arc::new(DirectFile::create(final_path, opts)?);
-                return Ok(AtomicOutput { file, final_path: final_path.to_path_buf(), temp: None });
+                return Ok(AtomicOutput {
+                    file,
+                    final_path: final_path.to_path_buf(),
+                    temp: None,
+                    in_place: None,
+                });
             }
         }
-        let name = final_path.file_name().ok_or_else(|| {
+        let plan = crate::replace::inspect_output(final_path)?;
+        let name = plan.target.file_name().ok_or_else(|| {
             IoError::open(
                 final_path,
                 io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name"),
             )
         })?;
-        let dir = match final_path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
+        let in_place = match plan.in_place {
+            Some(_) => Some(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&plan.target)
+                    .map_err(|e| IoError::open(final_path, e))?,
+            ),
+            None => None,
+        };
+        let dir = match plan.in_place {
+            Some(crate::replace::InPlace::DirectoryNotWritable) => spare.to_path_buf(),
+            _ => plan.dir(),
         };
         let pid = std::process::id();
         let mut last = None;
         for attempt in 0..UNIQUE_NAME_ATTEMPTS {
-            let mut tmp_name = std::ffi::OsString::from(".");
-            tmp_name.push(name);
-            if attempt == 0 {
-                tmp_name.push(format!(".oxsort-{pid}.tmp"));
-            } else {
-                // A stale temporary of an earlier process with the same pid: pick another.
-                tmp_name.push(format!(".oxsort-{pid}-{:08x}.tmp", random_u64() as u32));
-            }
-            let tmp = dir.join(tmp_name);
+            // A stale temporary of an earlier process with the same pid: pick another.
+            let tag =
+                if attempt == 0 { String::new() } else { format!("-{:08x}", random_u64() as u32) };
+            let tmp = dir.join(crate::replace::temp_name(name, pid, &tag));
             // As for TempDir: created and locked under the staging name, then named.
             let staging = staged(&tmp);
             let mut reg = cleanup::lock();
@@ -237,8 +270,9 @@ impl AtomicOutput {
                     let id = reg.register(tmp.clone(), Kind::File);
                     return Ok(AtomicOutput {
                         file: Arc::new(f),
-                        final_path: final_path.to_path_buf(),
+                        final_path: plan.target,
                         temp: Some((tmp, id)),
+                        in_place,
                     });
                 }
                 Err(IoError::Open { source, .. })
@@ -257,19 +291,42 @@ impl AtomicOutput {
         &self.file
     }
 
-    /// The path the output gets on commit.
+    /// The path the output gets on commit (a symlink's target when the name given was a link).
     pub fn final_path(&self) -> &Path {
         &self.final_path
     }
 
-    /// Flushes the output to disk, renames it over the final path, and syncs the directory.
+    /// Whether the output is written in place at commit (the temporary copied over it).
+    pub fn is_in_place(&self) -> bool {
+        self.in_place.is_some()
+    }
+
+    /// Flushes the output to disk and puts it under the final path: gives it the replaced
+    /// file's mode, owner and ACL and renames it over, or copies it over the file in place;
+    /// then syncs the directory.
     pub fn commit(mut self) -> Result<(), IoError> {
         self.file.sync()?;
         let Some((tmp, id)) = self.temp.take() else { return Ok(()) };
-        let renamed = std::fs::rename(&tmp, &self.final_path);
-        if let Err(e) = renamed {
+        let done = match self.in_place.as_mut() {
+            Some(dst) => self
+                .file
+                .len()
+                .and_then(|len| crate::replace::copy_over(&tmp, dst, &self.final_path, len)),
+            None => {
+                crate::replace::adopt(self.file.raw_fd(), &tmp, &self.final_path).and_then(|()| {
+                    std::fs::rename(&tmp, &self.final_path)
+                        .map_err(|e| IoError::other("renaming the output to", &self.final_path, e))
+                })
+            }
+        };
+        if let Err(e) = done {
             self.temp = Some((tmp, id)); // Drop removes it.
-            return Err(IoError::other("renaming the output to", &self.final_path, e));
+            return Err(e);
+        }
+        if self.in_place.is_some() {
+            cleanup::remove(&tmp, Kind::File);
+            cleanup::unregister(id);
+            return Ok(());
         }
         cleanup::unregister(id);
         if let Some(dir) = self.final_path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -410,6 +467,13 @@ pub fn probe_output(path: &Path) -> io::Result<OutputTarget> {
         Ok(m) if m.is_file() => Ok(OutputTarget::File),
         Ok(_) => Ok(OutputTarget::Stream),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(OutputTarget::File),
+        // `file/`: refused as a file output by `inspect_output`, in GNU's words.
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENOTDIR)
+                && path.as_os_str().as_bytes().ends_with(b"/") =>
+        {
+            Ok(OutputTarget::File)
+        }
         Err(e) => Err(e),
     }
 }

@@ -14,7 +14,7 @@
 
 use std::io::Write;
 use std::os::fd::AsFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxsort_engine::tuning::{READ_DEPTH, TRANSFER_TARGET};
@@ -33,7 +33,7 @@ fn open(file: &str) -> Result<Arc<DirectFile>, Fail> {
             .map_err(|e| Fail::io("read failed", file, &e))?;
         DirectFile::from_std(std::fs::File::from(stdin), PathBuf::from("-"), &opts)
     } else {
-        DirectFile::open(Path::new(file), &opts)
+        DirectFile::open(&super::osname::path(file), &opts)
             .map_err(|e| Fail::io("open failed", file, e.io_error()))?
     };
     Ok(Arc::new(f))

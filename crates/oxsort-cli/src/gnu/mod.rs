@@ -14,6 +14,7 @@ mod args;
 mod check;
 mod debug;
 mod msg;
+pub mod osname;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -123,7 +124,7 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         return Ok(0);
     }
     let output = match &a.output {
-        Some(o) if is_regular(o) => Output::Path(PathBuf::from(o)),
+        Some(o) if is_regular(o) => Output::Path(osname::path(o)),
         // A device or pipe cannot be renamed over: write it as standard output, as GNU does.
         Some(o) => {
             redirect_stdout(o)?;
@@ -141,9 +142,9 @@ fn check_inputs(files: &[String]) -> Result<(), Fail> {
         if f == "-" {
             continue;
         }
-        oxsort_locale::sys::readable(std::path::Path::new(f))
+        oxsort_locale::sys::readable(&osname::path(f))
             .map_err(|e| Fail::io("cannot read", f, &e))?;
-        if std::fs::metadata(f).map(|m| m.is_dir()).unwrap_or(false) {
+        if std::fs::metadata(osname::path(f)).map(|m| m.is_dir()).unwrap_or(false) {
             return Err(Fail::io(
                 "read failed",
                 f,
@@ -160,21 +161,21 @@ fn check_output(out: &str) -> Result<(), Fail> {
         .write(true)
         .create(true)
         .truncate(false)
-        .open(out)
+        .open(osname::path(out))
         .map(drop)
         .map_err(|e| Fail::io("open failed", out, &e))
 }
 
 /// Whether `path` is a regular file (or does not exist yet).
 fn is_regular(path: &str) -> bool {
-    std::fs::metadata(path).map(|m| m.is_file()).unwrap_or(true)
+    std::fs::metadata(osname::path(path)).map(|m| m.is_file()).unwrap_or(true)
 }
 
 /// Makes `path` the process's standard output.
 fn redirect_stdout(path: &str) -> Result<(), Fail> {
     let f = std::fs::OpenOptions::new()
         .write(true)
-        .open(path)
+        .open(osname::path(path))
         .map_err(|e| Fail::io("open failed", path, &e))?;
     oxsort_locale::sys::redirect_stdout(&f).map_err(|e| Fail::io("open failed", path, &e))
 }
@@ -191,7 +192,7 @@ fn files0_from(from: &str, operands: &[String]) -> Result<Vec<String>, Fail> {
     let read = if from == "-" {
         std::io::stdin().lock().read_to_end(&mut data)
     } else {
-        std::fs::File::open(from)
+        std::fs::File::open(osname::path(from))
             .map_err(|e| Fail::io("open failed", from, &e))?
             .read_to_end(&mut data)
     };
@@ -202,7 +203,7 @@ fn files0_from(from: &str, operands: &[String]) -> Result<Vec<String>, Fail> {
     let names: Vec<String> = data
         .split(|&b| b == 0)
         .take(data.iter().filter(|&&b| b == 0).count())
-        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .map(|n| osname::encode(std::os::unix::ffi::OsStrExt::from_bytes(n)))
         .collect();
     if names.is_empty() {
         return Err(Fail::plain(format!("no input from {}", quote(from))));
@@ -230,7 +231,8 @@ fn files0_from(from: &str, operands: &[String]) -> Result<Vec<String>, Fail> {
 fn seed(source: Option<&str>) -> Result<[u64; 2], Fail> {
     let mut buf = [0u8; 16];
     let path = source.unwrap_or("/dev/urandom");
-    let mut f = std::fs::File::open(path).map_err(|e| Fail::io("open failed", path, &e))?;
+    let mut f =
+        std::fs::File::open(osname::path(path)).map_err(|e| Fail::io("open failed", path, &e))?;
     let mut n = 0;
     while n < buf.len() {
         match f.read(&mut buf[n..]) {
@@ -248,7 +250,7 @@ fn seed(source: Option<&str>) -> Result<[u64; 2], Fail> {
 fn temp_dir_of(a: &Args) -> PathBuf {
     a.temp_dirs
         .first()
-        .map(PathBuf::from)
+        .map(|d| osname::path(d))
         .or_else(|| std::env::var_os("TMPDIR").filter(|t| !t.is_empty()).map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("/tmp"))
 }
@@ -264,7 +266,7 @@ fn engine_config(
     let inputs = a
         .files
         .iter()
-        .map(|f| if f == "-" { Input::Stdin } else { Input::Path(PathBuf::from(f)) })
+        .map(|f| if f == "-" { Input::Stdin } else { Input::Path(osname::path(f)) })
         .collect();
     let layout = if eol == 0 { RecordLayout::NUL } else { RecordLayout::LINES };
     let what = SortSpec { key: spec.cloned(), unique: a.unique, ..SortSpec::with_layout(layout) };
@@ -282,7 +284,7 @@ fn engine_config(
         b = b.temp_dir(temp_dir_of(a));
     }
     for d in &a.temp_dirs {
-        b = b.temp_dir(PathBuf::from(d));
+        b = b.temp_dir(osname::path(d));
     }
     b.build()
 }

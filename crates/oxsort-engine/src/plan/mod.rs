@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::config::{parent_dir, Input, Output, PassChoice, SortConfig};
+use crate::config::{Input, Output, PassChoice, SortConfig};
 use oxsort_format::Mode;
 use oxsort_io::OutputTarget;
 
@@ -197,8 +197,14 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
             OutputTarget::Directory => return Err(output_error("it is a directory".into())),
             OutputTarget::Stream => {}
             OutputTarget::File => {
-                let dir = parent_dir(p);
-                oxsort_io::check_dir_writable(&dir)?;
+                // Refused before any work as GNU sort refuses it (a file the caller may not
+                // write, `name/`); its directory's space counts unless it is written in place
+                // from a temporary elsewhere.
+                let out = oxsort_io::inspect_output(p)?;
+                let dir = match out.in_place {
+                    Some(oxsort_io::InPlace::DirectoryNotWritable) => crate::config::spare_dir(cfg),
+                    _ => out.dir(),
+                };
                 output_free = Some(oxsort_io::free_space(&dir)?);
                 out_dev = oxsort_io::device_of(&dir);
                 output_stream = false;

@@ -316,6 +316,34 @@ impl DirectFile {
         Ok(meta.len())
     }
 
+    /// The length a read of the whole file returns, when its `stat` tells it: `None` for a pipe
+    /// or device, and for a regular file whose size cannot be trusted (empty, or on `/proc`,
+    /// `/sys` and the like; see [`crate::trusted_size`]).
+    pub fn trusted_len(&self) -> Result<Option<u64>, IoError> {
+        crate::size::trusted_size_of(&self.main)
+            .map_err(|e| IoError::other("inspecting", &self.path, e))
+    }
+
+    /// The same file read as a stream: in order with `read` from where its descriptor stands
+    /// (offsets must follow each other, as for a pipe), never direct. For a regular file whose
+    /// length is not known before its end ([`Self::trusted_len`] is `None`).
+    pub fn into_sequential(mut self) -> Self {
+        if self.direct {
+            // SAFETY: F_GETFL/F_SETFL on a descriptor we own, with flags derived from F_GETFL.
+            unsafe {
+                let fd = self.main.as_raw_fd();
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                if flags >= 0 {
+                    libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT);
+                }
+            }
+        }
+        self.direct = false;
+        self.buffered = None;
+        self.seekable = false;
+        self
+    }
+
     /// True when the main descriptor uses `O_DIRECT`.
     pub fn is_direct(&self) -> bool {
         self.direct

@@ -26,7 +26,9 @@
 //!   on drop and on SIGINT/SIGTERM/SIGHUP ([`cleanup::install_signal_handlers`]); each held under
 //!   an `flock` while it lives, so that [`sweep`] reclaims those of killed sorts and only those
 //!   ([`leftovers`]).
-//! - [`free_space`], [`check_dir_writable`]: checks made before a sort starts.
+//! - [`free_space`], [`check_dir_writable`], [`probe_input`]: checks made before a sort starts;
+//!   [`trusted_size`]: whether an input's length is known before it is read (not for a FIFO, a
+//!   `/proc` file or an empty file: those are read as streams to their end).
 //! - [`sized_pipe`]: a large pipe between two stages of one process.
 //! - [`IoError`]: every error names its path (and offset); a full disk is [`IoError::NoSpace`].
 //! - [`FaultPlan`]: injects `EIO`/`ENOSPC`/... into the Nth read or write, for tests.
@@ -62,6 +64,7 @@ pub mod leftovers;
 mod pipeline;
 mod pipes;
 mod reader;
+mod size;
 mod temp;
 pub mod tuning;
 mod uring;
@@ -75,6 +78,7 @@ pub use leftovers::{sweep, Leftover, LeftoverKind, Swept};
 pub use pipeline::{Backend, IoStats};
 pub use pipes::sized_pipe;
 pub use reader::{Chunk, Reader};
+pub use size::trusted_size;
 pub use temp::{
     check_dir_writable, device_of, free_space, probe_input, probe_output, try_lock_exclusive,
     AtomicOutput, OutputTarget, TempDir,

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use oxsort_engine::{plan, sort, Input, Output, PassChoice, Phase, SortConfig, SortConfigBuilder};
-use oxsort_format::RecordLayout;
 use oxsort_io::IoOptions;
 use oxsort_report::timeline::{self, PhaseMark, Sampler};
 
@@ -247,13 +246,6 @@ impl SortArgs {
             Some(s) => s.clone(),
             None => self.keys.spec()?,
         };
-        if let RecordLayout::Fixed(size) = spec.layout {
-            for input in &self.inputs {
-                if let Some(w) = text_warning(input, size).filter(|_| !self.quiet) {
-                    eprintln!("oxsort: warning: {w}");
-                }
-            }
-        }
         let inputs = self
             .inputs
             .iter()
@@ -314,32 +306,6 @@ pub fn phase_label(p: Phase) -> &'static str {
         Phase::Merge => "merge",
         Phase::Output => "output",
     }
-}
-
-/// Bytes of an input read to tell text from fixed records: enough for many lines, cheap.
-const TEXT_SNIFF_BYTES: usize = 64 << 10;
-
-/// A warning when `path` looks like text lines although it is sorted as fixed `size`-byte
-/// records: it has a newline that is not the last byte of a record (records would cut lines).
-fn text_warning(path: &Path, size: usize) -> Option<String> {
-    use std::io::Read;
-    if is_std(path) {
-        return None;
-    }
-    let mut buf = vec![0u8; TEXT_SNIFF_BYTES];
-    let mut f = std::fs::File::open(path).ok()?;
-    let n = f.read(&mut buf).ok()?;
-    let sample = &buf[..n];
-    let text = sample.iter().all(|&b| b == b'\n' || b == b'\t' || b == b'\r' || b >= 0x20);
-    let cut = sample.iter().position(|&b| b == b'\n').filter(|p| (p + 1) % size != 0)?;
-    text.then(|| {
-        format!(
-            "{} looks like text: the newline at byte {} is not at the end of a {size}-byte \
-             record, so records will cut lines; to sort lines, add --lines",
-            path.display(),
-            cut + 1
-        )
-    })
 }
 
 /// A progress callback drawing one bar per phase on stderr.
@@ -475,6 +441,10 @@ pub(crate) fn finish_sort(args: &SortArgs, stats: oxsort_engine::SortStats) -> R
         }
         for n in &stats.notes {
             eprintln!("oxsort: note: {n}");
+        }
+        // Found in the bytes the sort read (inputs are read once: a pipe has no second look).
+        for w in &stats.warnings {
+            eprintln!("oxsort: warning: {w}");
         }
         eprint!("{}", closing_report(&stats));
     }

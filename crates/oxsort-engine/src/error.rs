@@ -122,6 +122,21 @@ pub enum EngineError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// An input's length differs from the one the plan was made for: it was truncated,
+    /// replaced or written to while the sort read it. Nothing is written under the output name.
+    #[error(
+        "{} changed while it was read: the sort planned for {expected} bytes and read {read}; \
+         nothing was written",
+        path.display()
+    )]
+    InputChanged {
+        /// The input.
+        path: PathBuf,
+        /// Its length when the sort was planned.
+        expected: u64,
+        /// Its length as read (or as found after the read, when it grew past the part read).
+        read: u64,
+    },
     /// The output cannot be written where it was asked to go.
     #[error("cannot write the output {}: {why}", path.display())]
     Output {

@@ -98,7 +98,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     let plan = plan::plan(cfg)?;
     let g = &plan.geometry;
     // SKIPREC/STOPAFT: the part of the inputs read (found before any output is made).
-    let (window, limit) = window::window(cfg)?;
+    let (window, limit) = window::window(cfg, &plan.inputs)?;
     let reporter = Reporter::new(cfg.progress.clone(), cfg.cancel.clone());
     let meters = Meters::default();
 
@@ -211,6 +211,9 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         g.read_depth,
         cfg.io.clone(),
     );
+    // Each input is read as the plan saw it: a file over the length planned (a different
+    // length read is an error), anything else as a stream to its end.
+    source.planned(&plan.inputs.iter().map(|i| i.bytes).collect::<Vec<_>>());
     if let Some(at) = recovered.position() {
         source.skip_to(at);
     }
@@ -369,6 +372,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     }
     let bytes_read = source.bytes_read;
     let (skipped_by_limit, stopped_after) = source.limited();
+    stats.warnings = std::mem::take(&mut source.warnings);
     drop(source);
 
     // Verification: what was written (plus the duplicates dropped) is what was read, in order.

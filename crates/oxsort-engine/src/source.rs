@@ -19,7 +19,7 @@ use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
 use crate::config::Input;
 use crate::error::{EngineError, Result};
 use crate::stats::{FileStats, Meters};
-use crate::tuning::{delim_room, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD};
+use crate::tuning::{delim_room, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD, TEXT_SNIFF_BYTES};
 
 mod rdw;
 
@@ -49,9 +49,36 @@ pub(crate) struct Position {
     pub(crate) record: u64,
 }
 
+/// What the plan knows of an input's length before it is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Length {
+    /// No plan was made: the input's own `stat` decides how it is read.
+    Unplanned,
+    /// Known only at its end (standard input, a FIFO, a `/proc` file): read to its end.
+    Stream,
+    /// A regular file of this many bytes: reading finds exactly these, else the input changed.
+    Bytes(u64),
+}
+
+/// The input being read, to check what reading it found against the plan.
+struct Reading {
+    file: Arc<DirectFile>,
+    /// Where reading started and where it must end (the plan's length, or a window's end).
+    start: u64,
+    end: u64,
+    /// The plan's length of the input.
+    planned: u64,
+}
+
 pub(crate) struct ChunkSource {
-    pending: VecDeque<Input>,
+    pending: VecDeque<(Input, Length)>,
     current: Option<(Reader, Arc<str>, bool)>,
+    /// The current input's planned length, when the plan knew it.
+    reading: Option<Reading>,
+    /// Whether the current input's first bytes were looked at for text lines.
+    sniffed: bool,
+    /// Warnings about the inputs found as they were read (text read as fixed records).
+    pub(crate) warnings: Vec<String>,
     layout: RecordLayout,
     chunk_bytes: usize,
     io: IoOptions,
@@ -95,8 +122,11 @@ impl ChunkSource {
         io: IoOptions,
     ) -> Self {
         ChunkSource {
-            pending: inputs.iter().cloned().collect(),
+            pending: inputs.iter().map(|i| (i.clone(), Length::Unplanned)).collect(),
             current: None,
+            reading: None,
+            sniffed: false,
+            warnings: Vec::new(),
             layout,
             chunk_bytes,
             io,
@@ -120,6 +150,14 @@ impl ChunkSource {
         }
     }
 
+    /// The plan's length of each input, in order (`None`: known only at its end). Called before
+    /// the first chunk is read.
+    pub(crate) fn planned(&mut self, lengths: &[Option<u64>]) {
+        for ((_, l), planned) in self.pending.iter_mut().zip(lengths) {
+            *l = planned.map_or(Length::Stream, Length::Bytes);
+        }
+    }
+
     /// Applies `limit` to every chunk read from now on.
     pub(crate) fn limit(&mut self, limit: crate::window::Limit) {
         self.limit = Some(limit);
@@ -134,7 +172,7 @@ impl ChunkSource {
     /// Reads only `ranges` (input number, first byte, end byte) of the inputs, in order;
     /// inputs without a range are not read. Called before the first chunk is read.
     pub(crate) fn window(&mut self, ranges: &[(usize, u64, u64)]) {
-        let inputs: Vec<Input> = self.pending.drain(..).collect();
+        let inputs: Vec<(Input, Length)> = self.pending.drain(..).collect();
         self.pending = ranges.iter().map(|&(i, _, _)| inputs[i].clone()).collect();
         self.windows = Some(ranges.iter().map(|&(_, a, b)| (a, b)).collect());
     }
@@ -219,7 +257,10 @@ impl ChunkSource {
         want.div_ceil(oxsort_io::DIRECT_ALIGN) * oxsort_io::DIRECT_ALIGN
     }
 
-    fn open(&mut self, input: Input) -> Result<()> {
+    /// Opens `input` (the one time it is opened) and starts reading it: a file of the plan's
+    /// length over that length (whether it grew, its length at the end tells); anything whose
+    /// length is known only at its end as a stream, to its end.
+    fn open(&mut self, input: Input, length: Length) -> Result<()> {
         let (file, name) = match input {
             Input::Path(p) => (DirectFile::open(&p, &self.io)?, p.display().to_string()),
             Input::Stdin => {
@@ -237,17 +278,41 @@ impl ChunkSource {
                 (DirectFile::from_std(file, name, &self.io), st.name().to_string())
             }
         };
-        let mut end = if file.is_seekable() { file.len()? } else { u64::MAX };
+        // A regular file whose size cannot be trusted (`/proc`, `/sys`, empty) is read as what
+        // it is: a stream, to its end.
+        let file = match length {
+            Length::Bytes(_) => file,
+            _ if file.is_seekable() && file.trusted_len()?.is_none() => file.into_sequential(),
+            _ => file,
+        };
+        let planned = match length {
+            Length::Bytes(n) => Some(n),
+            _ => None,
+        };
+        let mut end = match planned {
+            Some(n) if file.is_seekable() => n,
+            _ => u64::MAX,
+        };
         let direct = file.is_direct();
         let mut start = std::mem::take(&mut self.start).min(end);
+        let mut want_end = planned;
         if let Some((a, b)) = self.windows.as_mut().and_then(|w| w.pop_front()) {
             (start, end) = (start.max(a), b.min(end));
+            want_end = want_end.map(|n| n.min(b));
             // Record numbers in messages count from the input's start.
             self.file_pos = start;
         }
         self.input = Some(self.input.map_or(0, |i| i + 1));
+        let file = Arc::new(file);
+        self.reading = planned.zip(want_end).map(|(planned, want)| Reading {
+            file: file.clone(),
+            start,
+            end: want,
+            planned,
+        });
+        self.sniffed = false;
         let mut reader = Reader::with_buffer_len(
-            Arc::new(file),
+            file,
             start..end,
             self.chunk_bytes,
             self.read_depth,
@@ -266,6 +331,28 @@ impl ChunkSource {
         if let Some((reader, name, direct)) = self.current.take() {
             self.files.push(FileStats::read(name.to_string(), &reader.stats(), direct));
         }
+    }
+
+    /// The current input was read to its end (`bytes` of it read): an error when that is not
+    /// what the plan was made for, or its length changed since (a file truncated, replaced or
+    /// written to while it was read).
+    fn check_length(&mut self, bytes: u64) -> Result<()> {
+        let Some(r) = self.reading.take() else { return Ok(()) };
+        let read = r.start + bytes;
+        let now = if r.file.is_seekable() { Some(r.file.len()?) } else { None };
+        if read == r.end && now.is_none_or(|n| n == r.planned) {
+            return Ok(());
+        }
+        // The length found: as read when reading stopped short, else as it is now.
+        let found = match now {
+            Some(n) if read >= r.end => n,
+            _ => read,
+        };
+        Err(EngineError::InputChanged {
+            path: r.file.path().to_path_buf(),
+            expected: r.planned,
+            read: found,
+        })
     }
 
     /// Whether every input is exhausted (reads ahead one chunk to know).
@@ -319,7 +406,7 @@ impl ChunkSource {
     fn next_piece(&mut self) -> Result<Option<oxsort_io::Chunk>> {
         if self.current.is_none() {
             match self.pending.pop_front() {
-                Some(input) => self.open(input)?,
+                Some((input, length)) => self.open(input, length)?,
                 None => return Ok(None),
             }
         }
@@ -339,7 +426,9 @@ impl ChunkSource {
             Some(Ok(piece)) => Ok(Some(piece)),
             Some(Err(e)) => Err(e.into()),
             None => {
+                let bytes = reader.stats().bytes;
                 self.close_current();
+                self.check_length(bytes)?;
                 Ok(None)
             }
         }
@@ -366,6 +455,19 @@ impl ChunkSource {
             RecordLayout::Variable(max) => return self.read_variable(max),
             RecordLayout::Fixed(r) => r,
         };
+        let chunk = self.read_fixed(r)?;
+        if let Some(c) = chunk.as_ref().filter(|c| c.first_record == 0 && !self.sniffed) {
+            self.sniffed = true;
+            let sample = &c.buf[..(c.records * r).min(TEXT_SNIFF_BYTES)];
+            if let Some(w) = text_warning(&c.name, sample, r) {
+                self.warnings.push(w);
+            }
+        }
+        Ok(chunk)
+    }
+
+    /// [`ChunkSource::read_chunk`] of fixed `r`-byte records.
+    fn read_fixed(&mut self, r: usize) -> Result<Option<Chunk>> {
         let mut assembling: Option<(AlignedBuf, usize)> = None;
         loop {
             if self.carry.is_none() {
@@ -636,6 +738,22 @@ impl ChunkSource {
             None => drop(buf),
         }
     }
+}
+
+/// A warning when the first bytes of the input `name` (`sample`) look like text lines although
+/// they are sorted as fixed `size`-byte records: text with a newline that is not the last byte
+/// of a record (records would cut lines).
+fn text_warning(name: &str, sample: &[u8], size: usize) -> Option<String> {
+    let text = sample.iter().all(|&b| b == b'\n' || b == b'\t' || b == b'\r' || b >= 0x20);
+    let cut = sample.iter().position(|&b| b == b'\n').filter(|p| (p + 1) % size != 0)?;
+    let name = if name == "-" { "standard input" } else { name };
+    text.then(|| {
+        format!(
+            "{name} looks like text: the newline at byte {} is not at the end of a {size}-byte \
+             record, so records will cut lines; to sort lines, add --lines",
+            cut + 1
+        )
+    })
 }
 
 #[cfg(test)]

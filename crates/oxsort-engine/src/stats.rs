@@ -170,6 +170,9 @@ pub struct SortStats {
     pub duplicate_keys: u64,
     /// What was changed from what was asked, and why (from the plan).
     pub notes: Vec<String>,
+    /// What looked wrong in the inputs as they were read, though the sort went on (the first
+    /// bytes of an input sorted as fixed-length records look like text lines).
+    pub warnings: Vec<String>,
 }
 
 /// The leftovers of killed sorts one directory held, removed before a sort began.

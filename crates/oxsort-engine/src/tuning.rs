@@ -103,6 +103,11 @@ pub const PIECE_GROWTH_HALVES: usize = 3;
 /// (the table grows if the records are shorter).
 pub const OFFSETS_GUESS_RECORD_BYTES: usize = 32;
 
+/// Bytes at the start of each input of fixed-length records that are looked at to tell text
+/// lines from records (a newline that does not end a record): enough for many lines, and no
+/// more than the first chunk read holds anyway, so nothing is read for it.
+pub const TEXT_SNIFF_BYTES: usize = 64 << 10;
+
 const _: () = assert!(TRANSFER_TARGET % oxsort_io::DIRECT_ALIGN == 0);
 const _: () = assert!(
     MERGE_BLOCK_MIN % oxsort_io::DIRECT_ALIGN == 0

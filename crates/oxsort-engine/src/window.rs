@@ -25,8 +25,8 @@ use std::sync::Arc;
 
 use oxsort_format::{Filter, SortKey};
 
-use crate::config::{Input, SortConfig};
-use crate::error::{EngineError, Result};
+use crate::config::SortConfig;
+use crate::error::Result;
 use crate::source::Chunk;
 
 /// What a sort reads of its inputs.
@@ -113,7 +113,11 @@ impl Limit {
 
 /// The window of `cfg`'s `SKIPREC`/`STOPAFT` and the [`Limit`] the reader applies, or
 /// `(None, None)` when it has neither.
-pub(crate) fn window(cfg: &SortConfig) -> Result<(Option<Window>, Option<Limit>)> {
+/// `inputs` is the plan's view of them: their lengths as the source will read them.
+pub(crate) fn window(
+    cfg: &SortConfig,
+    inputs: &[crate::plan::InputPlan],
+) -> Result<(Option<Window>, Option<Limit>)> {
     let spec = &cfg.spec;
     if spec.skiprec.is_none() && spec.stopaft.is_none() {
         return Ok((None, None));
@@ -127,21 +131,14 @@ pub(crate) fn window(cfg: &SortConfig) -> Result<(Option<Window>, Option<Limit>)
         passed: 0,
         done: false,
     };
-    let files = cfg.inputs.iter().all(|i| matches!(i, Input::Path(_)));
-    let Some(r) = cfg.key.input_layout().fixed_size().filter(|_| files) else {
-        // Standard input or delimited records: both as the records stream in.
+    // Files whose lengths the plan knows: a FIFO or a /proc file is known only at its end.
+    let sizes: Option<Vec<u64>> = inputs.iter().map(|i| i.bytes).collect();
+    let (Some(r), Some(sizes)) = (cfg.key.input_layout().fixed_size(), sizes) else {
+        // Standard input, streams or delimited records: both as the records stream in.
         return Ok((None, Some(limit(spec.skiprec, spec.stopaft))));
     };
     let r = r as u64;
-    let mut sizes = Vec::new();
-    for i in &cfg.inputs {
-        let Input::Path(p) = i else { unreachable!("every input is a file (checked above)") };
-        let len = std::fs::metadata(p)
-            .map_err(|e| EngineError::Input { path: p.clone(), source: e })?
-            .len();
-        sizes.push((p.clone(), len));
-    }
-    let total: u64 = sizes.iter().map(|(_, l)| l / r * r).sum();
+    let total: u64 = sizes.iter().map(|l| l / r * r).sum();
     let start = spec.skiprec.map_or(0, |n| n.saturating_mul(r)).min(total);
     let (end, stream) = match (spec.stopaft, &spec.filter) {
         (None, _) => (total, None),
@@ -151,7 +148,7 @@ pub(crate) fn window(cfg: &SortConfig) -> Result<(Option<Window>, Option<Limit>)
     };
     let mut ranges = Vec::new();
     let mut at = 0u64;
-    for (i, (_, len)) in sizes.iter().enumerate() {
+    for (i, len) in sizes.iter().enumerate() {
         let (lo, hi) = (at, at + len);
         at = hi;
         if hi <= start || lo >= end {

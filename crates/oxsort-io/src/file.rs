@@ -37,17 +37,45 @@ pub struct IoOptions {
 /// let plan = FaultPlan::fail_read(3, libc::EIO).and_fail_write(1, libc::ENOSPC);
 /// assert_eq!(plan.reads(), 0);
 /// ```
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct FaultPlan {
     fail_read: Option<(u64, i32)>,
     fail_write: Option<(u64, i32)>,
     fail_sync: Option<(u64, i32)>,
+    /// Something done to the world just before the Nth read (a file truncated under a reader).
+    before_read: Option<(u64, Arc<dyn Fn() + Send + Sync>)>,
     reads: AtomicU64,
     writes: AtomicU64,
     syncs: AtomicU64,
 }
 
+impl fmt::Debug for FaultPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FaultPlan")
+            .field("fail_read", &self.fail_read)
+            .field("fail_write", &self.fail_write)
+            .field("fail_sync", &self.fail_sync)
+            .field("before_read", &self.before_read.as_ref().map(|(n, _)| n))
+            .field("reads", &self.reads)
+            .field("writes", &self.writes)
+            .field("syncs", &self.syncs)
+            .finish()
+    }
+}
+
 impl FaultPlan {
+    /// Runs `act` just before the `n`th read (1-based) is made, on the thread that makes or
+    /// submits it: a test changes a file under a reader at a chosen point.
+    ///
+    /// ```
+    /// # use oxsort_io::FaultPlan;
+    /// let plan = FaultPlan::before_read(2, || println!("about to read again"));
+    /// assert_eq!(plan.reads(), 0);
+    /// ```
+    pub fn before_read(n: u64, act: impl Fn() + Send + Sync + 'static) -> Self {
+        FaultPlan { before_read: Some((n, Arc::new(act))), ..Default::default() }
+    }
+
     /// Fails the `n`th read (1-based) with `errno`.
     pub fn fail_read(n: u64, errno: i32) -> Self {
         FaultPlan { fail_read: Some((n, errno)), ..Default::default() }
@@ -96,9 +124,17 @@ impl FaultPlan {
         self.syncs.load(Ordering::Relaxed)
     }
 
-    /// Counts one read; the injected error if it is the one to fail.
+    /// Counts one read (after running the action planned before it); the injected error if
+    /// it is the one to fail.
     pub(crate) fn on_read(&self) -> Option<io::Error> {
-        Self::count(&self.reads, self.fail_read)
+        let n = self.reads.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some((_, act)) = self.before_read.as_ref().filter(|(k, _)| *k == n) {
+            act();
+        }
+        match self.fail_read {
+            Some((k, errno)) if k == n => Some(io::Error::from_raw_os_error(errno)),
+            _ => None,
+        }
     }
 
     /// Counts one write; the injected error if it is the one to fail.
@@ -315,6 +351,34 @@ impl DirectFile {
                 .map_err(|e| IoError::other("inspecting", &self.path, e));
         }
         Ok(meta.len())
+    }
+
+    /// The length a read of the whole file returns, when its `stat` tells it: `None` for a pipe
+    /// or device, and for a regular file whose size cannot be trusted (empty, or on `/proc`,
+    /// `/sys` and the like; see [`crate::trusted_size`]).
+    pub fn trusted_len(&self) -> Result<Option<u64>, IoError> {
+        crate::size::trusted_size_of(&self.main)
+            .map_err(|e| IoError::other("inspecting", &self.path, e))
+    }
+
+    /// The same file read as a stream: in order with `read` from where its descriptor stands
+    /// (offsets must follow each other, as for a pipe), never direct. For a regular file whose
+    /// length is not known before its end ([`Self::trusted_len`] is `None`).
+    pub fn into_sequential(mut self) -> Self {
+        if self.direct {
+            // SAFETY: F_GETFL/F_SETFL on a descriptor we own, with flags derived from F_GETFL.
+            unsafe {
+                let fd = self.main.as_raw_fd();
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                if flags >= 0 {
+                    libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT);
+                }
+            }
+        }
+        self.direct = false;
+        self.buffered = None;
+        self.seekable = false;
+        self
     }
 
     /// True when the main descriptor uses `O_DIRECT`.

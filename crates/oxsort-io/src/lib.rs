@@ -26,8 +26,10 @@
 //!   on drop and on SIGINT/SIGTERM/SIGHUP ([`cleanup::install_signal_handlers`]); each held under
 //!   an `flock` while it lives, so that [`sweep`] reclaims those of killed sorts and only those
 //!   ([`leftovers`]).
-//! - [`free_space`], [`check_dir_writable`], [`inspect_output`]: checks made before a sort
-//!   starts; [`replace`]: outputs replaced as GNU sort replaces them (mode, owner, ACL, through
+//! - [`free_space`], [`check_dir_writable`], [`probe_input`], [`inspect_output`]: checks made
+//!   before a sort starts; [`trusted_size`]: whether an input's length is known before it is
+//!   read (not for a FIFO, a `/proc` file or an empty file: those are read as streams to their
+//!   end); [`replace`]: outputs replaced as GNU sort replaces them (mode, owner, ACL, through
 //!   symlinks, in place when a rename is not allowed).
 //! - [`sized_pipe`]: a large pipe between two stages of one process.
 //! - [`IoError`]: every error names its path (and offset); a full disk is [`IoError::NoSpace`].
@@ -65,6 +67,7 @@ mod pipeline;
 mod pipes;
 mod reader;
 pub mod replace;
+mod size;
 mod temp;
 pub mod tuning;
 mod uring;
@@ -79,6 +82,7 @@ pub use pipeline::{Backend, IoStats};
 pub use pipes::sized_pipe;
 pub use reader::{Chunk, Reader};
 pub use replace::{file_id, inspect_output, FileId, InPlace, OutputFile};
+pub use size::trusted_size;
 pub use temp::{
     check_dir_writable, device_of, free_space, probe_input, probe_output, try_lock_exclusive,
     AtomicOutput, OutputTarget, TempDir,

@@ -435,17 +435,24 @@ pub fn device_of(path: &Path) -> Option<u64> {
     std::fs::metadata(path).ok().map(|m| m.dev())
 }
 
-/// Looks at an input before it is read: it must exist, be readable and not be a directory.
-/// Returns its size when it is a regular file, `None` when its size is known only at its end
-/// (a FIFO, a character device).
+/// Looks at an input before it is read, without opening it (opening a FIFO takes its writer's
+/// data, or blocks; the sort opens every input once, when it reads it): it must exist, be
+/// readable (`access`) and not be a directory. Returns its size when a read will return exactly
+/// that many bytes ([`trusted_size`](crate::trusted_size)), `None` when its size is known only
+/// at its end (a FIFO, a character device, a `/proc` or `/sys` file, an empty file).
 pub fn probe_input(path: &Path) -> io::Result<Option<u64>> {
     let meta = std::fs::metadata(path)?;
     if meta.is_dir() {
         return Err(io::Error::from_raw_os_error(libc::EISDIR));
     }
     // Readability is checked too, so a bad input stops the sort before any output.
-    std::fs::File::open(path)?;
-    Ok(meta.is_file().then_some(meta.len()))
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `c` is a valid NUL-terminated path string.
+    if unsafe { libc::access(c.as_ptr(), libc::R_OK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    crate::size::trusted_size(path)
 }
 
 /// What an output path names, looked at before any work.

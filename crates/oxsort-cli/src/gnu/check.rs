@@ -36,6 +36,9 @@ fn open(file: &str) -> Result<Arc<DirectFile>, Fail> {
         DirectFile::open(&super::osname::path(file), &opts)
             .map_err(|e| Fail::io("open failed", file, e.io_error()))?
     };
+    // A file whose size says nothing of its bytes (`/proc`, `/sys`, empty) is read to its end.
+    let trusted = f.trusted_len().map_err(|e| Fail::io("read failed", file, e.io_error()))?;
+    let f = if f.is_seekable() && trusted.is_none() { f.into_sequential() } else { f };
     Ok(Arc::new(f))
 }
 

@@ -76,8 +76,8 @@ pub use pipeline::{Backend, IoStats};
 pub use pipes::sized_pipe;
 pub use reader::{Chunk, Reader};
 pub use temp::{
-    check_dir_writable, device_of, free_space, probe_input, probe_output, try_lock_exclusive,
-    AtomicOutput, OutputTarget, TempDir,
+    check_dir_writable, device_of, effective_uid, free_space, private_dir_problem, probe_input,
+    probe_output, try_lock_exclusive, user_label, user_name, AtomicOutput, OutputTarget, TempDir,
 };
 pub use tuning::DIRECT_ALIGN;
 pub use uring::probe as uring_probe;

@@ -414,10 +414,22 @@ impl SortConfigBuilder {
                 }
             }
         }
-        let threads = self.threads.unwrap_or_else(sysinfo::cores);
+        let mut threads = self.threads.unwrap_or_else(sysinfo::cores);
         if threads == 0 {
             return Err(EngineError::Config("the thread count must be at least 1".into()));
         }
+        // Capped before any work: more workers than a few per core only cost memory.
+        let cores = sysinfo::cores().max(1);
+        let most = cores.saturating_mul(tuning::MAX_THREADS_PER_CORE);
+        let threads_note = (threads > most).then(|| {
+            let note = format!(
+                "{threads} threads asked for: {most} are used ({} per core on {cores} cores; more \
+                 would only take memory)",
+                tuning::MAX_THREADS_PER_CORE
+            );
+            threads = most;
+            note
+        });
         if let Some(l) = self.chunk_records_log2 {
             if !(1..=30).contains(&l) {
                 return Err(EngineError::Config(format!(
@@ -450,6 +462,7 @@ impl SortConfigBuilder {
         let mut notes = Vec::new();
         let (memory, note) = budget(self.memory);
         notes.extend(note);
+        notes.extend(threads_note);
         let temp_dirs = if self.temp_dirs.is_empty() {
             vec![default_temp_dir(&self.output)]
         } else {

@@ -213,6 +213,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         g.read_depth,
         cfg.io.clone(),
     );
+    // A line longer than a chunk grows it, up to what a load of the budget holds.
+    source.longest_record(usize::try_from(g.arena_bytes).unwrap_or(usize::MAX));
     if let Some(at) = recovered.position() {
         source.skip_to(at);
     }

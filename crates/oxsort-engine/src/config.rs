@@ -308,10 +308,11 @@ impl SortConfigBuilder {
     }
     /// Makes the sort resumable (default off). A two-pass sort then keeps a journal and its
     /// runs in a directory `.oxsort-resume-HASH` in the first temp directory (the hash is of
-    /// the inputs' paths, the output and the spec), syncing each run before journaling it. The
+    /// the inputs' paths and the output), syncing each run before journaling it. The
     /// directory is kept when the sort is interrupted (a signal, a kill, an error) and removed
     /// when it succeeds. When a resumable sort finds the journal of an interrupted one, it
-    /// checks the inputs are unchanged (else it refuses, see [`SortConfigBuilder::restart`]),
+    /// checks the inputs are unchanged and the spec the same (else it refuses, see
+    /// [`SortConfigBuilder::restart`]),
     /// verifies each run found, reads only the input not in a run, and merges from the last
     /// merge level that finished. The output is the same bytes as an uninterrupted sort's.
     /// Standard input cannot be resumed.

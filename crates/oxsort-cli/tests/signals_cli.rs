@@ -140,3 +140,14 @@ fn gnu_sort_into_a_closed_pipe_dies_of_sigpipe_after_removing_its_temp_files() {
     assert!(err.contains("sort: write failed: 'standard output': Broken pipe"), "{err}");
     assert!(entries(&s.temp).is_empty(), "left behind: {:?}", entries(&s.temp));
 }
+
+#[test]
+fn gnu_debug_annotations_into_a_closed_pipe_leave_no_temp_directory() {
+    let s = setup();
+    let text = text_input(&s);
+    let mut cmd = oxsort();
+    cmd.arg("gnu").args(["--debug", "-k1,1", "-T"]).arg(&s.temp).arg(&text);
+    let (status, err) = read_then_close(cmd, 100);
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}: {err}");
+    assert!(entries(&s.temp).is_empty(), "left behind: {:?}", entries(&s.temp));
+}

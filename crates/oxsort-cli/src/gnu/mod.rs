@@ -113,8 +113,10 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         check_output(out)?;
     }
     if a.debug {
-        let dir = tempfile::tempdir_in(temp_dir_of(&a)).map_err(|e| {
-            Fail::plain(format!("cannot create temporary file: {}", msg::errno_text(&e)))
+        // A private temp directory that signals remove too (SIGPIPE when the reader of the
+        // annotations goes away).
+        let dir = oxsort_io::TempDir::new(&temp_dir_of(&a)).map_err(|e| {
+            Fail::plain(format!("cannot create temporary file: {}", msg::errno_text(e.io_error())))
         })?;
         let sorted = dir.path().join("sorted");
         sort(&a, &spec, eol, Output::Path(sorted.clone()))?;
@@ -122,7 +124,14 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         debug::annotate(&data, eol, &opts, locale.utf8, &mut out)
             .and_then(|()| out.flush())
-            .map_err(|e| Fail::io("write failed", "standard output", &e))?;
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::BrokenPipe
+                    && !oxsort_io::cleanup::sigpipe_ignored_at_start()
+                {
+                    oxsort_io::cleanup::die_of_broken_pipe();
+                }
+                Fail::io("write failed", "standard output", &e)
+            })?;
         return Ok(0);
     }
     let output = match &a.output {

@@ -49,6 +49,10 @@ pub(crate) struct Position {
     pub(crate) record: u64,
 }
 
+/// The longest a chunk grows to hold a long record: its records' offsets are 32-bit, and the
+/// offset after its last record (plus an added terminator) must fit.
+const LONGEST_CHUNK: usize = u32::MAX as usize - oxsort_io::DIRECT_ALIGN;
+
 pub(crate) struct ChunkSource {
     pending: VecDeque<Input>,
     current: Option<(Reader, Arc<str>, bool)>,
@@ -535,10 +539,10 @@ impl ChunkSource {
         AlignedBuf::new((cap + 1).div_ceil(oxsort_io::DIRECT_ALIGN) * oxsort_io::DIRECT_ALIGN)
     }
 
-    /// Lets delimited records grow past a chunk up to `bytes` (the memory a load holds); by
-    /// default a record may be as long as a chunk.
+    /// Lets delimited records grow past a chunk up to `bytes` (the memory a load holds), and
+    /// below [`LONGEST_CHUNK`]; by default a record may be as long as a chunk.
     pub(crate) fn longest_record(&mut self, bytes: usize) {
-        self.longest_record = bytes.max(self.chunk_bytes);
+        self.longest_record = bytes.min(LONGEST_CHUNK).max(self.chunk_bytes);
     }
 
     /// The fast path of delimited chunks: the piece as read becomes the chunk, from the record

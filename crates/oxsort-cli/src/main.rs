@@ -114,19 +114,27 @@ fn main() {
     };
     match result {
         Ok(code) => std::process::exit(code),
-        // The reader of the output stopped reading (`oxsort ... | head`): as GNU sort, quietly.
-        Err(err)
-            if matches!(
-                err.downcast_ref::<oxsort_engine::EngineError>(),
-                Some(oxsort_engine::EngineError::OutputClosed { .. })
-            ) =>
-        {
-            std::process::exit(0)
-        }
-        Err(err) => {
-            eprintln!("oxsort: {}", message(&err));
-            std::process::exit(1);
-        }
+        // The reader of the output stopped reading (`oxsort ... | head`): as a C program, the
+        // temp files removed, killed by SIGPIPE; or, when SIGPIPE was ignored by the parent,
+        // the write error.
+        Err(err) => match err.downcast_ref::<oxsort_engine::EngineError>() {
+            Some(oxsort_engine::EngineError::OutputClosed { path }) => {
+                if !oxsort_io::cleanup::sigpipe_ignored_at_start() {
+                    oxsort_io::cleanup::die_of_broken_pipe();
+                }
+                let name = if path.as_os_str() == "-" {
+                    "standard output".to_string()
+                } else {
+                    path.display().to_string()
+                };
+                eprintln!("oxsort: cannot write {name}: its reader closed the pipe");
+                std::process::exit(1);
+            }
+            _ => {
+                eprintln!("oxsort: {}", message(&err));
+                std::process::exit(1);
+            }
+        },
     }
 }
 

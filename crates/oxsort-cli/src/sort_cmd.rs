@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use oxsort_engine::{plan, sort, Input, Output, PassChoice, Phase, SortConfig, SortConfigBuilder};
+use oxsort_engine::{sort, Input, Output, PassChoice, Phase, SortConfig, SortConfigBuilder};
 use oxsort_io::IoOptions;
 use oxsort_report::timeline::{self, PhaseMark, Sampler};
 
@@ -499,7 +499,8 @@ pub fn run_explain(mut args: SortArgs, json: bool) -> Result<i32> {
     }
     args.resolve_job(dd)?;
     let cfg = args.config(false)?;
-    let p = plan(&cfg)?;
+    // Too little space is shown as a warning: the plan is what one wants to see then.
+    let p = oxsort_engine::plan_to_show(&cfg)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&p)?);
     } else {

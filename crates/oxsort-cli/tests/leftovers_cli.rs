@@ -203,3 +203,64 @@ fn clean_sweeps_tmpdir_and_the_current_directory_by_default() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("missing"), "{}", stderr(&o));
 }
+
+/// The resume directories (`.oxsort-resume-HASH`) in `dir`.
+fn resume_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".oxsort-resume-"))
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn clean_lists_resume_directories_and_removes_them_on_request() {
+    let d = dirs();
+    // A resumable sort killed once its first run is journaled keeps its directory.
+    let mut child =
+        sort_cmd(&d).arg("--resume").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let t0 = Instant::now();
+    let journaled = || {
+        resume_dirs(&d.temp).iter().any(|r| {
+            std::fs::read_to_string(r.join("journal")).is_ok_and(|j| j.contains("{\"run\":"))
+        })
+    };
+    while !journaled() {
+        assert!(t0.elapsed() < FIRST_RUN_WAIT, "no run journaled after {FIRST_RUN_WAIT:?}");
+        assert!(child.try_wait().unwrap().is_none(), "the sort ended before its first run");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let kept = resume_dirs(&d.temp);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let size = oxsort_engine::human_bytes(du(&kept[0]));
+
+    // Listed with its size, its sort's input and output, and how to remove it; kept.
+    for args in [&["--dry-run"][..], &[]] {
+        let (listing, _) = clean(args, &[&d.temp]);
+        let line = listing.lines().find(|l| l.contains(&*kept[0].to_string_lossy()));
+        let line = line.unwrap_or_else(|| panic!("{} not listed:\n{listing}", kept[0].display()));
+        assert!(line.starts_with(&format!("{size:>10}  ")), "{line}");
+        assert!(line.contains("kept for --resume"), "{line}");
+        assert!(line.contains("in.dat") && line.contains("sorted.dat"), "{line}");
+        assert!(listing.contains("`oxsort clean --resume` removes them"), "{listing}");
+        assert_eq!(resume_dirs(&d.temp), kept);
+    }
+    let (listing, _) = clean(&["--resume", "--dry-run"], &[&d.temp]);
+    assert!(
+        listing.contains(&format!("would remove 1 resume directory of interrupted sorts ({size})")),
+        "{listing}"
+    );
+    assert_eq!(resume_dirs(&d.temp), kept, "a dry run removes nothing");
+    let (listing, _) = clean(&["--resume"], &[&d.temp]);
+    assert!(
+        listing.contains(&format!("removed 1 resume directory of interrupted sorts ({size})")),
+        "{listing}"
+    );
+    assert!(resume_dirs(&d.temp).is_empty());
+    assert!(std::fs::read_dir(&d.temp).unwrap().next().is_none(), "left in the temp directory");
+}

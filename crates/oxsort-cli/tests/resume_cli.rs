@@ -295,3 +295,81 @@ fn resume_of_standard_input_is_refused_before_any_work() {
     assert!(stderr(&o).contains("standard input"), "{}", stderr(&o));
     assert!(leftovers(d.path()).is_empty());
 }
+
+/// The resume directories in the temp directory.
+fn resume_dirs(set: &Setup) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&set.temp)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".oxsort-resume-"))
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_changed_key_is_refused_instead_of_starting_a_second_resume_directory() {
+    let mut rng = Rng::new(seed());
+    let set = setup(&mut rng);
+    kill_after_first_run(&set);
+    let kept = resume_dirs(&set);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+
+    let o = run(&mut set.sort(&["--resume", "--fields", "1,5,CH,A"]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("cannot resume") && err.contains("key or options differ"), "{err}");
+    assert!(err.contains("--restart") && err.contains("oxsort clean --resume"), "{err}");
+    assert_eq!(resume_dirs(&set), kept, "a second resume directory");
+    assert!(!set.out.exists(), "a refused resume wrote the output");
+
+    // --restart takes the directory over and starts over in it.
+    let o = run(&mut set.sort(&["--resume", "--restart", "--fields", "1,5,CH,A"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(&set.out).unwrap() == oracle_sort(&set.data, RECORD, 0, 5));
+    assert!(resume_dirs(&set).is_empty());
+    set.no_leftovers("restart with another key");
+}
+
+/// Runs `cmd` as root to change `path`'s owner (recursively) to `nobody`.
+fn give_to_nobody(path: &std::path::Path) {
+    let o = run(Command::new("chown").arg("-R").arg("nobody").arg(path));
+    assert!(o.status.success(), "chown: {}", stderr(&o));
+}
+
+#[test]
+fn a_resume_directory_taken_by_another_user_or_a_link_is_refused_naming_owner_and_way_out() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: making another user's directory needs root (chown)");
+        return;
+    }
+    let mut rng = Rng::new(seed());
+    let set = setup(&mut rng);
+    // The directory's name is predictable: a sort of the same inputs made it.
+    kill_after_first_run(&set);
+    let dir = resume_dirs(&set).pop().unwrap();
+    give_to_nobody(&dir);
+    let before: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+
+    let o = run(&mut set.sort(&["--resume"]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains(&*dir.to_string_lossy()), "{err}");
+    assert!(err.contains("user nobody"), "the owner is not named: {err}");
+    assert!(err.contains("another temp directory") && err.contains("removed"), "{err}");
+    let after: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(before.len(), after.len(), "files in another user's directory were touched");
+    assert!(!set.out.exists());
+
+    // A link under the name is not followed: what it points to stays as it is.
+    std::fs::remove_dir_all(&dir).unwrap();
+    let target = set.temp.parent().unwrap().join("elsewhere");
+    std::fs::create_dir(&target).unwrap();
+    std::os::unix::fs::symlink(&target, &dir).unwrap();
+    let o = run(&mut set.sort(&["--resume"]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "the link was followed");
+}

@@ -308,10 +308,11 @@ impl SortConfigBuilder {
     }
     /// Makes the sort resumable (default off). A two-pass sort then keeps a journal and its
     /// runs in a directory `.oxsort-resume-HASH` in the first temp directory (the hash is of
-    /// the inputs' paths, the output and the spec), syncing each run before journaling it. The
+    /// the inputs' paths and the output), syncing each run before journaling it. The
     /// directory is kept when the sort is interrupted (a signal, a kill, an error) and removed
     /// when it succeeds. When a resumable sort finds the journal of an interrupted one, it
-    /// checks the inputs are unchanged (else it refuses, see [`SortConfigBuilder::restart`]),
+    /// checks the inputs are unchanged and the spec the same (else it refuses, see
+    /// [`SortConfigBuilder::restart`]),
     /// verifies each run found, reads only the input not in a run, and merges from the last
     /// merge level that finished. The output is the same bytes as an uninterrupted sort's.
     /// Standard input cannot be resumed.
@@ -443,10 +444,22 @@ impl SortConfigBuilder {
             }
         }
         self.check_outputs_apart()?;
-        let threads = self.threads.unwrap_or_else(sysinfo::cores);
+        let mut threads = self.threads.unwrap_or_else(sysinfo::cores);
         if threads == 0 {
             return Err(EngineError::Config("the thread count must be at least 1".into()));
         }
+        // Capped before any work: more workers than a few per core only cost memory.
+        let cores = sysinfo::cores().max(1);
+        let most = cores.saturating_mul(tuning::MAX_THREADS_PER_CORE);
+        let threads_note = (threads > most).then(|| {
+            let note = format!(
+                "{threads} threads asked for: {most} are used ({} per core on {cores} cores; more \
+                 would only take memory)",
+                tuning::MAX_THREADS_PER_CORE
+            );
+            threads = most;
+            note
+        });
         if let Some(l) = self.chunk_records_log2 {
             if !(1..=30).contains(&l) {
                 return Err(EngineError::Config(format!(
@@ -479,6 +492,7 @@ impl SortConfigBuilder {
         let mut notes = Vec::new();
         let (memory, note) = budget(self.memory);
         notes.extend(note);
+        notes.extend(threads_note);
         let temp_dirs = if self.temp_dirs.is_empty() {
             vec![default_temp_dir(&self.output)]
         } else {

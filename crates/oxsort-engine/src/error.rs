@@ -11,13 +11,28 @@ pub enum EngineError {
     Config(String),
     /// `resume` found a journal of an interrupted sort that does not match this one.
     #[error(
-        "cannot resume from {}: {why}; the inputs must be as they were (or start over with --restart)",
-        journal.display()
+        "cannot resume from {}: {why}; run the interrupted sort as it was to go on from it, \
+         start over with --restart, or remove what it kept with `oxsort clean --resume {}`",
+        journal.display(),
+        journal.parent().and_then(|d| d.parent()).map_or_else(String::new, |d| d.display().to_string())
     )]
     ResumeRefused {
         /// The journal found.
         journal: PathBuf,
         /// What differs.
+        why: String,
+    },
+    /// The directory a resumable sort keeps its runs in has its name taken by something this
+    /// sort must not use (a link, a file, another user's directory): nothing in it is touched.
+    #[error(
+        "cannot resume in {}: {why}; nothing there was used. Have it removed (by its owner or \
+         root) or sort with another temp directory",
+        dir.display()
+    )]
+    ResumeBlocked {
+        /// The resume directory.
+        dir: PathBuf,
+        /// What it is instead, and whose.
         why: String,
     },
     /// The journal of a resumable sort cannot be written or read.
@@ -78,15 +93,24 @@ pub enum EngineError {
     },
     /// A temp directory has less free space than the plan writes to it.
     #[error(
-        "not enough temp space in {}: the plan writes {needed} bytes there, {free} bytes are free", dir.display()
+        "not enough temp space in {}: the plan writes {needed} bytes of runs there{}, {free} \
+         bytes are free{}",
+        dir.display(),
+        if *output > 0 { format!(" and the output's {output} bytes go to the same file system") } else { String::new() },
+        if kept.is_empty() { String::new() } else { format!("; {kept}") }
     )]
     NoTempSpace {
         /// The temp directory.
         dir: PathBuf,
-        /// Bytes the plan puts there.
+        /// Bytes of runs the plan puts there (less those an interrupted sort kept for it).
         needed: u64,
+        /// Bytes of the output on the same file system (0 when it goes elsewhere).
+        output: u64,
         /// Bytes free.
         free: u64,
+        /// What interrupted resumable sorts keep there and how to reclaim it, when they keep
+        /// anything (else empty).
+        kept: String,
     },
     /// A temp directory filled up while the sort wrote a run there (`ENOSPC` or `EDQUOT`).
     #[error("temp directory {} is full ({source}): {more}", dir.display())]

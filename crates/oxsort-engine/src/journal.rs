@@ -2,7 +2,7 @@
 //! started with the same command line goes on from there instead of starting over.
 //!
 //! ```text
-//!  TEMP/.oxsort-resume-<hash of inputs, output and spec>/      (mode 0700, kept on interruption)
+//!  TEMP/.oxsort-resume-<hash of inputs' paths and output>/   (mode 0700, kept on interruption)
 //!      lock           flock'ed by the sort using the directory
 //!      journal        one entry a line:  <crc32 of the JSON, 8 hex> <JSON>\n
 //!                       sort   inputs (path, size, mtime), output, spec
@@ -157,7 +157,9 @@ pub(crate) fn header(cfg: &SortConfig) -> Result<Header> {
 }
 
 /// The name of the journal directory for `h`: the same for every process sorting the same
-/// inputs (by path) into the same output with the same spec, whatever the inputs' state.
+/// inputs (by path) into the same output, whatever the inputs' state and the spec. A sort
+/// whose key or options changed thus finds the interrupted sort's journal and is refused
+/// (with the reason) instead of starting another directory beside it.
 pub(crate) fn dir_name(h: &Header) -> String {
     // FNV-1a, 64 bits: stable across builds and platforms (std's hashers are not).
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -170,7 +172,6 @@ pub(crate) fn dir_name(h: &Header) -> String {
         }
     };
     eat(&h.output);
-    eat(&h.spec);
     for i in &h.inputs {
         eat(&i.path);
     }
@@ -434,6 +435,199 @@ fn verify_runs(
     out.into_iter()
         .map(|m| m.into_inner().expect("no verifier panics").expect("every run verified"))
         .collect()
+}
+
+/// The name prefix of resume directories (`.oxsort-resume-<16 hex>`).
+const DIR_PREFIX: &str = ".oxsort-resume-";
+
+/// Whether `name` is a resume directory's name.
+fn is_resume_name(name: &str) -> bool {
+    name.strip_prefix(DIR_PREFIX)
+        .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The runs a resume of the journal `entries` takes over: the last finished level's, or the
+/// formed runs.
+fn runs_taken_over(entries: &[Entry]) -> Vec<RunFile> {
+    match entries.iter().rev().find_map(|e| if let Entry::Level(l) = e { Some(l) } else { None }) {
+        Some(l) => l.runs.clone(),
+        None => entries
+            .iter()
+            .filter_map(|e| if let Entry::Run(r) = e { Some(r.file.clone()) } else { None })
+            .collect(),
+    }
+}
+
+/// Whether `dir` is a directory of this user, not a link (what a resumable sort may use).
+fn own_dir(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir)
+        .is_ok_and(|m| m.is_dir() && m.uid() == oxsort_io::effective_uid())
+}
+
+/// Per temp directory of `cfg`, the bytes of runs the interrupted sort `cfg` resumes left
+/// there, which it takes over rather than writes again (as far as the files' lengths tell:
+/// their contents are verified later). Zero everywhere when there is no journal of this sort.
+/// A journal this sort cannot resume from is refused here, before space is counted; with
+/// `restart` its files are removed before the first run, and the second vector holds the
+/// bytes that frees in each directory.
+pub(crate) fn reusable_bytes(cfg: &SortConfig) -> Result<(Vec<u64>, Vec<u64>)> {
+    let mut out = vec![0; cfg.temp_dirs.len()];
+    let mut freed = vec![0; cfg.temp_dirs.len()];
+    let Ok(now) = header(cfg) else { return Ok((out, freed)) };
+    let name = dir_name(&now);
+    let dirs: Vec<PathBuf> = cfg.temp_dirs.iter().map(|d| d.join(&name)).collect();
+    let Some(first) = dirs.first().filter(|d| own_dir(d)) else { return Ok((out, freed)) };
+    let jpath = first.join(JOURNAL_FILE);
+    let Ok(text) = std::fs::read(&jpath) else { return Ok((out, freed)) };
+    let entries = parse(&text);
+    let Some(Entry::Sort(found)) = entries.first() else { return Ok((out, freed)) };
+    if let Some(why) = mismatch(found, &now) {
+        if !cfg.restart {
+            return Err(EngineError::ResumeRefused { journal: jpath, why });
+        }
+        for (f, d) in freed.iter_mut().zip(&dirs) {
+            if own_dir(d) {
+                *f = oxsort_io::leftovers::tree_bytes(d);
+            }
+        }
+        return Ok((out, freed));
+    }
+    for f in runs_taken_over(&entries) {
+        let Some(d) = dirs.get(f.dir).filter(|d| own_dir(d)) else { continue };
+        let on_disk = std::fs::symlink_metadata(d.join(&f.name));
+        if on_disk.is_ok_and(|m| m.is_file() && m.len() == f.bytes) {
+            out[f.dir] += f.bytes;
+        }
+    }
+    Ok((out, freed))
+}
+
+/// A directory an interrupted resumable sort keeps its runs and journal in, as
+/// [`resume_dirs`] finds it.
+#[derive(Clone, Debug)]
+pub struct ResumeDir {
+    /// Its path.
+    pub path: PathBuf,
+    /// Disk space it holds (allocated blocks).
+    pub bytes: u64,
+    /// When its journal (or, without one, the directory) last changed.
+    pub modified: Option<std::time::SystemTime>,
+    /// The sort's output and inputs as its journal names them (none without a journal).
+    pub output: Option<String>,
+    /// The inputs the sort read.
+    pub inputs: Vec<String>,
+    /// Runs a resume would take over.
+    pub runs: usize,
+    /// A sort holds it now (its lock is taken): not to be removed.
+    pub in_use: bool,
+    /// Another user's (their name or uid): listed, never touched.
+    pub owner: Option<String>,
+}
+
+/// The resume directories (`.oxsort-resume-HASH`) in `dir`, sorted by path. Links and files
+/// under such a name are not followed; other users' directories are listed by owner only.
+pub fn resume_dirs(dir: &Path) -> Result<Vec<ResumeDir>> {
+    let listing = std::fs::read_dir(dir).map_err(|e| jerr(dir, "cannot list", e))?;
+    let me = oxsort_io::effective_uid();
+    let mut out = Vec::new();
+    for e in listing.flatten() {
+        let name = e.file_name();
+        if !name.to_str().is_some_and(is_resume_name) {
+            continue;
+        }
+        let path = e.path();
+        let Ok(m) = std::fs::symlink_metadata(&path) else { continue };
+        if !m.is_dir() {
+            continue;
+        }
+        let mut d = ResumeDir {
+            path: path.clone(),
+            bytes: m.blocks() * 512,
+            modified: m.modified().ok(),
+            output: None,
+            inputs: Vec::new(),
+            runs: 0,
+            in_use: false,
+            owner: None,
+        };
+        if m.uid() != me {
+            d.owner = Some(oxsort_io::user_label(m.uid()));
+            out.push(d);
+            continue;
+        }
+        d.bytes += oxsort_io::leftovers::tree_bytes(&path);
+        let journal = path.join(JOURNAL_FILE);
+        if let Ok(jm) = std::fs::symlink_metadata(&journal) {
+            d.modified = jm.modified().ok().or(d.modified);
+        }
+        if let Ok(text) = std::fs::read(&journal) {
+            let entries = parse(&text);
+            if let Some(Entry::Sort(h)) = entries.first() {
+                d.output = Some(h.output.clone());
+                d.inputs = h.inputs.iter().map(|i| i.path.clone()).collect();
+            }
+            d.runs = runs_taken_over(&entries).len();
+        }
+        d.in_use =
+            lock_of(&path).is_some_and(|l| !oxsort_io::try_lock_exclusive(&l).unwrap_or(false));
+        out.push(d);
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// The lock file of resume directory `dir`, opened without following a link.
+fn lock_of(dir: &Path) -> Option<File> {
+    oxsort_io::leftovers::open_for_lock(&dir.join(LOCK_FILE), false).ok()
+}
+
+/// Removes resume directory `d` (found by [`resume_dirs`]) and everything in it, holding its
+/// lock meanwhile; `Ok(false)` when a sort holds it or it is another user's (left alone).
+pub fn remove_resume_dir(d: &ResumeDir) -> Result<bool> {
+    if d.owner.is_some() || !own_dir(&d.path) {
+        return Ok(false);
+    }
+    let lock = lock_of(&d.path);
+    if let Some(l) = &lock {
+        if !oxsort_io::try_lock_exclusive(l).map_err(|e| jerr(&d.path, "cannot lock", e))? {
+            return Ok(false);
+        }
+    }
+    match std::fs::remove_dir_all(&d.path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(jerr(&d.path, "cannot remove", e))
+        }
+        _ => Ok(true),
+    }
+}
+
+/// What interrupted resumable sorts keep in temp directory `dir` besides `own` (this sort's
+/// resume directory name, when it resumes), in words for a message about space there; empty
+/// when they keep nothing.
+pub(crate) fn kept_there(dir: &Path, own: Option<&str>) -> String {
+    let Ok(found) = resume_dirs(dir) else { return String::new() };
+    let others: Vec<&ResumeDir> = found
+        .iter()
+        .filter(|d| own.is_none_or(|o| d.path.file_name().is_none_or(|n| n != o)))
+        .filter(|d| d.owner.is_none() && !d.in_use)
+        .collect();
+    if others.is_empty() {
+        return String::new();
+    }
+    let bytes: u64 = others.iter().map(|d| d.bytes).sum();
+    format!(
+        "{} interrupted resumable sort{} keep{} {bytes} bytes there (`oxsort clean --resume {}` \
+         lists and removes them)",
+        others.len(),
+        if others.len() == 1 { "" } else { "s" },
+        if others.len() == 1 { "s" } else { "" },
+        dir.display()
+    )
+}
+
+/// The name of the resume directory `cfg` uses, when it is resumable.
+pub(crate) fn own_dir_name(cfg: &SortConfig) -> Option<String> {
+    cfg.resume.then(|| header(cfg).ok().map(|h| dir_name(&h))).flatten()
 }
 
 /// What a resumable sort takes over from the journal of an interrupted one.

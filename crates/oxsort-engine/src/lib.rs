@@ -67,10 +67,12 @@ use std::time::Instant;
 
 pub use config::{memory_budget, Input, Output, PassChoice, SortConfig, SortConfigBuilder, Stream};
 pub use error::{error_message, EngineError, Result};
+pub use journal::{remove_resume_dir, resume_dirs, ResumeDir};
 pub use oxsort_format::{Mode, SortKey, SortSpec};
 pub use oxsort_io::IoOptions;
 pub use plan::{
-    plan, Geometry, InputPlan, MergeLevel, MergeSchedule, MergeSizing, Passes, Plan, TempPlan,
+    plan, plan_to_show, Geometry, InputPlan, MergeLevel, MergeSchedule, MergeSizing, Passes, Plan,
+    TempPlan,
 };
 pub use progress::{Phase, Progress, ProgressFn};
 pub use stats::{human_bytes, FileStats, PhaseStats, Reclaimed, SortStats, ThreadStats};
@@ -122,7 +124,10 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     } else {
         (SpillRoom::new(&cfg.temp_dirs, &cfg.io), journal::Recovered::default())
     };
-    room.plan_space(plan.temp.iter().map(|t| t.bytes));
+    if plan.input_bytes.is_some() {
+        // The peak is known only for inputs of known size.
+        room.plan_space(plan.temp.iter().map(|t| t.bytes));
+    }
 
     // A file output is written under a temporary name and renamed when verified; a stream
     // (standard output, a device, a FIFO) is written in order where it is.
@@ -214,6 +219,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     // Each input is read as the plan saw it: a file over the length planned (a different
     // length read is an error), anything else as a stream to its end.
     source.planned(&plan.inputs.iter().map(|i| i.bytes).collect::<Vec<_>>());
+    // A line longer than a chunk grows it, up to what a load of the budget holds.
+    source.longest_record(usize::try_from(g.arena_bytes).unwrap_or(usize::MAX));
     if let Some(at) = recovered.position() {
         source.skip_to(at);
     }

@@ -19,7 +19,9 @@ use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
 use crate::config::Input;
 use crate::error::{EngineError, Result};
 use crate::stats::{FileStats, Meters};
-use crate::tuning::{delim_room, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD, TEXT_SNIFF_BYTES};
+use crate::tuning::{
+    delim_room, LONG_RECORD_GROWTH, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD, TEXT_SNIFF_BYTES,
+};
 
 mod rdw;
 
@@ -70,6 +72,10 @@ struct Reading {
     planned: u64,
 }
 
+/// The longest a chunk grows to hold a long record: its records' offsets are 32-bit, and the
+/// offset after its last record (plus an added terminator) must fit.
+const LONGEST_CHUNK: usize = u32::MAX as usize - oxsort_io::DIRECT_ALIGN;
+
 pub(crate) struct ChunkSource {
     pending: VecDeque<(Input, Length)>,
     current: Option<(Reader, Arc<str>, bool)>,
@@ -96,6 +102,9 @@ pub(crate) struct ChunkSource {
     leftover: Vec<u8>,
     /// Delimited records: records of the current input turned into chunks so far.
     file_records: u64,
+    /// Delimited records: the longest record read (a chunk grows to hold one longer than
+    /// itself, up to this).
+    longest_record: usize,
     /// Populated chunk buffers made ahead of the reader by helper threads.
     provision: Option<(Receiver<AlignedBuf>, Vec<JoinHandle<()>>)>,
     pub(crate) files: Vec<FileStats>,
@@ -138,6 +147,7 @@ impl ChunkSource {
             read_depth,
             leftover: Vec::new(),
             file_records: 0,
+            longest_record: chunk_bytes,
             provision: None,
             files: Vec::new(),
             bytes_read: 0,
@@ -532,19 +542,20 @@ impl ChunkSource {
                 return Ok(done);
             }
         }
-        let cap = self.chunk_bytes;
+        // After a record longer than a chunk, what followed it in its chunk may be too.
+        let mut cap = self.chunk_bytes;
+        while cap <= self.leftover.len() && cap < self.longest_record {
+            cap = cap.saturating_mul(LONG_RECORD_GROWTH).min(self.longest_record);
+        }
         let mut out: Option<AlignedBuf> = None;
         let mut filled = 0usize;
         loop {
             if !self.leftover.is_empty() && out.is_none() {
-                let mut b = self.take_buffer();
+                let mut b = self.chunk_buffer(cap);
                 filled = self.leftover.len();
                 b[..filled].copy_from_slice(&self.leftover);
                 self.leftover.clear();
                 out = Some(b);
-            }
-            if filled == cap {
-                break;
             }
             if self.carry.is_none() {
                 match self.next_piece()? {
@@ -573,7 +584,7 @@ impl ChunkSource {
             }
             let mut b = match out.take() {
                 Some(b) => b,
-                None => self.take_buffer(),
+                None => self.chunk_buffer(cap),
             };
             let (piece, pos, len, _) = self.carry.as_mut().expect("set above");
             let take = (*len - *pos).min(cap - filled);
@@ -587,16 +598,55 @@ impl ChunkSource {
                 self.recycle_piece(piece);
             }
             out = Some(b);
+            if filled < cap {
+                continue;
+            }
+            let b = out.take().expect("a full chunk");
+            if let Some(last) = memchr::memrchr(t, &b[..filled]) {
+                self.leftover.extend_from_slice(&b[last + 1..filled]);
+                return Ok(Some(self.delimited_chunk(b, 0, last + 1, t)));
+            }
+            // A whole chunk without a terminator: one record longer than a chunk. The chunk
+            // grows to hold it, as GNU sort grows its buffer, up to the longest record a load
+            // of the budget holds (the load that takes it counts its size).
+            if cap >= self.longest_record {
+                return Err(EngineError::Input {
+                    path: PathBuf::from(&*self.name),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "record {} is longer than {} bytes, the most a load of this memory \
+                             budget holds; a larger budget reads it",
+                            self.file_records + 1,
+                            self.longest_record
+                        ),
+                    ),
+                });
+            }
+            cap = cap.saturating_mul(LONG_RECORD_GROWTH).min(self.longest_record);
+            let mut grown = self.chunk_buffer(cap);
+            grown[..filled].copy_from_slice(&b[..filled]);
+            if b.len() == self.buf_len() {
+                self.spare.push(b);
+            }
+            out = Some(grown);
         }
-        let b = out.expect("a full chunk");
-        let Some(last) = memchr::memrchr(t, &b[..filled]) else {
-            return Err(EngineError::Config(format!(
-                "{}: a record longer than {cap} bytes (after record {}); a larger memory budget reads longer records",
-                self.name, self.file_records
-            )));
-        };
-        self.leftover.extend_from_slice(&b[last + 1..filled]);
-        Ok(Some(self.delimited_chunk(b, 0, last + 1, t)))
+    }
+
+    /// A buffer for a chunk of `cap` bytes: one of the usual ones ([`ChunkSource::take_buffer`])
+    /// for a chunk of the usual size, else a new one (a record longer than a chunk), with room
+    /// for a terminator added at an input's end.
+    fn chunk_buffer(&mut self, cap: usize) -> AlignedBuf {
+        if cap == self.chunk_bytes {
+            return self.take_buffer();
+        }
+        AlignedBuf::new((cap + 1).div_ceil(oxsort_io::DIRECT_ALIGN) * oxsort_io::DIRECT_ALIGN)
+    }
+
+    /// Lets delimited records grow past a chunk up to `bytes` (the memory a load holds), and
+    /// below [`LONGEST_CHUNK`]; by default a record may be as long as a chunk.
+    pub(crate) fn longest_record(&mut self, bytes: usize) {
+        self.longest_record = bytes.min(LONGEST_CHUNK).max(self.chunk_bytes);
     }
 
     /// The fast path of delimited chunks: the piece as read becomes the chunk, from the record

@@ -153,17 +153,24 @@ impl SpillRoom {
         let (kept, kept_runs) = if resumable { self.journaled[i] } else { (0, 0) };
         let needed = self.planned[i].map(|p| p.saturating_sub(kept));
         let free = oxsort_io::free_space(&dir).ok();
+        // Say only what is known: how much more when the plan knew the peak (an input whose
+        // size is known only at its end gives it none).
         let mut more = match needed {
-            Some(n) => format!("this sort needed up to {n} more bytes there to finish"),
-            None => "this sort needed more room there".to_string(),
+            Some(n) if n > 0 => format!("this sort needed up to {n} more bytes there to finish"),
+            _ if self.planned[i].is_none() => "the input's size was not known before its end, \
+                 so neither was the room its runs need there"
+                .to_string(),
+            _ => "this sort needed more room there than the plan foresaw".to_string(),
         };
         if let Some(f) = free {
-            more += &format!(", {f} bytes are free");
+            more += &format!("; {f} bytes are free there now");
         }
         if resumable {
             more += &format!(
                 "; the {kept_runs} runs finished there ({kept} bytes) are kept: free space \
-                 and run the same command again to go on from them"
+                 and run the same command again to go on from them (they count as written), \
+                 or reclaim them with `oxsort clean --resume {}`",
+                dir.display()
             );
         } else {
             more += "; free space or choose another --temp-dir";
@@ -187,7 +194,14 @@ impl SpillRoom {
         if self.temps.is_empty() {
             let name = self.kept.clone().expect("a resumable room");
             for d in &self.dirs {
-                self.temps.push(TempDir::kept(d, &name)?);
+                let kept = TempDir::kept(d, &name).map_err(|e| {
+                    let dir = d.join(&name);
+                    match oxsort_io::private_dir_problem(&dir) {
+                        Ok(Some(why)) => EngineError::ResumeBlocked { dir, why },
+                        _ => e.into(),
+                    }
+                })?;
+                self.temps.push(kept);
             }
         }
         Ok(())

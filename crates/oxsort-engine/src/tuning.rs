@@ -21,6 +21,12 @@ pub const READ_DEPTH: usize = 2;
 /// reader, on the core the reader leaves idle, hides it.
 pub const PROVISION_AHEAD: usize = 3;
 
+/// Worker threads per core at most. The workers sort, gather and verify: past a few per core
+/// they only add stacks and buffers (each its own share of the budget) and contend for the
+/// cores; 100,000 asked for exhausted memory for their stacks before any work. GNU sort caps
+/// `--parallel` silently; oxsort caps at this many per core and says so.
+pub const MAX_THREADS_PER_CORE: usize = 4;
+
 /// Output parts per thread at minimum. Parts are the unit of parallel output work (select,
 /// sort, gather, verify); a few per thread keeps both cores busy while the writer drains.
 pub const MIN_PARTS_PER_THREAD: usize = 4;
@@ -114,6 +120,10 @@ const _: () = assert!(
         && MERGE_BLOCK_MAX % oxsort_io::DIRECT_ALIGN == 0
 );
 const _: () = assert!(MERGE_BLOCK_MIN <= MERGE_BLOCK_MAX);
+
+/// How much a chunk grows at a time to hold a record longer than itself (delimited records):
+/// doubling copies each byte of the record about twice at most.
+pub const LONG_RECORD_GROWTH: usize = 2;
 
 /// Room after a delimited chunk's data, in every chunk buffer: a chunk is the piece read from the
 /// file, cut after its last terminator, plus the rest of that last record, copied from the start

@@ -6,6 +6,12 @@
 //! waits for SIGINT/SIGTERM/SIGHUP, removes every registered path, and exits with status 130 / 143 / 129
 //! (128 + the signal number), as shells expect.
 //!
+//! SIGPIPE (a write to a pipe whose reader has gone, `oxsort ... | head`) ends the process as it
+//! ends a C program, after the same cleanup: killed by SIGPIPE (status 141 in the shell). Rust's
+//! runtime ignores SIGPIPE before `main`, so the disposition the process was started with is
+//! read before that, by a constructor: a parent that ignored SIGPIPE (`trap '' PIPE`) asked for
+//! the write error instead, and gets it ([`sigpipe_ignored_at_start`]).
+//!
 //! The signal itself is caught by `signal-hook`'s async-signal-safe handler, which only wakes
 //! the waiting thread; the cleanup runs on that ordinary thread, where locks and file removal
 //! are allowed. The thread keeps the registry locked until `exit`, and creations hold the lock
@@ -16,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, Once};
 
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use std::sync::atomic::AtomicBool;
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGPIPE, SIGTERM};
 use signal_hook::iterator::Signals;
 
 /// What a registry entry is, i.e. how to remove it.
@@ -70,6 +78,14 @@ pub(crate) fn remove(path: &Path, kind: Kind) {
             let _ = std::fs::remove_file(path);
         }
         Kind::Dir => {
+            // Renamed away first: a thread still forming runs can then add no file behind the
+            // removal (the name it creates under leads nowhere), so one pass removes all, and
+            // promptly however many runs there are. The staging name is one a sweep reclaims
+            // should the removal itself be killed.
+            let mut gone = path.as_os_str().to_os_string();
+            gone.push(crate::leftovers::STAGING_SUFFIX);
+            let gone = PathBuf::from(gone);
+            let path = if std::fs::rename(path, &gone).is_ok() { &gone } else { path };
             // A file created concurrently inside can make one pass fail with ENOTEMPTY.
             for _ in 0..3 {
                 match std::fs::remove_dir_all(path) {
@@ -88,7 +104,10 @@ pub fn registered_count() -> usize {
 
 /// Installs SIGINT/SIGTERM/SIGHUP handling: on any of them, every registered temp directory
 /// and uncommitted output is removed and the process exits with 128 + the signal (130 for
-/// SIGINT, 143 for SIGTERM, 129 for SIGHUP: a closed terminal cleans up like Ctrl-C).
+/// SIGINT, 143 for SIGTERM, 129 for SIGHUP: a closed terminal cleans up like Ctrl-C). SIGPIPE,
+/// unless the process was started with it ignored, removes them too and then kills the process
+/// with SIGPIPE ([`die_of_broken_pipe`]); the write that met the closed pipe fails with EPIPE
+/// meanwhile, and whichever of the two gets to the cleanup first does it.
 ///
 /// Idempotent; call it once early in `main`. If the handlers cannot be installed (which only
 /// happens when the process is out of resources) a warning goes to stderr and the default
@@ -96,31 +115,92 @@ pub fn registered_count() -> usize {
 pub fn install_signal_handlers() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let mut signals = match Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        let mut wanted = vec![SIGINT, SIGTERM, SIGHUP];
+        if !sigpipe_ignored_at_start() {
+            wanted.push(SIGPIPE);
+        }
+        let mut signals = match Signals::new(wanted) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("oxsort: cannot install signal handlers: {e}");
                 return;
             }
         };
-        let spawned = std::thread::Builder::new().name("oxsort-signals".into()).spawn(move || {
-            if let Some(sig) = signals.forever().next() {
-                cleanup_and_exit(sig);
-            }
-        });
+        let spawned =
+            std::thread::Builder::new().name("oxsort-signals".into()).spawn(move || match signals
+                .forever()
+                .next()
+            {
+                Some(SIGPIPE) => die_of_broken_pipe(),
+                Some(sig) => cleanup_and_exit(sig),
+                None => {}
+            });
         if let Err(e) = spawned {
             eprintln!("oxsort: cannot start the signal thread: {e}");
         }
     });
 }
 
-fn cleanup_and_exit(sig: i32) -> ! {
+/// Removes every registered path and returns the registry, still locked: no new temp path can
+/// be created from now on. A second caller waits here until the first ends the process.
+fn remove_all() -> RegistryGuard {
     let guard = lock();
     if let Some(r) = guard.0.as_ref() {
         for (path, kind) in r.entries.values() {
             remove(path, *kind);
         }
     }
-    // Exit with the registry still locked: no new temp path can be created from now on.
+    guard
+}
+
+fn cleanup_and_exit(sig: i32) -> ! {
+    let _guard = remove_all();
     std::process::exit(128 + sig)
 }
+
+/// Ends the process as a closed pipe ends a C program: every registered temp directory and
+/// uncommitted output is removed, then the process is killed by SIGPIPE (status 141 in the
+/// shell). For a writer that met EPIPE, when [`sigpipe_ignored_at_start`] is false.
+pub fn die_of_broken_pipe() -> ! {
+    let _guard = remove_all();
+    // SAFETY: restoring SIGPIPE's default action, unblocking it and raising it have no
+    // preconditions; with the default action the raise ends the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        let mut set = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(libc::SIGPIPE);
+    }
+    // Not reached; should the signal not end the process, the shell's status for it.
+    std::process::exit(128 + SIGPIPE)
+}
+
+/// Whether SIGPIPE was ignored when the process started (its parent ignored it, as after
+/// `trap '' PIPE`): then a write to a closed pipe is an error to report, not a death.
+pub fn sigpipe_ignored_at_start() -> bool {
+    SIGPIPE_IGNORED.load(Ordering::Relaxed)
+}
+
+/// Set by [`record_sigpipe`] before `main`.
+static SIGPIPE_IGNORED: AtomicBool = AtomicBool::new(false);
+
+/// Reads SIGPIPE's disposition as the process was started, before Rust's runtime sets it to
+/// "ignore" (which it does inside `main`, after the constructors ran).
+extern "C" fn record_sigpipe() {
+    // SAFETY: `old` is writable memory of the right type; sigaction with a null new action
+    // only reads the current one into it.
+    let ignored = unsafe {
+        let mut old = std::mem::zeroed::<libc::sigaction>();
+        libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    };
+    SIGPIPE_IGNORED.store(ignored, Ordering::Relaxed);
+}
+
+/// Runs [`record_sigpipe`] as a constructor of the executable (the C runtime calls the
+/// functions of `.init_array` before `main`).
+#[used]
+#[link_section = ".init_array"]
+static RECORD_SIGPIPE: extern "C" fn() = record_sigpipe;

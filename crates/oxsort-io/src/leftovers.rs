@@ -168,7 +168,7 @@ pub(crate) fn names_fd(path: &Path, fd: RawFd) -> bool {
 }
 
 /// Opens `path` to hold its lock: read-only, never following a symlink; `dir` for a directory.
-pub(crate) fn open_for_lock(path: &Path, dir: bool) -> io::Result<File> {
+pub fn open_for_lock(path: &Path, dir: bool) -> io::Result<File> {
     let mut flags = libc::O_NOFOLLOW;
     if dir {
         flags |= libc::O_DIRECTORY;
@@ -231,7 +231,7 @@ pub fn sweep(dir: &Path, dry_run: bool) -> Result<Swept, IoError> {
 
 /// Allocated bytes of everything under `dir`, not `dir` itself (symlinks not followed;
 /// unreadable parts count 0).
-fn tree_bytes(dir: &Path) -> u64 {
+pub fn tree_bytes(dir: &Path) -> u64 {
     let mut total = 0;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -84,8 +84,8 @@ pub use reader::{Chunk, Reader};
 pub use replace::{file_id, inspect_output, FileId, InPlace, OutputFile};
 pub use size::trusted_size;
 pub use temp::{
-    check_dir_writable, device_of, free_space, probe_input, probe_output, try_lock_exclusive,
-    AtomicOutput, OutputTarget, TempDir,
+    check_dir_writable, device_of, effective_uid, free_space, private_dir_problem, probe_input,
+    probe_output, try_lock_exclusive, user_label, user_name, AtomicOutput, OutputTarget, TempDir,
 };
 pub use tuning::DIRECT_ALIGN;
 pub use uring::probe as uring_probe;

@@ -87,22 +87,18 @@ impl TempDir {
     /// it with [`TempDir::remove`]. An existing `name` must be a directory owned by this user
     /// and reachable by no one else.
     pub fn kept(parent: &Path, name: &str) -> Result<Self, IoError> {
-        use std::os::unix::fs::MetadataExt;
         let path = parent.join(name);
         match std::fs::DirBuilder::new().mode(0o700).create(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(IoError::open(path, e)),
         }
-        let m = std::fs::symlink_metadata(&path).map_err(|e| IoError::open(&path, e))?;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
-        if !m.is_dir() || m.uid() != me || m.mode() & 0o077 != 0 {
+        if let Some(why) = private_dir_problem(&path)? {
             return Err(IoError::open(
                 &path,
                 io::Error::new(
                     io::ErrorKind::PermissionDenied,
-                    "not a private directory of this user",
+                    format!("not a private directory of this user: {why}"),
                 ),
             ));
         }
@@ -410,6 +406,52 @@ fn locked(fd: i32, path: &Path) -> Result<bool, IoError> {
 pub fn try_lock_exclusive(file: &std::fs::File) -> io::Result<bool> {
     use std::os::fd::AsRawFd;
     Ok(!matches!(leftovers::try_lock(file.as_raw_fd())?, Lock::Busy))
+}
+
+/// Why `path` is not a private directory of this user, in words (a link, which is never
+/// followed; not a directory; another user's, naming them; open to others); `None` when it is
+/// one. A link, another user's directory or one others may write into could hand this
+/// process files it does not own.
+pub fn private_dir_problem(path: &Path) -> Result<Option<String>, IoError> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).map_err(|e| IoError::open(path, e))?;
+    let me = effective_uid();
+    Ok(if m.file_type().is_symlink() {
+        Some("it is a symbolic link (not followed)".to_string())
+    } else if !m.is_dir() {
+        Some("it is not a directory".to_string())
+    } else if m.uid() != me {
+        Some(format!("it belongs to {}, not to {}", user_label(m.uid()), user_label(me)))
+    } else if m.mode() & 0o077 != 0 {
+        Some(format!("others may use it (mode {:04o})", m.mode() & 0o7777))
+    } else {
+        None
+    })
+}
+
+/// The effective user id of this process.
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The login name of user `uid` from the password file, when it has one there.
+pub fn user_name(uid: u32) -> Option<String> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|l| {
+        let mut f = l.split(':');
+        let name = f.next()?;
+        let id = f.nth(1)?.parse::<u32>().ok()?;
+        (id == uid).then(|| name.to_string())
+    })
+}
+
+/// `user NAME (uid N)`, or `uid N` for a user without a name.
+pub fn user_label(uid: u32) -> String {
+    match user_name(uid) {
+        Some(n) => format!("user {n} (uid {uid})"),
+        None => format!("uid {uid}"),
+    }
 }
 
 /// Bytes available to unprivileged users on the filesystem holding `path`

@@ -28,8 +28,11 @@ use msg::{quote, quotef, Fail};
 /// Runs GNU sort's command line (the arguments after the program name); returns the exit
 /// status.
 pub fn main(argv: Vec<String>) -> i32 {
-    // GNU sort dies quietly when a reader closes the pipe.
-    oxsort_locale::sys::default_sigpipe();
+    // GNU sort dies quietly when a reader closes the pipe (after removing its temp files, see
+    // `sort`), unless it was started with SIGPIPE ignored: then the write error is reported.
+    if !oxsort_io::cleanup::sigpipe_ignored_at_start() {
+        oxsort_locale::sys::default_sigpipe();
+    }
     let locale = oxsort_locale::Locale::from_env();
     msg::set_utf8(locale.utf8);
     if locale.collate.is_some() {
@@ -111,8 +114,10 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         check_output(out)?;
     }
     if a.debug {
-        let dir = tempfile::tempdir_in(temp_dir_of(&a)).map_err(|e| {
-            Fail::plain(format!("cannot create temporary file: {}", msg::errno_text(&e)))
+        // A private temp directory that signals remove too (SIGPIPE when the reader of the
+        // annotations goes away).
+        let dir = oxsort_io::TempDir::new(&temp_dir_of(&a)).map_err(|e| {
+            Fail::plain(format!("cannot create temporary file: {}", msg::errno_text(e.io_error())))
         })?;
         let sorted = dir.path().join("sorted");
         sort(&a, &spec, eol, Output::Path(sorted.clone()))?;
@@ -120,7 +125,14 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         debug::annotate(&data, eol, &opts, locale.utf8, &mut out)
             .and_then(|()| out.flush())
-            .map_err(|e| Fail::io("write failed", "standard output", &e))?;
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::BrokenPipe
+                    && !oxsort_io::cleanup::sigpipe_ignored_at_start()
+                {
+                    oxsort_io::cleanup::die_of_broken_pipe();
+                }
+                Fail::io("write failed", "standard output", &e)
+            })?;
         return Ok(0);
     }
     let output = match &a.output {
@@ -300,8 +312,22 @@ const MIN_BUFFER: u64 = 4 << 20;
 
 /// Sorts (or merges) the inputs into `output`.
 fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
+    // From here SIGPIPE removes the temp files before it ends the process.
     oxsort_io::cleanup::install_signal_handlers();
-    let engine = |e: EngineError| Fail::plain(e.to_string());
+    let engine = |e: EngineError| match e {
+        EngineError::OutputClosed { path } => {
+            if !oxsort_io::cleanup::sigpipe_ignored_at_start() {
+                oxsort_io::cleanup::die_of_broken_pipe();
+            }
+            let name = if path.as_os_str() == "-" {
+                "standard output".to_string()
+            } else {
+                path.display().to_string()
+            };
+            Fail::plain(format!("write failed: {}: Broken pipe", quotef(&name)))
+        }
+        e => Fail::plain(e.to_string()),
+    };
     // -S is a wish: below what the engine needs, it gets the least budget the engine reports
     // (which plans by construction), as GNU sort grows a buffer too small for a line.
     let memory = a.buffer_size.map(|m| m.max(MIN_BUFFER));

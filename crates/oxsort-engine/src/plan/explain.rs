@@ -122,9 +122,14 @@ impl Plan {
             let _ = writeln!(s, "  temp         none");
         }
         for t in &self.temp {
+            let reused = if t.reused > 0 {
+                format!(" ({} of it kept by the interrupted sort)", human_bytes(t.reused))
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 s,
-                "  temp         {}: {} at peak, {} free",
+                "  temp         {}: {} at peak{reused}, {} free",
                 t.dir.display(),
                 human_bytes(t.bytes),
                 human_bytes(t.free)
@@ -158,6 +163,9 @@ impl Plan {
             None => {
                 let _ = writeln!(s, "  output       standard output");
             }
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "  warning      {w}");
         }
         s
     }

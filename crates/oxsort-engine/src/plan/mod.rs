@@ -56,6 +56,9 @@ pub struct TempPlan {
     pub dir: PathBuf,
     /// Bytes the plan writes there at its peak.
     pub bytes: u64,
+    /// Of `bytes`, the runs an interrupted resumable sort left there that this one takes
+    /// over: on disk already, so not counted against the free space.
+    pub reused: u64,
     /// Free bytes found there.
     pub free: u64,
 }
@@ -129,6 +132,16 @@ pub struct Plan {
     pub output_stream: bool,
     /// What was changed from what was asked, and why (a budget capped, fewer transfers).
     pub notes: Vec<String>,
+    /// What stops the plan from being carried out here (too little space), for a plan that is
+    /// shown rather than run ([`plan_to_show`]); a sort refuses instead.
+    pub warnings: Vec<String>,
+    /// The device the output's directory is on (a file output), for the space check.
+    #[serde(skip)]
+    out_dev: Option<u64>,
+    /// The name of the resume directory this sort uses (a resumable sort): not counted as
+    /// another sort's leftover in messages about space.
+    #[serde(skip)]
+    resume_dir: Option<String>,
     /// The estimated time of one pass and of two, when the input's size is known.
     pub estimates: Option<cost::Estimates>,
     /// `OUTFIL` outputs written besides the output, one line each: DD name, file, what it
@@ -139,6 +152,26 @@ pub struct Plan {
 /// Computes the plan and checks it against the machine: inputs present and whole, output
 /// directory writable, memory enough, temp and output space enough.
 pub fn plan(cfg: &SortConfig) -> Result<Plan> {
+    let plan = plan_unchecked(cfg)?;
+    plan.check_space()?;
+    Ok(plan)
+}
+
+/// The plan as [`plan`] computes it, for showing it (`explain`): too little temp or output
+/// space does not refuse it but is said in [`Plan::warnings`].
+pub fn plan_to_show(cfg: &SortConfig) -> Result<Plan> {
+    let mut plan = plan_unchecked(cfg)?;
+    match plan.check_space() {
+        Err(e @ (EngineError::NoTempSpace { .. } | EngineError::NoOutputSpace { .. })) => {
+            plan.warnings.push(e.to_string())
+        }
+        r => r?,
+    }
+    Ok(plan)
+}
+
+/// The plan, checked against everything but free space.
+fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
     let fixed_size = cfg.key.record_size();
     // The records as read (before INREC reshapes them).
     let read_size = cfg.key.input_layout().fixed_size();
@@ -334,11 +367,35 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
         // Runs are likely when the input is over half of what a load holds.
         _ => Some(total.map(sorted_bytes).filter(|&t| t > g.arena_bytes / 2).unwrap_or(0)),
     };
+    if let Some(name) = crate::journal::own_dir_name(cfg) {
+        // The resume directory's name taken by what this sort must not use (a link, another
+        // user's directory): said before anything, space included, is counted.
+        for d in &cfg.temp_dirs {
+            let dir = d.join(&name);
+            if std::fs::symlink_metadata(&dir).is_ok() {
+                if let Some(why) = oxsort_io::private_dir_problem(&dir)? {
+                    return Err(EngineError::ResumeBlocked { dir, why });
+                }
+            }
+        }
+    }
     if let Some(bytes) = spilled {
         let share = bytes.div_ceil(cfg.temp_dirs.len() as u64);
-        for d in &cfg.temp_dirs {
+        // A resume takes over the runs an interrupted sort left: they are there already.
+        // A restart frees what the interrupted sort kept before it writes.
+        let (reused, freed) = if cfg.resume {
+            crate::journal::reusable_bytes(cfg)?
+        } else {
+            (vec![0; cfg.temp_dirs.len()], vec![0; cfg.temp_dirs.len()])
+        };
+        for ((d, reused), freed) in cfg.temp_dirs.iter().zip(reused).zip(freed) {
             oxsort_io::check_dir_writable(d)?;
-            temp.push(TempPlan { dir: d.clone(), bytes: share, free: oxsort_io::free_space(d)? });
+            temp.push(TempPlan {
+                dir: d.clone(),
+                bytes: share,
+                reused: reused.min(share),
+                free: oxsort_io::free_space(d)? + freed,
+            });
         }
     }
 
@@ -364,10 +421,12 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
         output_free,
         output_stream,
         notes,
+        warnings: Vec::new(),
+        out_dev,
+        resume_dir: crate::journal::own_dir_name(cfg),
         estimates,
         outfil: outfil_lines(cfg),
     };
-    plan.check_space(out_dev)?;
     Ok(plan)
 }
 
@@ -431,32 +490,41 @@ impl Plan {
         Some(slots).filter(|&n| n <= MAX_ENTRY_SLOTS)
     }
 
-    /// Checks temp and output space, adding up directories that share a filesystem.
-    fn check_space(&self, out_dev: Option<u64>) -> Result<()> {
-        let mut per_dev: Vec<(u64, u64, u64, PathBuf)> = Vec::new(); // dev, need, free, dir
-        for t in &self.temp {
-            let dev = oxsort_io::device_of(&t.dir).unwrap_or(0);
-            match per_dev.iter_mut().find(|e| e.0 == dev) {
-                Some(e) => e.1 += t.bytes,
-                None => per_dev.push((dev, t.bytes, t.free, t.dir.clone())),
-            }
-        }
-        for (dev, need, free, dir) in &per_dev {
-            // Runs stay until the output is complete, so they share the output's filesystem.
-            let need = need + if Some(*dev) == out_dev { self.input_bytes.unwrap_or(0) } else { 0 };
-            if need > *free {
-                return Err(EngineError::NoTempSpace {
-                    dir: dir.clone(),
-                    needed: need,
-                    free: *free,
-                });
-            }
-        }
+    /// Checks output and temp space, adding up directories that share a filesystem: the output
+    /// first (it is the output's room, whatever shares it), then the runs, which stay until the
+    /// output is complete and so share the output's filesystem with it. A directory that gets
+    /// no run (a one-pass plan) needs no room.
+    fn check_space(&self) -> Result<()> {
         if let (Some(free), Some(bytes)) = (self.output_free, self.input_bytes) {
             if bytes > free {
                 return Err(EngineError::NoOutputSpace {
                     path: PathBuf::from(&self.output),
                     needed: bytes,
+                    free,
+                });
+            }
+        }
+        let mut per_dev: Vec<(u64, u64, u64, PathBuf)> = Vec::new(); // dev, need, free, dir
+        for t in &self.temp {
+            let dev = oxsort_io::device_of(&t.dir).unwrap_or(0);
+            let need = t.bytes.saturating_sub(t.reused);
+            match per_dev.iter_mut().find(|e| e.0 == dev) {
+                Some(e) => e.1 += need,
+                None => per_dev.push((dev, need, t.free, t.dir.clone())),
+            }
+        }
+        for (dev, need, free, dir) in per_dev {
+            if need == 0 {
+                continue;
+            }
+            let output = if Some(dev) == self.out_dev { self.input_bytes.unwrap_or(0) } else { 0 };
+            if need + output > free {
+                let own = self.resume_dir.as_deref();
+                return Err(EngineError::NoTempSpace {
+                    kept: crate::journal::kept_there(&dir, own),
+                    dir,
+                    needed: need,
+                    output,
                     free,
                 });
             }
@@ -469,7 +537,12 @@ impl Plan {
 mod tests {
     use super::*;
 
-    fn plan_with(temp: Vec<TempPlan>, input: u64, output_free: Option<u64>) -> Plan {
+    fn plan_with(
+        temp: Vec<TempPlan>,
+        input: u64,
+        output_free: Option<u64>,
+        out_dev: Option<u64>,
+    ) -> Plan {
         let merge = MergeSizing {
             fan_in: 3,
             min_block: 1 << 16,
@@ -508,37 +581,67 @@ mod tests {
             estimates: None,
             output_stream: false,
             notes: Vec::new(),
+            warnings: Vec::new(),
+            out_dev,
+            resume_dir: None,
             outfil: Vec::new(),
         }
+    }
+
+    fn temp(dir: &std::path::Path, bytes: u64, reused: u64, free: u64) -> TempPlan {
+        TempPlan { dir: dir.to_path_buf(), bytes, reused, free }
     }
 
     #[test]
     fn too_little_temp_or_output_space_is_refused_with_the_numbers() {
         let dir = std::env::temp_dir();
-        let short =
-            plan_with(vec![TempPlan { dir: dir.clone(), bytes: 5000, free: 4000 }], 5000, None);
-        match short.check_space(None) {
-            Err(EngineError::NoTempSpace { needed: 5000, free: 4000, .. }) => {}
+        let short = plan_with(vec![temp(&dir, 5000, 0, 4000)], 5000, None, None);
+        match short.check_space() {
+            Err(EngineError::NoTempSpace { needed: 5000, free: 4000, output: 0, .. }) => {}
             other => panic!("expected NoTempSpace, got {other:?}"),
         }
-        let msg = short.check_space(None).unwrap_err().to_string();
+        let msg = short.check_space().unwrap_err().to_string();
         assert!(msg.contains("5000") && msg.contains("4000"), "{msg}");
         // Temp on the output's filesystem must hold the runs and the output together.
         let dev = oxsort_io::device_of(&dir).unwrap();
-        let shared = plan_with(
-            vec![TempPlan { dir: dir.clone(), bytes: 5000, free: 9000 }],
-            5000,
-            Some(9000),
-        );
+        let shared = plan_with(vec![temp(&dir, 5000, 0, 9000)], 5000, Some(9000), Some(dev));
         assert!(matches!(
-            shared.check_space(Some(dev)),
-            Err(EngineError::NoTempSpace { needed: 10000, .. })
+            shared.check_space(),
+            Err(EngineError::NoTempSpace { needed: 5000, output: 5000, .. })
         ));
-        assert!(shared.check_space(None).is_ok());
-        let no_out = plan_with(vec![], 5000, Some(100));
+        let apart = plan_with(vec![temp(&dir, 5000, 0, 9000)], 5000, Some(9000), None);
+        assert!(apart.check_space().is_ok());
+        let no_out = plan_with(vec![], 5000, Some(100), None);
         assert!(matches!(
-            no_out.check_space(None),
+            no_out.check_space(),
             Err(EngineError::NoOutputSpace { needed: 5000, free: 100, .. })
         ));
+    }
+
+    #[test]
+    fn a_short_output_directory_is_output_space_even_where_temp_is() {
+        // A one-pass plan into a directory too small for the output, on the temp directory's
+        // filesystem: the output's shortage, not the runs' (there are none).
+        let dir = std::env::temp_dir();
+        let dev = oxsort_io::device_of(&dir).unwrap();
+        let one_pass = plan_with(vec![temp(&dir, 0, 0, 4000)], 5000, Some(4000), Some(dev));
+        match one_pass.check_space() {
+            Err(EngineError::NoOutputSpace { needed: 5000, free: 4000, .. }) => {}
+            other => panic!("expected NoOutputSpace, got {other:?}"),
+        }
+        // Runs where the output fits alone: both named.
+        let both = plan_with(vec![temp(&dir, 3000, 0, 6000)], 5000, Some(6000), Some(dev));
+        let msg = both.check_space().unwrap_err().to_string();
+        assert!(msg.contains("3000 bytes of runs") && msg.contains("output's 5000 bytes"), "{msg}");
+    }
+
+    #[test]
+    fn runs_a_resume_takes_over_are_not_counted_against_free_space() {
+        let dir = std::env::temp_dir();
+        // 6000 bytes of runs at the peak, 4000 of them on disk already, 2500 free.
+        let resumed = plan_with(vec![temp(&dir, 6000, 4000, 2500)], 6000, None, None);
+        assert!(resumed.check_space().is_ok());
+        let fresh = plan_with(vec![temp(&dir, 6000, 0, 2500)], 6000, None, None);
+        assert!(matches!(fresh.check_space(), Err(EngineError::NoTempSpace { needed: 6000, .. })));
     }
 }

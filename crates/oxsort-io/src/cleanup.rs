@@ -81,11 +81,18 @@ pub(crate) fn remove(path: &Path, kind: Kind) {
             // Renamed away first: a thread still forming runs can then add no file behind the
             // removal (the name it creates under leads nowhere), so one pass removes all, and
             // promptly however many runs there are. The staging name is one a sweep reclaims
-            // should the removal itself be killed.
+            // should the removal itself be killed, so only a directory whose name a sweep
+            // knows is renamed (a kept resume directory is removed where it is: its staging
+            // name would be nobody's to reclaim).
             let mut gone = path.as_os_str().to_os_string();
             gone.push(crate::leftovers::STAGING_SUFFIX);
             let gone = PathBuf::from(gone);
-            let path = if std::fs::rename(path, &gone).is_ok() { &gone } else { path };
+            let sweepable = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(crate::leftovers::leftover_kind)
+                .is_some();
+            let path = if sweepable && std::fs::rename(path, &gone).is_ok() { &gone } else { path };
             // A file created concurrently inside can make one pass fail with ENOTEMPTY.
             for _ in 0..3 {
                 match std::fs::remove_dir_all(path) {

@@ -660,9 +660,10 @@ fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Res
             d
         }
     };
-    oxsort_io::check_dir_writable(&report_dir)
-        .with_context(|| format!("the report directory {}", report_dir.display()))?;
+    oxsort_io::check_dir_writable_as(&report_dir, "checking the report directory")?;
     let parent = common.dir.clone().unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&parent)
+        .with_context(|| format!("creating the directory {}", parent.display()))?;
     let dir = if common.keep {
         let d = parent.join(format!("oxsort-bench-{cat}-{}", created.replace(':', "-")));
         std::fs::create_dir(&d)

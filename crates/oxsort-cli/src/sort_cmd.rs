@@ -400,7 +400,7 @@ fn check_summary_path(path: &std::path::Path) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
-    oxsort_io::check_dir_writable(dir).with_context(what)?;
+    oxsort_io::check_dir_writable_as(dir, "checking its directory").with_context(what)?;
     Ok(())
 }
 

@@ -488,7 +488,7 @@ impl ChunkSource {
         }
         let b = out.expect("a full chunk");
         let Some(last) = memchr::memrchr(t, &b[..filled]) else {
-            return Err(EngineError::Config(format!(
+            return Err(EngineError::Data(format!(
                 "{}: a record longer than {cap} bytes (after record {}); a larger memory budget reads longer records",
                 self.name, self.file_records
             )));

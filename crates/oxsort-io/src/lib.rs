@@ -69,15 +69,15 @@ mod writer;
 
 pub use bigmem::{trim_heap, BigAlloc};
 pub use buf::AlignedBuf;
-pub use error::IoError;
+pub use error::{os_message, without_os_error, IoError};
 pub use file::{DirectFile, FaultPlan, IoOptions};
 pub use leftovers::{sweep, Leftover, LeftoverKind, Swept};
 pub use pipeline::{Backend, IoStats};
 pub use pipes::sized_pipe;
 pub use reader::{Chunk, Reader};
 pub use temp::{
-    check_dir_writable, device_of, free_space, probe_input, probe_output, try_lock_exclusive,
-    AtomicOutput, OutputTarget, TempDir,
+    check_dir_writable, check_dir_writable_as, device_of, free_space, probe_input, probe_output,
+    try_lock_exclusive, AtomicOutput, OutputTarget, TempDir,
 };
 pub use tuning::DIRECT_ALIGN;
 pub use uring::probe as uring_probe;

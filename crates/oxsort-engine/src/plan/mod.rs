@@ -198,7 +198,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
             OutputTarget::Stream => {}
             OutputTarget::File => {
                 let dir = parent_dir(p);
-                oxsort_io::check_dir_writable(&dir)?;
+                oxsort_io::check_dir_writable_as(&dir, "checking the output directory")?;
                 output_free = Some(oxsort_io::free_space(&dir)?);
                 out_dev = oxsort_io::device_of(&dir);
                 output_stream = false;
@@ -331,7 +331,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
     if let Some(bytes) = spilled {
         let share = bytes.div_ceil(cfg.temp_dirs.len() as u64);
         for d in &cfg.temp_dirs {
-            oxsort_io::check_dir_writable(d)?;
+            oxsort_io::check_dir_writable_as(d, "checking the temp directory")?;
             temp.push(TempPlan { dir: d.clone(), bytes: share, free: oxsort_io::free_space(d)? });
         }
     }

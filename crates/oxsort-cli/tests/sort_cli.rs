@@ -209,3 +209,28 @@ fn fixed_records_of_a_text_file_warn_and_name_lines() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&o.stderr).contains("looks like text"));
 }
+
+#[test]
+fn the_report_after_sum_counts_the_outputs_duplicates_and_says_no_overflow_plainly() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.dat");
+    // Three keys, three records each: 4-byte records, key byte 1, a ZD amount in bytes 2-3.
+    std::fs::write(&input, "a01\nb10\nc20\na02\nb11\nc21\na03\nb12\nc22\n").unwrap();
+    let ctl = d.path().join("sum.ctl");
+    std::fs::write(&ctl, " SORT FIELDS=(1,1,CH,A)\n SUM FIELDS=(2,2,ZD)\n").unwrap();
+    let o = oxsort()
+        .args(["sort", "--no-progress", "--record-size", "4", "-o", "-", "--control"])
+        .arg(&ctl)
+        .arg(&input)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(o.stdout, b"a06\nb33\nc63\n");
+    assert!(err.contains("Duplicate keys: 0\n"), "three distinct keys written: {err}");
+    assert!(
+        err.contains("6 records added into the first of their key, no sum overflowed"),
+        "{err}"
+    );
+    assert!(!err.contains("0 left unsummed"), "{err}");
+}

@@ -234,7 +234,8 @@ impl SortArgs {
         };
         if let RecordLayout::Fixed(size) = spec.layout {
             for input in &self.inputs {
-                if let Some(w) = text_warning(input, size).filter(|_| !self.quiet) {
+                let job = self.keys.control.is_some() || self.keys.control_text.is_some();
+                if let Some(w) = text_warning(input, size, job).filter(|_| !self.quiet) {
                     eprintln!("oxsort: warning: {w}");
                 }
             }
@@ -309,7 +310,9 @@ const TEXT_SNIFF_BYTES: usize = 64 << 10;
 
 /// A warning when `path` looks like text lines although it is sorted as fixed `size`-byte
 /// records: it has a newline that is not the last byte of a record (records would cut lines).
-fn text_warning(path: &str, size: usize) -> Option<String> {
+/// Lines all of one length are fixed records of that length (newline included): the warning
+/// gives that length, as a DFSORT job (`job`) gives it (RECORD, LRECL) or as a flag.
+fn text_warning(path: &str, size: usize, job: bool) -> Option<String> {
     use std::io::Read;
     if path == "-" {
         return None;
@@ -320,12 +323,31 @@ fn text_warning(path: &str, size: usize) -> Option<String> {
     let sample = &buf[..n];
     let text = sample.iter().all(|&b| b == b'\n' || b == b'\t' || b == b'\r' || b >= 0x20);
     let cut = sample.iter().position(|&b| b == b'\n').filter(|p| (p + 1) % size != 0)?;
-    text.then(|| {
-        format!(
-            "{path} looks like text: the newline at byte {} is not at the end of a {size}-byte \
-             record, so records will cut lines; to sort lines, add --lines",
-            cut + 1
-        )
+    if !text {
+        return None;
+    }
+    let line = cut + 1;
+    // The sample's whole lines, all `line` bytes long?
+    let whole = sample.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let uniform = whole % line == 0
+        && sample[..whole]
+            .chunks(line)
+            .all(|l| l.iter().position(|&b| b == b'\n') == Some(line - 1));
+    let head = format!(
+        "{path} looks like text: the newline at byte {line} is not at the end of a {size}-byte \
+         record, so records will cut lines"
+    );
+    Some(match (uniform, job) {
+        (true, true) => format!(
+            "{head}; its lines are {line}-byte records (newline included): give the record \
+             length, RECORD TYPE=F,LENGTH={line} in the control statements, --lrecl \
+             SORTIN={line} or --record-size {line}"
+        ),
+        (true, false) => format!(
+            "{head}; its lines are {line}-byte records (newline included): add --record-size \
+             {line}, or --lines to sort lines"
+        ),
+        (false, _) => format!("{head}; to sort lines, add --lines"),
     })
 }
 

@@ -118,6 +118,8 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     }
     oxsort_io::cleanup::install_signal_handlers();
     let parent = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&parent)
+        .with_context(|| format!("creating the directory {}", parent.display()))?;
     let dir = tempfile::Builder::new()
         .prefix("oxsort-bench-")
         .tempdir_in(&parent)

@@ -452,3 +452,18 @@ fn html_report_renders_in_chromium_with_its_plots() {
         );
     }
 }
+
+#[test]
+fn a_missing_data_directory_is_created() {
+    let dir = workdir("newdata");
+    let data = dir.path().join("data").join("new");
+    let report = dir.path().join("report");
+    let o = run(oxsort()
+        .args(["bench", "joulesort", "--records", "1000", "--indy-only", "--dir"])
+        .arg(&data)
+        .arg("--report")
+        .arg(&report));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(report.join("report.json").exists());
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "data left behind");
+}

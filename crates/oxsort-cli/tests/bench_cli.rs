@@ -70,3 +70,14 @@ fn two_passes_are_judged_against_floor2() {
     assert!((ratio - figure(&text, "sort") / floor2).abs() / ratio < 0.05, "{text}");
     assert!(text.contains("the disk's floor2"), "{text}");
 }
+
+#[test]
+fn a_missing_dir_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("not").join("yet");
+    let o = run(oxsort()
+        .args(["bench", "--records", "20000", "--runs", "1", "--no-floor", "--dir"])
+        .arg(&data));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "left files behind");
+}

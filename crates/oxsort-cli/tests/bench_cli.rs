@@ -81,3 +81,12 @@ fn a_missing_dir_is_created() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "left files behind");
 }
+
+#[test]
+fn the_page_cache_is_said_either_way() {
+    let text = bench(&["--no-floor"]);
+    let dropped = std::fs::OpenOptions::new().write(true).open("/proc/sys/vm/drop_caches").is_ok();
+    let want =
+        if dropped { "page cache dropped before each run" } else { "page cache not dropped" };
+    assert!(text.contains(want), "expected {want:?} in:\n{text}");
+}

@@ -9,13 +9,19 @@
 # in PATH to have `sort` run oxsort.
 set -euo pipefail
 cd "$(dirname "$0")"
+self="$PWD/$(basename "$0")"
+
+# The comment block at the top of this file, without its `# ` marks.
+usage() {
+  sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$self"
+}
 
 prefix="${PREFIX:-$HOME/.local}"
 sort_in_path=no
 for arg in "$@"; do
   case "$arg" in
     --sort-in-path) sort_in_path=yes ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) usage; exit 0 ;;
     *) echo "install.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done

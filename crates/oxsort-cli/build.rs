@@ -11,7 +11,11 @@ fn git(args: &[&str]) -> Option<String> {
 fn main() {
     let commit = git(&["rev-parse", "HEAD"]).map(|c| {
         let dirty =
-            git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            // Without optional locks, `git status` leaves the index alone: refreshing it would
+            // touch the file watched below and rebuild the CLI on the next cargo command
+            // (install.sh right after `cargo run --release`).
+            git(&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
         if dirty {
             format!("{c}-dirty")
         } else {

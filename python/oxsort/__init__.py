@@ -8,7 +8,9 @@ Files (bigger than memory)::
     assert oxsort.valsort("out.dat").sorted
 
 Arrays: :func:`sort_array`, :func:`argsort` (NumPy), :func:`sort_table` (pyarrow).
-Streams: :class:`Sorter`. Errors: :class:`Error` and its subclasses.
+Streams: :class:`Sorter`. Errors: :class:`Error` and its subclasses; an error of the
+operating system (a missing input, a missing output directory) is also the matching
+:class:`OSError` (:class:`FileNotFoundError`, ...).
 """
 
 from ._arrays import argsort, sort_array, sort_table
@@ -24,7 +26,7 @@ from ._files import (
     sort,
     valsort,
 )
-from ._native import BadInputError, DisorderError, Error, OutOfSpaceError, SpecError
+from ._native import BadInputError, DisorderError, Error, OutOfSpaceError, SpecError, __version__
 from ._stream import Sorter
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "Sorter",
     "SpecError",
     "Summary",
+    "__version__",
     "argsort",
     "check",
     "explain",

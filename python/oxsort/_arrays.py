@@ -12,6 +12,31 @@ from ._native import SpecError
 if TYPE_CHECKING:
     import numpy as np
 
+
+def _numpy(what: str) -> Any:
+    """NumPy, or a ModuleNotFoundError that says how to install it with oxsort."""
+    try:
+        import numpy
+    except ModuleNotFoundError as e:
+        raise ModuleNotFoundError(
+            f"oxsort.{what} needs NumPy, which is not installed: pip install 'oxsort[numpy]'",
+            name="numpy",
+        ) from e
+    return numpy
+
+
+def _pyarrow(what: str) -> Any:
+    """pyarrow, or a ModuleNotFoundError that says how to install it with oxsort."""
+    try:
+        import pyarrow
+    except ModuleNotFoundError as e:
+        raise ModuleNotFoundError(
+            f"oxsort.{what} needs pyarrow, which is not installed: pip install 'oxsort[arrow]'",
+            name="pyarrow",
+        ) from e
+    return pyarrow
+
+
 #: NumPy kinds oxsort encodes: unsigned, signed, bool, float, bytes, unicode.
 _KINDS = {"u": "u", "i": "i", "b": "b", "f": "f", "S": "S", "U": "U"}
 
@@ -67,7 +92,7 @@ def _key_fields(dtype: Any, order: Order, reverse: Reverse) -> list[Field]:
 
 
 def _prepare(a: Any, order: Order, reverse: Reverse) -> tuple[Any, list[Field]]:
-    import numpy as np
+    np = _numpy("argsort")
 
     if not isinstance(a, np.ndarray):
         raise SpecError(f"expected a NumPy array, got {type(a).__name__}")
@@ -85,7 +110,7 @@ def argsort(
     """The indexes that sort ``a`` stably: ``a[argsort(a)]`` equals ``np.sort(a, order=...,
     kind="stable")`` (NaN last, as NumPy). ``reverse=True`` sorts descending, still stable
     (equal keys keep their order; NaN still last); a list gives one flag per ``order`` field."""
-    import numpy as np
+    np = _numpy("argsort")
 
     a, fields = _prepare(a, order, reverse)
     out = np.empty(len(a), dtype=np.int64)
@@ -106,7 +131,7 @@ def sort_array(
 ) -> np.ndarray:
     """A sorted copy of ``a`` (the one copy made: records are gathered straight from ``a``);
     equal to ``np.sort(a, order=..., kind="stable")``. See :func:`argsort` for ``reverse``."""
-    import numpy as np
+    np = _numpy("sort_array")
 
     a, fields = _prepare(a, order, reverse)
     out = np.empty_like(a)
@@ -127,8 +152,8 @@ def sort_table(
 ) -> Any:
     """A pyarrow table sorted stably by columns: ``by=[("k", "descending"), "j"]`` (a name
     alone is ascending). Key columns: integers, floats, bools, fixed-size binary; no nulls."""
-    import numpy as np
-    import pyarrow as pa
+    np = _numpy("sort_table")
+    pa = _pyarrow("sort_table")
 
     if isinstance(by, str):
         by = [by]

@@ -8,6 +8,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
@@ -257,6 +258,11 @@ def _progress_fn(progress: ProgressArg) -> Optional[Callable[[str, int, Optional
         try:
             return _Bars()
         except ImportError:
+            warnings.warn(
+                "progress=True draws its bars with tqdm, which is not installed: "
+                "pip install 'oxsort[progress]' (the sort goes on without bars)",
+                stacklevel=4,
+            )
             return None
     if not callable(progress):
         raise SpecError("progress= takes True, False, None or a callable (phase, done, total)")

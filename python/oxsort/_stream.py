@@ -17,6 +17,10 @@ from ._native import BadInputError, SpecError
 #: Bytes per block :meth:`Sorter.sorted` yields by default (rounded to whole records).
 DEFAULT_BLOCK = 8 << 20
 
+#: The record size of a sorter given neither ``record_size`` nor ``lines``/``nul``: the Sort
+#: Benchmark's 100-byte records, as the engine's default.
+DEFAULT_RECORD_SIZE = 100
+
 Chunk = Union[bytes, bytearray, memoryview, Any]
 
 
@@ -101,7 +105,8 @@ class Sorter:
         return self._dir
 
     def push(self, chunk: Chunk) -> None:
-        """Adds records: bytes, a memoryview or a NumPy array (whole records)."""
+        """Adds records: bytes, a memoryview or a NumPy array, of whole records (a chunk that is
+        not is refused with :class:`BadInputError`)."""
         self._live()
         if self._sorted:
             raise BadInputError("push() after sorted(): make a new Sorter")
@@ -128,6 +133,17 @@ class Sorter:
             raise BadInputError(
                 f"push(): bytes, memoryview or NumPy array, not {type(chunk).__name__}"
             )
+        if kind != "numpy" and not (self._args["lines"] or self._args["nul"]):
+            # Fixed records: a chunk that is not whole records is refused here, where the
+            # caller can see which one it is, not when the sort reads the temp file.
+            size = self._args["record_size"] or DEFAULT_RECORD_SIZE
+            n = memoryview(chunk).nbytes
+            if n % size:
+                left = n % size
+                raise BadInputError(
+                    f"push(): {n} bytes is not a whole number of {size}-byte records "
+                    f"({left} byte{'' if left == 1 else 's'} left over): push whole records"
+                )
         if self._kind is None:
             self._kind = kind
         elif kind != self._kind:

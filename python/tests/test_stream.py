@@ -62,9 +62,13 @@ def test_errors_and_early_exit_leave_no_temp_file(tmp_path: Path) -> None:
         raise RuntimeError("caller failed")
     assert leftovers(tmp_path) == []
     with oxsort.Sorter(record_size=10, temp_dirs=[tmp_path]) as s:
-        s.push(b"x" * 95)
-        with pytest.raises(oxsort.BadInputError, match="not a whole number"):
-            s.sorted()
+        s.push(b"x" * 90)
+        # Refused at the push, naming the chunk, not the sorter's temp file.
+        with pytest.raises(oxsort.BadInputError, match="not a whole number") as e:
+            s.push(b"x" * 95)
+        assert str(e.value).startswith("push(): 95 bytes") and "5 bytes left over" in str(e.value)
+        assert ".oxsort-stream" not in str(e.value)
+        assert b"".join(s.sorted()) == b"x" * 90
     assert leftovers(tmp_path) == []
     with oxsort.Sorter(record_size=10, temp_dirs=[tmp_path]) as s:
         with pytest.raises(oxsort.BadInputError, match="push"):

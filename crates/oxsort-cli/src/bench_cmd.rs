@@ -99,6 +99,28 @@ fn median_floor(floors: &[oxsort_report::floor::Floor]) -> Option<oxsort_report:
     })
 }
 
+/// Above this ratio of a run's time to the median, the median hides a run the user should
+/// see: run to run, the same sort on a quiet machine stays within 20% of its median.
+const SPREAD_WARN: f64 = 1.3;
+
+/// A line saying which runs were far from the median (a cold first run, a busy machine), or
+/// `None` when they all agree.
+fn spread_note(times: &[f64]) -> Option<String> {
+    if times.len() < 2 {
+        return None;
+    }
+    let m = median(times);
+    let far: Vec<String> = times
+        .iter()
+        .enumerate()
+        .filter(|(_, &t)| t > m * SPREAD_WARN || t * SPREAD_WARN < m)
+        .map(|(i, &t)| format!("run {} took {t:.3} s, {:.1}x the median", i + 1, t / m))
+        .collect();
+    (!far.is_empty()).then(|| {
+        format!("the runs disagree: {}; the median ({m:.3} s) leaves it out", far.join(", "))
+    })
+}
+
 /// The middle value (the mean of the two middle ones for an even count).
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
@@ -118,6 +140,8 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     }
     oxsort_io::cleanup::install_signal_handlers();
     let parent = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&parent)
+        .with_context(|| format!("creating the directory {}", parent.display()))?;
     let dir = tempfile::Builder::new()
         .prefix("oxsort-bench-")
         .tempdir_in(&parent)
@@ -176,12 +200,22 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     let plural = if passes == 1 { "" } else { "es" };
     let runs: Vec<String> = times.iter().map(|t| format!("{t:.3}")).collect();
     eprintln!(
-        "  sort      {:>8.3} s  median of [{}]; {:.1} MB/s, {passes} pass{plural}{}",
+        "  sort      {:>8.3} s  median of [{}]; {:.1} MB/s, {passes} pass{plural}",
         sort_s,
         runs.join(", "),
         bytes as f64 / 1e6 / sort_s,
-        if cached { " (page cache not dropped: not root)" } else { "" }
     );
+    eprintln!(
+        "  cache     {}",
+        if cached {
+            "page cache not dropped (it needs root): runs may have read the input from memory"
+        } else {
+            "page cache dropped before each run: every run read the input from the disk"
+        }
+    );
+    if let Some(note) = spread_note(&times) {
+        eprintln!("  note      {note}");
+    }
     if let Some(f) = median_floor(&floors) {
         eprintln!(
             "  disk      {:>8.3} s  read, {:.3} s write, {:.3} s both at once ({:.0} / {:.0} MB/s); \
@@ -219,4 +253,18 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         bail!("validation failed: the sorted output does not match the generated input");
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_far_from_the_median_is_named() {
+        let note = spread_note(&[2.3, 1.0, 1.02]).expect("a first run 2.3x the others");
+        assert!(note.contains("run 1 took 2.300 s, 2.3x the median"), "{note}");
+        assert!(!note.contains("run 2"), "{note}");
+        assert_eq!(spread_note(&[1.0, 1.1, 0.95]), None);
+        assert_eq!(spread_note(&[5.0]), None);
+    }
 }

@@ -3,10 +3,14 @@
 //!
 //! ```text
 //!  check arguments (price, seconds, meter, report dir)      ── nothing generated yet
-//!  calibration: gensort n1, sort, valsort; floor on n2; gensort n2, sort, valsort
-//!  model t = a + b * bytes * passes(bytes)   (passes from the engine's plan geometry)
-//!  confirming runs: largest size the model fits in the budget (capped by free disk), sorted
-//!  and validated, the model refitted through each, until the size stops moving
+//!  per variant, within its share of TIME_LIMIT_BUDGETS x the budget (oxsort_report::search):
+//!    calibration: gensort n1, sort, valsort; gensort n2, sort, valsort (repeated when the
+//!    two disagree)
+//!    model t = a + b * bytes * passes(bytes), a >= 0   (passes from the engine's plan geometry)
+//!    confirming runs: largest size the model fits in the budget (capped by free disk), sorted
+//!    (stopped at OVERRUN_BUDGETS x the budget) and validated, the model refitted through each,
+//!    until the size stops moving
+//!  floor on the input of the last size sorted (after the first variant)
 //!  report.json / report.md / report.html (+ timeline.csv) in --report DIR
 //! ```
 //! Indy sorts with the 100-byte fast path; Daytona sorts the same records through the general
@@ -14,7 +18,9 @@
 //! against the input's checksum; generated data is removed unless `--keep`.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use oxsort_engine::{plan, sort, Input, Output, SortConfig, SortStats};
@@ -23,7 +29,8 @@ use oxsort_report::energy::{Energy, EnergySource, EstimateModel, Meter, Rapl, DE
 use oxsort_report::floor::{self, Floor};
 use oxsort_report::machine::{Machine, Software};
 use oxsort_report::report::{Metric, PhaseRow, Report, Run, Transcript, Variant};
-use oxsort_report::rules::{self, LinearModel, Point, Records, ScaleModel, RECORD};
+use oxsort_report::rules::{self, Point, Records, ScaleModel, RECORD};
+use oxsort_report::search::{self, SearchConfig, Trial, OVERRUN_BUDGETS};
 use oxsort_report::timeline::{self, PhaseMark, Sampler, Timeline};
 
 use crate::bench_cmd::drop_caches;
@@ -131,12 +138,13 @@ const MIN_CALIBRATION: u64 = 100_000;
 /// leaves the engine room for a few runs of a small input (it plans 17 runs of 4e5 records).
 const MIN_TWO_PASS_MEMORY: u64 = 4 << 20;
 
-/// Confirming runs at most per variant: a search settles in three to five on this project's
-/// 2-core VM when it is quiet; shared with other work, the same sort's time varies by a
-/// factor of two from run to run (memory handed back to the host between runs costs page
-/// faults again), and a search may need twice as many. Past this, the report says the search
-/// stopped before the model ruled out the next step.
-pub const MAX_CONFIRM: usize = 12;
+/// The time a size search (MinuteSort, PennySort) may take, in budgets, for all its variants
+/// together: calibrations, confirming sorts, generating their inputs and the disk's floor. A
+/// search settles in about five budgets per variant on a quiet machine; past the limit it
+/// stops with the largest size sorted within the budget so far, and the report says so. With
+/// each sort stopped at `OVERRUN_BUDGETS` budgets, a category asked for 10 s ends within
+/// about two and a half minutes.
+const TIME_LIMIT_BUDGETS: f64 = 12.0;
 
 /// Where the generated data lives: a private temporary directory removed at the end and on
 /// SIGINT/SIGTERM, or with `--keep` a plain one that stays.
@@ -176,6 +184,14 @@ enum EnergyMeter {
     Estimate(EstimateModel),
 }
 
+/// How a category sort ended.
+enum Sorted {
+    /// Sorted and validated: the run and its timeline.
+    Done(Box<(Run, Timeline)>),
+    /// Stopped at its cutoff after this many seconds (nothing validated, no output kept).
+    Stopped(f64),
+}
+
 /// The engine configuration of one category sort: the one place a `SortConfig` is built here.
 fn category_config(
     input: &Path,
@@ -184,8 +200,12 @@ fn category_config(
     memory: Option<u64>,
     threads: Option<usize>,
     mark: Option<PhaseMark>,
+    cancel: Option<Arc<AtomicBool>>,
 ) -> Result<SortConfig> {
     let mut b = SortConfig::builder(vec![Input::Path(input.into())], Output::Path(output.into()));
+    if let Some(flag) = cancel {
+        b = b.cancel(flag);
+    }
     if daytona {
         let key = oxsort_format::parse_fields("1,10,CH,A").context("the Daytona key")?;
         b = b.spec(oxsort_format::SortSpec { key: Some(key), ..Default::default() });
@@ -247,17 +267,33 @@ impl Session {
     /// on the real input).
     fn shape(&self, input: &Path, daytona: bool) -> Result<impl Fn(u64) -> u32> {
         let out = self.dir.path().join("sorted.dat");
-        let p = plan(&category_config(input, &out, daytona, self.memory, self.threads, None)?)?;
+        let cfg = category_config(input, &out, daytona, self.memory, self.threads, None, None)?;
+        let p = plan(&cfg)?;
         let (log2, arena) = (p.geometry.chunk_log2, p.geometry.arena_chunks);
         Ok(move |records: u64| if records.div_ceil(1 << log2) <= arena { 1 } else { 2 })
     }
 
     /// Generates (if needed), sorts, validates; returns the run and its timeline.
     fn run(&mut self, records: u64, daytona: bool, purpose: &str) -> Result<(Run, Timeline)> {
+        match self.run_until(records, daytona, purpose, None)? {
+            Sorted::Done(done) => Ok(*done),
+            Sorted::Stopped(_) => unreachable!("a sort without a cutoff is not stopped"),
+        }
+    }
+
+    /// [`Session::run`], the sort stopped once it has run `cutoff_s` seconds.
+    fn run_until(
+        &mut self,
+        records: u64,
+        daytona: bool,
+        purpose: &str,
+        cutoff_s: Option<f64>,
+    ) -> Result<Sorted> {
         let (input, sum) = self.input(records)?;
         let output = self.dir.path().join("sorted.dat");
         let _ = std::fs::remove_file(&output);
         let mark = PhaseMark::new();
+        let cancel = Arc::new(AtomicBool::new(false));
         let cfg = category_config(
             &input,
             &output,
@@ -265,6 +301,7 @@ impl Session {
             self.memory,
             self.threads,
             Some(mark.clone()),
+            Some(cancel.clone()),
         )?;
         let cmd = format!(
             "oxsort sort {} -o {}{}{}{}",
@@ -277,11 +314,38 @@ impl Session {
         self.cache_dropped &= drop_caches();
         let before = self.energy_now()?;
         let sampler = Sampler::start(timeline::INTERVAL, mark.clone())?;
+        // The watchdog: sets the cancel flag at the cutoff, unless the sort ends first (the
+        // channel closes).
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let watchdog = cutoff_s.map(|c| {
+            let cancel = cancel.clone();
+            std::thread::spawn(move || {
+                if done_rx.recv_timeout(Duration::from_secs_f64(c))
+                    == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                {
+                    cancel.store(true, Ordering::SeqCst);
+                }
+            })
+        });
         let t = Instant::now();
         let result = sort(&cfg);
         let seconds = t.elapsed().as_secs_f64();
+        drop(done_tx);
+        if let Some(w) = watchdog {
+            let _ = w.join();
+        }
         mark.set("done");
         let tl = sampler.stop();
+        if cancel.load(Ordering::SeqCst)
+            && matches!(result, Err(oxsort_engine::EngineError::Interrupted))
+        {
+            let _ = std::fs::remove_file(&output);
+            eprintln!(
+                "  {:<7} {purpose:<11} {records:>12} records  stopped at {seconds:.3} s (over the budget)",
+                if daytona { "Daytona" } else { "Indy" },
+            );
+            return Ok(Sorted::Stopped(seconds));
+        }
         let stats = result.with_context(|| format!("sorting {}", input.display()))?;
         let energy = self.energy_since(before, seconds, &tl)?;
         let summary = oxsort_gensort::validate_file(&output, 0, None)
@@ -312,7 +376,7 @@ impl Session {
                 summary.checksum
             );
         }
-        Ok((
+        Ok(Sorted::Done(Box::new((
             Run {
                 purpose: purpose.into(),
                 records,
@@ -328,7 +392,7 @@ impl Session {
                 ..Run::default()
             },
             tl,
-        ))
+        ))))
     }
 
     fn energy_now(&self) -> Result<Option<Vec<f64>>> {
@@ -388,15 +452,16 @@ impl Session {
         })
     }
 
-    /// The largest input sorted within `budget_s`, as one variant.
+    /// The largest input sorted within `budget_s`, as one variant, in at most about
+    /// `time_limit_s` (see [`search::search_sizes`]); returns it and the seconds spent.
     fn search(
         &mut self,
         budget_s: f64,
         daytona: bool,
         cap_bytes: Option<u64>,
-        floor: &mut Option<Floor>,
+        time_limit_s: f64,
         keep_tl: &mut Option<(String, Timeline)>,
-    ) -> Result<Variant> {
+    ) -> Result<(Variant, f64)> {
         let mut v = Variant {
             name: name(daytona).into(),
             key: variant_key(daytona).into(),
@@ -418,12 +483,12 @@ impl Session {
         if cap < n1 {
             bail!("{capped_by}: not enough for a calibration input of {n1} records");
         }
-        // Calibration 1: a small input, for a first rate.
-        let (r1, _) = self.run(n1, daytona, "calibration")?;
+        // The plan's shape, from the first calibration's input (its generation counts as the
+        // first calibration's time).
+        let t = Instant::now();
         let (input, _) = self.input(n1)?;
+        let mut before_first = t.elapsed().as_secs_f64();
         let passes_of = self.shape(&input, daytona)?;
-        let mut points = vec![Point { bytes: r1.bytes, passes: r1.passes, seconds: r1.seconds }];
-        v.runs.push(r1);
         if passes_of(cap) > 1 {
             let two = rules::disk_cap_records(free, reserve(free), true);
             if two < cap {
@@ -432,92 +497,46 @@ impl Session {
                     format!("{:.1} GB free in {}", free as f64 / 1e9, self.dir.path().display());
             }
         }
-        // Calibration 2: about a third of the budget by the first rate.
-        let m1 = LinearModel::fit(&points);
-        let n2 = rules::largest_within(&m1, budget_s / 3.0, cap, &passes_of)
-            .unwrap_or(n1)
-            .max(2 * n1)
-            .min(cap);
-        if floor.is_none() {
-            let (input, _) = self.input(n2)?;
-            let f = measure_floor(self, &input)?;
-            eprintln!(
-                "  floor   read {:.0} MB/s, write {:.0} MB/s, floor1 {:.3} s for {:.3} GB",
-                f.read_mb_s(),
-                f.write_mb_s(),
-                f.floor1_s,
-                f.bytes as f64 / 1e9
-            );
-            *floor = Some(f);
-        }
-        let (r2, tl2) = self.run(n2, daytona, "calibration")?;
-        // The timeline of the size found: calibration 2's until a confirming run beats it.
-        let mut best_tl = (r2.seconds <= budget_s).then_some(tl2);
-        points.push(Point { bytes: r2.bytes, passes: r2.passes, seconds: r2.seconds });
-        v.runs.push(r2);
-        let mut model = LinearModel::fit(&points);
-        for r in &mut v.runs {
-            r.within_budget = Some(r.seconds <= budget_s);
-        }
-        // The bracket: the largest size sorted within the budget, the smallest that was not.
-        let mut lo: Option<Point> =
-            points.iter().copied().filter(|p| p.seconds <= budget_s).max_by_key(|p| p.bytes);
-        let mut hi: Option<Point> =
-            points.iter().copied().filter(|p| p.seconds > budget_s).min_by_key(|p| p.bytes);
-        let mut confirms = 0;
-        let records_of = |p: Option<Point>| p.map_or(0, |p| p.bytes / RECORD);
-        loop {
-            if let (Some(l), Some(h)) = (lo, hi) {
-                model = LinearModel::between(l, h);
-            } else if let Some(l) = lo {
-                model = model.through(l);
-            }
-            let base = records_of(lo);
-            let next = base + rules::step(base);
-            let limit = cap.min(hi.map_or(u64::MAX, |h| h.bytes / RECORD - 1));
-            if next > limit || model.predict(next * RECORD, passes_of(next)) > budget_s {
-                break;
-            }
-            if confirms == MAX_CONFIRM {
-                self.notes.push(format!(
-                    "{}: the search stopped after {MAX_CONFIRM} confirming runs, before the \
-                     model ruled out the next step",
-                    v.name
-                ));
-                break;
-            }
-            confirms += 1;
-            let mut n = rules::largest_within(&model, budget_s, limit, &passes_of)
-                .unwrap_or(next)
-                .max(next);
-            // Inside a bracket, stay off its ends so it shrinks by a quarter at least each time:
-            // the line through two noisy runs can point very close to one of them.
-            if let (Some(l), Some(h)) = (lo, hi) {
-                let (l, h) = (l.bytes / RECORD, h.bytes / RECORD);
-                let quarter = (h - l) / 4;
-                let st = rules::step(l);
-                if quarter >= st {
-                    n = n.clamp(l + quarter, h - quarter) / st * st;
-                    n = n.max(next);
+        let cfg = SearchConfig { budget_s, cap_records: cap, min_records: n1, time_limit_s };
+        // The timeline of the largest size sorted within the budget.
+        let mut best_tl: Option<(u64, Timeline)> = None;
+        let result = search::search_sizes(&cfg, &passes_of, &mut |req| -> Result<Trial> {
+            let t = Instant::now();
+            let sorted =
+                self.run_until(req.records, daytona, req.purpose.as_str(), Some(req.cutoff_s))?;
+            let spent_s = t.elapsed().as_secs_f64() + std::mem::take(&mut before_first);
+            Ok(match sorted {
+                Sorted::Done(done) => {
+                    let (mut run, tl) = *done;
+                    run.predicted_s = req.predicted_s;
+                    let ok = run.seconds <= budget_s;
+                    run.within_budget = Some(ok);
+                    if ok && best_tl.as_ref().is_none_or(|(n, _)| req.records >= *n) {
+                        best_tl = Some((req.records, tl));
+                    }
+                    let point =
+                        Point { bytes: run.bytes, passes: run.passes, seconds: run.seconds };
+                    v.runs.push(run);
+                    Trial { point, completed: true, spent_s }
                 }
-            }
-            let predicted = model.predict(n * RECORD, passes_of(n));
-            let (mut run, tl) = self.run(n, daytona, "confirm")?;
-            run.predicted_s = Some(predicted);
-            let ok = run.seconds <= budget_s;
-            run.within_budget = Some(ok);
-            let p = Point { bytes: run.bytes, passes: run.passes, seconds: run.seconds };
-            if ok {
-                lo = Some(p);
-                best_tl = Some(tl);
-            } else {
-                hi = Some(p);
-            }
-            v.runs.push(run);
+                Sorted::Stopped(seconds) => Trial {
+                    point: Point {
+                        bytes: req.records * RECORD,
+                        passes: passes_of(req.records),
+                        seconds,
+                    },
+                    completed: false,
+                    spent_s,
+                },
+            })
+        })?;
+        for n in &result.notes {
+            self.notes.push(format!("{}: {n}", v.name));
         }
-        let Some(found) = lo else {
+        let Some(found) = result.found else {
             bail!("{}: not even {n1} records sorted within {budget_s:.1} s", v.name);
         };
+        let model = result.model;
         let n = found.bytes / RECORD;
         v.model = Some(model);
         v.records = n;
@@ -532,10 +551,25 @@ impl Session {
                 v.name
             ));
         }
-        if let (Some(tl), None) = (best_tl, keep_tl.as_ref()) {
+        if let (Some((_, tl)), None) = (best_tl, keep_tl.as_ref()) {
             *keep_tl = Some((format!("{}, {n} records", v.name), tl));
         }
-        Ok(v)
+        Ok((v, result.spent_s))
+    }
+
+    /// The disk's floor, measured on the current input (the last size sorted: close to the
+    /// size found, so the floor and the plotted sort move as many bytes).
+    fn floor_of_current_input(&mut self) -> Result<Floor> {
+        let (_, input, _) = self.input.clone().context("an input to measure the floor on")?;
+        let f = measure_floor(self, &input)?;
+        eprintln!(
+            "  floor   read {:.0} MB/s, write {:.0} MB/s, floor1 {:.3} s for {:.3} GB",
+            f.read_mb_s(),
+            f.write_mb_s(),
+            f.floor1_s,
+            f.bytes as f64 / 1e9
+        );
+        Ok(f)
     }
 }
 
@@ -660,9 +694,10 @@ fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Res
             d
         }
     };
-    oxsort_io::check_dir_writable(&report_dir)
-        .with_context(|| format!("the report directory {}", report_dir.display()))?;
+    oxsort_io::check_dir_writable_as(&report_dir, "checking the report directory")?;
     let parent = common.dir.clone().unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&parent)
+        .with_context(|| format!("creating the directory {}", parent.display()))?;
     let dir = if common.keep {
         let d = parent.join(format!("oxsort-bench-{cat}-{}", created.replace(':', "-")));
         std::fs::create_dir(&d)
@@ -725,16 +760,32 @@ fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Res
                     *seconds
                 }
             };
-            rules_applied.push(
+            let limit = TIME_LIMIT_BUDGETS * budget;
+            rules_applied.push(format!(
                 "Size search: two calibration sorts give a line, time in bytes x passes (passes \
-                 from the engine's plan); confirming sorts try the largest size the line fits, \
-                 in steps of two significant digits; once one goes over the budget, the line \
-                 runs between the largest size within it and the smallest over it. The result \
-                 is the largest size sorted within the budget"
-                    .into(),
-            );
-            for &d in variants {
-                out.push(s.search(budget, d, common.max_size, &mut floor, &mut tl)?);
+                 from the engine's plan), never with a negative fixed cost; calibrations that \
+                 disagree are repeated (up to {} rounds). Confirming sorts try the largest size \
+                 the line fits (at most {}x the largest sorted yet), in steps of two significant \
+                 digits; once one goes over the budget, the line runs between the largest size \
+                 within it and the smallest over it. A sort is stopped at {OVERRUN_BUDGETS}x the \
+                 budget, and the whole search stops at {TIME_LIMIT_BUDGETS}x the budget \
+                 ({limit:.0} s). The result is the largest size sorted within the budget; the \
+                 disk's floor is measured on the input of the last size sorted",
+                search::CALIBRATION_ROUNDS,
+                search::MAX_GROWTH
+            ));
+            let mut spent = 0.0;
+            for (i, &d) in variants.iter().enumerate() {
+                // The time left, shared among the variants still to search.
+                let share = (limit - spent) / (variants.len() - i) as f64;
+                let (v, s_spent) = s.search(budget, d, common.max_size, share, &mut tl)?;
+                out.push(v);
+                spent += s_spent;
+                if floor.is_none() {
+                    let t = Instant::now();
+                    floor = Some(s.floor_of_current_input()?);
+                    spent += t.elapsed().as_secs_f64();
+                }
             }
             for v in &mut out {
                 v.metric = Some(Metric {

@@ -308,29 +308,80 @@ pub fn phase_label(p: Phase) -> &'static str {
     }
 }
 
+/// The warning for an input sorted as fixed records that looks like text lines, with the
+/// remedy in this door's words: lines of one length are records of that length (newline
+/// included), given as a DFSORT job (`job`) gives it (RECORD, LRECL) or as a flag.
+fn text_warning(w: &oxsort_engine::TextAsRecords, job: bool) -> String {
+    let name = if w.input == "-" { "standard input" } else { &w.input };
+    let head = format!(
+        "{name} looks like text: the newline at byte {} is not at the end of a {}-byte record, \
+         so records will cut lines",
+        w.newline_at, w.record_size
+    );
+    match (w.line_length, job) {
+        (Some(n), true) => format!(
+            "{head}; its lines are {n}-byte records (newline included): give the record \
+             length, RECORD TYPE=F,LENGTH={n} in the control statements, --lrecl SORTIN={n} \
+             or --record-size {n}"
+        ),
+        (Some(n), false) => format!(
+            "{head}; its lines are {n}-byte records (newline included): add --record-size {n}, \
+             or --lines to sort lines"
+        ),
+        (None, _) => format!("{head}; to sort lines, add --lines"),
+    }
+}
+
+/// A bar shows no rate before its phase has been watched this long: the first events of a
+/// phase come in a burst (work done before the bar existed, reads served from the page cache),
+/// and a rate over a few milliseconds of them reads hundreds of GiB/s.
+const MIN_RATE_SECONDS: f64 = 0.5;
+
+/// The rate and time left of a bar: bytes moved since the bar's first event over the time
+/// since then, blank until [`MIN_RATE_SECONDS`] have passed.
+fn rate_text(moved: u64, secs: f64, left: Option<u64>) -> String {
+    if secs < MIN_RATE_SECONDS || moved == 0 {
+        return String::new();
+    }
+    let rate = moved as f64 / secs;
+    let mut s = format!("{}/s", indicatif::HumanBytes(rate as u64));
+    if let Some(left) = left {
+        let eta = std::time::Duration::from_secs_f64((left as f64 / rate).ceil());
+        s += &format!(" {}", indicatif::HumanDuration(eta));
+    }
+    s
+}
+
 /// A progress callback drawing one bar per phase on stderr.
 fn progress_bar() -> impl Fn(&oxsort_engine::Progress) + Send + Sync + 'static {
     use indicatif::{ProgressBar, ProgressStyle};
     use std::sync::Mutex;
-    let state: Mutex<Option<(Phase, ProgressBar)>> = Mutex::new(None);
+    use std::time::Instant;
+    /// The phase's bar, when and where (bytes done) its first event came.
+    type Bar = (Phase, ProgressBar, Instant, u64);
+    let state: Mutex<Option<Bar>> = Mutex::new(None);
     move |p| {
         let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-        if st.as_ref().map(|(ph, _)| *ph) != Some(p.phase) {
-            if let Some((_, bar)) = st.take() {
+        if st.as_ref().map(|b| b.0) != Some(p.phase) {
+            if let Some((_, bar, ..)) = st.take() {
                 bar.finish();
             }
             let bar = ProgressBar::new(p.total.unwrap_or(0));
             bar.set_style(
-                ProgressStyle::with_template(
-                    "{prefix:>7} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
+                ProgressStyle::with_template("{prefix:>7} [{bar:40}] {bytes}/{total_bytes} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
             );
             bar.set_prefix(format!("{:?}", p.phase).to_lowercase());
-            *st = Some((p.phase, bar));
+            *st = Some((p.phase, bar, Instant::now(), p.done));
         }
-        if let Some((_, bar)) = st.as_ref() {
+        if let Some((_, bar, t0, done0)) = st.as_ref() {
+            let left = p.total.map(|t| t.saturating_sub(p.done));
+            bar.set_message(rate_text(
+                p.done.saturating_sub(*done0),
+                t0.elapsed().as_secs_f64(),
+                left,
+            ));
             bar.set_position(p.done);
             if p.total == Some(p.done) {
                 bar.finish();
@@ -428,7 +479,7 @@ fn check_summary_path(path: &std::path::Path) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
-    oxsort_io::check_dir_writable(dir).with_context(what)?;
+    oxsort_io::check_dir_writable_as(dir, "checking its directory").with_context(what)?;
     Ok(())
 }
 
@@ -443,8 +494,9 @@ pub(crate) fn finish_sort(args: &SortArgs, stats: oxsort_engine::SortStats) -> R
             eprintln!("oxsort: note: {n}");
         }
         // Found in the bytes the sort read (inputs are read once: a pipe has no second look).
+        let job = args.keys.control.is_some() || args.keys.control_text.is_some();
         for w in &stats.warnings {
-            eprintln!("oxsort: warning: {w}");
+            eprintln!("oxsort: warning: {}", text_warning(w, job));
         }
         eprint!("{}", closing_report(&stats));
     }
@@ -507,4 +559,20 @@ pub fn run_explain(mut args: SortArgs, json: bool) -> Result<i32> {
         print!("{}", p.to_text());
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bar_shows_no_rate_from_its_first_burst() {
+        // 12 GiB in the first 100 ms (what reached the bar before it was drawn): no rate.
+        assert_eq!(rate_text(12 << 30, 0.1, Some(1 << 30)), "");
+        assert_eq!(rate_text(0, 3.0, None), "");
+        // Two seconds in: the average since the first event.
+        let s = rate_text(400 << 20, 2.0, Some(200 << 20));
+        assert!(s.starts_with("200.00 MiB/s"), "{s}");
+        assert!(s.ends_with("1 second"), "{s}");
+    }
 }

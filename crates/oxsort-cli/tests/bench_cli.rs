@@ -70,3 +70,23 @@ fn two_passes_are_judged_against_floor2() {
     assert!((ratio - figure(&text, "sort") / floor2).abs() / ratio < 0.05, "{text}");
     assert!(text.contains("the disk's floor2"), "{text}");
 }
+
+#[test]
+fn a_missing_dir_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("not").join("yet");
+    let o = run(oxsort()
+        .args(["bench", "--records", "20000", "--runs", "1", "--no-floor", "--dir"])
+        .arg(&data));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "left files behind");
+}
+
+#[test]
+fn the_page_cache_is_said_either_way() {
+    let text = bench(&["--no-floor"]);
+    let dropped = std::fs::OpenOptions::new().write(true).open("/proc/sys/vm/drop_caches").is_ok();
+    let want =
+        if dropped { "page cache dropped before each run" } else { "page cache not dropped" };
+    assert!(text.contains(want), "expected {want:?} in:\n{text}");
+}

@@ -209,3 +209,81 @@ fn fixed_records_of_a_text_file_warn_and_name_lines() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&o.stderr).contains("looks like text"));
 }
+
+#[test]
+fn a_dfsort_job_on_lines_of_one_length_is_told_the_record_length() {
+    let d = tempfile::tempdir().unwrap();
+    // Ten 30-byte lines (29 characters and the newline): 300 bytes, three 100-byte records.
+    let lines: String = (0..10).map(|i| format!("EMP{i:03} {:<22}\n", "SALES")).collect();
+    assert_eq!(lines.len(), 300);
+    let input = d.path().join("emp.dat");
+    std::fs::write(&input, &lines).unwrap();
+    let ctl = d.path().join("job.ctl");
+    std::fs::write(&ctl, " INCLUDE COND=(8,5,CH,EQ,C'SALES')\n SORT FIELDS=(1,6,CH,A)\n").unwrap();
+    let o = oxsort()
+        .args(["sort", "--no-progress", "-o", "-", "--control"])
+        .arg(&ctl)
+        .arg(&input)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    for want in ["--record-size 30", "RECORD TYPE=F,LENGTH=30", "--lrecl SORTIN=30"] {
+        assert!(err.contains(want), "expected {want:?} in {err}");
+    }
+    // Given the length, every line is a record and the INCLUDE keeps them all.
+    let o = oxsort()
+        .args(["sort", "--no-progress", "--record-size", "30", "-o", "-", "--control"])
+        .arg(&ctl)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.stdout, lines.as_bytes());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("looks like text"));
+}
+
+#[test]
+fn an_empty_control_file_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.dat");
+    std::fs::write(&input, [b'x'; 200]).unwrap();
+    for text in ["", "\n\n", "* only a comment\n"] {
+        let ctl = d.path().join("empty.ctl");
+        std::fs::write(&ctl, text).unwrap();
+        let o = oxsort()
+            .args(["sort", "--no-progress", "-o", "-", "--control"])
+            .arg(&ctl)
+            .arg(&input)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{text:?}: {err}");
+        assert!(o.stdout.is_empty(), "{text:?}");
+        assert!(err.contains("empty.ctl") && err.contains("holds none"), "{text:?}: {err}");
+    }
+}
+
+#[test]
+fn the_report_after_sum_counts_the_outputs_duplicates_and_says_no_overflow_plainly() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.dat");
+    // Three keys, three records each: 4-byte records, key byte 1, a ZD amount in bytes 2-3.
+    std::fs::write(&input, "a01\nb10\nc20\na02\nb11\nc21\na03\nb12\nc22\n").unwrap();
+    let ctl = d.path().join("sum.ctl");
+    std::fs::write(&ctl, " SORT FIELDS=(1,1,CH,A)\n SUM FIELDS=(2,2,ZD)\n").unwrap();
+    let o = oxsort()
+        .args(["sort", "--no-progress", "--record-size", "4", "-o", "-", "--control"])
+        .arg(&ctl)
+        .arg(&input)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(o.stdout, b"a06\nb33\nc63\n");
+    assert!(err.contains("Duplicate keys: 0\n"), "three distinct keys written: {err}");
+    assert!(
+        err.contains("6 records added into the first of their key, no sum overflowed"),
+        "{err}"
+    );
+    assert!(!err.contains("0 left unsummed"), "{err}");
+}

@@ -9,6 +9,10 @@ pub enum EngineError {
     /// The configuration is inconsistent (no input, zero threads, ...).
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// An input's data cannot be sorted as asked (a record longer than a chunk holds): a
+    /// problem with the data, not with the configuration.
+    #[error("{0}")]
+    Data(String),
     /// `resume` found a journal of an interrupted sort that does not match this one.
     #[error(
         "cannot resume from {}: {why}; run the interrupted sort as it was to go on from it, \
@@ -48,9 +52,9 @@ pub enum EngineError {
     Spec(#[from] oxsort_format::SpecError),
     /// An input file's length is not a whole number of records.
     #[error(
-        "{}: {len} bytes is not a whole number of {record_size}-byte records: \
-         {leftover} bytes left over after record {records} (at byte offset {offset})",
-        path.display()
+        "{}: {} is not a whole number of {record_size}-byte records: \
+         {} left over after record {records} (at byte offset {offset})",
+        path.display(), bytes(*len), bytes(*leftover)
     )]
     PartialRecord {
         /// The input file.
@@ -139,7 +143,7 @@ pub enum EngineError {
         free: u64,
     },
     /// An input cannot be used (missing, unreadable, not a file).
-    #[error("{}: {}", path.display(), source)]
+    #[error("{}: {}", path.display(), oxsort_io::os_message(source))]
     Input {
         /// The input named.
         path: PathBuf,
@@ -219,19 +223,28 @@ pub fn error_message(err: &dyn std::error::Error) -> String {
     let mut out = String::new();
     let mut next = Some(err);
     while let Some(e) = next {
-        let text = e.to_string();
-        let bare = text.rfind(" (os error ").map_or(text.as_str(), |i| &text[..i]);
+        // In plain words: "No such file or directory", not "... (os error 2)".
+        let bare = oxsort_io::without_os_error(&e.to_string());
         // Said once, whatever the case: "no space left on device writing ..." holds the
         // system's "No space left on device".
         if !out.to_lowercase().contains(&bare.to_lowercase()) {
             if !out.is_empty() {
                 out.push_str(": ");
             }
-            out.push_str(&text);
+            out.push_str(&bare);
         }
         next = e.source();
     }
     out
+}
+
+/// "1 byte", "2 bytes".
+fn bytes(n: u64) -> String {
+    if n == 1 {
+        "1 byte".into()
+    } else {
+        format!("{n} bytes")
+    }
 }
 
 #[cfg(test)]

@@ -75,7 +75,9 @@ pub use plan::{
     TempPlan,
 };
 pub use progress::{Phase, Progress, ProgressFn};
-pub use stats::{human_bytes, FileStats, PhaseStats, Reclaimed, SortStats, ThreadStats};
+pub use stats::{
+    human_bytes, FileStats, PhaseStats, Reclaimed, SortStats, TextAsRecords, ThreadStats,
+};
 pub use sysinfo::{available_memory, cores, peak_rss};
 pub use verify::{checksum_hex, checksum_records, OrderCheck};
 
@@ -455,10 +457,14 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     stats.records = read_records;
     stats.records_written = check.records - tally.summed;
     if cfg.spec.sum.is_some() {
+        let overflows = match tally.overflows {
+            0 => "no sum overflowed".to_string(),
+            n => format!("{n} left unsummed (their sum would overflow)"),
+        };
         stats.notes.push(format!(
-            "SUM FIELDS: {} records added into the first of their key, {} left unsummed (the \
-             sum would overflow); checksums are of the records before summing",
-            tally.summed, tally.overflows
+            "SUM FIELDS: {} records added into the first of their key, {overflows}; checksums \
+             are of the records before summing",
+            tally.summed
         ));
     }
     stats.bytes = bytes_read + recovered.input_bytes_covered;
@@ -477,7 +483,8 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     stats.dropped_duplicates = check.dropped + tally.summed;
     stats.dropped_checksum = checksum_hex(check.dropped_checksum + filtered_checksum);
     stats.input_checksum = checksum_hex(in_checksum + filtered_checksum);
-    stats.duplicate_keys = check.duplicates;
+    // Of the output: the records summed away were duplicates of the record they went into.
+    stats.duplicate_keys = check.duplicates.saturating_sub(tally.summed);
     stats.peak_rss = sysinfo::peak_rss();
     stats.elapsed_s = t0.elapsed().as_secs_f64();
     Ok(stats)

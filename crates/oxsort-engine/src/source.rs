@@ -18,7 +18,7 @@ use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
 
 use crate::config::Input;
 use crate::error::{EngineError, Result};
-use crate::stats::{FileStats, Meters};
+use crate::stats::{FileStats, Meters, TextAsRecords};
 use crate::tuning::{
     delim_room, LONG_RECORD_GROWTH, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD, TEXT_SNIFF_BYTES,
 };
@@ -84,7 +84,7 @@ pub(crate) struct ChunkSource {
     /// Whether the current input's first bytes were looked at for text lines.
     sniffed: bool,
     /// Warnings about the inputs found as they were read (text read as fixed records).
-    pub(crate) warnings: Vec<String>,
+    pub(crate) warnings: Vec<TextAsRecords>,
     layout: RecordLayout,
     chunk_bytes: usize,
     io: IoOptions,
@@ -793,16 +793,24 @@ impl ChunkSource {
 /// A warning when the first bytes of the input `name` (`sample`) look like text lines although
 /// they are sorted as fixed `size`-byte records: text with a newline that is not the last byte
 /// of a record (records would cut lines).
-fn text_warning(name: &str, sample: &[u8], size: usize) -> Option<String> {
+fn text_warning(name: &str, sample: &[u8], size: usize) -> Option<TextAsRecords> {
     let text = sample.iter().all(|&b| b == b'\n' || b == b'\t' || b == b'\r' || b >= 0x20);
     let cut = sample.iter().position(|&b| b == b'\n').filter(|p| (p + 1) % size != 0)?;
-    let name = if name == "-" { "standard input" } else { name };
-    text.then(|| {
-        format!(
-            "{name} looks like text: the newline at byte {} is not at the end of a {size}-byte \
-             record, so records will cut lines; to sort lines, add --lines",
-            cut + 1
-        )
+    if !text {
+        return None;
+    }
+    let line = cut + 1;
+    // The sample's whole lines, all `line` bytes long?
+    let whole = sample.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let uniform = whole % line == 0
+        && sample[..whole]
+            .chunks(line)
+            .all(|l| l.iter().position(|&b| b == b'\n') == Some(line - 1));
+    Some(TextAsRecords {
+        input: name.to_string(),
+        newline_at: line,
+        record_size: size,
+        line_length: uniform.then_some(line),
     })
 }
 

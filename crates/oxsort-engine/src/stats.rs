@@ -172,7 +172,24 @@ pub struct SortStats {
     pub notes: Vec<String>,
     /// What looked wrong in the inputs as they were read, though the sort went on (the first
     /// bytes of an input sorted as fixed-length records look like text lines).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<TextAsRecords>,
+}
+
+/// An input sorted as fixed-length records whose first bytes look like text lines: a newline
+/// that is not the last byte of a record, so records cut lines. Found in the bytes the sort
+/// read (an input is read once: a pipe has no second look). Each door words the remedy in its
+/// own terms (a record length, or lines).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TextAsRecords {
+    /// The input (`-` for standard input).
+    pub input: String,
+    /// The first newline's place, 1-based.
+    pub newline_at: usize,
+    /// The record length the sort used.
+    pub record_size: usize,
+    /// The length of every whole line sampled (newline included), when all are one length:
+    /// then the lines are fixed records of that length.
+    pub line_length: Option<usize>,
 }
 
 /// The leftovers of killed sorts one directory held, removed before a sort began.

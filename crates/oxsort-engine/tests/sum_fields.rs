@@ -33,7 +33,8 @@ fn decode(f: &SumField, rec: &[u8], index: usize) -> Result<i128, KeyError> {
         SumKind::Pd => {
             let mut v = 0i128;
             for (i, &x) in b.iter().enumerate() {
-                let bad = KeyError::InvalidPacked { field: index, position: at(i), byte: x };
+                let bad =
+                    KeyError::SumData { field: index, format: "PD", position: at(i), byte: x };
                 let (hi, lo) = (x >> 4, x & 15);
                 if hi > 9 {
                     return Err(bad);
@@ -57,7 +58,8 @@ fn decode(f: &SumField, rec: &[u8], index: usize) -> Result<i128, KeyError> {
         SumKind::Zd => {
             let mut v = 0i128;
             for (i, &x) in b.iter().enumerate() {
-                let bad = KeyError::InvalidZoned { field: index, position: at(i), byte: x };
+                let bad =
+                    KeyError::SumData { field: index, format: "ZD", position: at(i), byte: x };
                 let (zone, digit) = (x >> 4, (x & 15) as i128);
                 if i < last {
                     if !(zone == 0xF || zone == 0x3) || digit > 9 {
@@ -384,10 +386,16 @@ fn sums_match_the_reference_for_every_format_width_and_sign() {
                     want.get(i / size * size..(i / size + 1) * size)
                 );
             }
-            let note = format!(
-                "SUM FIELDS: {summed} records added into the first of their key, {overflows} left \
-                 unsummed"
-            );
+            let note = match overflows {
+                0 => format!(
+                    "SUM FIELDS: {summed} records added into the first of their key, no sum \
+                     overflowed"
+                ),
+                n => format!(
+                    "SUM FIELDS: {summed} records added into the first of their key, {n} left \
+                     unsummed (their sum would overflow)"
+                ),
+            };
             assert!(stats.notes.iter().any(|m| m.contains(&note)), "{what}: {:?}", stats.notes);
             assert_eq!(stats.records_written, n as u64 - summed, "{what}");
         }
@@ -415,6 +423,33 @@ fn overflows_are_counted_and_leave_both_records_unsummed() {
         "{:?}",
         stats.notes
     );
+}
+
+#[test]
+fn without_overflows_the_note_says_none_and_duplicates_are_the_outputs() {
+    // Two keys, three records each: all summed, nothing overflows; the output holds two
+    // distinct keys, so no duplicate keys, whatever was summed away.
+    let f = [SumField { offset: 1, len: 2, kind: SumKind::Pd }];
+    let recs: [[u8; 3]; 6] = [
+        [b'a', 0x00, 0x1C],
+        [b'b', 0x00, 0x2C],
+        [b'a', 0x00, 0x3C],
+        [b'b', 0x00, 0x4C],
+        [b'a', 0x00, 0x5C],
+        [b'b', 0x00, 0x6C],
+    ];
+    let t = EngineTester::new();
+    let s = &setups(CHUNK_LOG2)[0];
+    let (got, stats) =
+        t.run(s, &spec(&f, 3, parse_fields("1,1,CH,A").unwrap()), &recs.concat()).unwrap();
+    assert_eq!(got, [b'a', 0x00, 0x9C, b'b', 0x01, 0x2C]);
+    assert_eq!(stats.duplicate_keys, 0, "the output has no two records with one key");
+    let note = stats.notes.iter().find(|m| m.starts_with("SUM FIELDS")).expect("a SUM note");
+    assert!(
+        note.contains("4 records added into the first of their key, no sum overflowed"),
+        "{note}"
+    );
+    assert!(!note.contains("0 left unsummed"), "{note}");
 }
 
 #[test]
@@ -448,8 +483,11 @@ fn invalid_decimal_data_names_the_sorted_record_field_and_byte() {
         let t = EngineTester::new();
         match t.run(s, &spec(&fields, size, parse_fields("1,1,CH,A").unwrap()), &data) {
             Err(EngineError::Key { path, record: got_record, source: got }) => {
+                let msg = got.to_string();
                 assert_eq!((got_record, got), (record, source), "{what}");
                 assert_eq!(path.display().to_string(), "SUM FIELDS (sorted records)", "{what}");
+                // Called a SUM field, not a key field.
+                assert!(msg.contains("SUM field") && !msg.contains("key field"), "{what}: {msg}");
             }
             Err(e) => panic!("{what}: expected record {record}: {source}, got {e}"),
             Ok((out, _)) => {

@@ -165,6 +165,15 @@ pub fn parse_join_input_control(text: &str, dd: &str) -> Result<Control, ParseEr
 fn parse_statements(text: &str, join_input: Option<&str>) -> Result<Control, ParseError> {
     let text = if join_input.is_some() { std::borrow::Cow::Borrowed(text) } else { sysin(text)? };
     let statements = split_statements(&text)?;
+    // An empty control file would sort by the default key without a word: a job whose
+    // statements were lost (an empty SYSIN, the wrong file) must not look like it ran.
+    if statements.is_empty() && join_input.is_none() {
+        return Err(ParseError::new(
+            Location::Line { line: 1, column: 1 },
+            "a control statement (SORT FIELDS=, MERGE FIELDS=, ...); the text holds none",
+            None,
+        ));
+    }
     let mut control = Control::default();
     let mut sort_seen: Option<Pos> = None;
     let mut filter_seen = false;

@@ -245,6 +245,21 @@ pub enum KeyError {
         /// The bad byte.
         byte: u8,
     },
+    /// A field of `SUM FIELDS=(...)` holding invalid packed or zoned decimal data.
+    #[error(
+        "SUM field {field} ({format}): invalid {} data at byte {position} (0x{byte:02X})",
+        if *format == "PD" { "packed decimal" } else { "zoned decimal" }
+    )]
+    SumData {
+        /// 1-based index of the field in `SUM FIELDS=(...)`.
+        field: usize,
+        /// The field's format (`PD`, `ZD`).
+        format: &'static str,
+        /// 1-based position of the bad byte in the record.
+        position: usize,
+        /// The bad byte.
+        byte: u8,
+    },
     /// A field of an `INREC`/`OUTREC` that lies past the end of the record it reads (after an
     /// `IFTHEN` clause made it shorter).
     #[error(

@@ -139,7 +139,7 @@ impl GroupSum {
     pub fn start(&mut self, rec: &[u8]) -> Result<(), KeyError> {
         for (i, (b, s)) in self.fields.iter().zip(self.sums.iter_mut()).enumerate() {
             let f = &b.field;
-            *s = value(f, &rec[f.offset..f.offset + f.len], i + 1)?;
+            *s = value(f, &rec[f.offset..f.offset + f.len], i + 1).map_err(sum_data)?;
         }
         self.added = false;
         Ok(())
@@ -153,7 +153,7 @@ impl GroupSum {
             self.fields.iter().zip(self.sums.iter()).zip(self.next.iter_mut()).enumerate()
         {
             let f = &b.field;
-            let t = s + value(f, &rec[f.offset..f.offset + f.len], i + 1)?;
+            let t = s + value(f, &rec[f.offset..f.offset + f.len], i + 1).map_err(sum_data)?;
             if t < b.min || t > b.max {
                 return Ok(Added::Overflow);
             }
@@ -175,6 +175,19 @@ impl GroupSum {
             let f = &b.field;
             store(f, &mut held[f.offset..f.offset + f.len], s);
         }
+    }
+}
+
+/// Invalid decimal data read by a SUM field, named as one (not as a key field).
+fn sum_data(e: KeyError) -> KeyError {
+    match e {
+        KeyError::InvalidPacked { field, position, byte } => {
+            KeyError::SumData { field, format: "PD", position, byte }
+        }
+        KeyError::InvalidZoned { field, position, byte } => {
+            KeyError::SumData { field, format: "ZD", position, byte }
+        }
+        other => other,
     }
 }
 

@@ -146,12 +146,40 @@ struct OsMsg<'a>(&'a io::Error);
 
 impl fmt::Display for OsMsg<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = self.0.to_string();
-        match (self.0.raw_os_error(), text.rfind(" (os error ")) {
-            (Some(_), Some(cut)) => f.write_str(&text[..cut]),
-            _ => f.write_str(&text),
+        f.write_str(&without_os_error(&self.0.to_string()))
+    }
+}
+
+/// The system's words for an I/O error, without the " (os error N)" std appends:
+/// "No such file or directory".
+///
+/// ```
+/// let e = std::io::Error::from_raw_os_error(libc::ENOENT);
+/// assert_eq!(oxsort_io::os_message(&e), "No such file or directory");
+/// ```
+pub fn os_message(e: &io::Error) -> String {
+    without_os_error(&e.to_string())
+}
+
+/// `text` with every " (os error N)" std wrote into it taken out (a message may hold several,
+/// one per cause).
+pub fn without_os_error(text: &str) -> String {
+    const MARK: &str = " (os error ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(MARK) {
+        let after = &rest[i + MARK.len()..];
+        let digits = after.bytes().take_while(|b| b.is_ascii_digit() || *b == b'-').count();
+        if digits > 0 && after[digits..].starts_with(')') {
+            out.push_str(&rest[..i]);
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(&rest[..i + MARK.len()]);
+            rest = after;
         }
     }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -165,6 +193,17 @@ mod tests {
         assert_eq!(e.raw_os_error(), Some(libc::EIO));
         let e = IoError::other("syncing", "/t/out", io::Error::other("custom"));
         assert_eq!(e.to_string(), "syncing /t/out: custom");
+    }
+
+    #[test]
+    fn os_error_numbers_are_taken_out_wherever_they_are() {
+        assert_eq!(
+            without_os_error(
+                "a: No such file or directory (os error 2): b: Is a directory (os error 21)"
+            ),
+            "a: No such file or directory: b: Is a directory"
+        );
+        assert_eq!(without_os_error("kept (os error x)"), "kept (os error x)");
     }
 
     #[test]

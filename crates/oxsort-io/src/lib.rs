@@ -75,7 +75,7 @@ mod writer;
 
 pub use bigmem::{trim_heap, BigAlloc};
 pub use buf::AlignedBuf;
-pub use error::IoError;
+pub use error::{os_message, without_os_error, IoError};
 pub use file::{DirectFile, FaultPlan, IoOptions};
 pub use leftovers::{sweep, Leftover, LeftoverKind, Swept};
 pub use pipeline::{Backend, IoStats};
@@ -84,8 +84,9 @@ pub use reader::{Chunk, Reader};
 pub use replace::{file_id, inspect_output, FileId, InPlace, OutputFile};
 pub use size::trusted_size;
 pub use temp::{
-    check_dir_writable, device_of, effective_uid, free_space, private_dir_problem, probe_input,
-    probe_output, try_lock_exclusive, user_label, user_name, AtomicOutput, OutputTarget, TempDir,
+    check_dir_writable, check_dir_writable_as, device_of, effective_uid, free_space,
+    private_dir_problem, probe_input, probe_output, try_lock_exclusive, user_label, user_name,
+    AtomicOutput, OutputTarget, TempDir,
 };
 pub use tuning::DIRECT_ALIGN;
 pub use uring::probe as uring_probe;

@@ -529,15 +529,20 @@ pub fn probe_output(path: &Path) -> io::Result<OutputTarget> {
 
 /// Checks that `dir` exists, is a directory, and that this process may create files in it.
 pub fn check_dir_writable(dir: &Path) -> Result<(), IoError> {
-    const OP: &str = "checking the directory";
-    let m = std::fs::metadata(dir).map_err(|e| IoError::other(OP, dir, e))?;
+    check_dir_writable_as(dir, "checking the directory")
+}
+
+/// [`check_dir_writable`], with `op` saying what the directory is for in its errors:
+/// "checking the output directory".
+pub fn check_dir_writable_as(dir: &Path, op: &'static str) -> Result<(), IoError> {
+    let m = std::fs::metadata(dir).map_err(|e| IoError::other(op, dir, e))?;
     if !m.is_dir() {
-        return Err(IoError::other(OP, dir, io::Error::from_raw_os_error(libc::ENOTDIR)));
+        return Err(IoError::other(op, dir, io::Error::from_raw_os_error(libc::ENOTDIR)));
     }
-    let c = c_path(dir, OP)?;
+    let c = c_path(dir, op)?;
     // SAFETY: `c` is a valid NUL-terminated path string.
     if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-        return Err(IoError::other(OP, dir, io::Error::last_os_error()));
+        return Err(IoError::other(op, dir, io::Error::last_os_error()));
     }
     Ok(())
 }

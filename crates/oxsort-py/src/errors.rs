@@ -1,11 +1,14 @@
 //! The exception hierarchy (`oxsort.Error` and its subclasses) and the mapping from the
 //! engine's and gensort's typed errors to it. Messages are the CLI's.
 
+use std::path::Path;
+
 use oxsort_engine::EngineError;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
 use pyo3::prelude::PyAnyMethods;
-use pyo3::{PyErr, Python};
+use pyo3::types::PyType;
+use pyo3::{Bound, PyErr, PyResult, PyTypeInfo, Python};
 
 create_exception!(_native, Error, PyException, "Every error of oxsort.");
 create_exception!(
@@ -34,14 +37,36 @@ create_exception!(
     "A merge input (or a checked file) is not in key order."
 );
 
+/// An operating system's error as oxsort's exception `E` and Python's own for its errno
+/// (`FileNotFoundError`, `PermissionError`, ...) at once, so `except OSError` catches it as
+/// well as `except oxsort.Error` (`oxsort._errors.os_error` makes the class).
+pub(crate) fn os_error<E: PyTypeInfo>(errno: i32, msg: String, path: &Path) -> PyErr {
+    Python::with_gil(|py| {
+        let base: Bound<'_, PyType> = py.get_type::<E>();
+        let made = || -> PyResult<PyErr> {
+            let make = py.import("oxsort._errors")?.getattr("os_error")?;
+            let path = path.to_string_lossy().into_owned();
+            Ok(PyErr::from_value(make.call1((base.clone(), errno, msg.clone(), path))?))
+        };
+        made().unwrap_or_else(|_| PyErr::from_type(base.clone(), msg.clone()))
+    })
+}
+
 /// The Python exception of an engine error.
 pub(crate) fn engine_error(e: EngineError) -> PyErr {
     let msg = chain(&e);
     match e {
+        EngineError::Input { ref path, ref source } if source.raw_os_error().is_some() => {
+            os_error::<BadInputError>(source.raw_os_error().unwrap_or(0), msg, path)
+        }
+        EngineError::Io(ref io) if !io.is_no_space() && io.raw_os_error().is_some() => {
+            os_error::<Error>(io.raw_os_error().unwrap_or(0), msg, io.path())
+        }
         EngineError::Interrupted => PyKeyboardInterrupt::new_err(msg),
         EngineError::Config(_) | EngineError::MemoryTooSmall { .. } => SpecError::new_err(msg),
         EngineError::PartialRecord { .. }
         | EngineError::BadRdw { .. }
+        | EngineError::Data(_)
         | EngineError::Input { .. }
         | EngineError::Key { .. } => BadInputError::new_err(msg),
         EngineError::NoTempSpace { .. }

@@ -97,6 +97,7 @@ fn cores() -> usize {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("Error", py.get_type::<errors::Error>())?;
     m.add("BadInputError", py.get_type::<errors::BadInputError>())?;
     m.add("SpecError", py.get_type::<errors::SpecError>())?;

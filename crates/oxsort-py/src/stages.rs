@@ -66,10 +66,13 @@ fn variable_refused() -> PyErr {
 
 /// An I/O error naming the file.
 fn io_err(path: &Path, what: &str, e: std::io::Error) -> PyErr {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        BadInputError::new_err(format!("{}: {what}: no such file", path.display()))
-    } else {
-        Error::new_err(format!("{}: {what}: {e}", path.display()))
+    let msg = format!("{}: {what}: {}", path.display(), oxsort_io::os_message(&e));
+    match e.raw_os_error() {
+        Some(errno) if e.kind() == std::io::ErrorKind::NotFound => {
+            crate::errors::os_error::<BadInputError>(errno, msg, path)
+        }
+        Some(errno) => crate::errors::os_error::<Error>(errno, msg, path),
+        None => Error::new_err(msg),
     }
 }
 
@@ -80,9 +83,12 @@ fn open_input(path: &Path, layout: RecordLayout) -> PyResult<(File, u64)> {
     if let Some(r) = layout.fixed_size() {
         if len % r as u64 != 0 {
             return Err(BadInputError::new_err(format!(
-                "{}: {len} bytes is not a whole number of {r}-byte records ({} bytes left over)",
+                "{}: {len} bytes is not a whole number of {r}-byte records ({} left over)",
                 path.display(),
-                len % r as u64
+                match len % r as u64 {
+                    1 => "1 byte".to_string(),
+                    n => format!("{n} bytes"),
+                }
             )));
         }
     }

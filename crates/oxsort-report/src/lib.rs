@@ -3,6 +3,8 @@
 //! - [`rules`]: the categories' rules as numbers: PennySort's budget, size steps, the JouleSort
 //!   classes, the prediction of the largest input a budget sorts ([`rules::LinearModel`],
 //!   [`rules::largest_within`]) and the GraySort/CloudSort scale-out model.
+//! - [`search`]: the size search of MinuteSort and PennySort, its rules apart from the sorts
+//!   ([`search::search_sizes`]).
 //! - [`floor`]: the disk's own limit, deep direct reads and writes ([`floor::measure`]).
 //! - [`timeline`]: a sampler thread recording I/O, CPU per kind of thread, memory and phase
 //!   every 100 ms, from `/proc`, outside the sort's hot code.
@@ -29,6 +31,7 @@ pub mod floor;
 pub mod machine;
 pub mod report;
 pub mod rules;
+pub mod search;
 pub mod svg;
 pub mod timeline;
 

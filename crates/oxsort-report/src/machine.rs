@@ -15,10 +15,27 @@ pub struct Disk {
     pub size_bytes: u64,
     /// Whether the kernel reports it as rotational.
     pub rotational: bool,
+    /// Whether it is a virtio disk of a virtual machine: its rotational flag (1 by default)
+    /// says nothing of the host's medium.
+    pub virtio: bool,
     /// Model string, when the device has one.
     pub model: String,
     /// I/O scheduler in use.
     pub scheduler: String,
+}
+
+impl Disk {
+    /// What the disk is, in the words of a report: "rotational", "non-rotational", or for a
+    /// virtio disk "virtual (virtio)", whose medium the guest cannot see.
+    pub fn medium(&self) -> &'static str {
+        if self.virtio {
+            "virtual (virtio: the host's medium is not known)"
+        } else if self.rotational {
+            "rotational"
+        } else {
+            "non-rotational"
+        }
+    }
 }
 
 /// The file system holding one directory the run used.
@@ -139,6 +156,8 @@ fn disks() -> Vec<Disk> {
                 name,
                 size_bytes: sectors * 512,
                 rotational: read(base.join("queue/rotational")) == "1",
+                virtio: fs::read_link(base.join("device/driver"))
+                    .is_ok_and(|d| d.to_string_lossy().ends_with("virtio_blk")),
                 model: read(base.join("device/model")),
                 scheduler,
             })

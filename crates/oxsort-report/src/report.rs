@@ -352,7 +352,7 @@ impl Report {
                 "- Disk {}: {}, {}, scheduler {}{}",
                 d.name,
                 gb(d.size_bytes),
-                if d.rotational { "rotational" } else { "non-rotational" },
+                d.medium(),
                 d.scheduler,
                 if d.model.is_empty() { String::new() } else { format!(", {}", d.model) }
             );

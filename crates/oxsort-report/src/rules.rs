@@ -129,12 +129,31 @@ impl LinearModel {
         }
     }
 
-    /// The line through two runs, `lo` faster than `hi` (a bracket of the budget: the
-    /// largest size that sorted within it and the smallest that did not).
-    pub fn between(lo: Point, hi: Point) -> LinearModel {
+    /// The line through two runs that bracket `budget_s`: `lo`, the largest size that sorted
+    /// within it, and `hi`, the smallest that did not. A sort has no negative fixed cost: when
+    /// the line through them would cross zero time above zero bytes (the larger run was much
+    /// slower per byte: past a cliff, or stopped), it is the line through the origin that
+    /// reaches the budget halfway between them, so it still puts `lo` within the budget and
+    /// `hi` over it, and the search halves the bracket.
+    pub fn between(lo: Point, hi: Point, budget_s: f64) -> LinearModel {
         let x = |p: Point| p.bytes as f64 * p.passes.max(1) as f64;
         let slope = (hi.seconds - lo.seconds) / (x(hi) - x(lo)).max(1.0);
-        LinearModel { intercept_s: lo.seconds - slope * x(lo), slope_s_per_byte: slope }
+        let intercept = lo.seconds - slope * x(lo);
+        if intercept < 0.0 || slope <= 0.0 {
+            let mid = (x(lo) + x(hi)) / 2.0;
+            return LinearModel { intercept_s: 0.0, slope_s_per_byte: budget_s / mid.max(1.0) };
+        }
+        LinearModel { intercept_s: intercept, slope_s_per_byte: slope }
+    }
+
+    /// The line through the origin at the slowest rate (seconds per byte per pass) of the
+    /// points: the cautious model when they do not fit a line with a fixed cost.
+    pub fn slowest(points: &[Point]) -> LinearModel {
+        let rate = points
+            .iter()
+            .map(|p| p.seconds / (p.bytes as f64 * p.passes.max(1) as f64).max(1.0))
+            .fold(0.0, f64::max);
+        LinearModel { intercept_s: 0.0, slope_s_per_byte: rate }
     }
 
     /// Predicted seconds for `bytes` sorted in `passes` passes.
@@ -279,12 +298,28 @@ mod tests {
 
     #[test]
     fn line_between_two_runs() {
-        let lo = Point { bytes: 100, passes: 1, seconds: 2.0 };
+        let lo = Point { bytes: 100, passes: 1, seconds: 3.0 };
         let hi = Point { bytes: 100, passes: 2, seconds: 5.0 };
-        let m = LinearModel::between(lo, hi);
-        assert!((m.predict(100, 1) - 2.0).abs() < 1e-12);
+        let m = LinearModel::between(lo, hi, 4.0);
+        assert!((m.predict(100, 1) - 3.0).abs() < 1e-12);
         assert!((m.predict(100, 2) - 5.0).abs() < 1e-12);
-        assert!((m.predict(150, 1) - 3.5).abs() < 1e-12);
+        assert!((m.predict(150, 1) - 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn no_line_has_a_negative_fixed_cost() {
+        // 1.2e7 records in 1.56 s, then 8.1e7 in 52 s: the line through them would start at
+        // -16.6 s. The model goes through the origin instead, and still brackets the budget.
+        let lo = Point { bytes: 1_200_000_000, passes: 1, seconds: 1.56 };
+        let hi = Point { bytes: 8_100_000_000, passes: 1, seconds: 52.0 };
+        let m = LinearModel::between(lo, hi, 10.0);
+        assert_eq!(m.intercept_s, 0.0);
+        assert!(m.predict(lo.bytes, 1) <= 10.0 && m.predict(hi.bytes, 1) > 10.0);
+        assert!((m.predict((lo.bytes + hi.bytes) / 2, 1) - 10.0).abs() < 1e-9);
+        // The cautious line through calibrations that disagree: the slowest rate.
+        let s = LinearModel::slowest(&[lo, hi]);
+        assert_eq!(s.intercept_s, 0.0);
+        assert!((s.predict(hi.bytes, 1) - 52.0).abs() < 1e-9);
     }
 
     #[test]

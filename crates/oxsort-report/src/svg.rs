@@ -150,7 +150,7 @@ impl Chart {
         let mut s = String::new();
         let _ = write!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{t}" font-family="sans-serif" font-size="12">"#,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="100%" viewBox="0 0 {WIDTH} {HEIGHT}" preserveAspectRatio="xMinYMin meet" style="display:block;height:auto" role="img" aria-label="{t}" font-family="sans-serif" font-size="12">"#,
             t = escape(&self.title)
         );
         let _ = write!(s, r#"<title>{}</title>"#, escape(&self.title));

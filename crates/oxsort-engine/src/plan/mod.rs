@@ -389,7 +389,7 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
             (vec![0; cfg.temp_dirs.len()], vec![0; cfg.temp_dirs.len()])
         };
         for ((d, reused), freed) in cfg.temp_dirs.iter().zip(reused).zip(freed) {
-            oxsort_io::check_dir_writable(d)?;
+            oxsort_io::check_dir_writable_as(d, "checking the temp directory")?;
             temp.push(TempPlan {
                 dir: d.clone(),
                 bytes: share,

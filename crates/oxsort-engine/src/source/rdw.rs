@@ -94,7 +94,7 @@ impl ChunkSource {
                 return Err(self.bad_rdw(base + at as u64, number, why));
             }
             if records == 0 {
-                return Err(EngineError::Config(format!(
+                return Err(EngineError::Data(format!(
                     "{}: record {} at byte offset {} is longer than a chunk ({cap} bytes); a \
                      larger memory budget reads longer records",
                     self.name,

@@ -36,7 +36,7 @@ fn a_record_too_long_is_a_data_error_not_a_configuration_error() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("in.txt"), vec![b'a'; 3 << 20]).unwrap();
     let e = fails(d.path(), &["in.txt", "--lines", "--memory", "4M", "-o", "out.txt"]);
-    assert!(e.contains("in.txt: a record longer than"), "{e}");
+    assert!(e.contains("in.txt: record 1 is longer than"), "{e}");
     assert!(!e.contains("invalid configuration"), "{e}");
 }
 

@@ -96,13 +96,18 @@ pub fn inspect_output(path: &Path) -> Result<OutputFile, IoError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(IoError::open(path, e)),
     };
-    let dir_meta = std::fs::metadata(&dir).map_err(|e| IoError::open(&dir, e))?;
+    const CHECKING_DIR: &str = "checking the output directory";
+    let dir_meta = std::fs::metadata(&dir).map_err(|e| IoError::other(CHECKING_DIR, &dir, e))?;
     if !dir_meta.is_dir() {
-        return Err(IoError::open(&dir, io::Error::from_raw_os_error(libc::ENOTDIR)));
+        return Err(IoError::other(
+            CHECKING_DIR,
+            &dir,
+            io::Error::from_raw_os_error(libc::ENOTDIR),
+        ));
     }
     let dir_writable = access(&dir, libc::W_OK | libc::X_OK);
     let Some(m) = existing else {
-        dir_writable.map_err(|e| IoError::open(path, e))?;
+        dir_writable.map_err(|e| IoError::other(CHECKING_DIR, &dir, e))?;
         return Ok(OutputFile { target, exists: false, in_place: None });
     };
     access(&target, libc::W_OK).map_err(|e| IoError::open(path, e))?;

@@ -96,6 +96,17 @@ impl Locale {
     }
 }
 
+/// Whether the locale's `LC_CTYPE` counts `c` printable (`iswprint`), as GNU's quoting asks
+/// of every multibyte character before it writes it as is.
+pub fn printable(c: char) -> bool {
+    extern "C" {
+        /// C's `iswprint` (`wint_t` is `unsigned int` in glibc and musl).
+        fn iswprint(wc: libc::c_uint) -> libc::c_int;
+    }
+    // SAFETY: iswprint takes any wint_t value and only reads the locale's class tables.
+    unsafe { iswprint(c as libc::c_uint) != 0 }
+}
+
 /// Copies a C string (`None` for a null pointer).
 ///
 /// # Safety

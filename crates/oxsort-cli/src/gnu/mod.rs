@@ -33,7 +33,7 @@ pub fn main(argv: Vec<String>) -> i32 {
     msg::set_utf8(locale.utf8);
     if locale.collate.is_some() {
         oxsort_format::set_collator(oxsort_locale::xfrm);
-        oxsort_format::set_primary_weights(oxsort_locale::primary_weights);
+        oxsort_format::set_primary_weights(oxsort_locale::primary_weight);
     }
     if let Some(months) = &locale.months {
         oxsort_format::set_month_names(months);

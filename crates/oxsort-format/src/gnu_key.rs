@@ -227,13 +227,20 @@ pub(crate) fn encode_text(collate: bool, t: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// How many characters after the last one a collated prefix uses must have primary weights
+/// too (or the text end before): a contraction reaching past the prefix's end, which would
+/// change the weights in it, holds a character without a weight (one of its pairs does not
+/// concatenate) within its length. glibc's longest contractions are shorter (Hungarian's
+/// "ddzs", "ssz": a prefix ending in "s" before "sz" is not the weight of "s").
+const CONTRACTION_REACH: usize = 8;
+
 /// Appends at least the first `want` bytes of [`encode_text`]`(true, t)` from the primary
 /// weights of `t`'s characters, when they reach that far: the image is `0x01` then the
-/// transform, whose first bytes are the primary weights. The character after the last one
-/// used must have a weight too (or the text end there): a weight is only known to hold next
-/// to another weighed character. Returns false (appending nothing) when a character up to
-/// there has no weight, is a NUL or is not UTF-8, or when the primary weights are too short
-/// (then the level separator and later levels would follow within the prefix).
+/// transform, whose first bytes are the primary weights. The [`CONTRACTION_REACH`] characters
+/// after the last one used must have weights too (or the text end there). Returns false
+/// (appending nothing) when a character up to there has no weight, is a NUL or is not UTF-8,
+/// or when the primary weights are too short (then the level separator and later levels would
+/// follow within the prefix).
 fn collated_prefix(t: &[u8], out: &mut Vec<u8>, want: usize) -> bool {
     let (Some(weight), Some(_)) = (PRIMARY.get(), COLLATOR.get()) else {
         return false;
@@ -242,14 +249,19 @@ fn collated_prefix(t: &[u8], out: &mut Vec<u8>, want: usize) -> bool {
     out.push(0x01);
     let mut rest = t;
     let mut enough = false;
+    let mut ahead = 0;
     while let Some((c, n)) = next_char(rest) {
         let Some(w) = weight(c) else { break };
-        if enough {
-            return true;
-        }
-        out.extend_from_slice(w);
         rest = &rest[n..];
-        enough = out.len() - start >= want;
+        if enough {
+            ahead += 1;
+            if ahead == CONTRACTION_REACH {
+                return true;
+            }
+        } else {
+            out.extend_from_slice(w);
+            enough = out.len() - start >= want;
+        }
     }
     if enough && rest.is_empty() {
         return true;

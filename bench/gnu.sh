@@ -8,6 +8,8 @@
 #   SCRATCH_DIR  where data goes (default bench/scratch)
 #   MEMORY=5G    environment: -S of both sorts (both also get --parallel=2 and -T SCRATCH_DIR)
 #   LOCALES="C en_US.UTF-8"  environment: the locales to run
+#   NONASCII=3   environment: percent of the characters that are two-byte UTF-8 letters of
+#                Latin-1 (é, ß, Ü, å...), as in European text (default 0: printable ASCII)
 #
 # oxsort runs with fresh memory (OXSORT_HUGETLB=off) and from a warm hugetlb pool of -S
 # (bench/lib.sh pool_reserve); GNU sort without a pool.
@@ -43,7 +45,7 @@ o=$scratch/gnu.out
 g=$scratch/gnu.gnu
 rm -f "$in" "$keyed" "$o" "$g"
 [ "$(df --output=avail -B1 "$scratch" | tail -1)" -gt $((bytes * 4)) ] || { echo "not enough space in $scratch" >&2; exit 1; }
-"$bin/examples/gen_lines" "$bytes" 11 > "$in"
+"$bin/examples/gen_lines" "$bytes" 11 "${NONASCII:-0}" > "$in"
 floor=$("$iofloor" "$in" "$scratch" "$runs")
 floor1=$(echo "$floor" | sed 's/.*"floor1_s": \([0-9.]*\).*/\1/')
 read_s=$(echo "$floor" | sed 's/.*"read_s": \([0-9.]*\).*/\1/')
@@ -97,7 +99,7 @@ for case in plain keyed; do
 done
 rm -f "$in" "$keyed" "$o" "$g"; sync
 {
-  echo "### gnu: $bytes bytes of 10-200 byte lines, -S $memory --parallel=2 ($(date -Iseconds))"
+  echo "### gnu: $bytes bytes of 10-200 byte lines (${NONASCII:-0}% two-byte letters), -S $memory --parallel=2 ($(date -Iseconds))"
   echo
   echo "- I/O floor (iofloor, median of $runs): $floor"
   printf '%s\n' "${summary[@]}"

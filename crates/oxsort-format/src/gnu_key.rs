@@ -137,23 +137,20 @@ pub fn set_collator(f: Collator) {
     let _ = COLLATOR.set(f);
 }
 
-/// The source of the primary-weight table of the locale's ASCII characters (see
-/// `oxsort_locale::primary_weights`): `None` where the first collation level is not a plain
-/// concatenation of per-character weights.
-pub type PrimaryWeights = fn() -> Option<Vec<Vec<u8>>>;
+/// The primary collation weight of one character (see `oxsort_locale::primary_weight`):
+/// `None` where the character is not a plain concatenation at the first level (a key holding
+/// it is transformed whole); `Some(&[])` for a character that level ignores. Whenever two
+/// characters both have weights, the first level of a string of them is the concatenation
+/// of their weights.
+pub type PrimaryWeights = fn(char) -> Option<&'static [u8]>;
 
-static PRIMARY_SOURCE: std::sync::OnceLock<PrimaryWeights> = std::sync::OnceLock::new();
-static PRIMARY: std::sync::OnceLock<Option<Vec<Vec<u8>>>> = std::sync::OnceLock::new();
+static PRIMARY: std::sync::OnceLock<PrimaryWeights> = std::sync::OnceLock::new();
 
-/// Installs where the collator's primary weights come from (asked once, when the first key
-/// prefix is built): with them, the first bytes of a collated key of ASCII text are built from
-/// a table instead of a whole transform. Without one, every collated key is transformed whole.
+/// Installs where the collator's primary weights come from: with them, the first bytes of a
+/// collated key are built from per-character weights instead of a whole transform. Without
+/// one, every collated key is transformed whole.
 pub fn set_primary_weights(f: PrimaryWeights) {
-    let _ = PRIMARY_SOURCE.set(f);
-}
-
-fn primary_table() -> Option<&'static [Vec<u8>]> {
-    PRIMARY.get_or_init(|| PRIMARY_SOURCE.get().and_then(|f| f())).as_deref()
+    let _ = PRIMARY.set(f);
 }
 
 /// Whether a collator is installed ([`set_collator`]): text keys then collate.
@@ -230,28 +227,65 @@ pub(crate) fn encode_text(collate: bool, t: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// How many characters after the last one a collated prefix uses must have primary weights
+/// too (or the text end before): a contraction reaching past the prefix's end, which would
+/// change the weights in it, holds a character without a weight (one of its pairs does not
+/// concatenate) within its length. glibc's longest contractions are shorter (Hungarian's
+/// "ddzs", "ssz": a prefix ending in "s" before "sz" is not the weight of "s").
+const CONTRACTION_REACH: usize = 8;
+
 /// Appends at least the first `want` bytes of [`encode_text`]`(true, t)` from the primary
 /// weights of `t`'s characters, when they reach that far: the image is `0x01` then the
-/// transform, whose first bytes are the primary weights. Returns false (appending nothing)
-/// for text that is not ASCII, holds a NUL, or whose primary weights are too short (then the
-/// level separator and later levels would follow within the prefix).
+/// transform, whose first bytes are the primary weights. The [`CONTRACTION_REACH`] characters
+/// after the last one used must have weights too (or the text end there). Returns false
+/// (appending nothing) when a character up to there has no weight, is a NUL or is not UTF-8,
+/// or when the primary weights are too short (then the level separator and later levels would
+/// follow within the prefix).
 fn collated_prefix(t: &[u8], out: &mut Vec<u8>, want: usize) -> bool {
-    let (Some(table), Some(_)) = (primary_table(), COLLATOR.get()) else {
+    let (Some(weight), Some(_)) = (PRIMARY.get(), COLLATOR.get()) else {
         return false;
     };
     let start = out.len();
     out.push(0x01);
-    for &b in t {
-        if b == 0 || !b.is_ascii() {
-            break;
+    let mut rest = t;
+    let mut enough = false;
+    let mut ahead = 0;
+    while let Some((c, n)) = next_char(rest) {
+        let Some(w) = weight(c) else { break };
+        rest = &rest[n..];
+        if enough {
+            ahead += 1;
+            if ahead == CONTRACTION_REACH {
+                return true;
+            }
+        } else {
+            out.extend_from_slice(w);
+            enough = out.len() - start >= want;
         }
-        out.extend_from_slice(&table[b as usize]);
-        if out.len() - start >= want {
-            return true;
-        }
+    }
+    if enough && rest.is_empty() {
+        return true;
     }
     out.truncate(start);
     false
+}
+
+/// The UTF-8 character at the start of `b` and its length; `None` at the end, at a NUL and
+/// at bytes that are not UTF-8.
+#[inline]
+fn next_char(b: &[u8]) -> Option<(char, usize)> {
+    let &first = b.first()?;
+    if first < 0x80 {
+        return (first != 0).then_some((first as char, 1));
+    }
+    let n = match first {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return None,
+    };
+    let s = std::str::from_utf8(b.get(..n)?).ok()?;
+    s.chars().next().map(|c| (c, n))
 }
 
 fn skip_blanks(t: &[u8]) -> &[u8] {

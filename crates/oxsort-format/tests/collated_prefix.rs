@@ -1,8 +1,9 @@
 //! A collated key's 10-byte prefix, built from primary weights, is the first 10 bytes of the
-//! whole key built with the transform, for random lines and random GNU key specs (fields,
-//! separators, `-f -d -i -r`, numbers before text). The collator here is a stand-in laid out
-//! as glibc's transforms are (primary weights, 0x01, then the next level), so the test needs
-//! no locale; its own process, as the collator is process-wide.
+//! whole key built with the transform, for random lines (ASCII and a few UTF-8 letters) and
+//! random GNU key specs (fields, separators, `-f -d -i -r`, numbers before text). The
+//! collator here is a stand-in laid out as glibc's transforms are (primary weights, 0x01, then
+//! the next level), so the test needs no locale; its own process, as the collator is
+//! process-wide.
 
 use oxsort_format::{
     set_collator, set_primary_weights, Blanks, GnuKey, GnuOptions, RecordLayout, SortKey, SortSpec,
@@ -10,7 +11,7 @@ use oxsort_format::{
 
 /// Primary weight of an ASCII byte in the stand-in collation: letters case-blind, digits, and
 /// some punctuation ignored (no weight); others weigh two bytes.
-fn weight(c: u8) -> Vec<u8> {
+fn ascii_weight(c: u8) -> Vec<u8> {
     match c {
         b'a'..=b'z' => vec![0x40 + (c - b'a')],
         b'A'..=b'Z' => vec![0x40 + (c - b'A')],
@@ -20,22 +21,41 @@ fn weight(c: u8) -> Vec<u8> {
     }
 }
 
+/// The stand-in's letters beyond ASCII: `é` weighs as `e`, `ß` as `ss`, `Ω` a weight of its
+/// own; `€` is left out of the table (a key holding it is transformed whole).
+const OTHER_LETTERS: &[(char, &[u8])] = &[('é', &[0x44]), ('ß', &[0x52, 0x52]), ('Ω', &[0x90])];
+
+/// The stand-in's primary weights, as `oxsort_locale::primary_weight` answers.
+fn toy_weight(c: char) -> Option<&'static [u8]> {
+    static ASCII: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+    let ascii = ASCII.get_or_init(|| (0..128u8).map(ascii_weight).collect());
+    match c {
+        '\0' => None,
+        c if c.is_ascii() => Some(&ascii[c as usize]),
+        c => OTHER_LETTERS.iter().find(|(o, _)| *o == c).map(|(_, w)| *w),
+    }
+}
+
 /// The stand-in transform: primary weights of every character, 0x01, then the bytes (a
-/// tertiary level that orders case and punctuation). Non-ASCII bytes weigh 0xF0 0xXX.
+/// tertiary level that orders case and punctuation). A character without a weight (and a
+/// byte that is not UTF-8) weighs 0xF0 then its bytes.
 fn toy_xfrm(s: &[u8], out: &mut Vec<u8>) {
-    for &c in s {
-        if c.is_ascii() {
-            out.extend(weight(c));
-        } else {
-            out.extend([0xF0, c]);
+    for chunk in s.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match toy_weight(c) {
+                Some(w) => out.extend_from_slice(w),
+                None => {
+                    out.push(0xF0);
+                    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                }
+            }
+        }
+        for &b in chunk.invalid() {
+            out.extend([0xF0, b]);
         }
     }
     out.push(0x01);
     out.extend(s.iter().map(|&c| c.max(2)));
-}
-
-fn toy_table() -> Option<Vec<Vec<u8>>> {
-    Some((0..128u8).map(weight).collect())
 }
 
 struct Rng(u64);
@@ -57,8 +77,16 @@ fn random_line(rng: &mut Rng) -> Vec<u8> {
     let len = rng.below(40);
     let mut line: Vec<u8> = (0..len).map(|_| ALPHABET[rng.below(ALPHABET.len())]).collect();
     if rng.below(10) == 0 {
-        // Now and then a character the primary table does not cover.
-        line.insert(rng.below(line.len() + 1), 0xC3);
+        // Now and then a byte that is not UTF-8, or a character the table does not cover.
+        let odd: &[u8] = if rng.below(2) == 0 { b"\xC3" } else { "€".as_bytes() };
+        let at = rng.below(line.len() + 1);
+        line.splice(at..at, odd.iter().copied());
+    }
+    for _ in 0..rng.below(3) {
+        // Letters beyond ASCII that the table covers.
+        let (c, _) = OTHER_LETTERS[rng.below(OTHER_LETTERS.len())];
+        let at = rng.below(line.len() + 1);
+        line.splice(at..at, c.encode_utf8(&mut [0; 4]).bytes());
     }
     line
 }
@@ -66,7 +94,7 @@ fn random_line(rng: &mut Rng) -> Vec<u8> {
 #[test]
 fn prefixes_from_primary_weights_are_the_first_bytes_of_whole_keys() {
     set_collator(toy_xfrm);
-    set_primary_weights(toy_table);
+    set_primary_weights(toy_weight);
     // (separator, -k keys, global ordering letters, -s)
     let specs: &[(Option<u8>, &[&str], &str, bool)] = &[
         (None, &[], "", false),
@@ -112,4 +140,17 @@ fn prefixes_from_primary_weights_are_the_first_bytes_of_whole_keys() {
     }
     // The table did the work for many of them (else this test checks nothing new).
     assert!(built_from_table > 5000, "{built_from_table}");
+
+    // Letters beyond ASCII at the start of the key: still from the table, not the transform.
+    let opts = GnuOptions { collate: true, decimal_point: b'.', ..GnuOptions::default() };
+    let key: SortKey =
+        SortSpec { key: Some(opts.key_spec()), ..SortSpec::with_layout(RecordLayout::LINES) }
+            .compile()
+            .unwrap();
+    for line in ["éßΩ abcdefghij\n", "Ωé,ßa bb cc dd\n"] {
+        let prefix = key.prefix(line.as_bytes(), &mut scratch).unwrap();
+        key.full_key(line.as_bytes(), &mut whole);
+        assert_eq!(prefix, SortKey::prefix_of_key(&whole), "{line:?}");
+        assert!(scratch.len() < whole.len(), "{line:?} was transformed whole");
+    }
 }

@@ -96,6 +96,17 @@ impl Locale {
     }
 }
 
+/// Whether the locale's `LC_CTYPE` counts `c` printable (`iswprint`), as GNU's quoting asks
+/// of every multibyte character before it writes it as is.
+pub fn printable(c: char) -> bool {
+    extern "C" {
+        /// C's `iswprint` (`wint_t` is `unsigned int` in glibc and musl).
+        fn iswprint(wc: libc::c_uint) -> libc::c_int;
+    }
+    // SAFETY: iswprint takes any wint_t value and only reads the locale's class tables.
+    unsafe { iswprint(c as libc::c_uint) != 0 }
+}
+
 /// Copies a C string (`None` for a null pointer).
 ///
 /// # Safety
@@ -148,48 +159,107 @@ pub fn xfrm(s: &[u8], out: &mut Vec<u8>) {
     });
 }
 
-/// The primary (first-level) collation weights of the ASCII characters, when the locale's
-/// first level is a plain concatenation of them: then the first bytes of `strxfrm(s)` for an
-/// ASCII string `s` are the concatenation of its characters' weights, and a sort prefix costs
-/// a table look-up per character instead of a whole `strxfrm` (glibc's transforms every
+/// The primary (first-level) collation weight of character `c`, when the locale's first
+/// level treats it as a plain concatenation: then the first bytes of `strxfrm(s)`, for a
+/// string `s` of such characters, are the concatenation of their weights, and a sort prefix
+/// costs a table look-up per character instead of a whole `strxfrm` (glibc's transforms every
 /// level of the whole string: about 3.5 us for a 100-byte line).
 ///
 /// ```text
-///  strxfrm("b3,a")  =  5e 4a 51 | 01 | 02 02 02 | 01 | ...level 3 | 01 | ...level 4
+///  strxfrm("b3,é")  =  5e 4a 7e | 01 | 02 02 02 ... | 01 | ...level 3 | 01 | ...level 4
 ///                      primary    sep  secondary
-///                      'b' '3' 'a' (',' has no primary weight: ignored at that level)
+///                      'b' '3' 'é' (',' has no primary weight: ignored at that level;
+///                                   'é' weighs as 'e' there, its accent counts later)
 /// ```
 ///
-/// `table[c]` is character `c`'s primary weight (empty for a character the first level
-/// ignores; `table[0]` is unused). `None` unless every check holds, for every ASCII character
-/// `a` and every pair `ab`: the image has a level separator (0x01), weights hold no 0x00 or
-/// 0x01 byte, and the primary part of `strxfrm(ab)` is `table[a] ++ table[b]` (no contraction
-/// such as Czech "ch", no context). About 16,000 `strxfrm` calls of one or two characters.
-pub fn primary_weights() -> Option<Vec<Vec<u8>>> {
-    fn primary(s: &[u8], buf: &mut Vec<u8>) -> Option<Vec<u8>> {
-        buf.clear();
-        xfrm(s, buf);
-        let end = buf.iter().position(|&b| b == PRIMARY_END)?;
-        let w = &buf[..end];
-        (!w.contains(&0)).then(|| w.to_vec())
+/// `Some(&[])` for a character the first level ignores; `None` where the table cannot speak
+/// for `c` and a key holding it must be transformed whole: the C locale (no levels), NUL, a
+/// character whose image has no level separator or a weight byte 0x00 or 0x01, a character
+/// in a contraction or context rule (Czech "ch", say), or past [`MAX_TABLE_CHARS`].
+///
+/// The table fills as characters are first asked for, each checked once against glibc
+/// itself: the image of `c` alone gives its weight; then one `strxfrm` of `c c x1 c x2 ... c
+/// xk c`, over the k characters admitted before it, must start with the concatenation of the
+/// weights. So every pair of admitted characters, in both orders, is known to concatenate (a
+/// contraction of two characters, or a context rule between neighbours, shows as a
+/// mismatch). Safe to call from many threads; the checks run one at a time. An answer once
+/// given is kept for the process: ask only after [`Locale::from_env`] set the locale.
+pub fn primary_weight(c: char) -> Option<&'static [u8]> {
+    let page = PAGES[c as usize >> PAGE_BITS]
+        .get_or_init(|| (0..1 << PAGE_BITS).map(|_| std::sync::OnceLock::new()).collect());
+    let slot = &page[c as usize & ((1 << PAGE_BITS) - 1)];
+    if let Some(w) = slot.get() {
+        return *w;
     }
-    let mut buf = Vec::new();
-    let mut table = vec![Vec::new(); 128];
-    for c in 1..128u8 {
-        table[c as usize] = primary(&[c], &mut buf)?;
-    }
-    let mut pair = Vec::new();
-    for a in 1..128u8 {
-        for b in 1..128u8 {
-            pair.clear();
-            pair.extend_from_slice(&table[a as usize]);
-            pair.extend_from_slice(&table[b as usize]);
-            if primary(&[a, b], &mut buf)? != pair {
-                return None;
-            }
+    let mut table = TABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    *slot.get_or_init(|| table.admit(c))
+}
+
+/// How many characters the primary-weight table admits at most: each admission transforms a
+/// string twice as long as the table, so text of thousands of distinct characters (CJK)
+/// stops paying for checks and goes to `strxfrm` whole past this many. Latin-1, Latin
+/// Extended-A and B, Greek, Cyrillic and ASCII together are about 1,000 characters.
+pub const MAX_TABLE_CHARS: usize = 1500;
+
+/// Characters per page of the weight table (2^8): a page is made when one of its characters
+/// is first asked for.
+const PAGE_BITS: usize = 8;
+
+/// One character's entry: `Some(weight)` or `None` (not in the table), fixed once decided.
+type Slot = std::sync::OnceLock<Option<&'static [u8]>>;
+
+/// The weight table's pages, indexed by code point >> [`PAGE_BITS`].
+static PAGES: [std::sync::OnceLock<Box<[Slot]>>; (char::MAX as usize >> PAGE_BITS) + 1] =
+    [const { std::sync::OnceLock::new() }; (char::MAX as usize >> PAGE_BITS) + 1];
+
+/// The characters admitted so far, in order, with their weights.
+static TABLE: std::sync::Mutex<Admitted> = std::sync::Mutex::new(Admitted { chars: Vec::new() });
+
+/// The admitted characters (under [`TABLE`]'s lock).
+struct Admitted {
+    chars: Vec<(char, &'static [u8])>,
+}
+
+impl Admitted {
+    /// Decides `c`'s entry (see [`primary_weight`]); admits it when it concatenates.
+    fn admit(&mut self, c: char) -> Option<&'static [u8]> {
+        if c == '\0' || self.chars.len() >= MAX_TABLE_CHARS {
+            return None;
         }
+        let mut utf8 = [0u8; 4];
+        let own = c.encode_utf8(&mut utf8).as_bytes();
+        let mut image = Vec::new();
+        let weight = primary(own, &mut image)?;
+        // c c x1 c x2 c ... xk c: every neighbour pair of c and an admitted character.
+        let mut probe = Vec::with_capacity((own.len() + 4) * (2 * self.chars.len() + 2));
+        let mut expect = Vec::with_capacity(probe.capacity());
+        probe.extend_from_slice(own);
+        probe.extend_from_slice(own);
+        expect.extend_from_slice(&weight);
+        expect.extend_from_slice(&weight);
+        for &(x, w) in &self.chars {
+            probe.extend_from_slice(x.encode_utf8(&mut [0; 4]).as_bytes());
+            probe.extend_from_slice(own);
+            expect.extend_from_slice(w);
+            expect.extend_from_slice(&weight);
+        }
+        if primary(&probe, &mut image)? != expect {
+            return None;
+        }
+        let weight: &'static [u8] = Box::leak(weight.into_boxed_slice());
+        self.chars.push((c, weight));
+        Some(weight)
     }
-    Some(table)
+}
+
+/// The primary part of `strxfrm(s)` (up to the first level separator), if the image has
+/// one and no NUL in it.
+fn primary(s: &[u8], image: &mut Vec<u8>) -> Option<Vec<u8>> {
+    image.clear();
+    xfrm(s, image);
+    let end = image.iter().position(|&b| b == PRIMARY_END)?;
+    let w = &image[..end];
+    (!w.contains(&0)).then(|| w.to_vec())
 }
 
 /// The byte glibc's `strxfrm` writes after each level's weights.

@@ -5,7 +5,7 @@
 
 use oxsort_format::{GnuKey, GnuKeyError};
 
-use super::msg::{quote, Fail};
+use super::msg::{literal, quote, Fail, ARGMATCH_FAILURE};
 
 /// `--check` / `-c` / `-C`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,8 +224,10 @@ impl Args {
                     }
                     break;
                 } else {
-                    let shown = String::from_utf8_lossy(&b[j - 1..j]).into_owned();
-                    return Err(Fail::usage(format!("invalid option -- '{shown}'")));
+                    // getopt names the one byte, even the first of a multibyte character.
+                    let mut m = b"invalid option -- '".to_vec();
+                    m.extend_from_slice(&[c, b'\'']);
+                    return Err(Fail::usage(m));
                 }
             }
         }
@@ -241,6 +243,7 @@ impl Args {
         _argv: &[String],
         _i: &mut usize,
     ) -> Result<(), Fail> {
+        let given = value.is_some();
         let v = value.unwrap_or_default();
         match id {
             "b" | "d" | "f" | "g" | "h" | "i" | "M" | "n" | "r" | "R" | "V" => {
@@ -259,7 +262,7 @@ impl Args {
                 self.global.set_ordering(c.as_bytes(), oxsort_format::Blanks::Both);
             }
             "check" | "c" | "C" => {
-                let c = match (id, value_given(id, &v)) {
+                let c = match (id, given) {
                     ("c", _) => Check::Diagnose,
                     ("C", _) => Check::Quiet,
                     (_, false) => Check::Diagnose,
@@ -321,7 +324,11 @@ impl Args {
             }
             "T" => self.temp_dirs.push(v),
             "parallel" => {
-                let n = parse_count(&v).map_err(|e| xstrtol_fail(e, shown, &v))?;
+                // A count too large for the machine means all the threads there are.
+                let n = match parse_count(&v) {
+                    Err(NumErr::Overflow) => u64::MAX,
+                    r => r.map_err(|e| xstrtol_fail(e, shown, &v))?,
+                };
                 if n == 0 {
                     return Err(Fail::plain("number in parallel must be nonzero"));
                 }
@@ -337,12 +344,17 @@ impl Args {
     }
 }
 
-fn value_given(_id: &str, v: &str) -> bool {
-    !v.is_empty()
-}
-
-fn key_fail(e: GnuKeyError) -> Fail {
-    Fail::plain(e.to_string())
+/// A key definition's error in GNU's words, the echoed text quoted as GNU's `quote` does.
+pub(crate) fn key_fail(e: GnuKeyError) -> Fail {
+    Fail::plain(match e {
+        GnuKeyError::BadCount { what, text } => {
+            format!("{what}: invalid count at start of {}", quote(&text))
+        }
+        GnuKeyError::BadSpec { what, spec } => {
+            format!("{what}: invalid field specification {}", quote(&spec))
+        }
+        other => other.to_string(),
+    })
 }
 
 /// Finds a long option by exact name or unambiguous prefix.
@@ -352,16 +364,13 @@ fn find_long(name: &str, arg: &str) -> Result<(&'static str, Has, &'static str),
     }
     let matches: Vec<_> = LONG.iter().filter(|(n, _, _)| n.starts_with(name)).collect();
     match matches.as_slice() {
-        [] => {
-            let shown = arg.split_once('=').map_or(arg, |(n, _)| n);
-            Err(Fail::usage(format!("unrecognized option '{shown}'")))
-        }
+        // getopt echoes the whole argument, `=value` included.
+        [] => Err(Fail::usage(format!("unrecognized option '{arg}'"))),
         [one] => Ok((one.0, one.1, one.2)),
         many => {
             let list: Vec<String> = many.iter().map(|(n, _, _)| format!("'--{n}'")).collect();
-            let shown = arg.split_once('=').map_or(arg, |(n, _)| n);
             Err(Fail::usage(format!(
-                "option '{shown}' is ambiguous; possibilities: {}",
+                "option '{arg}' is ambiguous; possibilities: {}",
                 list.join(" ")
             )))
         }
@@ -369,20 +378,20 @@ fn find_long(name: &str, arg: &str) -> Result<(&'static str, Has, &'static str),
 }
 
 /// GNU's `argmatch`: an exact word or an unambiguous prefix (prefixes of words with the same
-/// meaning are not ambiguous).
+/// meaning are not ambiguous; the empty word is a prefix of all). A miss exits with status 1
+/// after the list of valid words (`argmatch_die`).
 fn argmatch(v: &str, option: &str, words: &[(&str, &'static str)]) -> Result<&'static str, Fail> {
     if let Some((_, c)) = words.iter().find(|(w, _)| *w == v) {
         return Ok(c);
     }
-    let hits: Vec<_> = words.iter().filter(|(w, _)| !v.is_empty() && w.starts_with(v)).collect();
-    if let Some(first) = hits.first() {
-        if hits.iter().all(|(_, c)| *c == first.1) {
-            return Ok(first.1);
-        }
-        return Err(Fail::usage(format!("ambiguous argument {} for {}", quote(v), quote(option))));
-    }
+    let hits: Vec<_> = words.iter().filter(|(w, _)| w.starts_with(v)).collect();
+    let problem = match hits.first() {
+        Some(first) if hits.iter().all(|(_, c)| *c == first.1) => return Ok(first.1),
+        Some(_) => "ambiguous",
+        None => "invalid",
+    };
     let mut msg =
-        format!("invalid argument {} for {}\nValid arguments are:", quote(v), quote(option));
+        format!("{problem} argument {} for {}\nValid arguments are:", quote(v), quote(option));
     let mut last = "";
     for (w, c) in words {
         if *c == last {
@@ -392,7 +401,7 @@ fn argmatch(v: &str, option: &str, words: &[(&str, &'static str)]) -> Result<&'s
         }
         last = c;
     }
-    Err(Fail::usage(msg))
+    Err(Fail { status: ARGMATCH_FAILURE, ..Fail::usage(msg) })
 }
 
 /// Why a number did not parse (`xstrtoumax`).
@@ -419,9 +428,9 @@ fn parse_count(s: &str) -> Result<u64, NumErr> {
 
 fn xstrtol_fail(e: NumErr, option: &str, v: &str) -> Fail {
     Fail::plain(match e {
-        NumErr::Invalid => format!("invalid {option} argument {}", quote(v)),
-        NumErr::Suffix => format!("invalid suffix in {option} argument {}", quote(v)),
-        NumErr::Overflow => format!("{option} argument {} too large", quote(v)),
+        NumErr::Invalid => format!("invalid {option} argument {}", literal(v)),
+        NumErr::Suffix => format!("invalid suffix in {option} argument {}", literal(v)),
+        NumErr::Overflow => format!("{option} argument {} too large", literal(v)),
     })
 }
 
@@ -445,7 +454,8 @@ fn batch_size(v: &str) -> Result<usize, Fail> {
 }
 
 /// `-S SIZE`: a number with an optional suffix `b`, `%` (of physical memory), `K` (the
-/// default), `M G T P E Z Y R Q` (powers of 1024).
+/// default), `M G T P E Z Y` (powers of 1024; `k m g t` too). GNU sort 9.1's help names `R`
+/// and `Q`, and its parser refuses them, as oxsort does.
 fn sort_size(v: &str, option: &str) -> Result<u64, Fail> {
     let t = v.trim_start();
     let t = t.strip_prefix('+').unwrap_or(t);
@@ -468,8 +478,6 @@ fn sort_size(v: &str, option: &str) -> Result<u64, Fail> {
         "E" => power(6),
         "Z" => power(7),
         "Y" => power(8),
-        "R" => power(9),
-        "Q" => power(10),
         _ => return Err(xstrtol_fail(NumErr::Suffix, option, v)),
     };
     match value.and_then(|x| u64::try_from(x).ok()) {
@@ -499,9 +507,9 @@ mod tests {
     fn long_prefixes() {
         assert!(parse(&["--rev"]).unwrap().global.reverse);
         let e = parse(&["--s"]).unwrap_err();
-        assert_eq!(e.message, "option '--s' is ambiguous; possibilities: '--sort' '--stable'");
-        assert_eq!(parse(&["--foo"]).unwrap_err().message, "unrecognized option '--foo'");
-        assert_eq!(parse(&["-k"]).unwrap_err().message, "option requires an argument -- 'k'");
+        assert_eq!(e.message, b"option '--s' is ambiguous; possibilities: '--sort' '--stable'");
+        assert_eq!(parse(&["--foo"]).unwrap_err().message, b"unrecognized option '--foo'");
+        assert_eq!(parse(&["-k"]).unwrap_err().message, b"option requires an argument -- 'k'");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use oxsort_engine::{EngineError, Input, Output, SortConfig};
 use oxsort_format::{GnuOptions, KeySpec, RecordLayout, SortSpec};
 
 use args::{Args, Check};
-use msg::{quote, quotef, Fail};
+use msg::{quote, quoteaf, quotef, Fail};
 
 /// Runs GNU sort's command line (the arguments after the program name); returns the exit
 /// status.
@@ -37,7 +37,7 @@ pub fn main(argv: Vec<String>) -> i32 {
     msg::set_utf8(locale.utf8);
     if locale.collate.is_some() {
         oxsort_format::set_collator(oxsort_locale::xfrm);
-        oxsort_format::set_primary_weights(oxsort_locale::primary_weights);
+        oxsort_format::set_primary_weights(oxsort_locale::primary_weight);
     }
     if let Some(months) = &locale.months {
         oxsort_format::set_month_names(months);
@@ -72,7 +72,7 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         thousands_sep: locale.thousands_sep,
         seed: [0, 0],
     };
-    opts.check().map_err(|e| Fail::plain(e.to_string()))?;
+    opts.check().map_err(args::key_fail)?;
     if a.debug {
         if let Some(c) = a.check {
             let c = if c == Check::Quiet { 'C' } else { 'c' };
@@ -97,7 +97,7 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
             let c = if mode == Check::Quiet { 'C' } else { 'c' };
             return Err(Fail::plain(format!(
                 "extra operand {} not allowed with -{c}",
-                quote(&a.files[1])
+                quoteaf(&a.files[1])
             )));
         }
         if a.output.is_some() {
@@ -197,7 +197,7 @@ fn files0_from(from: &str, operands: &[String]) -> Result<Vec<String>, Fail> {
     if let Some(first) = operands.first() {
         return Err(Fail::usage(format!(
             "extra operand {}\nfile operands cannot be combined with --files0-from",
-            quote(first)
+            quoteaf(first)
         )));
     }
     let mut data = Vec::new();
@@ -208,7 +208,7 @@ fn files0_from(from: &str, operands: &[String]) -> Result<Vec<String>, Fail> {
             .map_err(|e| Fail::io("open failed", from, &e))?
             .read_to_end(&mut data)
     };
-    read.map_err(|_| Fail::plain(format!("cannot read file names from {}", quote(from))))?;
+    read.map_err(|_| Fail::plain(format!("cannot read file names from {}", quoteaf(from))))?;
     if data.last().is_some_and(|&b| b != 0) {
         data.push(0);
     }
@@ -218,13 +218,13 @@ fn files0_from(from: &str, operands: &[String]) -> Result<Vec<String>, Fail> {
         .map(|n| osname::encode(std::os::unix::ffi::OsStrExt::from_bytes(n)))
         .collect();
     if names.is_empty() {
-        return Err(Fail::plain(format!("no input from {}", quote(from))));
+        return Err(Fail::plain(format!("no input from {}", quoteaf(from))));
     }
     for (i, n) in names.iter().enumerate() {
         if n == "-" {
             return Err(Fail::plain(format!(
                 "when reading file names from stdin, no file name of {} allowed",
-                quote(n)
+                quoteaf(n)
             )));
         }
         if n.is_empty() {
@@ -250,7 +250,14 @@ fn seed(source: Option<&str>) -> Result<[u64; 2], Fail> {
         match f.read(&mut buf[n..]) {
             Ok(0) => return Err(Fail::plain(format!("{}: end of file", quote(path)))),
             Ok(k) => n += k,
-            Err(e) => return Err(Fail::io("read failed", path, &e)),
+            // gnulib's randread words it so.
+            Err(e) => {
+                return Err(Fail::plain(format!(
+                    "{}: read error: {}",
+                    quote(path),
+                    msg::errno_text(&e)
+                )))
+            }
         }
     }
     let lo = u64::from_le_bytes(buf[..8].try_into().unwrap_or([0; 8]));

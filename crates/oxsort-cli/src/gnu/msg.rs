@@ -11,25 +11,35 @@ pub fn set_utf8(on: bool) {
     CURLY.store(on, Ordering::Relaxed);
 }
 
-/// A reason to stop with exit status 2: the message after `sort: `, and whether to add
-/// GNU's "Try 'sort --help'" line.
+/// A reason to stop: the message after `sort: `, whether to add GNU's "Try 'sort --help'"
+/// line, and the exit status.
 #[derive(Debug)]
 pub struct Fail {
-    /// The text after `sort: ` (may hold more `sort: ` lines after newlines).
-    pub message: String,
+    /// The text after `sort: ` (may hold more `sort: ` lines after newlines). Bytes, as GNU
+    /// echoes a stray byte of an argument as it is.
+    pub message: Vec<u8>,
     /// Add "Try 'sort --help' for more information."
     pub usage: bool,
+    /// The exit status: 2 ([`SORT_FAILURE`]), or 1 for an invalid word (GNU's `argmatch_die`
+    /// exits with `EXIT_FAILURE`).
+    pub status: i32,
 }
+
+/// GNU sort's exit status for any trouble.
+pub const SORT_FAILURE: i32 = 2;
+
+/// The exit status of an invalid or ambiguous `--sort` / `--check` word (`EXIT_FAILURE`).
+pub const ARGMATCH_FAILURE: i32 = 1;
 
 impl Fail {
     /// A fatal message.
-    pub fn plain(message: impl Into<String>) -> Fail {
-        Fail { message: message.into(), usage: false }
+    pub fn plain(message: impl Into<Vec<u8>>) -> Fail {
+        Fail { message: message.into(), usage: false, status: SORT_FAILURE }
     }
 
     /// A command-line mistake: the message, then the --help hint.
-    pub fn usage(message: impl Into<String>) -> Fail {
-        Fail { message: message.into(), usage: true }
+    pub fn usage(message: impl Into<Vec<u8>>) -> Fail {
+        Fail { message: message.into(), usage: true, status: SORT_FAILURE }
     }
 
     /// `WHAT: FILE: system error` (GNU's `sort_die`).
@@ -37,15 +47,20 @@ impl Fail {
         Fail::plain(format!("{what}: {}: {}", quotef(file), errno_text(e)))
     }
 
-    /// Prints the message as GNU does and returns exit status 2.
+    /// Prints the message as GNU does and returns the exit status.
     pub fn report(&self) -> i32 {
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
         if !self.message.is_empty() {
-            eprintln!("sort: {}", self.message);
+            let mut line = b"sort: ".to_vec();
+            line.extend_from_slice(&self.message);
+            line.push(b'\n');
+            let _ = err.write_all(&line);
         }
         if self.usage {
-            eprintln!("Try 'sort --help' for more information.");
+            let _ = err.write_all(b"Try 'sort --help' for more information.\n");
         }
-        2
+        self.status
     }
 }
 
@@ -58,25 +73,267 @@ pub fn errno_text(e: &std::io::Error) -> String {
     }
 }
 
-/// coreutils' `quote`: always quoted.
+/// coreutils' `quote` (gnulib's `locale_quoting_style`): always quoted, with ‘ ’ in a UTF-8
+/// locale and ' ' otherwise; backslash escapes inside (`\\`, `\n`, `\'` for the closing
+/// quote, octal for what the locale cannot print).
 pub fn quote(s: &str) -> String {
-    if CURLY.load(Ordering::Relaxed) {
-        format!("\u{2018}{s}\u{2019}")
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+    quotearg(s.as_bytes(), Style::Locale)
 }
 
-/// coreutils' `quotef` / `quoteaf` for file names: as is when nothing in them needs quoting
-/// for a shell, else in single quotes.
+/// coreutils' `quotef` (gnulib's `shell_escape_quoting_style`), for file names: as is when a
+/// shell would read it back unchanged, else as [`quoteaf`] writes it.
 pub fn quotef(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-./,:+@%=^".contains(&b));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
+    quotearg(s.as_bytes(), Style::ShellEscape)
+}
+
+/// coreutils' `quoteaf` (gnulib's `shell_escape_always_quoting_style`): always in shell
+/// quotes, `'a'\''b'` for a quote (or `"a'b"` when that needs nothing else), `'$'\303''`
+/// for what the locale cannot print.
+pub fn quoteaf(s: &str) -> String {
+    quotearg(s.as_bytes(), Style::ShellEscapeAlways)
+}
+
+/// The plain `'…'` of gnulib's `xstrtol_error` messages (`-S`, `--parallel`,
+/// `--batch-size`): no escapes, whatever the locale.
+pub fn literal(s: &str) -> String {
+    format!("'{s}'")
+}
+
+/// The gnulib quoting styles sort's messages use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// `locale_quoting_style` ([`quote`]).
+    Locale,
+    /// `c_quoting_style`: `"…"` with backslash escapes (what [`Style::ShellEscapeAlways`]
+    /// turns into for a name whose only trouble is a single quote).
+    C,
+    /// `shell_escape_quoting_style` ([`quotef`]).
+    ShellEscape,
+    /// `shell_escape_always_quoting_style` ([`quoteaf`]).
+    ShellEscapeAlways,
+}
+
+/// Why a quoting pass stopped early: the name needs outer quotes after all.
+struct ForceOuter;
+
+/// gnulib's `quotearg_buffer_restyled` for the styles sort uses, byte for byte.
+fn quotearg(arg: &[u8], style: Style) -> String {
+    let out = match restyled(arg, style, None) {
+        Ok(out) => out,
+        // Only the eliding style stops: it becomes the always-quoting one.
+        Err(ForceOuter) => restyled(arg, Style::ShellEscapeAlways, None).unwrap_or_default(),
+    };
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One pass of gnulib's quoting; `Err` when [`Style::ShellEscape`] finds a byte that needs
+/// outer quotes. `rerun` is `Some(pending)` for gnulib's second pass over a name holding a
+/// single quote: that pass starts with the first pass's last "inside `$'…'`" state, so a
+/// name that ends in an escape starts with `'''` (`'''it'\''s'$'\n'`), as GNU prints it.
+fn restyled(arg: &[u8], style: Style, rerun: Option<bool>) -> Result<Vec<u8>, ForceOuter> {
+    let utf8 = CURLY.load(Ordering::Relaxed);
+    let shell = matches!(style, Style::ShellEscape | Style::ShellEscapeAlways);
+    let elide = style == Style::ShellEscape;
+    let (left, right): (&[u8], &[u8]) = match style {
+        Style::Locale if utf8 => ("\u{2018}".as_bytes(), "\u{2019}".as_bytes()),
+        Style::Locale => (b"'", b"'"),
+        Style::C => (b"\"", b"\""),
+        Style::ShellEscape | Style::ShellEscapeAlways => (b"'", b"'"),
+    };
+    let mut out = Vec::with_capacity(arg.len() + 8);
+    if !elide {
+        out.extend_from_slice(left);
     }
+    // Inside a `$'…'` escape (shell styles), to be closed by `''` before a plain byte.
+    let mut pending_end = rerun.unwrap_or(false);
+    let mut single_quote = false;
+    let mut all_compat = true;
+    let start_esc = |out: &mut Vec<u8>, pending_end: &mut bool| -> Result<(), ForceOuter> {
+        if elide {
+            return Err(ForceOuter);
+        }
+        if shell && !*pending_end {
+            out.extend_from_slice(b"'$'");
+            *pending_end = true;
+        }
+        out.push(b'\\');
+        Ok(())
+    };
+    let end_esc = |out: &mut Vec<u8>, pending_end: &mut bool, escaping: bool| {
+        if *pending_end && !escaping {
+            out.extend_from_slice(b"''");
+            *pending_end = false;
+        }
+    };
+    let mut i = 0;
+    while i < arg.len() {
+        let mut is_right_quote = !shell && arg[i..].starts_with(right);
+        let mut c = arg[i];
+        let mut escaping = false;
+        let mut compat = false;
+        // What the byte needs: stored as is, or a backslash escape (`esc`).
+        let mut escape: Option<u8> = None;
+        match c {
+            b'?' if shell && elide => return Err(ForceOuter),
+            b'?' => {}
+            0x07 | 0x08 | 0x0C | 0x0B | b'\n' | b'\r' | b'\t' => {
+                let (esc, shell_too) = match c {
+                    0x07 => (b'a', false),
+                    0x08 => (b'b', false),
+                    0x0C => (b'f', false),
+                    0x0B => (b'v', false),
+                    b'\n' => (b'n', true),
+                    b'\r' => (b'r', true),
+                    _ => (b't', true),
+                };
+                if shell_too && shell && elide {
+                    return Err(ForceOuter);
+                }
+                escape = Some(esc);
+            }
+            b'\\' if shell => {
+                if elide {
+                    return Err(ForceOuter);
+                }
+            }
+            b'\\' => escape = Some(b'\\'),
+            b'{' | b'}' | b'#' | b'~' | b' ' => {
+                let special = match c {
+                    b'{' | b'}' => arg.len() == 1,
+                    b'#' | b'~' => i == 0,
+                    _ => true,
+                };
+                if special {
+                    compat = true;
+                    if shell && elide {
+                        return Err(ForceOuter);
+                    }
+                }
+            }
+            b'!' | b'"' | b'$' | b'&' | b'(' | b')' | b'*' | b';' | b'<' | b'=' | b'>' | b'['
+            | b'^' | b'`' | b'|' => {
+                if shell && elide {
+                    return Err(ForceOuter);
+                }
+            }
+            b'\'' => {
+                single_quote = true;
+                compat = true;
+                if shell {
+                    if elide {
+                        return Err(ForceOuter);
+                    }
+                    out.extend_from_slice(b"'\\'");
+                    pending_end = false;
+                }
+            }
+            b'%'
+            | b'+'
+            | b','
+            | b'-'
+            | b'.'
+            | b'/'
+            | b'0'..=b'9'
+            | b':'
+            | b'A'..=b'Z'
+            | b']'
+            | b'_'
+            | b'a'..=b'z' => compat = true,
+            _ => {
+                // A character of the locale: printed as is when printable, else escaped in
+                // octal, byte by byte.
+                let (m, printable) = if !utf8 {
+                    (1, (0x20..0x7F).contains(&c))
+                } else {
+                    match char_at(&arg[i..]) {
+                        Some(ch) => (ch.len_utf8(), oxsort_locale::printable(ch)),
+                        None if incomplete_at_end(&arg[i..]) => (arg.len() - i, false),
+                        None => (0, false),
+                    }
+                };
+                compat = printable;
+                if m > 1 || !printable {
+                    let ilim = i + m;
+                    loop {
+                        if !printable {
+                            start_esc(&mut out, &mut pending_end)?;
+                            escaping = true;
+                            out.push(b'0' + (c >> 6));
+                            out.push(b'0' + ((c >> 3) & 7));
+                            c = b'0' + (c & 7);
+                        } else if is_right_quote {
+                            out.push(b'\\');
+                            is_right_quote = false;
+                        }
+                        if ilim <= i + 1 {
+                            break;
+                        }
+                        end_esc(&mut out, &mut pending_end, escaping);
+                        out.push(c);
+                        i += 1;
+                        c = arg[i];
+                    }
+                    end_esc(&mut out, &mut pending_end, escaping);
+                    out.push(c);
+                    all_compat &= compat;
+                    i += 1;
+                    continue;
+                }
+            }
+        }
+        if let Some(esc) = escape {
+            c = esc;
+            start_esc(&mut out, &mut pending_end)?;
+            escaping = true;
+        } else if is_right_quote {
+            start_esc(&mut out, &mut pending_end)?;
+            escaping = true;
+        }
+        end_esc(&mut out, &mut pending_end, escaping);
+        out.push(c);
+        all_compat &= compat;
+        i += 1;
+    }
+    if elide && arg.is_empty() {
+        return Err(ForceOuter);
+    }
+    if style == Style::ShellEscapeAlways && single_quote {
+        if all_compat {
+            // A quote the only trouble: "it's" reads better than 'it'\''s'.
+            return restyled(arg, Style::C, None);
+        }
+        if rerun.is_none() {
+            return restyled(arg, style, Some(pending_end));
+        }
+    }
+    if !elide {
+        out.extend_from_slice(right);
+    }
+    Ok(out)
+}
+
+/// The UTF-8 character at the start of `b`, if one is there whole and valid.
+fn char_at(b: &[u8]) -> Option<char> {
+    let n = match b.first()? {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => return None,
+    };
+    std::str::from_utf8(b.get(..n)?).ok()?.chars().next()
+}
+
+/// Whether `b` ends in the middle of a UTF-8 sequence that could still be valid
+/// (`mbrtoc32` returning -2: gnulib then escapes the rest of the string).
+fn incomplete_at_end(b: &[u8]) -> bool {
+    let n = match b[0] {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return false,
+    };
+    b.len() < n && b[1..].iter().all(|&x| (0x80..0xC0).contains(&x))
 }
 
 /// The `--help` text of GNU sort 9.1, with oxsort's notes at the end.
@@ -158,4 +415,27 @@ threads, --batch-size its merge fan-in; --compress-program is accepted and not
 used (runs are written uncompressed, at the speed of the disks).
 "
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GNU sort 9.1's own quoting in the C locale (the test process's), from its messages.
+    #[test]
+    fn quoting_as_gnu_in_c() {
+        assert_eq!(quote("1,1x'y"), r"'1,1x\'y'");
+        assert_eq!(quote("a\\b"), r"'a\\b'");
+        assert_eq!(quote("1,1x\ty"), r"'1,1x\ty'");
+        assert_eq!(quote("xé"), r"'x\303\251'");
+        assert_eq!(quotef("/nonexistent/ä b"), r"'/nonexistent/'$'\303\244'' b'");
+        assert_eq!(quotef("/nonexistent/~x"), "/nonexistent/~x");
+        assert_eq!(quotef("~x"), "'~x'");
+        assert_eq!(quotef(""), "''");
+        assert_eq!(quotef("it's"), "\"it's\"");
+        assert_eq!(quotef("it's\n"), r"'''it'\''s'$'\n'");
+        assert_eq!(quoteaf("in"), "'in'");
+        assert_eq!(quoteaf("b\na\n"), r"'b'$'\n''a'$'\n'");
+        assert_eq!(literal("1x'y"), "'1x'y'");
+    }
 }

@@ -1,0 +1,128 @@
+//! The `sort` link in a locale with contractions (Hungarian: "cs", "sz", "dzs", "ssz"...):
+//! the output of seeded random Hungarian-like lines is exactly the lines in the order of
+//! glibc's `strxfrm` images (bytes breaking ties), which is the order oxsort's keys stand
+//! for. The letters of the contractions stay out of the primary-weight table, and a key's
+//! prefix built from the table must not end inside a contraction ("…bs" before "sz": the
+//! weight of "ssz" is not the weight of "s" followed by that of "sz").
+//!
+//! Skipped, with the reason printed, when hu_HU.UTF-8 is not there (CI generates it under
+//! `target/locales`, see `.ci/gnu-conformance`). The seed is printed; `OXSORT_SEED=N` replays
+//! a run.
+
+use std::ffi::CString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Lines per run.
+const LINES: usize = 30_000;
+
+/// A small deterministic generator (xorshift64*), so a failing seed replays.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn seed() -> u64 {
+    let s = std::env::var("OXSORT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    }) | 1;
+    eprintln!("seed {s} (replay with OXSORT_SEED={s})");
+    s
+}
+
+/// The locale directory CI builds, if present.
+fn locpath() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/locales");
+    p.join("hu_HU.UTF-8").is_dir().then_some(p)
+}
+
+/// Pieces of the lines: Hungarian's contractions, their letters alone, vowels, a few others.
+const PIECES: &[&str] = &[
+    "cs", "sz", "gy", "ny", "ty", "zs", "dz", "dzs", "ccs", "ssz", "ddzs", "ly", "c", "s", "z",
+    "d", "y", "a", "á", "e", "é", "o", "ö", "ő", "u", "ü", "ű", "i", "í", "b", "k", "l", "Cs",
+    "SZ", "Zs", "1", " ",
+];
+
+/// Beginnings of the lines: the letters before a contraction vary in weight length.
+const STEMS: &[&str] = &["", "keeb", "k éeb", "kéé", "ab", "aáb", "b", "ő"];
+
+/// glibc's transform of `s` in the process's locale.
+fn strxfrm(s: &str) -> Vec<u8> {
+    let c = CString::new(s).expect("no NUL");
+    let mut out = vec![0u8; 16 * s.len() + 16];
+    loop {
+        // SAFETY: `c` is NUL-terminated; `out` has `out.len()` writable bytes.
+        let n = unsafe { libc::strxfrm(out.as_mut_ptr().cast(), c.as_ptr(), out.len()) };
+        if n < out.len() {
+            out.truncate(n);
+            return out;
+        }
+        out.resize(n + 1, 0);
+    }
+}
+
+#[test]
+fn order_in_a_locale_with_contractions_is_strxfrm_order() {
+    let loc = locpath();
+    if let Some(p) = &loc {
+        std::env::set_var("LOCPATH", p);
+    }
+    // SAFETY: the argument is a valid NUL-terminated string; no other thread of this test
+    // process reads the locale yet.
+    let set = unsafe { libc::setlocale(libc::LC_ALL, c"hu_HU.UTF-8".as_ptr()) };
+    if set.is_null() {
+        eprintln!("skipped: the hu_HU.UTF-8 locale is not available (see .ci/gnu-conformance)");
+        return;
+    }
+    let mut rng = Rng(seed());
+    // The table admits characters in the order a sort meets them: "s" before "z" here (so
+    // "z" stays out, as "sz" contracts), then a line whose prefix ends in the "s" of "ssz".
+    // Lines share a few stems, so that many keys tie on their first letters and the order is
+    // decided where a 10-byte prefix ends.
+    let mut lines: Vec<String> = vec!["bs".into(), "k éebsszdzgyőCs".into(), "kee bSZatyís".into()];
+    lines.extend((0..LINES).map(|_| {
+        let stem = STEMS[rng.below(STEMS.len())];
+        let tail: String = (0..rng.below(10)).map(|_| PIECES[rng.below(PIECES.len())]).collect();
+        format!("{stem}{tail}")
+    }));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("in");
+    std::fs::write(&file, lines.iter().map(|l| format!("{l}\n")).collect::<String>())
+        .expect("write input");
+
+    let mut want: Vec<(Vec<u8>, &str)> = lines.iter().map(|l| (strxfrm(l), l.as_str())).collect();
+    want.sort();
+    let want: Vec<&str> = want.into_iter().map(|(_, l)| l).collect();
+
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oxsort"));
+    c.arg0("sort").arg(&file);
+    c.env_clear().env("LC_ALL", "hu_HU.UTF-8").env("TMPDIR", std::env::temp_dir());
+    if let Some(p) = &loc {
+        c.env("LOCPATH", p);
+    }
+    let out = c.output().expect("run sort");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let got: Vec<&str> = got.lines().collect();
+    assert_eq!(got.len(), want.len(), "the output is not the input's lines");
+    if let Some(at) = got.iter().zip(&want).position(|(g, w)| g != w) {
+        panic!(
+            "line {at} differs from strxfrm order\n  want {:?}\n  got  {:?}",
+            &want[at.saturating_sub(1)..(at + 2).min(want.len())],
+            &got[at.saturating_sub(1)..(at + 2).min(got.len())]
+        );
+    }
+}

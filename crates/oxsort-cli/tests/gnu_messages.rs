@@ -352,3 +352,37 @@ fn usage_errors_match_gnu_sort_in_c_utf8() {
 fn usage_errors_match_gnu_sort_in_en_us_utf8() {
     check_locale("en_US.UTF-8");
 }
+
+/// A file name that is not UTF-8 is quoted from its own bytes, as GNU quotes it (`$'\377'`),
+/// in every locale; and a missing one is reported, not sorted as another name.
+#[test]
+fn names_that_are_not_utf8_are_quoted_from_their_bytes() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    if !gnu_sort_available() {
+        eprintln!("skipped: {GNU_SORT} is not GNU sort");
+        return;
+    }
+    let loc = locpath();
+    for lc_all in ["C", "C.UTF-8", "en_US.UTF-8"] {
+        if !locale_works(lc_all, &loc) {
+            eprintln!("skipped {lc_all}: the locale is not available");
+            continue;
+        }
+        let call = |program: &str| {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let mut c = Command::new(program);
+            c.arg0("sort").current_dir(dir.path()).env_clear().env("LC_ALL", lc_all);
+            if let Some(p) = &loc {
+                c.env("LOCPATH", p);
+            }
+            c.arg(OsStr::from_bytes(b"no\xffpe")).arg("-o").arg(OsStr::from_bytes(b"out\xe9"));
+            let o = c.stdin(Stdio::null()).output().expect("run sort");
+            let err = String::from_utf8_lossy(&o.stderr).replace(&format!("{GNU_SORT}:"), "sort:");
+            (o.status.code(), err)
+        };
+        let want = call(GNU_SORT);
+        assert!(want.1.contains("$'\\377'"), "GNU sort said {want:?}");
+        assert_eq!(call(env!("CARGO_BIN_EXE_oxsort")), want, "LC_ALL={lc_all}");
+    }
+}

@@ -77,20 +77,20 @@ pub fn errno_text(e: &std::io::Error) -> String {
 /// locale and ' ' otherwise; backslash escapes inside (`\\`, `\n`, `\'` for the closing
 /// quote, octal for what the locale cannot print).
 pub fn quote(s: &str) -> String {
-    quotearg(s.as_bytes(), Style::Locale)
+    quotearg(&super::osname::bytes(s), Style::Locale)
 }
 
 /// coreutils' `quotef` (gnulib's `shell_escape_quoting_style`), for file names: as is when a
 /// shell would read it back unchanged, else as [`quoteaf`] writes it.
 pub fn quotef(s: &str) -> String {
-    quotearg(s.as_bytes(), Style::ShellEscape)
+    quotearg(&super::osname::bytes(s), Style::ShellEscape)
 }
 
 /// coreutils' `quoteaf` (gnulib's `shell_escape_always_quoting_style`): always in shell
 /// quotes, `'a'\''b'` for a quote (or `"a'b"` when that needs nothing else), `'$'\303''`
 /// for what the locale cannot print.
 pub fn quoteaf(s: &str) -> String {
-    quotearg(s.as_bytes(), Style::ShellEscapeAlways)
+    quotearg(&super::osname::bytes(s), Style::ShellEscapeAlways)
 }
 
 /// The plain `'…'` of gnulib's `xstrtol_error` messages (`-S`, `--parallel`,

@@ -80,7 +80,10 @@ pub(crate) fn emit(
     }
     let (done_tx, done_rx) = unbounded::<Piece>();
     // Written piece buffers go back to the workers: fresh ones would cost a page fault per 4 KiB.
-    let (free_tx, free_rx) = unbounded::<AlignedBuf>();
+    // One spare per worker at most: a worker that found none made a new buffer, and the spares
+    // written back meanwhile would otherwise pile up (seven 15 MiB pieces of one part of tied
+    // prefixes at a 256 MiB budget).
+    let (free_tx, free_rx) = bounded::<AlignedBuf>(threads);
     let turn = Turn::default();
     let next = AtomicUsize::new(0);
     let mut writer = OrderedWriter::new(ctx, &placement, parts.count(), loaded.bytes, phase);
@@ -661,7 +664,8 @@ impl<'a, 'c> OrderedWriter<'a, 'c> {
             self.done_bytes += piece.len as u64;
             self.ctx.reporter.report(self.phase, self.done_bytes, Some(self.total_bytes))?;
             let last = piece.last;
-            let _ = free.send(piece.buf);
+            // (A spare beyond one per worker is freed here.)
+            let _ = free.try_send(piece.buf);
             if last {
                 self.want = (self.want.0 + 1, 0);
                 let _ = tokens.send(());

@@ -123,6 +123,8 @@ fn the_least_budget_reported_is_one_that_works() {
 /// Runs `cmd` (its output to `/dev/null`) and returns its exit status and its peak resident set
 /// (the kernel's accounting of the child itself, `wait4`'s `ru_maxrss`). Hugetlb pool pages are
 /// not part of it: the child is kept off the pool.
+// The child is reaped by `wait4`, which also reports its own peak (`Child::wait` would not).
+#[allow(clippy::zombie_processes)]
 fn child_peak(cmd: &mut Command) -> (bool, u64) {
     let child = cmd
         .env("OXSORT_HUGETLB", "off")

@@ -156,14 +156,23 @@ where
 {
     let Some(&first) = g.first() else { return };
     let prefix = entry_prefix(first);
-    let mut key = Vec::new();
+    let (mut key, mut first) = (Vec::new(), Vec::new());
     // Ranges of `g` still tied, with the key bytes known equal in each.
     let mut todo = vec![(0, g.len(), 0usize)];
     while let Some((from, to, depth)) = todo.pop() {
-        for e in &mut g[from..to] {
+        // The bytes every key of the range shares from `depth` on: a range that stays whole
+        // skips them all at once (gensort -a lines by -k2 share 28).
+        let mut shared = usize::MAX;
+        for (i, e) in g[from..to].iter_mut().enumerate() {
             key.clear();
             start(entry_index(*e), &mut key, depth + STEP + 1);
             let rest = key.get(depth..).unwrap_or(&[]);
+            if i == 0 {
+                first.clear();
+                first.extend_from_slice(rest);
+            }
+            let same = rest.iter().zip(&first).take_while(|(a, b)| a == b).count();
+            shared = shared.min(same);
             let mut p = [0u8; PREFIX_BYTES];
             let n = rest.len().min(STEP);
             p[..n].copy_from_slice(&rest[..n]);
@@ -178,7 +187,8 @@ where
             let n = run[i..].iter().position(|&e| entry_prefix(e) != p).unwrap_or(run.len() - i);
             // A length byte below STEP + 1: the keys end here, equal; index order stays.
             if n > 1 && p & 0xff == (STEP + 1) as u128 {
-                todo.push((from + i, from + i + n, depth + STEP));
+                let skip = if n == run.len() { shared.max(STEP) } else { STEP };
+                todo.push((from + i, from + i + n, depth + skip));
             }
             i += n;
         }

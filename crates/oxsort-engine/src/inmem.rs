@@ -397,7 +397,9 @@ pub(crate) fn load(
                     };
                     let cost = kept as u64
                         + chunk.records as u64 * ctx.g.entry_bytes
-                        + 4 * chunk.offsets.len() as u64;
+                        // The room the offsets were given, not only what they fill: a
+                        // hugetlb pool backs the whole of a big allocation.
+                        + crate::tuning::OFFSET_BYTES * chunk.offsets.capacity() as u64;
                     if sent > 0 && used + cost > budget {
                         source.push_back(chunk);
                         break;

@@ -121,25 +121,33 @@ fn the_least_budget_reported_is_one_that_works() {
 }
 
 /// Runs `cmd` (its output to `/dev/null`) and returns its exit status and its peak resident set
-/// (the kernel's accounting of the child itself, `wait4`'s `ru_maxrss`). Hugetlb pool pages are
-/// not part of it: the child is kept off the pool.
-// The child is reaped by `wait4`, which also reports its own peak (`Child::wait` would not).
-#[allow(clippy::zombie_processes)]
+/// (`VmHWM`, read from `/proc` every few milliseconds while it runs: it only grows, and a sort
+/// peaks while it holds a load, long before it exits). Not `wait4`'s `ru_maxrss`: the kernel
+/// folds the spawning process's own high-water mark into the child's at `exec`, and the test
+/// process holds big inputs. Hugetlb pool pages are not part of `VmHWM`: the child is kept off
+/// the pool.
 fn child_peak(cmd: &mut Command) -> (bool, u64) {
-    let child = cmd
+    let mut child = cmd
         .env("OXSORT_HUGETLB", "off")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("oxsort runs");
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: the child is ours and not yet reaped; status and usage are valid for writes.
-    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as libc::pid_t, "waiting for oxsort");
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    (ok, usage.ru_maxrss as u64 * 1024)
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0u64;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            let hwm = s.lines().find_map(|l| l.strip_prefix("VmHWM:"));
+            if let Some(kib) = hwm.and_then(|v| v.split_whitespace().next()?.parse().ok()) {
+                peak_kib = peak_kib.max(kib);
+            }
+        }
+        if let Some(exit) = child.try_wait().expect("waiting for oxsort") {
+            assert!(peak_kib > 0, "no memory reading of {status}");
+            return (exit.success(), peak_kib << 10);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// `n` gensort -a records: ten key characters, two blanks, the record number in 32 hex digits

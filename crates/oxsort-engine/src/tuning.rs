@@ -93,9 +93,10 @@ pub const LINE_BYTES_ESTIMATE: u64 = 64;
 /// steps, where holding them all took 2.3 GiB.
 pub const TIE_MEMORY_SHARE: u64 = 32;
 
-/// Tie-breaking scratch per output worker, at least: a group of a few thousand keys of a few
-/// hundred bytes is ordered in one go however small the budget.
-pub const TIE_MEMORY_MIN: u64 = 1 << 20;
+/// Tie-breaking scratch per output worker, at least: a group of several hundred keys of a
+/// few dozen bytes is ordered in one go however small the budget (bigger groups are split
+/// first), and a 1 MiB budget still sorts typed keys.
+pub const TIE_MEMORY_MIN: u64 = 64 << 10;
 
 /// Tie-breaking scratch per output worker, at most: past this, groups are split a step first,
 /// which costs one more build of each of their keys and little memory.

@@ -1,11 +1,12 @@
 //! The memory budget holds: a sort's peak memory (resident set plus hugetlb pool pages, as
 //! `--stats` reports it) stays within `--memory` plus the process's own code, stacks and rings
 //! (16 MiB), at budgets of 32 to 256 MiB (`bench/ab.sh` records 1 GiB), for fixed records, lines and typed keys, in one
-//! pass and in two.
+//! pass and in two; for every key kind when prefixes tie; and `explain` says what a sort uses.
 
 mod common;
 
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 use common::{gen, oxsort, run, stderr};
 use oxsort_testkit::{seed, Rng};
@@ -116,5 +117,134 @@ fn the_least_budget_reported_is_one_that_works() {
         assert!(o.status.success(), "{extra:?} at the least budget {least}: {}", stderr(&o));
         let below = at(least - 4096);
         assert!(stderr(&below).contains("is too small"), "{extra:?}: {}", stderr(&below));
+    }
+}
+
+/// Runs `cmd` (its output to `/dev/null`) and returns its exit status and its peak resident set
+/// (`VmHWM`, read from `/proc` every few milliseconds while it runs: it only grows, and a sort
+/// peaks while it holds a load, long before it exits). Not `wait4`'s `ru_maxrss`: the kernel
+/// folds the spawning process's own high-water mark into the child's at `exec`, and the test
+/// process holds big inputs. Hugetlb pool pages are not part of `VmHWM`: the child is kept off
+/// the pool.
+fn child_peak(cmd: &mut Command) -> (bool, u64) {
+    let mut child = cmd
+        .env("OXSORT_HUGETLB", "off")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("oxsort runs");
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0u64;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            let hwm = s.lines().find_map(|l| l.strip_prefix("VmHWM:"));
+            if let Some(kib) = hwm.and_then(|v| v.split_whitespace().next()?.parse().ok()) {
+                peak_kib = peak_kib.max(kib);
+            }
+        }
+        if let Some(exit) = child.try_wait().expect("waiting for oxsort") {
+            assert!(peak_kib > 0, "no memory reading of {status}");
+            return (exit.success(), peak_kib << 10);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// `n` gensort -a records: ten key characters, two blanks, the record number in 32 hex digits
+/// (leading zeros), two blanks, filler, CR LF. As lines, every key from the second field on
+/// (`-k2`) ties over its first 20-odd bytes; as 100-byte records, so does a key on the number.
+fn ascii_records(path: &Path, n: u64) {
+    oxsort_gensort::generate_file(path, 0, n, oxsort_gensort::Kind::Ascii, 1, None).unwrap();
+}
+
+#[test]
+fn every_key_kind_stays_within_the_budget_when_prefixes_tie() {
+    let d = tempfile::tempdir().unwrap();
+    let (input, out) = (d.path().join("ascii"), d.path().join("out"));
+    // 60 MB: two passes at 32 MiB, a load of tied keys in every run.
+    ascii_records(&input, 600_000);
+    let budget = 32u64 << 20;
+    let sort_cases: [&[&str]; 5] = [
+        &["--lines", "-k2"],
+        &["--lines", "-k2n"],
+        &["--lines", "-k2,2"],
+        &["--record-size", "100", "--fields", "13,32,CH,A"],
+        &["--record-size", "100", "--fields", "13,32,CH,A,1,10,BI,D"],
+    ];
+    for args in sort_cases {
+        let (peak, passes) = peak_of(&[&["--memory", "32M"][..], args].concat(), &input, &out);
+        assert_eq!(passes, 2, "{args:?}");
+        assert!(
+            peak <= budget + PROCESS_ALLOWANCE,
+            "{args:?} at 32M: peak {} MiB over {} MiB",
+            peak >> 20,
+            (budget + PROCESS_ALLOWANCE) >> 20
+        );
+    }
+    // GNU sort's command line, in the C locale and collated where the locale is installed.
+    let collated = Command::new("locale").arg("-a").output().is_ok_and(|o| {
+        String::from_utf8_lossy(&o.stdout).lines().any(|l| l.eq_ignore_ascii_case("en_US.utf8"))
+    });
+    let locales: &[&str] = if collated { &["C", "en_US.UTF-8"] } else { &["C"] };
+    for locale in locales {
+        for args in [&["-k2"][..], &["-f", "-k2"], &["-k2,2", "-k1,1"]] {
+            let (ok, peak) = child_peak(
+                oxsort()
+                    .arg("gnu")
+                    .args(args)
+                    .args(["-S", "32M", "-o"])
+                    .arg(&out)
+                    .arg(&input)
+                    .env("LC_ALL", locale),
+            );
+            assert!(ok, "gnu {args:?} in {locale}");
+            assert!(
+                peak <= budget + PROCESS_ALLOWANCE,
+                "gnu {args:?} -S 32M in {locale}: peak {} MiB over {} MiB",
+                peak >> 20,
+                (budget + PROCESS_ALLOWANCE) >> 20
+            );
+        }
+    }
+}
+
+/// Bytes from `oxsort explain`'s "memory use   input phase N UNIT" line.
+fn explained_input_memory(text: &str) -> u64 {
+    let line = text.lines().find(|l| l.contains("input phase")).expect("a memory line");
+    let rest = line.split("input phase ").nth(1).unwrap();
+    let mut words = rest.split([' ', ',']);
+    let number: f64 = words.next().unwrap().parse().unwrap();
+    let unit = match words.next().unwrap() {
+        "B" => 1u64,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        u => panic!("unit {u} in {line}"),
+    };
+    (number * unit as f64) as u64
+}
+
+#[test]
+fn explain_shows_the_memory_a_small_sort_uses() {
+    let mut rng = Rng::new(seed());
+    let d = tempfile::tempdir().unwrap();
+    let (fixed, lines, out) = (d.path().join("fixed"), d.path().join("lines"), d.path().join("o"));
+    gen(&fixed, 300_000);
+    write_lines(&lines, 30 << 20, &mut rng);
+    // The default budget (a share of the machine's memory) is far above what 30 MB fill.
+    let cases: [(&Path, &[&str]); 3] =
+        [(&fixed, &[]), (&lines, &["--lines"]), (&lines, &["--lines", "-k2"])];
+    for (input, args) in cases {
+        let o = run(oxsort().arg("explain").arg(input).args(args));
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let explained = explained_input_memory(&String::from_utf8_lossy(&o.stdout));
+        let (peak, _) = peak_of(args, input, &out);
+        assert!(
+            peak <= explained + PROCESS_ALLOWANCE && explained <= 2 * peak,
+            "{args:?}: explain says {} MiB, the sort peaked at {} MiB",
+            explained >> 20,
+            peak >> 20
+        );
     }
 }

@@ -316,8 +316,9 @@ pub(crate) fn load(
     total: Option<u64>,
     slots: Option<u64>,
 ) -> Result<(Loaded, bool)> {
-    // Memory a load may hold: chunk buffers, and per record an entry (and an offset for
-    // delimited records, whose count per chunk varies).
+    // Memory a load may hold: chunk buffers, and per record its entries (see
+    // `Geometry::entry_bytes`; and an offset for delimited records, whose count per chunk
+    // varies).
     let budget = ctx.g.arena_bytes;
     let mut used = 0u64;
     let log2 = ctx.g.chunk_log2;
@@ -395,8 +396,10 @@ pub(crate) fn load(
                         None => chunk.buf.len(),
                     };
                     let cost = kept as u64
-                        + chunk.records as u64 * crate::tuning::ENTRY_BYTES
-                        + 4 * chunk.offsets.len() as u64;
+                        + chunk.records as u64 * ctx.g.entry_bytes
+                        // The room the offsets were given, not only what they fill: a
+                        // hugetlb pool backs the whole of a big allocation.
+                        + crate::tuning::OFFSET_BYTES * chunk.offsets.capacity() as u64;
                     if sent > 0 && used + cost > budget {
                         source.push_back(chunk);
                         break;

@@ -232,7 +232,11 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     if let Some(l) = limit {
         source.limit(l);
     }
-    source.provision(cfg.threads, &meters);
+    // Chunks never span two inputs: each one after the first may add a partial chunk.
+    let buffers = plan
+        .input_bytes
+        .map(|b| b.div_ceil(g.chunk_bytes as u64) + cfg.inputs.len().saturating_sub(1) as u64);
+    source.provision(cfg.threads, &meters, buffers);
     let mut in_checksum = 0u128;
     let mut in_records = 0u64;
     let mut read_records = 0u64;

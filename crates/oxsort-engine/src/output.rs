@@ -19,7 +19,8 @@
 //!   and written in sequence, a duplicate across a piece boundary dropped on the way.
 //!
 //! A worker gathers the second and later pieces of a part only when that part is being written
-//! ([`Turn`]), so a huge group of equal prefixes (one big part) stays within the window.
+//! ([`Turn`]), and at most [`PIECES_AHEAD_OF_WRITER`] ahead of the writer, so a huge group of
+//! equal prefixes (one big part) stays within the window.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,11 +33,13 @@ use oxsort_kernels::Entry;
 
 use crate::error::{EngineError, Result};
 use crate::inmem::{Ctx, Loaded};
+#[cfg(doc)]
+use crate::plan::Geometry;
 use crate::progress::Phase;
 use crate::sink::{Sink, Staging};
 use crate::tuning::{
     ENTRY_BYTES, LINE_BYTES_ESTIMATE, MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD,
-    PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS,
+    PIECES_AHEAD_OF_WRITER, PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS,
 };
 use crate::verify::{OrderBuilder, OrderCheck};
 
@@ -77,7 +80,10 @@ pub(crate) fn emit(
     }
     let (done_tx, done_rx) = unbounded::<Piece>();
     // Written piece buffers go back to the workers: fresh ones would cost a page fault per 4 KiB.
-    let (free_tx, free_rx) = unbounded::<AlignedBuf>();
+    // One spare per worker at most: a worker that found none made a new buffer, and the spares
+    // written back meanwhile would otherwise pile up (seven 15 MiB pieces of one part of tied
+    // prefixes at a 256 MiB budget).
+    let (free_tx, free_rx) = bounded::<AlignedBuf>(threads);
     let turn = Turn::default();
     let next = AtomicUsize::new(0);
     let mut writer = OrderedWriter::new(ctx, &placement, parts.count(), loaded.bytes, phase);
@@ -168,18 +174,25 @@ pub(crate) const TIE_KEY_START: usize = 64;
 /// Sorts a part's entries by key: integer order when prefixes decide; otherwise tied prefixes
 /// are ordered by whole keys, built once per tied record when building costs (a parsed or
 /// collated key) and compared in place when the key is the raw line.
-fn sort_part<'a>(keys: &SortKey, v: &mut [Entry], locate: impl Fn(u64) -> &'a [u8] + Sync) {
+/// Whole keys built at once take at most `tie_bytes` (see [`Geometry::tie_bytes`]).
+fn sort_part<'a>(
+    keys: &SortKey,
+    v: &mut [Entry],
+    tie_bytes: usize,
+    locate: impl Fn(u64) -> &'a [u8] + Sync,
+) {
     if !keys.ties_possible() {
         oxsort_kernels::sort_entries(v);
     } else if keys.collates() {
         oxsort_kernels::sort_entries_with_staged_ties(
             v,
             TIE_KEY_START,
+            tie_bytes,
             &|idx, out| keys.append_key_start(locate(idx), out, TIE_KEY_START),
             &|idx, out| keys.append_key(locate(idx), out),
         );
     } else if keys.builds_keys() {
-        oxsort_kernels::sort_entries_with_keyed_ties(v, &|idx, out| {
+        oxsort_kernels::sort_entries_with_keyed_ties(v, tie_bytes, &|idx, out| {
             keys.append_key(locate(idx), out)
         });
     } else {
@@ -327,29 +340,31 @@ impl PartEnds {
     }
 }
 
-/// The part the main thread writes now.
+/// The piece the main thread writes next: `(part, seq)`.
 #[derive(Default)]
 struct Turn {
-    part: Mutex<usize>,
+    next: Mutex<(usize, usize)>,
     changed: Condvar,
 }
 
 impl Turn {
-    /// Waits until part `p` is being written.
-    fn wait_for(&self, p: usize) {
-        let mut w = self.part.lock().unwrap_or_else(|e| e.into_inner());
-        while *w < p {
+    /// Waits until piece `seq` of part `p` may be gathered: its part is being written, and at
+    /// most [`PIECES_AHEAD_OF_WRITER`] of its pieces wait unwritten before it (a part of one
+    /// group of tied prefixes may hold a whole load: its pieces must not pile up).
+    fn wait_for(&self, p: usize, seq: usize) {
+        let mut w = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        while w.0 < p || (w.0 == p && seq > w.1 + PIECES_AHEAD_OF_WRITER) {
             w = self.changed.wait(w).unwrap_or_else(|e| e.into_inner());
         }
     }
 
-    fn set(&self, p: usize) {
-        *self.part.lock().unwrap_or_else(|e| e.into_inner()) = p;
+    fn set(&self, p: usize, seq: usize) {
+        *self.next.lock().unwrap_or_else(|e| e.into_inner()) = (p, seq);
         self.changed.notify_all();
     }
 
     fn release(&self) {
-        self.set(usize::MAX);
+        self.set(usize::MAX, 0);
     }
 }
 
@@ -446,11 +461,19 @@ impl Worker<'_, '_> {
         let job = self.job;
         let keys = job.ctx.keys;
         let unique = job.ctx.unique;
+        // Room for exactly this part (the plan counts one entry copy per record of the load,
+        // and a part of tied prefixes may hold all of them): no doubling past it, and a big
+        // part's room is not kept for the small ones after it.
+        let n = job.parts.sizes[p];
         entries.clear();
+        if entries.capacity() < n || entries.capacity() > n.max(job.ctx.g.part_records) {
+            *entries = Vec::new();
+            entries.reserve_exact(n);
+        }
         for (j, c) in job.parts.cuts.iter().enumerate() {
             entries.extend_from_slice(&job.runs[j][c[p]..c[p + 1]]);
         }
-        sort_part(keys, entries, |idx| job.locate(idx));
+        sort_part(keys, entries, job.ctx.g.tie_bytes, |idx| job.locate(idx));
         let pieces = job.parts.pieces(p);
         // Where the next piece goes; for a chained part, known once the part before is gathered.
         let mut off = job.placement.known_start(p);
@@ -470,7 +493,7 @@ impl Worker<'_, '_> {
         for (seq, ents) in seqs {
             if seq > 0 {
                 // Wait for this part's turn before gathering more of it.
-                self.turn.wait_for(p);
+                self.turn.wait_for(p, seq);
             }
             let pad = match off {
                 Some(o) if !streamed => (o % DIRECT_ALIGN as u64) as usize,
@@ -641,14 +664,15 @@ impl<'a, 'c> OrderedWriter<'a, 'c> {
             self.done_bytes += piece.len as u64;
             self.ctx.reporter.report(self.phase, self.done_bytes, Some(self.total_bytes))?;
             let last = piece.last;
-            let _ = free.send(piece.buf);
+            // (A spare beyond one per worker is freed here.)
+            let _ = free.try_send(piece.buf);
             if last {
                 self.want = (self.want.0 + 1, 0);
-                turn.set(self.want.0);
                 let _ = tokens.send(());
             } else {
                 self.want.1 += 1;
             }
+            turn.set(self.want.0, self.want.1);
         }
         Ok(())
     }

@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, Receiver};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use oxsort_format::RecordLayout;
@@ -209,18 +210,22 @@ impl ChunkSource {
 
     /// Starts populating chunk buffers ahead of the reader on up to `threads` helper threads.
     /// At most [`PROVISION_AHEAD`] populated buffers exist at once, the one each helper holds
-    /// while it waits to hand it over included: that is what the plan accounts for.
-    pub(crate) fn provision(&mut self, threads: usize, meters: &Meters) {
+    /// while it waits to hand it over included: that is what the plan accounts for. With
+    /// `most`, no more than that many are made in all (an input of known size needs no more
+    /// buffers than it has chunks: populating more touches memory nothing reads into).
+    pub(crate) fn provision(&mut self, threads: usize, meters: &Meters, most: Option<u64>) {
         let helpers = threads.clamp(1, PROVISION_AHEAD);
         let (tx, rx) = bounded::<AlignedBuf>(PROVISION_AHEAD - helpers);
         let size = self.buf_len();
+        let left = Arc::new(AtomicU64::new(most.unwrap_or(u64::MAX)));
         let handles = (0..helpers)
             .map(|_| {
                 let tx = tx.clone();
                 let meters = meters.clone();
+                let left = left.clone();
                 std::thread::spawn(move || {
                     let _meter = meters.meter("prefault");
-                    loop {
+                    while left.fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1)).is_ok() {
                         let mut b = AlignedBuf::new(size);
                         b.prefault(1);
                         if tx.send(b).is_err() {

@@ -38,6 +38,11 @@ pub const MAX_PART_RECORDS: usize = 1 << 18;
 /// Parts a thread may hold finished but not yet written. One being written, one being built.
 pub const PARTS_IN_FLIGHT_PER_THREAD: usize = 2;
 
+/// Pieces of the part being written that a worker may gather ahead of the writer (one being
+/// written, one gathered). A part is one group of tied prefixes at least, and may hold a whole
+/// load; its pieces wait for the writer rather than pile up.
+pub const PIECES_AHEAD_OF_WRITER: usize = 2;
+
 /// Merge read buffer per run, at most. Each run has two (one being merged, one being read).
 pub const MERGE_BLOCK_MAX: usize = 8 << 20;
 
@@ -86,6 +91,22 @@ pub const OUTPUT_WINDOW_SHARE: u64 = 8;
 /// Bytes of a delimited record assumed when sizing output parts before any is read (parts are
 /// counted in records; their buffers grow if the records are longer).
 pub const LINE_BYTES_ESTIMATE: u64 = 64;
+
+/// Tie-breaking scratch (whole keys built for a group of tied prefixes, with their spans and
+/// order) takes at most 1/this of the budget, shared by the output workers. A group whose keys
+/// do not fit is split by its keys' next bytes in place first, which builds each key again per
+/// step: keys of 1e7 `gensort -a` lines by `-k2` (88 bytes, tied over their first 28) take three
+/// steps, where holding them all took 2.3 GiB.
+pub const TIE_MEMORY_SHARE: u64 = 32;
+
+/// Tie-breaking scratch per output worker, at least: a group of several hundred keys of a
+/// few dozen bytes is ordered in one go however small the budget (bigger groups are split
+/// first), and a 1 MiB budget still sorts typed keys.
+pub const TIE_MEMORY_MIN: u64 = 64 << 10;
+
+/// Tie-breaking scratch per output worker, at most: past this, groups are split a step first,
+/// which costs one more build of each of their keys and little memory.
+pub const TIE_MEMORY_MAX: u64 = 64 << 20;
 
 /// Bytes of a delimited record's offset in its chunk's offset table (a `u32`).
 pub const OFFSET_BYTES: u64 = 4;

@@ -105,7 +105,7 @@ fn sort_entries_with_keyed_ties_matrix() {
             want.sort_by_key(|&e| (entry_prefix(e), side(entry_index(e)), entry_index(e)));
             let mut got = v.clone();
             builds.store(0, std::sync::atomic::Ordering::Relaxed);
-            sort_entries_with_keyed_ties(&mut got, &counted);
+            sort_entries_with_keyed_ties(&mut got, usize::MAX, &counted);
             check("sort_entries_with_keyed_ties", &pat, n, &got, &want);
             let built = builds.load(std::sync::atomic::Ordering::Relaxed);
             assert!(built <= n, "{pat}, {n} entries: {built} keys built, at most one each");
@@ -147,7 +147,7 @@ fn sort_entries_with_staged_ties_matrix() {
                 want.sort_by_key(|&e| key(e));
                 let mut got = v.clone();
                 wholes.store(0, std::sync::atomic::Ordering::Relaxed);
-                sort_entries_with_staged_ties(&mut got, short_len, &short, &whole);
+                sort_entries_with_staged_ties(&mut got, short_len, usize::MAX, &short, &whole);
                 check("sort_entries_with_staged_ties", &pat, n, &got, &want);
                 if short_len == 7 {
                     // Short keys of the longest length are whole: no whole key is built.
@@ -197,5 +197,48 @@ fn arbitrary_u128_values() {
         let mut got = v;
         par_sort_entries(&mut got, 2);
         check("par_sort_entries(u128)", &"mixed", n, &got, &want);
+    }
+}
+
+/// A long whole key from an index: a shared run of up to 30 bytes, then up to 12 bytes from
+/// {0, 1}, so keys tie far past a prefix, end inside and past every step, and differ by
+/// trailing zero bytes.
+fn long_key(index: u64, out: &mut Vec<u8>) {
+    let mut r = Rng::new(index ^ 0x10C6);
+    let shared = r.below(31) as usize;
+    out.extend(std::iter::repeat_n(b'k', shared));
+    let len = r.below(13);
+    out.extend((0..len).map(|_| r.below(2) as u8));
+}
+
+#[test]
+fn tied_groups_over_the_limit_are_ordered_by_whole_keys_all_the_same() {
+    let mut rng = Rng::new(seed());
+    for limit in [0, 2000, usize::MAX] {
+        for pat in Pattern::ALL {
+            for n in short_lengths() {
+                let v = entries(pat, n, &mut rng, true);
+                let mut want = v.clone();
+                let key = |e: Entry| {
+                    let mut k = Vec::new();
+                    long_key(entry_index(e), &mut k);
+                    (entry_prefix(e), k, entry_index(e))
+                };
+                want.sort_by_key(|&e| key(e));
+                let mut got = v.clone();
+                sort_entries_with_keyed_ties(&mut got, limit, &long_key);
+                check("sort_entries_with_keyed_ties (limited)", &pat, n, &got, &want);
+                for short_len in [5, 20] {
+                    let short = |i: u64, out: &mut Vec<u8>| {
+                        let start = out.len();
+                        long_key(i, out);
+                        out.truncate(start + short_len);
+                    };
+                    let mut got = v.clone();
+                    sort_entries_with_staged_ties(&mut got, short_len, limit, &short, &long_key);
+                    check("sort_entries_with_staged_ties (limited)", &pat, n, &got, &want);
+                }
+            }
+        }
     }
 }

@@ -117,7 +117,9 @@ pub struct Plan {
     pub merge: MergeSizing,
     /// One pass or two.
     pub passes: Passes,
-    /// Memory the input phase (read, run formation, one-pass output) uses at most.
+    /// Memory the input phase (read, run formation, one-pass output) uses at most: with an
+    /// input of known size, what that input can fill ([`Geometry::input_memory_for`]), else the
+    /// whole of [`Geometry::input_memory`].
     pub memory_input_phase: u64,
     /// Memory the merge uses at most (0 for one pass).
     pub memory_merge_phase: u64,
@@ -410,7 +412,10 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
         geometry: g,
         merge,
         passes,
-        memory_input_phase: g.input_memory,
+        memory_input_phase: match total {
+            Some(bytes) => g.input_memory_for(bytes, read_size.map(|r| bytes / r as u64)),
+            None => g.input_memory,
+        },
         memory_merge_phase: merge_mem,
         temp,
         output: match &cfg.output {
@@ -569,6 +574,10 @@ mod tests {
                 staging_bytes: 1 << 20,
                 read_depth: 2,
                 read_ahead_chunks: 5,
+                window_bytes: 1 << 20,
+                read_ahead_bytes: 5 << 20,
+                entry_bytes: 16,
+                tie_bytes: 0,
                 input_memory: 1 << 30,
             },
             merge,

@@ -39,6 +39,17 @@ pub struct Geometry {
     pub read_depth: usize,
     /// Chunk buffers read or populated ahead of the workers.
     pub read_ahead_chunks: usize,
+    /// Bytes of the output window at most: parts in flight, their records and entries.
+    pub window_bytes: u64,
+    /// Bytes of chunk buffers read or populated ahead, and the staging buffer.
+    pub read_ahead_bytes: u64,
+    /// Bytes a record's entries take in a load: its sort entry, and when prefixes may tie, its
+    /// copy in the output part that orders it (one part may hold every record of a load, when
+    /// all their prefixes tie: parts never split a group of equal prefixes).
+    pub entry_bytes: u64,
+    /// Bytes each output worker may use to order a group of tied prefixes by whole keys
+    /// (0 when prefixes cannot tie).
+    pub tie_bytes: usize,
     /// Memory of the input phase, all of it.
     pub input_memory: u64,
 }
@@ -46,7 +57,34 @@ pub struct Geometry {
 impl Geometry {
     /// Memory one chunk of fixed records takes in a load: its buffer and its records' entries.
     pub fn chunk_cost(&self) -> u64 {
-        self.chunk_alloc as u64 + (ENTRY_BYTES << self.chunk_log2)
+        self.chunk_alloc as u64 + (self.entry_bytes << self.chunk_log2)
+    }
+
+    /// Memory the input phase touches for an input of `bytes` bytes (`records` fixed records;
+    /// `None`: delimited, counted at [`LINE_BYTES_ESTIMATE`] bytes each): what
+    /// [`Geometry::input_memory`] holds room for, less what an input that size cannot fill.
+    /// The load and the chunks read ahead of it hold no more than the input and its entries;
+    /// the output window no more than its parts in flight, a share of the input's parts
+    /// ([`PARTS_IN_FLIGHT_PER_THREAD`] of [`MIN_PARTS_PER_THREAD`] per thread at least); the
+    /// tie-breaking scratch no more than the records' keys; the overhead is counted whole.
+    pub fn input_memory_for(&self, bytes: u64, records: Option<u64>) -> u64 {
+        let threads = (self.window_parts / PARTS_IN_FLIGHT_PER_THREAD).max(1) as u64;
+        let ties = threads * self.tie_bytes as u64;
+        let rest =
+            self.input_memory - self.arena_bytes - self.window_bytes - self.read_ahead_bytes - ties;
+        let chunks = bytes.div_ceil(self.chunk_bytes.max(1) as u64);
+        let (records, per_record) = match records {
+            Some(n) => (n, self.entry_bytes),
+            None => (bytes.div_ceil(LINE_BYTES_ESTIMATE), self.entry_bytes + OFFSET_BYTES),
+        };
+        let data = chunks * self.chunk_alloc as u64 + records * per_record;
+        let held = data.min(self.arena_bytes + self.read_ahead_bytes);
+        let parts_bytes = bytes + records * ENTRY_BYTES;
+        let in_flight =
+            parts_bytes * PARTS_IN_FLIGHT_PER_THREAD as u64 / MIN_PARTS_PER_THREAD as u64;
+        let window = self.window_bytes.min(in_flight);
+        let keys = records * oxsort_kernels::TIE_BYTES_PER_ENTRY as u64 + bytes;
+        rest + held + window + ties.min(keys)
     }
 }
 
@@ -74,7 +112,8 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
     log2 = log2.min(MAX_CHUNK_RECORDS_LOG2);
     let chunk_records = 1u64 << log2;
     let chunk_alloc = align_up(chunk_records * r);
-    let chunk_cost = chunk_alloc + chunk_records * ENTRY_BYTES;
+    let entry_bytes = entry_bytes(cfg);
+    let chunk_cost = chunk_alloc + chunk_records * entry_bytes;
     // Parts: as large as allowed, but the window of parts in flight takes at most a share of
     // memory.
     let per_rec = r + ENTRY_BYTES;
@@ -83,7 +122,10 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
         * (align_up(part_records * r) + DIRECT_ALIGN as u64 + part_records * ENTRY_BYTES);
     let staging = staging_bytes(m);
     let read_ahead = read_ahead_chunks as u64 * chunk_alloc + staging as u64;
-    let fixed = FIXED_OVERHEAD + window + read_ahead;
+    let tie_bytes = tie_bytes(cfg);
+    // Each worker builds a chunk's entries in a vector of its own before they go to the load.
+    let workers = cfg.threads as u64 * (tie_bytes + chunk_records * ENTRY_BYTES);
+    let fixed = FIXED_OVERHEAD + window + read_ahead + workers;
     let arena_chunks = m.saturating_sub(fixed) / chunk_cost;
     if arena_chunks == 0 {
         return Err(EngineError::MemoryTooSmall {
@@ -106,6 +148,10 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
         staging_bytes: staging,
         read_depth: cfg.read_depth,
         read_ahead_chunks,
+        window_bytes: window,
+        read_ahead_bytes: read_ahead,
+        entry_bytes,
+        tie_bytes: tie_bytes as usize,
         input_memory: fixed + arena_chunks * chunk_cost,
     })
 }
@@ -131,7 +177,8 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
     if let Some(l) = cfg.chunk_records_log2 {
         chunk = chunk.min(1 << l);
     }
-    let worst_per_byte = 1 + ENTRY_BYTES + OFFSET_BYTES;
+    let entry_bytes = entry_bytes(cfg);
+    let worst_per_byte = 1 + entry_bytes + OFFSET_BYTES;
     while chunk > DIRECT_ALIGN as u64 && chunk * worst_per_byte * DELIM_CHUNK_SHARE > m {
         chunk /= 2;
     }
@@ -146,9 +193,10 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
     let window = window_parts as u64 * (part_records * per_rec + DIRECT_ALIGN as u64);
     let staging = staging_bytes(m);
     let read_ahead = read_ahead_chunks as u64 * chunk_alloc + staging as u64;
-    let fixed = FIXED_OVERHEAD + window + read_ahead;
+    let tie_bytes = tie_bytes(cfg);
+    let fixed = FIXED_OVERHEAD + window + read_ahead + cfg.threads as u64 * tie_bytes;
     let arena_bytes = m.saturating_sub(fixed);
-    let worst_chunk = chunk_alloc + most * (ENTRY_BYTES + OFFSET_BYTES);
+    let worst_chunk = chunk_alloc + most * (entry_bytes + OFFSET_BYTES);
     if arena_bytes < worst_chunk {
         return Err(EngineError::MemoryTooSmall {
             given: m,
@@ -170,8 +218,32 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
         staging_bytes: staging,
         read_depth: cfg.read_depth,
         read_ahead_chunks,
+        window_bytes: window,
+        read_ahead_bytes: read_ahead,
+        entry_bytes,
+        tie_bytes: tie_bytes as usize,
         input_memory: fixed + arena_bytes,
     })
+}
+
+/// Bytes a record's entries take in a load (see [`Geometry::entry_bytes`]).
+fn entry_bytes(cfg: &SortConfig) -> u64 {
+    if cfg.key.ties_possible() {
+        2 * ENTRY_BYTES
+    } else {
+        ENTRY_BYTES
+    }
+}
+
+/// Tie-breaking scratch per output worker: a share of the budget ([`TIE_MEMORY_SHARE`]) split
+/// among the workers, within [`TIE_MEMORY_MIN`]..[`TIE_MEMORY_MAX`]; none when prefixes cannot
+/// tie or ties are broken by comparing records in place (raw lines).
+fn tie_bytes(cfg: &SortConfig) -> u64 {
+    if !cfg.key.ties_possible() || !cfg.key.builds_keys() {
+        return 0;
+    }
+    (cfg.memory / TIE_MEMORY_SHARE / cfg.threads.max(1) as u64)
+        .clamp(TIE_MEMORY_MIN, TIE_MEMORY_MAX)
 }
 
 /// The staging buffer: [`STAGING_BYTES`], or 1/[`STAGING_SHARE`] of a small budget (at least

@@ -35,7 +35,7 @@ pub const TIE_BYTES_PER_ENTRY: usize =
 /// comparator that builds keys builds two per comparison: for keys that cost (a locale's
 /// collation transform, a parsed number) this is the difference between one build per record
 /// and `2 log2(group)`. Untied entries build nothing. A group whose keys do not fit `limit` is
-/// first split by its keys' next bytes, in place (see [`refine`]), until its pieces fit.
+/// first split by its keys' next bytes, in place (see `refine`), until its pieces fit.
 ///
 /// ```text
 ///  group of equal prefixes   v[s..s+n]:  e0 e1 e2 ...

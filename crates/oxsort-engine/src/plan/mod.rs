@@ -577,6 +577,7 @@ mod tests {
                 window_bytes: 1 << 20,
                 read_ahead_bytes: 5 << 20,
                 entry_bytes: 16,
+                part_copy_bytes: 0,
                 tie_bytes: 0,
                 input_memory: 1 << 30,
             },

@@ -47,6 +47,10 @@ pub struct Geometry {
     /// copy in the output part that orders it (one part may hold every record of a load, when
     /// all their prefixes tie: parts never split a group of equal prefixes).
     pub entry_bytes: u64,
+    /// Bytes a record's entry takes again when its output part copies it to order tied
+    /// prefixes (0 when prefixes cannot tie). Not taken from the load (see `entry_bytes`), but
+    /// counted in what an input fills ([`Geometry::input_memory_for`]).
+    pub part_copy_bytes: u64,
     /// Bytes each output worker may use to order a group of tied prefixes by whole keys
     /// (0 when prefixes cannot tie).
     pub tie_bytes: usize,
@@ -74,8 +78,11 @@ impl Geometry {
             self.input_memory - self.arena_bytes - self.window_bytes - self.read_ahead_bytes - ties;
         let chunks = bytes.div_ceil(self.chunk_bytes.max(1) as u64);
         let (records, per_record) = match records {
-            Some(n) => (n, self.entry_bytes),
-            None => (bytes.div_ceil(LINE_BYTES_ESTIMATE), self.entry_bytes + OFFSET_BYTES),
+            Some(n) => (n, self.entry_bytes + self.part_copy_bytes),
+            None => (
+                bytes.div_ceil(LINE_BYTES_ESTIMATE),
+                self.entry_bytes + self.part_copy_bytes + OFFSET_BYTES,
+            ),
         };
         let data = chunks * self.chunk_alloc as u64 + records * per_record;
         let held = data.min(self.arena_bytes + self.read_ahead_bytes);
@@ -151,6 +158,7 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
         window_bytes: window,
         read_ahead_bytes: read_ahead,
         entry_bytes,
+        part_copy_bytes: if cfg.key.ties_possible() { ENTRY_BYTES } else { 0 },
         tie_bytes: tie_bytes as usize,
         input_memory: fixed + arena_chunks * chunk_cost,
     })
@@ -221,18 +229,19 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
         window_bytes: window,
         read_ahead_bytes: read_ahead,
         entry_bytes,
+        part_copy_bytes: if cfg.key.ties_possible() { ENTRY_BYTES } else { 0 },
         tie_bytes: tie_bytes as usize,
         input_memory: fixed + arena_bytes,
     })
 }
 
-/// Bytes a record's entries take in a load (see [`Geometry::entry_bytes`]).
-fn entry_bytes(cfg: &SortConfig) -> u64 {
-    if cfg.key.ties_possible() {
-        2 * ENTRY_BYTES
-    } else {
-        ENTRY_BYTES
-    }
+/// Bytes a record's entries take in a load (see [`Geometry::entry_bytes`]): its sort entry.
+/// The copy an output part makes of its entries is counted in the window, not here: a group of
+/// tied prefixes as large as a load copies more (16 bytes a record, at most 16/(record + 16) of
+/// the budget), which counting for every sort whose prefixes may tie would take from every
+/// load (a 4 GB typed sort under 5G then needs two passes) for a shape of data that is rare.
+fn entry_bytes(_cfg: &SortConfig) -> u64 {
+    ENTRY_BYTES
 }
 
 /// Tie-breaking scratch per output worker: a share of the budget ([`TIE_MEMORY_SHARE`]) split

@@ -9,45 +9,15 @@
 //! `target/locales`, see `.ci/gnu-conformance`). The seed is printed; `OXSORT_SEED=N` replays
 //! a run.
 
+mod common;
+
+use oxsort_testkit::{seed, Rng};
 use std::ffi::CString;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Lines per run.
 const LINES: usize = 30_000;
-
-/// A small deterministic generator (xorshift64*), so a failing seed replays.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn seed() -> u64 {
-    let s = std::env::var("OXSORT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-    }) | 1;
-    eprintln!("seed {s} (replay with OXSORT_SEED={s})");
-    s
-}
-
-/// The locale directory CI builds, if present.
-fn locpath() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/locales");
-    p.join("hu_HU.UTF-8").is_dir().then_some(p)
-}
 
 /// Pieces of the lines: Hungarian's contractions, their letters alone, vowels, a few others.
 const PIECES: &[&str] = &[
@@ -76,7 +46,7 @@ fn strxfrm(s: &str) -> Vec<u8> {
 
 #[test]
 fn order_in_a_locale_with_contractions_is_strxfrm_order() {
-    let loc = locpath();
+    let loc = common::locpath("hu_HU.UTF-8");
     if let Some(p) = &loc {
         std::env::set_var("LOCPATH", p);
     }
@@ -87,15 +57,15 @@ fn order_in_a_locale_with_contractions_is_strxfrm_order() {
         eprintln!("skipped: the hu_HU.UTF-8 locale is not available (see .ci/gnu-conformance)");
         return;
     }
-    let mut rng = Rng(seed());
+    let mut rng = Rng::new(seed());
     // The table admits characters in the order a sort meets them: "s" before "z" here (so
     // "z" stays out, as "sz" contracts), then a line whose prefix ends in the "s" of "ssz".
     // Lines share a few stems, so that many keys tie on their first letters and the order is
     // decided where a 10-byte prefix ends.
     let mut lines: Vec<String> = vec!["bs".into(), "k éebsszdzgyőCs".into(), "kee bSZatyís".into()];
     lines.extend((0..LINES).map(|_| {
-        let stem = STEMS[rng.below(STEMS.len())];
-        let tail: String = (0..rng.below(10)).map(|_| PIECES[rng.below(PIECES.len())]).collect();
+        let stem = STEMS[rng.index(STEMS.len())];
+        let tail: String = (0..rng.index(10)).map(|_| PIECES[rng.index(PIECES.len())]).collect();
         format!("{stem}{tail}")
     }));
     let dir = tempfile::tempdir().expect("tempdir");

@@ -9,6 +9,9 @@
 //! `target/locales`, see `.ci/gnu-conformance`). The seed is printed; `OXSORT_SEED=N` replays
 //! a run.
 
+mod common;
+
+use oxsort_testkit::{seed, Rng};
 use std::ffi::CString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -16,38 +19,6 @@ use std::process::Command;
 
 /// Lines per run.
 const LINES: usize = 20_000;
-
-/// A small deterministic generator (xorshift64*), so a failing seed replays.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn seed() -> u64 {
-    let s = std::env::var("OXSORT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-    }) | 1;
-    eprintln!("seed {s} (replay with OXSORT_SEED={s})");
-    s
-}
-
-/// The locale directory CI builds, if present.
-fn locpath() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/locales");
-    p.join("en_US.UTF-8").is_dir().then_some(p)
-}
 
 /// Letters of Latin-1 (with its signs), Latin Extended-A, Greek and Cyrillic.
 fn letters() -> Vec<char> {
@@ -60,11 +31,11 @@ fn letters() -> Vec<char> {
 fn random_line(rng: &mut Rng, letters: &[char]) -> String {
     const ASCII: &[u8] =
         b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ,.;:-_'!?()";
-    let len = 6 + rng.below(35);
+    let len = 6 + rng.index(35);
     (0..len)
-        .map(|_| match rng.below(4) {
-            0 => letters[rng.below(letters.len())],
-            _ => ASCII[rng.below(ASCII.len())] as char,
+        .map(|_| match rng.index(4) {
+            0 => letters[rng.index(letters.len())],
+            _ => ASCII[rng.index(ASCII.len())] as char,
         })
         .collect()
 }
@@ -90,7 +61,7 @@ fn sort(program: &str, args: &[&str], file: &Path, loc: &Option<PathBuf>) -> Vec
 
 #[test]
 fn order_of_european_text_is_strcoll_order() {
-    let loc = locpath();
+    let loc = common::locpath("en_US.UTF-8");
     if let Some(p) = &loc {
         std::env::set_var("LOCPATH", p);
     }
@@ -102,7 +73,7 @@ fn order_of_european_text_is_strcoll_order() {
         return;
     }
     let letters = letters();
-    let mut rng = Rng(seed());
+    let mut rng = Rng::new(seed());
     let lines: Vec<String> = (0..LINES).map(|_| random_line(&mut rng, &letters)).collect();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("in");

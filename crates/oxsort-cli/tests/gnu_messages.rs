@@ -15,7 +15,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-const GNU_SORT: &str = "/usr/bin/sort";
+mod common;
+use common::{gnu_sort_available, GNU_SORT};
 
 /// One call: its arguments and what it reads on standard input.
 struct Case {
@@ -250,20 +251,6 @@ fn fixtures(dir: &Path) {
     std::fs::create_dir(dir.join("dir")).expect("fixture dir");
 }
 
-fn gnu_sort_available() -> bool {
-    Command::new(GNU_SORT)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains("GNU coreutils"))
-        .unwrap_or(false)
-}
-
-/// The locale directory CI builds, if present.
-fn locpath() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/locales");
-    p.join("en_US.UTF-8").is_dir().then_some(p)
-}
-
 /// Whether `lc_all` works for GNU sort (through LOCPATH or installed).
 fn locale_works(lc_all: &str, loc: &Option<PathBuf>) -> bool {
     let mut c = Command::new(GNU_SORT);
@@ -323,7 +310,7 @@ fn check_locale(lc_all: &str) {
         eprintln!("skipped: {GNU_SORT} is not GNU sort");
         return;
     }
-    let loc = locpath();
+    let loc = common::locpath("en_US.UTF-8");
     if !locale_works(lc_all, &loc) {
         eprintln!("skipped: the {lc_all} locale is not available (see .ci/gnu-conformance)");
         return;
@@ -363,7 +350,7 @@ fn names_that_are_not_utf8_are_quoted_from_their_bytes() {
         eprintln!("skipped: {GNU_SORT} is not GNU sort");
         return;
     }
-    let loc = locpath();
+    let loc = common::locpath("en_US.UTF-8");
     for lc_all in ["C", "C.UTF-8", "en_US.UTF-8"] {
         if !locale_works(lc_all, &loc) {
             eprintln!("skipped {lc_all}: the locale is not available");

@@ -45,3 +45,22 @@ pub fn vectors() -> PathBuf {
     );
     dir
 }
+
+/// The system's GNU sort, which the `sort` link is compared with.
+pub const GNU_SORT: &str = "/usr/bin/sort";
+
+/// Whether [`GNU_SORT`] is GNU sort (tests comparing with it skip, saying so, when not).
+pub fn gnu_sort_available() -> bool {
+    Command::new(GNU_SORT)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("GNU coreutils"))
+        .unwrap_or(false)
+}
+
+/// The locale directory CI builds (`target/locales`, see `.ci/gnu-conformance`) when it holds
+/// `locale`, for `LOCPATH`; `None` leaves the system's locales.
+pub fn locpath(locale: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/locales");
+    p.join(locale).is_dir().then_some(p)
+}

@@ -119,14 +119,7 @@ fn main() {
         // the write error.
         Err(err) => match err.downcast_ref::<oxsort_engine::EngineError>() {
             Some(oxsort_engine::EngineError::OutputClosed { path }) => {
-                if !oxsort_io::cleanup::sigpipe_ignored_at_start() {
-                    oxsort_io::cleanup::die_of_broken_pipe();
-                }
-                let name = if path.as_os_str() == "-" {
-                    "standard output".to_string()
-                } else {
-                    path.display().to_string()
-                };
+                let name = oxsort_io::cleanup::closed_output(path);
                 eprintln!("oxsort: cannot write {name}: its reader closed the pipe");
                 std::process::exit(1);
             }

@@ -190,6 +190,21 @@ pub fn sigpipe_ignored_at_start() -> bool {
     SIGPIPE_IGNORED.load(Ordering::Relaxed)
 }
 
+/// A write to the closed output pipe `path` (`-` for standard output), met as a C program meets
+/// it: unless SIGPIPE was ignored by the parent, the temp files are removed and the process dies
+/// of SIGPIPE ([`die_of_broken_pipe`]); when it was ignored, returns the output's name for the
+/// write error each door words (`standard output` for `-`).
+pub fn closed_output(path: &std::path::Path) -> String {
+    if !sigpipe_ignored_at_start() {
+        die_of_broken_pipe();
+    }
+    if path.as_os_str() == "-" {
+        "standard output".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 /// Set by [`record_sigpipe`] before `main`.
 static SIGPIPE_IGNORED: AtomicBool = AtomicBool::new(false);
 

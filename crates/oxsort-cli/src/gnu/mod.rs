@@ -323,14 +323,7 @@ fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
     oxsort_io::cleanup::install_signal_handlers();
     let engine = |e: EngineError| match e {
         EngineError::OutputClosed { path } => {
-            if !oxsort_io::cleanup::sigpipe_ignored_at_start() {
-                oxsort_io::cleanup::die_of_broken_pipe();
-            }
-            let name = if path.as_os_str() == "-" {
-                "standard output".to_string()
-            } else {
-                path.display().to_string()
-            };
+            let name = oxsort_io::cleanup::closed_output(&path);
             Fail::plain(format!("write failed: {}: Broken pipe", quotef(&name)))
         }
         e => Fail::plain(e.to_string()),

@@ -81,15 +81,15 @@ pub fn verdict(sort_s: f64, floor_s: f64, passes: u32) -> String {
 }
 
 /// The floor measurement with each figure the median of the runs'.
-fn median_floor(floors: &[oxsort_report::floor::Floor]) -> Option<oxsort_report::floor::Floor> {
+fn median_floor(floors: &[oxsort_bench::floor::Floor]) -> Option<oxsort_bench::floor::Floor> {
     let first = floors.first()?;
-    let m = |f: fn(&oxsort_report::floor::Floor) -> f64| {
+    let m = |f: fn(&oxsort_bench::floor::Floor) -> f64| {
         median(&floors.iter().map(f).collect::<Vec<_>>())
     };
     // As `iofloor` combines its medians: floor1 from the read and write medians, floor2 from it
     // and the mixed median.
     let (read_s, write_s, mixed_s) = (m(|f| f.read_s), m(|f| f.write_s), m(|f| f.mixed_s));
-    Some(oxsort_report::floor::Floor {
+    Some(oxsort_bench::floor::Floor {
         read_s,
         write_s,
         mixed_s,
@@ -165,7 +165,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     if !args.no_floor {
         for _ in 0..args.runs {
             let scratch = dir.path().join("floor.dat");
-            floors.push(oxsort_report::floor::measure(&input, &scratch, &|| {
+            floors.push(oxsort_bench::floor::measure(&input, &scratch, &|| {
                 drop_caches();
             })?);
         }
@@ -225,8 +225,8 @@ pub fn run(args: BenchArgs) -> Result<i32> {
             f.mixed_s,
             f.read_mb_s(),
             f.write_mb_s(),
-            oxsort_report::floor::TRANSFER >> 20,
-            oxsort_report::floor::DEPTH,
+            oxsort_bench::floor::TRANSFER >> 20,
+            oxsort_bench::floor::DEPTH,
             if f.direct { "O_DIRECT" } else { "buffered" },
             floors.len()
         );

@@ -1,9 +1,9 @@
 //! `oxsort bench CATEGORY`: the Sort Benchmark's categories, run by their rules, with the
-//! report a submission needs (`oxsort_report`).
+//! report a submission needs (`oxsort_bench`).
 //!
 //! ```text
 //!  check arguments (price, seconds, meter, report dir)      ── nothing generated yet
-//!  per variant, within its share of TIME_LIMIT_BUDGETS x the budget (oxsort_report::search):
+//!  per variant, within its share of TIME_LIMIT_BUDGETS x the budget (oxsort_bench::search):
 //!    calibration: gensort n1, sort, valsort; gensort n2, sort, valsort (repeated when the
 //!    two disagree)
 //!    model t = a + b * bytes * passes(bytes), a >= 0   (passes from the engine's plan geometry)
@@ -25,13 +25,13 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use oxsort_engine::{plan, sort, Input, Output, SortConfig, SortStats};
 use oxsort_gensort::{Checksum, Kind};
-use oxsort_report::energy::{Energy, EnergySource, EstimateModel, Meter, Rapl, DEFAULT_MODEL};
-use oxsort_report::floor::{self, Floor};
-use oxsort_report::machine::{Machine, Software};
-use oxsort_report::report::{Metric, PhaseRow, Report, Run, Transcript, Variant};
-use oxsort_report::rules::{self, Point, Records, ScaleModel, RECORD};
-use oxsort_report::search::{self, SearchConfig, Trial, OVERRUN_BUDGETS};
-use oxsort_report::timeline::{self, PhaseMark, Sampler, Timeline};
+use oxsort_bench::energy::{Energy, EnergySource, EstimateModel, Meter, Rapl, DEFAULT_MODEL};
+use oxsort_bench::floor::{self, Floor};
+use oxsort_bench::machine::{Machine, Software};
+use oxsort_bench::report::{Metric, PhaseRow, Report, Run, Transcript, Variant};
+use oxsort_bench::rules::{self, Point, Records, ScaleModel, RECORD};
+use oxsort_bench::search::{self, SearchConfig, Trial, OVERRUN_BUDGETS};
+use oxsort_bench::timeline::{self, PhaseMark, Sampler, Timeline};
 
 use crate::bench_cmd::drop_caches;
 use crate::size::parse_bytes;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use oxsort_engine::{sort, Input, Output, PassChoice, Phase, SortConfig, SortConfigBuilder};
 use oxsort_io::IoOptions;
-use oxsort_report::timeline::{self, PhaseMark, Sampler};
+use oxsort_bench::timeline::{self, PhaseMark, Sampler};
 
 use crate::dd::DdMap;
 use crate::keys_args::KeyArgs;

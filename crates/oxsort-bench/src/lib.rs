@@ -13,7 +13,7 @@
 //! - [`report`] and [`svg`]: `report.json`, `report.md` and `report.html` with SVG plots.
 //!
 //! ```
-//! use oxsort_report::rules::{largest_within, penny_budget_s, LinearModel};
+//! use oxsort_bench::rules::{largest_within, penny_budget_s, LinearModel};
 //!
 //! // A $490 machine: a penny buys 1930 s. At 1 s fixed cost and 1 ns per byte per pass,
 //! // one pass throughout, the largest input that fits:
@@ -21,7 +21,7 @@
 //! let model = LinearModel { intercept_s: 1.0, slope_s_per_byte: 1e-9 };
 //! let records = largest_within(&model, budget, u64::MAX / 1000, &|_| 1).unwrap();
 //! assert!(model.predict(records * 100, 1) <= budget);
-//! # Ok::<(), oxsort_report::ReportError>(())
+//! # Ok::<(), oxsort_bench::ReportError>(())
 //! ```
 #![deny(missing_docs)]
 

@@ -1,11 +1,16 @@
 //! `oxsort bench`: generate, sort, validate and report, with the I/O floor measured in the same
 //! run: the main job on a built-in default. `oxsort bench CATEGORY` runs a Sort Benchmark
-//! category instead (`crate::category`).
+//! category instead (`oxsort_bench::category`); this door holds its arguments and prints.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use oxsort_bench::category::{self, SizeCap};
+use oxsort_bench::floor::{self, Floor};
+use oxsort_bench::machine::Software;
+use oxsort_bench::runs::{drop_caches, median, spread_note};
+use oxsort_bench::{BenchError, Setting};
 use oxsort_engine::{sort, Input, Output, SortConfig};
 
 use crate::size::parse_bytes;
@@ -17,7 +22,7 @@ pub struct BenchArgs {
     /// A Sort Benchmark category, run by its rules, with a report (default: one quick
     /// generate, sort, validate).
     #[command(subcommand)]
-    pub category: Option<crate::category::Category>,
+    pub category: Option<Category>,
     /// Records to generate (100 bytes each): 1e7, 10M or 10000000.
     #[arg(long, default_value = "10M", value_parser = crate::gen_cmd::parse_count)]
     pub records: u64,
@@ -47,96 +52,10 @@ pub struct BenchArgs {
     pub stats: bool,
 }
 
-/// Best effort: write dirty pages back and drop the page cache (needs root), so neither the sort
-/// nor the floor reads from memory.
-pub fn drop_caches() -> bool {
-    let _ = std::process::Command::new("sync").status();
-    std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok()
-}
-
-/// How close a sort came to the disk's floor, in one plain phrase: at most this ratio is "at
-/// the disk's limit" (the disk noise of ±20% run to run puts a sort that does no avoidable work
-/// within it).
-const AT_LIMIT: f64 = 1.25;
-/// At most this ratio is "near the disk's limit"; beyond it the sort is bound by its CPU or
-/// memory, and the line says so.
-const NEAR_LIMIT: f64 = 1.6;
-
-/// The verdict line: the ratio of the sort's time to the floor of its passes, and what it
-/// means.
-pub fn verdict(sort_s: f64, floor_s: f64, passes: u32) -> String {
-    let ratio = sort_s / floor_s;
-    let what = if ratio <= AT_LIMIT {
-        "at the disk's limit".to_string()
-    } else if ratio <= NEAR_LIMIT {
-        "near the disk's limit".to_string()
-    } else {
-        format!(
-            "bound by CPU or memory, not the disk: {:.0}% of the time is beyond what the disk needs",
-            100.0 * (1.0 - 1.0 / ratio)
-        )
-    };
-    let floor = if passes <= 1 { "floor1" } else { "floor2" };
-    format!("verdict: {ratio:.2}x the disk's {floor} ({sort_s:.2} s vs {floor_s:.2} s): {what}")
-}
-
-/// The floor measurement with each figure the median of the runs'.
-fn median_floor(floors: &[oxsort_report::floor::Floor]) -> Option<oxsort_report::floor::Floor> {
-    let first = floors.first()?;
-    let m = |f: fn(&oxsort_report::floor::Floor) -> f64| {
-        median(&floors.iter().map(f).collect::<Vec<_>>())
-    };
-    // As `iofloor` combines its medians: floor1 from the read and write medians, floor2 from it
-    // and the mixed median.
-    let (read_s, write_s, mixed_s) = (m(|f| f.read_s), m(|f| f.write_s), m(|f| f.mixed_s));
-    Some(oxsort_report::floor::Floor {
-        read_s,
-        write_s,
-        mixed_s,
-        floor1_s: read_s + write_s,
-        floor2_s: 2.0 * mixed_s.min(read_s + write_s),
-        ..first.clone()
-    })
-}
-
-/// Above this ratio of a run's time to the median, the median hides a run the user should
-/// see: run to run, the same sort on a quiet machine stays within 20% of its median.
-const SPREAD_WARN: f64 = 1.3;
-
-/// A line saying which runs were far from the median (a cold first run, a busy machine), or
-/// `None` when they all agree.
-fn spread_note(times: &[f64]) -> Option<String> {
-    if times.len() < 2 {
-        return None;
-    }
-    let m = median(times);
-    let far: Vec<String> = times
-        .iter()
-        .enumerate()
-        .filter(|(_, &t)| t > m * SPREAD_WARN || t * SPREAD_WARN < m)
-        .map(|(i, &t)| format!("run {} took {t:.3} s, {:.1}x the median", i + 1, t / m))
-        .collect();
-    (!far.is_empty()).then(|| {
-        format!("the runs disagree: {}; the median ({m:.3} s) leaves it out", far.join(", "))
-    })
-}
-
-/// The middle value (the mean of the two middle ones for an even count).
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Runs `oxsort bench`; returns the exit status.
 pub fn run(args: BenchArgs) -> Result<i32> {
     if let Some(category) = args.category {
-        return crate::category::run(category);
+        return run_category(category);
     }
     oxsort_io::cleanup::install_signal_handlers();
     let parent = args.dir.clone().unwrap_or_else(std::env::temp_dir);
@@ -165,7 +84,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     if !args.no_floor {
         for _ in 0..args.runs {
             let scratch = dir.path().join("floor.dat");
-            floors.push(oxsort_report::floor::measure(&input, &scratch, &|| {
+            floors.push(floor::measure(&input, &scratch, &|| {
                 drop_caches();
             })?);
         }
@@ -216,7 +135,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     if let Some(note) = spread_note(&times) {
         eprintln!("  note      {note}");
     }
-    if let Some(f) = median_floor(&floors) {
+    if let Some(f) = Floor::median_of(&floors) {
         eprintln!(
             "  disk      {:>8.3} s  read, {:.3} s write, {:.3} s both at once ({:.0} / {:.0} MB/s); \
              {} MiB transfers, {} in flight, {}, median of {}",
@@ -225,8 +144,8 @@ pub fn run(args: BenchArgs) -> Result<i32> {
             f.mixed_s,
             f.read_mb_s(),
             f.write_mb_s(),
-            oxsort_report::floor::TRANSFER >> 20,
-            oxsort_report::floor::DEPTH,
+            floor::TRANSFER >> 20,
+            floor::DEPTH,
             if f.direct { "O_DIRECT" } else { "buffered" },
             floors.len()
         );
@@ -239,7 +158,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         eprintln!(
             "  {name}    {floor_s:>8.3} s  the disk's limit for {passes} pass{plural}: {def}"
         );
-        eprintln!("  {}", verdict(sort_s, floor_s, passes));
+        eprintln!("  {}", floor::verdict(sort_s, floor_s, passes));
     }
     eprint!("{}", summary.report());
     if args.stats {
@@ -255,16 +174,185 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     Ok(0)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The categories (run by `oxsort_bench::category`).
+#[derive(clap::Subcommand, Debug)]
+pub enum Category {
+    /// MinuteSort: the largest input sorted within a time budget (default 60 s).
+    Minutesort {
+        /// The time budget, seconds (at least 3).
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// PennySort: the largest input sorted in the time a penny buys of this machine over three
+    /// years (94,608,000 s x 0.01 / price).
+    Pennysort {
+        /// The machine's price in US dollars.
+        #[arg(long, allow_negative_numbers = true)]
+        price: f64,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// JouleSort: records sorted per joule, for a given record count.
+    Joulesort {
+        /// Records to sort (the classes are 1e8, 1e9, 1e10 and 1e12).
+        #[arg(long, default_value = "1e8", value_parser = crate::gen_cmd::parse_count)]
+        records: u64,
+        /// A command printing the joules used so far (a wall meter's script), run before and
+        /// after each sort.
+        #[arg(long, value_name = "CMD")]
+        meter: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// GraySort: 100 TB, in TB/min, modelled from one node's measured two-pass rate.
+    Graysort {
+        #[command(flatten)]
+        scale: Scale,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// CloudSort: the cost of sorting 100 TB, modelled from one node's measured two-pass rate.
+    Cloudsort {
+        /// Dollars per node-hour.
+        #[arg(long = "node-price", value_name = "USD", allow_negative_numbers = true)]
+        node_price: f64,
+        #[command(flatten)]
+        scale: Scale,
+        #[command(flatten)]
+        common: Common,
+    },
+}
 
-    #[test]
-    fn a_run_far_from_the_median_is_named() {
-        let note = spread_note(&[2.3, 1.0, 1.02]).expect("a first run 2.3x the others");
-        assert!(note.contains("run 1 took 2.300 s, 2.3x the median"), "{note}");
-        assert!(!note.contains("run 2"), "{note}");
-        assert_eq!(spread_note(&[1.0, 1.1, 0.95]), None);
-        assert_eq!(spread_note(&[5.0]), None);
+/// Arguments of GraySort and CloudSort.
+#[derive(clap::Args, Debug)]
+pub struct Scale {
+    /// Records sorted on this node to measure its rate (two passes are forced).
+    #[arg(long, default_value = "1e7", value_parser = crate::gen_cmd::parse_count)]
+    records: u64,
+    /// Nodes the model assumes.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    nodes: u32,
+}
+
+/// Arguments every category takes.
+#[derive(clap::Args, Debug)]
+pub struct Common {
+    /// Report directory (default: a new dated directory under the current one).
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Directory for the generated data (default: the system temp directory).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Memory budget of each sort (default: a safe share of available memory).
+    #[arg(long, value_parser = parse_bytes, value_name = "SIZE")]
+    memory: Option<u64>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Largest input to try (the free disk space caps it too).
+    #[arg(long = "max-size", value_parser = parse_bytes, value_name = "SIZE")]
+    max_size: Option<u64>,
+    /// Only Indy (the 100-byte fast path), not Daytona.
+    #[arg(long = "indy-only")]
+    indy_only: bool,
+    /// Keep the generated and sorted files.
+    #[arg(long)]
+    keep: bool,
+}
+
+impl Common {
+    /// The library's settings, with the command line for the report.
+    fn settings(&self) -> category::Settings {
+        category::Settings {
+            report: self.report.clone(),
+            dir: self.dir.clone(),
+            memory: self.memory,
+            threads: self.threads,
+            max_size: self
+                .max_size
+                .map(|bytes| SizeCap { bytes, given_as: format!("--max-size {bytes}") }),
+            indy_only: self.indy_only,
+            keep: self.keep,
+            command_line: std::iter::once("oxsort".to_string())
+                .chain(std::env::args().skip(1))
+                .collect::<Vec<_>>()
+                .join(" "),
+            software: Software {
+                version: env!("CARGO_PKG_VERSION").into(),
+                commit: option_env!("OXSORT_GIT_COMMIT").unwrap_or("unknown").into(),
+                build: option_env!("OXSORT_BUILD").unwrap_or("unknown").into(),
+            },
+        }
     }
+}
+
+impl Category {
+    /// The library's category and the settings every category takes.
+    fn split(self) -> (category::Category, Common) {
+        let scale = |s: Scale| category::Scale { records: s.records, nodes: s.nodes };
+        match self {
+            Category::Minutesort { seconds, common } => {
+                (category::Category::Minutesort { seconds }, common)
+            }
+            Category::Pennysort { price, common } => {
+                (category::Category::Pennysort { price }, common)
+            }
+            Category::Joulesort { records, meter, common } => {
+                (category::Category::Joulesort { records, meter }, common)
+            }
+            Category::Graysort { scale: s, common } => {
+                (category::Category::Graysort { scale: scale(s) }, common)
+            }
+            Category::Cloudsort { node_price, scale: s, common } => {
+                (category::Category::Cloudsort { node_price, scale: scale(s) }, common)
+            }
+        }
+    }
+}
+
+/// A category's error in this door's words: the flag that set the value.
+fn in_flag_words(err: BenchError) -> anyhow::Error {
+    match err {
+        BenchError::Setting { setting, value, problem } => {
+            let flag = match setting {
+                Setting::Seconds => "--seconds",
+                Setting::Price => "--price",
+                Setting::Records => "--records",
+                Setting::NodePrice => "--node-price",
+                _ => return anyhow::anyhow!("{setting} {value}: {problem}"),
+            };
+            anyhow::anyhow!("{flag} {value}: {problem}")
+        }
+        BenchError::Meter { command, problem } => {
+            anyhow::anyhow!("--meter command `{command}`: {problem}")
+        }
+        e => e.into(),
+    }
+}
+
+/// Runs `oxsort bench CATEGORY` and prints what it found; returns the exit status.
+fn run_category(category: Category) -> Result<i32> {
+    let (category, common) = category.split();
+    let done = category::run(&category, &common.settings(), &|line| eprintln!("{line}"))
+        .map_err(in_flag_words)?;
+    for v in &done.report.variants {
+        if let Some(m) = &v.metric {
+            let value = if m.value >= 1000.0 {
+                format!("{:.0}", m.value)
+            } else {
+                format!("{:.3}", m.value)
+            };
+            eprintln!("  {:<7} {} = {value} {} ({})", v.name, m.name, m.unit, m.label);
+        }
+    }
+    for n in &done.report.notes {
+        eprintln!("  note: {n}");
+    }
+    eprintln!("  report  {}", done.html.display());
+    if let Some(d) = &done.kept {
+        eprintln!("  kept    {}", d.display());
+    }
+    Ok(0)
 }

@@ -5,7 +5,6 @@
 
 mod bench_cmd;
 mod byte_channel;
-mod category;
 mod clean_cmd;
 mod dd;
 mod docs_cmd;

@@ -4,9 +4,9 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use oxsort_bench::timeline::{self, PhaseMark, Sampler};
 use oxsort_engine::{sort, Input, Output, PassChoice, Phase, SortConfig, SortConfigBuilder};
 use oxsort_io::IoOptions;
-use oxsort_report::timeline::{self, PhaseMark, Sampler};
 
 use crate::dd::DdMap;
 use crate::keys_args::KeyArgs;
@@ -284,11 +284,11 @@ impl SortArgs {
             (true, Some(mark)) => {
                 let bar = progress_bar();
                 b = b.progress(move |p| {
-                    mark.set(phase_label(p.phase));
+                    mark.set_phase(p.phase);
                     bar(p)
                 });
             }
-            (false, Some(mark)) => b = b.progress(move |p| mark.set(phase_label(p.phase))),
+            (false, Some(mark)) => b = b.progress(move |p| mark.set_phase(p.phase)),
             (false, None) => {}
         }
         Ok(b)
@@ -296,15 +296,6 @@ impl SortArgs {
 
     pub(crate) fn wants_progress(&self) -> bool {
         !self.no_progress && !self.quiet && (self.progress || std::io::stderr().is_terminal())
-    }
-}
-
-/// The timeline's label of an engine phase.
-pub fn phase_label(p: Phase) -> &'static str {
-    match p {
-        Phase::Input => "input",
-        Phase::Merge => "merge",
-        Phase::Output => "output",
     }
 }
 

@@ -440,7 +440,7 @@ fn html_report_renders_in_chromium_with_its_plots() {
     // the search reaches a few rows past the fill (the axis is grey; the legend sits 10 rows
     // above the plot).
     const EDGE: usize = 3;
-    for fill in oxsort_report::report::PLOT_FILLS {
+    for fill in oxsort_bench::report::PLOT_FILLS {
         let fill = hex(fill);
         let (mut x0, mut y0, mut x1, mut y1) = (w, h, 0, 0);
         for y in 0..h {

@@ -1,8 +1,8 @@
 //! How a report looks: plots that take the page's width, and disks named for what the machine
 //! can know of them.
 
-use oxsort_report::machine::{Disk, Machine};
-use oxsort_report::svg::{Chart, Series};
+use oxsort_bench::machine::{Disk, Machine};
+use oxsort_bench::svg::{Chart, Series};
 
 #[test]
 fn plots_scale_to_the_width_of_the_page() {

@@ -4,8 +4,8 @@
 //! disagree repeated, no sort run far past the budget, no model with a negative fixed cost, and
 //! a size found that really sorted within the budget.
 
-use oxsort_report::rules::{Point, RECORD};
-use oxsort_report::search::{
+use oxsort_bench::rules::{Point, RECORD};
+use oxsort_bench::search::{
     search_sizes, Purpose, Request, SearchConfig, SearchResult, Trial, CALIBRATION_ROUNDS,
     MAX_GROWTH, OVERRUN_BUDGETS,
 };

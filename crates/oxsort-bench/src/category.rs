@@ -1,9 +1,8 @@
-//! `oxsort bench CATEGORY`: the Sort Benchmark's categories, run by their rules, with the
-//! report a submission needs (`oxsort_report`).
+//! A Sort Benchmark category, run by its rules, with the report a submission needs.
 //!
 //! ```text
-//!  check arguments (price, seconds, meter, report dir)      ── nothing generated yet
-//!  per variant, within its share of TIME_LIMIT_BUDGETS x the budget (oxsort_report::search):
+//!  check settings (price, seconds, meter, report dir)       ── nothing generated yet
+//!  per variant, within its share of TIME_LIMIT_BUDGETS x the budget (crate::search):
 //!    calibration: gensort n1, sort, valsort; gensort n2, sort, valsort (repeated when the
 //!    two disagree)
 //!    model t = a + b * bytes * passes(bytes), a >= 0   (passes from the engine's plan geometry)
@@ -11,117 +10,144 @@
 //!    (stopped at OVERRUN_BUDGETS x the budget) and validated, the model refitted through each,
 //!    until the size stops moving
 //!  floor on the input of the last size sorted (after the first variant)
-//!  report.json / report.md / report.html (+ timeline.csv) in --report DIR
+//!  report.json / report.md / report.html (+ timeline.csv) in the report directory
 //! ```
 //! Indy sorts with the 100-byte fast path; Daytona sorts the same records through the general
-//! typed-key path (`--fields 1,10,CH,A`). Every run validates the whole output with valsort
-//! against the input's checksum; generated data is removed unless `--keep`.
+//! typed-key path (the key `1,10,CH,A`). Every run validates the whole output with valsort
+//! against the input's checksum; generated data is removed unless [`Settings::keep`].
+//!
+//! A door turns its arguments into a [`Category`] and [`Settings`], calls [`run`] with a
+//! function that shows progress lines, and prints what the [`Finished`] run found:
+//!
+//! ```no_run
+//! use oxsort_bench::category::{run, Category, Settings};
+//!
+//! let settings = Settings { indy_only: true, ..Settings::default() };
+//! let done = run(&Category::Minutesort { seconds: 60.0 }, &settings, &|line| eprintln!("{line}"))?;
+//! println!("report in {}", done.html.display());
+//! # Ok::<(), oxsort_bench::BenchError>(())
+//! ```
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
 use oxsort_engine::{plan, sort, Input, Output, SortConfig, SortStats};
+use oxsort_format::{KeySpec, SortSpec};
 use oxsort_gensort::{Checksum, Kind};
-use oxsort_report::energy::{Energy, EnergySource, EstimateModel, Meter, Rapl, DEFAULT_MODEL};
-use oxsort_report::floor::{self, Floor};
-use oxsort_report::machine::{Machine, Software};
-use oxsort_report::report::{Metric, PhaseRow, Report, Run, Transcript, Variant};
-use oxsort_report::rules::{self, Point, Records, ScaleModel, RECORD};
-use oxsort_report::search::{self, SearchConfig, Trial, OVERRUN_BUDGETS};
-use oxsort_report::timeline::{self, PhaseMark, Sampler, Timeline};
 
-use crate::bench_cmd::drop_caches;
-use crate::size::parse_bytes;
+use crate::energy::{Energy, EnergySource, EstimateModel, Meter, Rapl, DEFAULT_MODEL};
+use crate::floor::{self, Floor};
+use crate::machine::{Machine, Software};
+use crate::report::{Metric, PhaseRow, Report, Run, Transcript, Variant};
+use crate::rules::{self, Point, Records, ScaleModel, RECORD};
+use crate::runs::drop_caches;
+use crate::search::{self, SearchConfig, Trial, OVERRUN_BUDGETS};
+use crate::timeline::{self, PhaseMark, Sampler, Timeline};
+use crate::{BenchError, Result, Setting};
 
-/// The categories.
-#[derive(clap::Subcommand, Debug)]
+/// The categories, each with its own figures.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Category {
-    /// MinuteSort: the largest input sorted within a time budget (default 60 s).
+    /// MinuteSort: the largest input sorted within a time budget.
     Minutesort {
-        /// The time budget, seconds (at least 3).
-        #[arg(long, default_value_t = 60.0)]
+        /// The time budget, seconds (at least [`rules::MIN_SECONDS`]).
         seconds: f64,
-        #[command(flatten)]
-        common: Common,
     },
     /// PennySort: the largest input sorted in the time a penny buys of this machine over three
     /// years (94,608,000 s x 0.01 / price).
     Pennysort {
         /// The machine's price in US dollars.
-        #[arg(long, allow_negative_numbers = true)]
         price: f64,
-        #[command(flatten)]
-        common: Common,
     },
     /// JouleSort: records sorted per joule, for a given record count.
     Joulesort {
         /// Records to sort (the classes are 1e8, 1e9, 1e10 and 1e12).
-        #[arg(long, default_value = "1e8", value_parser = crate::gen_cmd::parse_count)]
         records: u64,
         /// A command printing the joules used so far (a wall meter's script), run before and
-        /// after each sort.
-        #[arg(long, value_name = "CMD")]
+        /// after each sort; without one, RAPL or a labelled estimate.
         meter: Option<String>,
-        #[command(flatten)]
-        common: Common,
     },
     /// GraySort: 100 TB, in TB/min, modelled from one node's measured two-pass rate.
     Graysort {
-        #[command(flatten)]
+        /// The node's measurement and the model's nodes.
         scale: Scale,
-        #[command(flatten)]
-        common: Common,
     },
     /// CloudSort: the cost of sorting 100 TB, modelled from one node's measured two-pass rate.
     Cloudsort {
         /// Dollars per node-hour.
-        #[arg(long = "node-price", value_name = "USD", allow_negative_numbers = true)]
         node_price: f64,
-        #[command(flatten)]
+        /// The node's measurement and the model's nodes.
         scale: Scale,
-        #[command(flatten)]
-        common: Common,
     },
 }
 
-/// Arguments of GraySort and CloudSort.
-#[derive(clap::Args, Debug)]
-pub struct Scale {
-    /// Records sorted on this node to measure its rate (two passes are forced).
-    #[arg(long, default_value = "1e7", value_parser = crate::gen_cmd::parse_count)]
-    records: u64,
-    /// Nodes the model assumes.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    nodes: u32,
+impl Category {
+    /// The category's name in lower case (`minutesort`), as reports and directories use it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Category::Minutesort { .. } => "minutesort",
+            Category::Pennysort { .. } => "pennysort",
+            Category::Joulesort { .. } => "joulesort",
+            Category::Graysort { .. } => "graysort",
+            Category::Cloudsort { .. } => "cloudsort",
+        }
+    }
 }
 
-/// Arguments every category takes.
-#[derive(clap::Args, Debug)]
-pub struct Common {
-    /// Report directory (default: a new dated directory under the current one).
-    #[arg(long, value_name = "DIR")]
-    report: Option<PathBuf>,
+/// What GraySort and CloudSort measure and scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scale {
+    /// Records sorted on this node to measure its rate (two passes are forced).
+    pub records: u64,
+    /// Nodes the model assumes (at least 1).
+    pub nodes: u32,
+}
+
+/// Settings every category takes.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// Report directory (default: a new dated directory `oxsort-report-CATEGORY-DATE` under
+    /// the current one).
+    pub report: Option<PathBuf>,
     /// Directory for the generated data (default: the system temp directory).
-    #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
-    /// Memory budget of each sort (default: a safe share of available memory).
-    #[arg(long, value_parser = parse_bytes, value_name = "SIZE")]
-    memory: Option<u64>,
+    pub dir: Option<PathBuf>,
+    /// Memory budget of each sort (default: the engine's safe share of available memory).
+    pub memory: Option<u64>,
     /// Worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
+    pub threads: Option<usize>,
     /// Largest input to try (the free disk space caps it too).
-    #[arg(long = "max-size", value_parser = parse_bytes, value_name = "SIZE")]
-    max_size: Option<u64>,
+    pub max_size: Option<SizeCap>,
     /// Only Indy (the 100-byte fast path), not Daytona.
-    #[arg(long = "indy-only")]
-    indy_only: bool,
-    /// Keep the generated and sorted files.
-    #[arg(long)]
-    keep: bool,
+    pub indy_only: bool,
+    /// Keep the generated data in a plain directory that stays.
+    pub keep: bool,
+    /// The command line that asked for the run, first of the report's commands.
+    pub command_line: String,
+    /// The build that runs (the binary knows its commit and flags), for the report.
+    pub software: Software,
+}
+
+/// A cap on the input size, with the words its door gave it in: notes and errors quote them
+/// ("capped by --max-size 20000000").
+#[derive(Clone, Debug, PartialEq)]
+pub struct SizeCap {
+    /// The largest input, bytes.
+    pub bytes: u64,
+    /// How the user gave it, in the door's words.
+    pub given_as: String,
+}
+
+/// What a category run leaves: its report, written.
+#[derive(Debug)]
+pub struct Finished {
+    /// The report as written.
+    pub report: Report,
+    /// Its HTML page.
+    pub html: PathBuf,
+    /// The work directory, when [`Settings::keep`] kept it.
+    pub kept: Option<PathBuf>,
 }
 
 /// Disk space left free beyond what a run needs: 1 GiB or 5% of the free space, whichever is
@@ -163,8 +189,10 @@ impl WorkDir {
 }
 
 /// What a category run keeps as it goes.
-struct Session {
+struct Session<'a> {
     dir: WorkDir,
+    /// Where progress lines go.
+    say: &'a dyn Fn(&str),
     memory: Option<u64>,
     threads: Option<usize>,
     kind: Kind,
@@ -207,8 +235,7 @@ fn category_config(
         b = b.cancel(flag);
     }
     if daytona {
-        let key = oxsort_format::parse_fields("1,10,CH,A").context("the Daytona key")?;
-        b = b.spec(oxsort_format::SortSpec { key: Some(key), ..Default::default() });
+        b = b.spec(SortSpec { key: Some(KeySpec::benchmark()), ..Default::default() });
     }
     if let Some(m) = memory {
         b = b.memory(m);
@@ -217,7 +244,7 @@ fn category_config(
         b = b.threads(t);
     }
     if let Some(mark) = mark {
-        b = b.progress(move |p| mark.set(crate::sort_cmd::phase_label(p.phase)));
+        b = b.progress(move |p| mark.set_phase(p.phase));
     }
     Ok(b.build()?)
 }
@@ -230,7 +257,7 @@ fn variant_key(daytona: bool) -> &'static str {
     }
 }
 
-impl Session {
+impl Session<'_> {
     fn records_flag(&self) -> &'static str {
         if self.kind == Kind::Ascii {
             "-a "
@@ -249,11 +276,15 @@ impl Session {
         let path = self.dir.path().join("input.dat");
         let _ = std::fs::remove_file(&path);
         let t = Instant::now();
-        let sum = oxsort_gensort::generate_file(&path, 0, records, self.kind, 0, None)
-            .with_context(|| format!("generating {}", path.display()))?;
+        let sum = oxsort_gensort::generate_file(&path, 0, records, self.kind, 0, None).map_err(
+            |source| BenchError::Records {
+                doing: format!("generating {}", path.display()),
+                source,
+            },
+        )?;
         let secs = t.elapsed().as_secs_f64();
         let cmd = format!("gensort {}{records} {}", self.records_flag(), path.display());
-        eprintln!("  {cmd}  ({secs:.1} s, checksum {sum})");
+        (self.say)(&format!("  {cmd}  ({secs:.1} s, checksum {sum})"));
         self.commands.push(cmd.clone());
         self.transcripts.push(Transcript {
             title: format!("{cmd}; gensort -c"),
@@ -340,16 +371,17 @@ impl Session {
             && matches!(result, Err(oxsort_engine::EngineError::Interrupted))
         {
             let _ = std::fs::remove_file(&output);
-            eprintln!(
+            (self.say)(&format!(
                 "  {:<7} {purpose:<11} {records:>12} records  stopped at {seconds:.3} s (over the budget)",
                 if daytona { "Daytona" } else { "Indy" },
-            );
+            ));
             return Ok(Sorted::Stopped(seconds));
         }
-        let stats = result.with_context(|| format!("sorting {}", input.display()))?;
+        let stats = result.map_err(|source| BenchError::Sort { input: input.clone(), source })?;
         let energy = self.energy_since(before, seconds, &tl)?;
-        let summary = oxsort_gensort::validate_file(&output, 0, None)
-            .with_context(|| format!("validating {}", output.display()))?;
+        let summary = oxsort_gensort::validate_file(&output, 0, None).map_err(|source| {
+            BenchError::Records { doing: format!("validating {}", output.display()), source }
+        })?;
         let valid =
             summary.is_sorted() && summary.records == records as u128 && summary.checksum == sum;
         let mut text = summary.report();
@@ -361,20 +393,21 @@ impl Session {
         self.commands.push(cmd);
         self.commands.push(format!("valsort {}", output.display()));
         let _ = std::fs::remove_file(&output);
-        eprintln!(
+        (self.say)(&format!(
             "  {:<7} {purpose:<11} {records:>12} records  {} pass{}  {seconds:>8.3} s  {}",
             if daytona { "Daytona" } else { "Indy" },
             stats.passes,
             if stats.passes == 1 { "  " } else { "es" },
             if valid { "valsort SUCCESS" } else { "valsort FAILED" }
-        );
+        ));
         if !valid {
-            bail!(
-                "valsort of {} failed: {} records, checksum {} (input: {records} records, checksum {sum})",
-                output.display(),
-                summary.records,
-                summary.checksum
-            );
+            return Err(BenchError::NotSorted {
+                output,
+                records: summary.records,
+                checksum: summary.checksum,
+                expected_records: records,
+                expected: sum,
+            });
         }
         Ok(Sorted::Done(Box::new((
             Run {
@@ -388,7 +421,8 @@ impl Session {
                 valid,
                 input_checksum: sum.to_string(),
                 energy,
-                stats: serde_json::to_value(&stats)?,
+                stats: serde_json::to_value(&stats)
+                    .map_err(|e| BenchError::Invalid(e.to_string()))?,
                 ..Run::default()
             },
             tl,
@@ -458,7 +492,7 @@ impl Session {
         &mut self,
         budget_s: f64,
         daytona: bool,
-        cap_bytes: Option<u64>,
+        cap_bytes: Option<&SizeCap>,
         time_limit_s: f64,
         keep_tl: &mut Option<(String, Timeline)>,
     ) -> Result<(Variant, f64)> {
@@ -474,14 +508,16 @@ impl Session {
         let mut capped_by =
             format!("{:.1} GB free in {}", free as f64 / 1e9, self.dir.path().display());
         if let Some(m) = cap_bytes {
-            if m / RECORD < cap {
-                cap = m / RECORD;
-                capped_by = format!("--max-size {m}");
+            if m.bytes / RECORD < cap {
+                cap = m.bytes / RECORD;
+                capped_by = m.given_as.clone();
             }
         }
         let n1 = MIN_CALIBRATION;
         if cap < n1 {
-            bail!("{capped_by}: not enough for a calibration input of {n1} records");
+            return Err(BenchError::Invalid(format!(
+                "{capped_by}: not enough for a calibration input of {n1} records"
+            )));
         }
         // The plan's shape, from the first calibration's input (its generation counts as the
         // first calibration's time).
@@ -534,7 +570,10 @@ impl Session {
             self.notes.push(format!("{}: {n}", v.name));
         }
         let Some(found) = result.found else {
-            bail!("{}: not even {n1} records sorted within {budget_s:.1} s", v.name);
+            return Err(BenchError::Invalid(format!(
+                "{}: not even {n1} records sorted within {budget_s:.1} s",
+                v.name
+            )));
         };
         let model = result.model;
         let n = found.bytes / RECORD;
@@ -560,15 +599,17 @@ impl Session {
     /// The disk's floor, measured on the current input (the last size sorted: close to the
     /// size found, so the floor and the plotted sort move as many bytes).
     fn floor_of_current_input(&mut self) -> Result<Floor> {
-        let (_, input, _) = self.input.clone().context("an input to measure the floor on")?;
+        let (_, input, _) = self.input.clone().ok_or_else(|| {
+            BenchError::Invalid("no input sorted yet to measure the floor on".into())
+        })?;
         let f = measure_floor(self, &input)?;
-        eprintln!(
+        (self.say)(&format!(
             "  floor   read {:.0} MB/s, write {:.0} MB/s, floor1 {:.3} s for {:.3} GB",
             f.read_mb_s(),
             f.write_mb_s(),
             f.floor1_s,
             f.bytes as f64 / 1e9
-        );
+        ));
         Ok(f)
     }
 }
@@ -616,56 +657,77 @@ fn utc_now() -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
 }
 
-fn software() -> Software {
-    Software {
-        version: env!("CARGO_PKG_VERSION").into(),
-        commit: option_env!("OXSORT_GIT_COMMIT").unwrap_or("unknown").into(),
-        build: option_env!("OXSORT_BUILD").unwrap_or("unknown").into(),
-    }
-}
-
-/// Runs `oxsort bench CATEGORY`; returns the exit status. A report directory the run created
-/// and left empty (it failed before writing the report) is removed.
-pub fn run(category: Category) -> Result<i32> {
+/// Runs a category by its rules and writes its report; `say` shows progress lines as they
+/// come. Every setting is checked before any data is generated. A report directory the run
+/// created and left empty (it failed before writing the report) is removed.
+pub fn run(category: &Category, settings: &Settings, say: &dyn Fn(&str)) -> Result<Finished> {
     let mut created_report = None;
-    let result = run_category(category, &mut created_report);
+    let result = run_category(category, settings, say, &mut created_report);
     if let (Err(_), Some(d)) = (&result, created_report) {
         let _ = std::fs::remove_dir(d);
     }
     result
 }
 
-fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Result<i32> {
-    oxsort_io::cleanup::install_signal_handlers();
-    let command_line = std::iter::once("oxsort".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
-    // Every argument checked before any data is generated.
-    let (cat, common) = match &category {
-        Category::Minutesort { seconds, common } => {
+/// Checks a category's own figures.
+fn check(category: &Category) -> Result<()> {
+    match category {
+        Category::Minutesort { seconds } => {
             rules::check_seconds(*seconds)?;
-            ("minutesort", common)
         }
-        Category::Pennysort { price, common } => {
+        Category::Pennysort { price } => {
             rules::penny_budget_s(*price)?;
-            ("pennysort", common)
         }
-        Category::Joulesort { common, records, .. } => {
+        Category::Joulesort { records, .. } => {
             if *records == 0 {
-                bail!("--records 0: JouleSort needs at least one record");
+                return Err(BenchError::setting(
+                    Setting::Records,
+                    records,
+                    "JouleSort needs at least one record".into(),
+                ));
             }
-            ("joulesort", common)
         }
-        Category::Graysort { common, .. } => ("graysort", common),
-        Category::Cloudsort { node_price, common, .. } => {
+        Category::Graysort { .. } => {}
+        Category::Cloudsort { node_price, .. } => {
             if !(node_price.is_finite() && *node_price > 0.0) {
-                bail!("--node-price {node_price}: the price of a node-hour must be a positive number of US dollars");
+                return Err(BenchError::setting(
+                    Setting::NodePrice,
+                    node_price,
+                    "the price of a node-hour must be a positive number of US dollars".into(),
+                ));
             }
-            ("cloudsort", common)
         }
-    };
-    let energy = match &category {
+    }
+    Ok(())
+}
+
+/// Creates a directory and its parents; `what` names it in the error.
+fn create_dir_all(d: &Path, what: &str) -> Result<()> {
+    std::fs::create_dir_all(d).map_err(|source| BenchError::Create {
+        doing: format!("creating {what} {}", d.display()),
+        source: source.into(),
+    })
+}
+
+/// Creates one new directory; `what` names it in the error.
+fn create_dir(d: &Path, what: &str) -> Result<()> {
+    std::fs::create_dir(d).map_err(|source| BenchError::Create {
+        doing: format!("creating {what} {}", d.display()),
+        source: source.into(),
+    })
+}
+
+fn run_category(
+    category: &Category,
+    common: &Settings,
+    say: &dyn Fn(&str),
+    created_report: &mut Option<PathBuf>,
+) -> Result<Finished> {
+    oxsort_io::cleanup::install_signal_handlers();
+    // Every setting checked before any data is generated.
+    check(category)?;
+    let cat = category.name();
+    let energy = match category {
         Category::Joulesort { meter: Some(cmd), .. } => {
             let (m, _) = Meter::new(cmd)?;
             Some(EnergyMeter::Meter(m))
@@ -682,32 +744,28 @@ fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Res
             if !d.exists() {
                 *created_report = Some(d.clone());
             }
-            std::fs::create_dir_all(d)
-                .with_context(|| format!("creating the report directory {}", d.display()))?;
+            create_dir_all(d, "the report directory")?;
             d.clone()
         }
         None => {
             let d = PathBuf::from(format!("oxsort-report-{cat}-{}", created.replace(':', "-")));
-            std::fs::create_dir(&d)
-                .with_context(|| format!("creating the report directory {}", d.display()))?;
+            create_dir(&d, "the report directory")?;
             *created_report = Some(d.clone());
             d
         }
     };
     oxsort_io::check_dir_writable_as(&report_dir, "checking the report directory")?;
     let parent = common.dir.clone().unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&parent)
-        .with_context(|| format!("creating the directory {}", parent.display()))?;
+    create_dir_all(&parent, "the directory")?;
     let dir = if common.keep {
         let d = parent.join(format!("oxsort-bench-{cat}-{}", created.replace(':', "-")));
-        std::fs::create_dir(&d)
-            .with_context(|| format!("creating the work directory {}", d.display()))?;
+        create_dir(&d, "the work directory")?;
         WorkDir::Kept(d)
     } else {
-        WorkDir::Temp(
-            oxsort_io::TempDir::new(&parent)
-                .with_context(|| format!("creating a work directory in {}", parent.display()))?,
-        )
+        WorkDir::Temp(oxsort_io::TempDir::new(&parent).map_err(|e| BenchError::Create {
+            doing: format!("creating a work directory in {}", parent.display()),
+            source: e.into(),
+        })?)
     };
     let kind = match &category {
         Category::Pennysort { .. } => Kind::Ascii,
@@ -719,21 +777,22 @@ fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Res
     };
     let mut s = Session {
         dir,
+        say,
         memory: common.memory,
         threads: common.threads,
         kind,
         cache_dropped: true,
-        commands: vec![command_line],
+        commands: vec![common.command_line.clone()],
         transcripts: Vec::new(),
         notes: Vec::new(),
         input: None,
         energy,
     };
-    eprintln!(
+    say(&format!(
         "oxsort bench {cat}: data in {}, report in {}",
         s.dir.path().display(),
         report_dir.display()
-    );
+    ));
     let variants: &[bool] = if common.indy_only { &[false] } else { &[false, true] };
     let mut rules_applied = vec![format!(
         "Input: gensort {} records (100 bytes, 10-byte key), validated by valsort of the whole \
@@ -778,7 +837,7 @@ fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Res
             for (i, &d) in variants.iter().enumerate() {
                 // The time left, shared among the variants still to search.
                 let share = (limit - spent) / (variants.len() - i) as f64;
-                let (v, s_spent) = s.search(budget, d, common.max_size, share, &mut tl)?;
+                let (v, s_spent) = s.search(budget, d, common.max_size.as_ref(), share, &mut tl)?;
                 out.push(v);
                 spent += s_spent;
                 if floor.is_none() {
@@ -805,12 +864,14 @@ fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Res
                     "JouleSort: {records} records is not one of the classes (1e8, 1e9, 1e10, 1e12 records); the figure is for comparison only"
                 ),
             });
-            check_disk(&s, *records, common.max_size)?;
+            check_disk(&s, *records, common.max_size.as_ref())?;
             let (input, _) = s.input(*records)?;
             floor = Some(measure_floor(&mut s, &input)?);
             for &d in variants {
                 let (mut run, t) = s.run(*records, d, "measure")?;
-                let e = run.energy.clone().context("energy")?;
+                let e = run.energy.clone().ok_or_else(|| {
+                    BenchError::Invalid("a JouleSort run without its energy".into())
+                })?;
                 if tl.is_none() {
                     tl = Some((format!("{}, {records} records", name(d)), t));
                 }
@@ -853,7 +914,7 @@ fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Res
                  node's measured rate scaled linearly, not a measurement"
                     .into(),
             );
-            check_disk(&s, sc.records, common.max_size)?;
+            check_disk(&s, sc.records, common.max_size.as_ref())?;
             let (input, _) = s.input(sc.records)?;
             floor = Some(measure_floor(&mut s, &input)?);
             // Two passes, as 100 TB needs: a budget of a quarter of the input (four runs).
@@ -917,7 +978,7 @@ fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Res
         title,
         created_utc: created,
         machine: Machine::probe(&dirs, s.cache_dropped),
-        software: software(),
+        software: common.software.clone(),
         commands: s.commands.clone(),
         rules: rules_applied,
         floor,
@@ -929,47 +990,38 @@ fn run_category(category: Category, created_report: &mut Option<PathBuf>) -> Res
         timeline_of,
     };
     let w = report.write(&report_dir)?;
-    for v in &report.variants {
-        if let Some(m) = &v.metric {
-            let value = if m.value >= 1000.0 {
-                format!("{:.0}", m.value)
-            } else {
-                format!("{:.3}", m.value)
-            };
-            eprintln!("  {:<7} {} = {value} {} ({})", v.name, m.name, m.unit, m.label);
-        }
-    }
-    for n in &report.notes {
-        eprintln!("  note: {n}");
-    }
-    eprintln!("  report  {}", w.html.display());
-    if let WorkDir::Kept(d) = &s.dir {
-        eprintln!("  kept    {}", d.display());
-    }
-    Ok(0)
+    let kept = match s.dir {
+        WorkDir::Kept(d) => Some(d),
+        WorkDir::Temp(_) => None,
+    };
+    Ok(Finished { report, html: w.html, kept })
 }
 
 /// Fails before generating when `records` (input, output and runs) cannot fit on the disk.
-fn check_disk(s: &Session, records: u64, max_size: Option<u64>) -> Result<()> {
+fn check_disk(s: &Session<'_>, records: u64, max_size: Option<&SizeCap>) -> Result<()> {
     let free = oxsort_io::free_space(s.dir.path())?;
     let cap = rules::disk_cap_records(free, reserve(free), true);
     if records > cap {
-        bail!(
+        return Err(BenchError::Invalid(format!(
             "{records} records need {:.1} GB for input, output and runs, and {} has {:.1} GB free",
             (records * RECORD * 3) as f64 / 1e9,
             s.dir.path().display(),
             free as f64 / 1e9
-        );
+        )));
     }
     if let Some(m) = max_size {
-        if records * RECORD > m {
-            bail!("{records} records are {} bytes, over --max-size {m}", records * RECORD);
+        if records * RECORD > m.bytes {
+            return Err(BenchError::Invalid(format!(
+                "{records} records are {} bytes, over {}",
+                records * RECORD,
+                m.given_as
+            )));
         }
     }
     Ok(())
 }
 
-fn measure_floor(s: &mut Session, input: &Path) -> Result<Floor> {
+fn measure_floor(s: &mut Session<'_>, input: &Path) -> Result<Floor> {
     let scratch = s.dir.path().join("floor.dat");
     let dropped = std::cell::Cell::new(s.cache_dropped);
     let f = floor::measure(input, &scratch, &|| dropped.set(dropped.get() & drop_caches()))?;

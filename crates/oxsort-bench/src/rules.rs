@@ -18,7 +18,7 @@
 
 use serde::Serialize;
 
-use crate::{ReportError, Result};
+use crate::{BenchError, Result, Setting};
 
 /// Three years in seconds: the PennySort depreciation period (94,608,000 s).
 pub const THREE_YEARS_S: f64 = 94_608_000.0;
@@ -31,16 +31,22 @@ pub const RECORD: u64 = 100;
 /// years.
 pub fn penny_budget_s(price_usd: f64) -> Result<f64> {
     if !(price_usd.is_finite() && price_usd > 0.0) {
-        return Err(ReportError::Invalid(format!(
-            "--price {price_usd}: the machine's price must be a positive number of US dollars"
-        )));
+        return Err(BenchError::setting(
+            Setting::Price,
+            price_usd,
+            "the machine's price must be a positive number of US dollars".into(),
+        ));
     }
     let s = THREE_YEARS_S * 0.01 / price_usd;
     check_seconds(s).map_err(|_| {
-        ReportError::Invalid(format!(
-            "--price {price_usd}: a penny buys {s:.3} s of this machine, below the {MIN_SECONDS} s \
-             a sort needs to be measured"
-        ))
+        BenchError::setting(
+            Setting::Price,
+            price_usd,
+            format!(
+                "a penny buys {s:.3} s of this machine, below the {MIN_SECONDS} s a sort needs to \
+                 be measured"
+            ),
+        )
     })?;
     Ok(s)
 }
@@ -48,10 +54,13 @@ pub fn penny_budget_s(price_usd: f64) -> Result<f64> {
 /// Checks a time budget.
 pub fn check_seconds(s: f64) -> Result<f64> {
     if !(s.is_finite() && s >= MIN_SECONDS) {
-        return Err(ReportError::Invalid(format!(
-            "--seconds {s}: the budget must be at least {MIN_SECONDS} s (start-up costs swamp \
-             shorter sorts)"
-        )));
+        return Err(BenchError::setting(
+            Setting::Seconds,
+            s,
+            format!(
+                "the budget must be at least {MIN_SECONDS} s (start-up costs swamp shorter sorts)"
+            ),
+        ));
     }
     Ok(s)
 }
@@ -279,8 +288,9 @@ mod tests {
         let s = penny_budget_s(490.0).unwrap();
         assert!((s - 1930.77).abs() < 0.01, "{s}");
         for bad in [0.0, -5.0, f64::NAN, f64::INFINITY] {
-            let e = penny_budget_s(bad).unwrap_err().to_string();
-            assert!(e.contains("--price"), "{e}");
+            let e = penny_budget_s(bad).unwrap_err();
+            assert!(matches!(e, BenchError::Setting { setting: Setting::Price, .. }), "{e}");
+            assert!(e.to_string().starts_with("price "), "{e}");
         }
         // A very expensive machine buys less than the minimum.
         assert!(penny_budget_s(1e6).unwrap_err().to_string().contains("below"));

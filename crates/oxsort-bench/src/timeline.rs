@@ -16,9 +16,10 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+use oxsort_engine::Phase;
 use serde::Serialize;
 
-use crate::{ReportError, Result};
+use crate::{BenchError, Result};
 
 /// Time between samples: 100 ms, fine enough to see a phase of a second, coarse enough that
 /// reading a few dozen small `/proc` files costs well under 1% of one core.
@@ -45,9 +46,22 @@ impl PhaseMark {
             self.0.store(i as u8, Ordering::Relaxed);
         }
     }
+    /// Sets the phase to the engine's current one (for its progress callback).
+    pub fn set_phase(&self, phase: Phase) {
+        self.set(phase_label(phase));
+    }
     /// The current label.
     pub fn get(&self) -> &'static str {
         PHASES[(self.0.load(Ordering::Relaxed) as usize).min(PHASES.len() - 1)]
+    }
+}
+
+/// The timeline's label of an engine phase (one of [`PHASES`]).
+pub fn phase_label(p: Phase) -> &'static str {
+    match p {
+        Phase::Input => "input",
+        Phase::Merge => "merge",
+        Phase::Output => "output",
     }
 }
 
@@ -193,7 +207,7 @@ impl Timeline {
 
     /// Writes [`Timeline::to_csv`] to `path`.
     pub fn write_csv(&self, path: &Path) -> Result<()> {
-        fs::write(path, self.to_csv()).map_err(|e| ReportError::io(path, e))
+        fs::write(path, self.to_csv()).map_err(|e| BenchError::io(path, e))
     }
 }
 
@@ -229,7 +243,7 @@ impl Sampler {
                 tl.samples.push(s);
                 tl
             })
-            .map_err(|e| ReportError::io("/proc/self/task", e))?;
+            .map_err(|e| BenchError::io("/proc/self/task", e))?;
         Ok(Sampler { stop, handle })
     }
 

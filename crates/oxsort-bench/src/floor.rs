@@ -23,6 +23,7 @@ use std::time::Instant;
 use oxsort_io::{AlignedBuf, DirectFile, IoOptions, DIRECT_ALIGN};
 use serde::Serialize;
 
+use crate::runs::median;
 use crate::Result;
 
 /// Bytes per transfer: 4 MiB, as `../shared/tools/iofloor` runs fio (`--bs=4M`).
@@ -53,6 +54,22 @@ pub struct Floor {
 }
 
 impl Floor {
+    /// The measurement with each figure the median of the runs' (`None` for no runs). As
+    /// `iofloor` combines its medians: floor1 from the read and write medians, floor2 from it
+    /// and the mixed median.
+    pub fn median_of(floors: &[Floor]) -> Option<Floor> {
+        let first = floors.first()?;
+        let m = |f: fn(&Floor) -> f64| median(&floors.iter().map(f).collect::<Vec<_>>());
+        let (read_s, write_s, mixed_s) = (m(|f| f.read_s), m(|f| f.write_s), m(|f| f.mixed_s));
+        Some(Floor {
+            read_s,
+            write_s,
+            mixed_s,
+            floor1_s: read_s + write_s,
+            floor2_s: 2.0 * mixed_s.min(read_s + write_s),
+            ..first.clone()
+        })
+    }
     /// Read throughput in MB/s.
     pub fn read_mb_s(&self) -> f64 {
         rate(self.bytes, self.read_s)
@@ -183,6 +200,32 @@ fn striped(blocks: u64, op: impl Fn(&mut [u8], u64) -> Result<()> + Sync) -> Res
             .into_iter()
             .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })
+}
+
+/// How close a sort came to the disk's floor, in one plain phrase: at most this ratio is "at
+/// the disk's limit" (the disk noise of ±20% run to run puts a sort that does no avoidable work
+/// within it).
+const AT_LIMIT: f64 = 1.25;
+/// At most this ratio is "near the disk's limit"; beyond it the sort is bound by its CPU or
+/// memory, and the line says so.
+const NEAR_LIMIT: f64 = 1.6;
+
+/// The verdict line: the ratio of the sort's time to the floor of its passes, and what it
+/// means.
+pub fn verdict(sort_s: f64, floor_s: f64, passes: u32) -> String {
+    let ratio = sort_s / floor_s;
+    let what = if ratio <= AT_LIMIT {
+        "at the disk's limit".to_string()
+    } else if ratio <= NEAR_LIMIT {
+        "near the disk's limit".to_string()
+    } else {
+        format!(
+            "bound by CPU or memory, not the disk: {:.0}% of the time is beyond what the disk needs",
+            100.0 * (1.0 - 1.0 / ratio)
+        )
+    };
+    let floor = if passes <= 1 { "floor1" } else { "floor2" };
+    format!("verdict: {ratio:.2}x the disk's {floor} ({sort_s:.2} s vs {floor_s:.2} s): {what}")
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::machine::{Machine, Software};
 use crate::rules::{LinearModel, ScaleModel};
 use crate::svg::{escape, Band, Chart, HLine, Series};
 use crate::timeline::Timeline;
-use crate::{ReportError, Result};
+use crate::{BenchError, Result};
 
 /// Background of each plot area, distinct so that a rendering can be checked plot by plot.
 pub const PLOT_FILLS: [&str; 3] = ["#eef4fb", "#eefaf0", "#fbf3ea"];
@@ -173,14 +173,14 @@ impl Report {
     /// Writes `report.json`, `report.md`, `report.html` (and the timeline as `timeline.csv`)
     /// into `dir`, creating it.
     pub fn write(&self, dir: &Path) -> Result<Written> {
-        fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, e))?;
+        fs::create_dir_all(dir).map_err(|e| BenchError::io(dir, e))?;
         let put = |name: &str, text: String| -> Result<PathBuf> {
             let p = dir.join(name);
-            fs::write(&p, text).map_err(|e| ReportError::io(&p, e))?;
+            fs::write(&p, text).map_err(|e| BenchError::io(&p, e))?;
             Ok(p)
         };
         let json =
-            serde_json::to_string_pretty(self).map_err(|e| ReportError::Invalid(e.to_string()))?;
+            serde_json::to_string_pretty(self).map_err(|e| BenchError::Invalid(e.to_string()))?;
         if let Some(tl) = &self.timeline {
             put("timeline.csv", tl.to_csv())?;
         }

@@ -14,7 +14,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use crate::{ReportError, Result};
+use crate::{BenchError, Result};
 
 /// Where a figure came from.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
@@ -55,7 +55,7 @@ impl Meter {
 
     /// Runs the command; the first number it prints.
     pub fn read(&self) -> Result<f64> {
-        let err = |problem: String| ReportError::Meter { command: self.command.clone(), problem };
+        let err = |problem: String| BenchError::Meter { command: self.command.clone(), problem };
         let out = Command::new("sh")
             .arg("-c")
             .arg(&self.command)

@@ -51,7 +51,7 @@ pub const MAX_GROWTH: u64 = 4;
 pub struct SearchConfig {
     /// The time budget of one sort, seconds.
     pub budget_s: f64,
-    /// The largest size the disk (or `--max-size`) allows, records.
+    /// The largest size the disk (or the user's size cap) allows, records.
     pub cap_records: u64,
     /// The first calibration's size, records.
     pub min_records: u64,

@@ -3,7 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oxsort_format::{parse_control, parse_fields, parse_gnu_args, Location, RecordLayout};
+use oxsort_format::{parse_gnu_args, Location, RecordLayout};
+use oxsort_lang::{parse_control, parse_fields};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

@@ -207,7 +207,7 @@ fn category_config(
         b = b.cancel(flag);
     }
     if daytona {
-        let key = oxsort_format::parse_fields("1,10,CH,A").context("the Daytona key")?;
+        let key = oxsort_lang::parse_fields("1,10,CH,A").context("the Daytona key")?;
         b = b.spec(oxsort_format::SortSpec { key: Some(key), ..Default::default() });
     }
     if let Some(m) = memory {

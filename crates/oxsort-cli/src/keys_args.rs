@@ -1,6 +1,6 @@
 //! Record layout and key flags of `oxsort sort` / `explain`: `--record-size`, `--lines`,
 //! `--nul`, `--fields`, `--control`, `--unique` and GNU sort's `-k -t -n -r -s` (keys with every
-//! GNU modifier, built as [`oxsort_format::GnuOptions`] in the C locale).
+//! GNU modifier, built as [`oxsort_lang::GnuOptions`] in the C locale).
 //!
 //! The flags end in a [`SortSpec`] (layout, key, filter, unique, mode), the model every front
 //! end builds, which [`crate::sort_cmd`] hands to the engine. Key sources are exclusive: one of `--fields`, the
@@ -20,9 +20,10 @@
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
-use oxsort_format::{
-    parse_control, parse_fields, Blanks, GnuKey, GnuOptions, Location, ParseError, ReconcileError,
-    RecordLayout, SortSpec, SourceConflict, SpecSources,
+use oxsort_format::{Location, ParseError, RecordLayout, SortSpec};
+use oxsort_lang::{
+    parse_control, parse_fields, Blanks, GnuKey, GnuOptions, ReconcileError, SourceConflict,
+    SpecSources,
 };
 
 /// Layout and key flags (flattened into [`crate::sort_cmd::SortArgs`]).

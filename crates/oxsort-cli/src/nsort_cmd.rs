@@ -1,7 +1,7 @@
 //! `oxsort nsort ARGS...`: nsort command lines (and `-specification` files) run by the oxsort
 //! engine.
 //!
-//! The directives are parsed by `oxsort_format::parse_nsort_with` and mapped onto a
+//! The directives are parsed by `oxsort_lang::parse_nsort_with` and mapped onto a
 //! [`SortConfig`]:
 //!
 //! ```text
@@ -22,11 +22,9 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use oxsort_engine::{human_bytes, sort, FileStats, Input, Output, SortConfig, SortStats};
-use oxsort_format::{
-    parse_nsort_with, FieldLoc, KeySpec, Location, NsortCommand, NsortFile, NsortMethod,
-    ParseError, RecordLayout, SortSpec,
-};
+use oxsort_format::{FieldLoc, KeySpec, Location, ParseError, RecordLayout, SortSpec};
 use oxsort_io::IoOptions;
+use oxsort_lang::{parse_nsort_with, NsortCommand, NsortFile, NsortMethod};
 
 use crate::keys_args::without_location;
 

@@ -221,7 +221,7 @@ fn a_record_longer_than_a_chunk_is_sorted_as_gnu_sort_sorts_it() {
 #[test]
 fn a_line_shorter_than_its_key_field_is_named_unless_vlshrt() {
     let _serial = oxsort_testkit::serial();
-    use oxsort_format::parse_control;
+    use oxsort_lang::parse_control;
     let d = tempfile::tempdir().unwrap();
     let (input, out) = (d.path().join("in.txt"), d.path().join("out.txt"));
     std::fs::write(&input, b"aaaa9xx\nbbbb1yy\ncc\ndddd5zz\n").unwrap();

@@ -110,7 +110,7 @@ impl FieldType {
     }
 
     /// Checks a fixed field length for this type; on error, the allowed lengths in words.
-    pub(crate) fn allowed_lengths(self, len: usize) -> Result<(), &'static str> {
+    pub fn allowed_lengths(self, len: usize) -> Result<(), &'static str> {
         let ok = match self {
             FieldType::Unsigned(Endian::Little) | FieldType::Signed(_) => (1..=8).contains(&len),
             FieldType::Float(_) => len == 4 || len == 8,
@@ -141,7 +141,7 @@ impl FieldType {
 
 /// The alternate collating sequence of `AQ` fields when no `ALTSEQ` statement changes it: each
 /// byte collates as itself.
-pub(crate) static IDENTITY: [u8; 256] = {
+pub static IDENTITY: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
     while i < 256 {

@@ -6,8 +6,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use oxsort_engine::{Input, Output, Progress, SortConfig};
-use oxsort_format::{parse_control, parse_fields, parse_gnu_args, Location, ParseError};
-use oxsort_format::{ReconcileError, RecordLayout, SourceConflict, SpecSources};
+use oxsort_format::RecordLayout;
+use oxsort_format::{parse_gnu_args, Location, ParseError};
+use oxsort_lang::{parse_control, parse_fields};
+use oxsort_lang::{ReconcileError, SourceConflict, SpecSources};
 use pyo3::prelude::*;
 
 use crate::errors::{engine_error, SpecError};

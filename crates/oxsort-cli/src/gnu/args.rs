@@ -3,7 +3,7 @@
 //! abbreviated to any unambiguous prefix, obsolete `+POS1 [-POS2]` keys (unless
 //! `_POSIX2_VERSION` says POSIX 2001 to 2008 and no `-POS2` follows).
 
-use oxsort_format::{GnuKey, GnuKeyError};
+use oxsort_lang::{GnuKey, GnuKeyError};
 
 use super::msg::{literal, quote, Fail, ARGMATCH_FAILURE};
 
@@ -247,7 +247,7 @@ impl Args {
         let v = value.unwrap_or_default();
         match id {
             "b" | "d" | "f" | "g" | "h" | "i" | "M" | "n" | "r" | "R" | "V" => {
-                self.global.set_ordering(id.as_bytes(), oxsort_format::Blanks::Both);
+                self.global.set_ordering(id.as_bytes(), oxsort_lang::Blanks::Both);
             }
             "sort" => {
                 let words = [
@@ -259,7 +259,7 @@ impl Args {
                     ("version", "V"),
                 ];
                 let c = argmatch(&v, "--sort", &words)?;
-                self.global.set_ordering(c.as_bytes(), oxsort_format::Blanks::Both);
+                self.global.set_ordering(c.as_bytes(), oxsort_lang::Blanks::Both);
             }
             "check" | "c" | "C" => {
                 let c = match (id, given) {

@@ -20,7 +20,8 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use oxsort_engine::{EngineError, Input, Output, SortConfig};
-use oxsort_format::{GnuOptions, KeySpec, RecordLayout, SortSpec};
+use oxsort_format::{KeySpec, RecordLayout, SortSpec};
+use oxsort_lang::GnuOptions;
 
 use args::{Args, Check};
 use msg::{quote, quoteaf, quotef, Fail};

@@ -21,10 +21,10 @@
 //! the sources (`--fields` or `fields=`, the control file's path or `control`).
 
 use crate::dfsort::Control;
-use crate::error::SpecError;
-use crate::layout::RecordLayout;
-use crate::sort_spec::{Mode, SortSpec};
-use crate::spec::KeySpec;
+use oxsort_format::KeySpec;
+use oxsort_format::RecordLayout;
+use oxsort_format::SpecError;
+use oxsort_format::{Mode, SortSpec};
 
 /// What a front end was given, each source already parsed.
 #[derive(Clone, Debug, Default)]
@@ -223,7 +223,8 @@ impl SpecSources {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{parse_control, parse_fields, parse_gnu_args};
+    use crate::{parse_control, parse_fields};
+    use oxsort_format::parse_gnu_args;
 
     fn gnu<'a>(argv: &'a [&'a str]) -> impl FnOnce(bool) -> Result<(KeySpec, bool), String> + 'a {
         move |unique| {

@@ -267,8 +267,8 @@ fn eval(cond: &Condition, record: &[u8], short: ShortFields) -> Result<bool, Key
     }
 }
 
-/// How two fields of these types compare; `None` if they cannot be compared.
-pub(crate) fn field_pair_comparable(a: FieldType, b: FieldType) -> bool {
+/// Whether fields of these two types can be compared with each other (`p1,m1,f1,EQ,p2,m2,f2`).
+pub fn field_pair_comparable(a: FieldType, b: FieldType) -> bool {
     let bytes = |t| matches!(t, FieldType::Char | FieldType::Unsigned(Endian::Big));
     let float = |t| matches!(t, FieldType::Float(_));
     if float(a) || float(b) {

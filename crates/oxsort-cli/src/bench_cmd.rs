@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use oxsort_engine::{sort, Input, Output, SortConfig};
 
-use crate::size::parse_bytes;
+use oxsort_lang::parse_bytes;
 
 /// Arguments of `oxsort bench`.
 #[derive(clap::Args, Debug)]

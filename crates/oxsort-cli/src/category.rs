@@ -34,7 +34,7 @@ use oxsort_report::search::{self, SearchConfig, Trial, OVERRUN_BUDGETS};
 use oxsort_report::timeline::{self, PhaseMark, Sampler, Timeline};
 
 use crate::bench_cmd::drop_caches;
-use crate::size::parse_bytes;
+use oxsort_lang::parse_bytes;
 
 /// The categories.
 #[derive(clap::Subcommand, Debug)]

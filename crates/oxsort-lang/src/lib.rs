@@ -9,7 +9,10 @@
 //!   statements.
 //! - nsort's command line and specification files: [`parse_nsort`], [`parse_nsort_with`],
 //!   [`parse_nsort_spec`] into an [`NsortCommand`].
-//! - GNU sort's keys: [`GnuKey`] and [`GnuOptions`], which build the key GNU sort would use.
+//! - GNU sort's command line: [`GnuArgs`] (glibc's `getopt_long` model, typed
+//!   [`GnuArgError`]s), and its keys: [`GnuKey`] and [`GnuOptions`], which build the key GNU
+//!   sort would use.
+//! - [`parse_bytes`]: sizes as users write them (`512M`, `1.5G`).
 //! - [`SpecSources`]: the places a sort's description came from, reconciled into one
 //!   `SortSpec`; conflicts come back as a typed [`SourceConflict`].
 //!
@@ -29,11 +32,13 @@
 mod dfsort;
 pub mod gnu;
 mod nsort;
+mod size;
 mod sources;
 
 pub use dfsort::{parse_control, parse_fields, parse_join_input_control, Control};
-pub use gnu::{Blanks, GnuKey, GnuKeyError, GnuOptions};
+pub use gnu::{Blanks, GnuArgError, GnuArgs, GnuCheck, GnuEnv, GnuKey, GnuKeyError, GnuOptions};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
 };
+pub use size::{parse_bytes, SizeError};
 pub use sources::{ReconcileError, SourceConflict, SpecSources};

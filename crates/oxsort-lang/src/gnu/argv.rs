@@ -2,14 +2,204 @@
 //! order, bundled short options (`-nru`, `-k2n`), `--` ending the options, long options
 //! abbreviated to any unambiguous prefix, obsolete `+POS1 [-POS2]` keys (unless
 //! `_POSIX2_VERSION` says POSIX 2001 to 2008 and no `-POS2` follows).
+//!
+//! The parser reads no environment: what it depends on comes in a [`GnuEnv`]. Mistakes come
+//! back as a [`GnuArgError`] holding what GNU sort's message names; its `Display` is GNU's
+//! wording in the C locale, and a front end may quote the parts as its locale wants.
+//!
+//! ```
+//! use oxsort_lang::gnu::{GnuArgs, GnuEnv};
+//!
+//! let argv: Vec<String> = ["-t,", "-k2,2n", "-r", "in.txt"].iter().map(|s| s.to_string()).collect();
+//! let a = GnuArgs::parse(&argv, &GnuEnv::default()).unwrap();
+//! assert_eq!((a.separator, a.keys.len(), a.global.reverse), (Some(b','), 1, true));
+//! assert_eq!(a.files, ["in.txt"]);
+//! ```
 
-use oxsort_lang::{GnuKey, GnuKeyError};
+use super::spec::{Blanks, GnuKey, GnuKeyError};
 
-use super::msg::{literal, quote, Fail, ARGMATCH_FAILURE};
+/// What GNU sort's command line depends on outside itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GnuEnv {
+    /// `POSIXLY_CORRECT` is set: options end at the first operand.
+    pub posixly_correct: bool,
+    /// `_POSIX2_VERSION` (200809 when unset): from 200112 to 200808, `+POS` is a key only when
+    /// a `-POS2` follows it.
+    pub posix2_version: i64,
+    /// The open-file limit (`--batch-size` may be at most this less 3).
+    pub open_file_limit: u64,
+    /// Physical memory in bytes (what `-S 50%` is a share of).
+    pub physical_memory: u64,
+}
+
+impl Default for GnuEnv {
+    /// No `POSIXLY_CORRECT`, POSIX 2008, no file limit, no memory known.
+    fn default() -> Self {
+        GnuEnv {
+            posixly_correct: false,
+            posix2_version: 200_809,
+            open_file_limit: u64::MAX,
+            physical_memory: 0,
+        }
+    }
+}
+
+/// Why a number did not read (gnulib's `xstrtoumax`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NumberProblem {
+    /// No digits where the number starts.
+    Invalid,
+    /// Digits followed by something that is not a known suffix.
+    Suffix,
+    /// Too large.
+    Overflow,
+}
+
+/// A mistake on GNU sort's command line: what the message names, not its quoting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GnuArgError {
+    /// `--debug=x` for an option that takes no value.
+    #[error("option '--{option}' doesn't allow an argument")]
+    UnexpectedValue {
+        /// The long option's full name.
+        option: &'static str,
+    },
+    /// A long option that takes a value came last, without one.
+    #[error("option '--{option}' requires an argument")]
+    MissingValue {
+        /// The long option's full name.
+        option: &'static str,
+    },
+    /// A short option that takes a value came last, without one.
+    #[error("option requires an argument -- '{option}'")]
+    MissingShortValue {
+        /// The option letter.
+        option: char,
+    },
+    /// A byte that is no short option (getopt names the one byte, even the first of a
+    /// multibyte character).
+    #[error("invalid option -- '{}'", char::from(*byte))]
+    InvalidShort {
+        /// The byte.
+        byte: u8,
+    },
+    /// A long option that matches none.
+    #[error("unrecognized option '{arg}'")]
+    Unrecognized {
+        /// The whole argument, `=value` included.
+        arg: String,
+    },
+    /// A long option abbreviated to a prefix of several.
+    #[error("option '{arg}' is ambiguous; possibilities:{}", list_long(candidates))]
+    Ambiguous {
+        /// The whole argument, `=value` included.
+        arg: String,
+        /// The long options it could mean, in GNU's table order.
+        candidates: Vec<&'static str>,
+    },
+    /// A `--sort=` or `--check=` word that names none, or more than one (GNU's `argmatch`).
+    #[error("{} argument '{value}' for '{option}'", if *ambiguous { "ambiguous" } else { "invalid" })]
+    BadWord {
+        /// Several words start with it.
+        ambiguous: bool,
+        /// The word given.
+        value: String,
+        /// The option (`--sort`, `--check`).
+        option: &'static str,
+        /// The valid words and what each means, in GNU's order (words meaning the same thing
+        /// follow each other).
+        words: &'static [(&'static str, &'static str)],
+    },
+    /// `-c` and `-C` (or `--check=` words meaning each) together.
+    #[error("options '-cC' are incompatible")]
+    IncompatibleChecks,
+    /// One option given twice with different values (`-o`, `--compress-program`,
+    /// `--random-source`).
+    #[error("multiple {what} specified")]
+    Repeated {
+        /// What GNU names: `output files`, `compress programs`, `random sources`.
+        what: &'static str,
+    },
+    /// `-t ''`.
+    #[error("empty tab")]
+    EmptyTab,
+    /// `-t` with more than one character (other than `\0`).
+    #[error("multi-character tab '{tab}'")]
+    MultiCharacterTab {
+        /// The value given.
+        tab: String,
+    },
+    /// Two `-t` with different characters.
+    #[error("incompatible tabs")]
+    IncompatibleTabs,
+    /// A number that did not read (`-S`, `--parallel`, `--batch-size`).
+    #[error("{}", number_text(*problem, option, value))]
+    Number {
+        /// What is wrong with it.
+        problem: NumberProblem,
+        /// The option as written (`-S`, `--buffer-size`, `--parallel`).
+        option: String,
+        /// The value given.
+        value: String,
+    },
+    /// `--parallel=0`.
+    #[error("number in parallel must be nonzero")]
+    ZeroParallel,
+    /// `--batch-size` below 2.
+    #[error("invalid --batch-size argument '{value}'\nsort: minimum --batch-size argument is '2'")]
+    BatchTooSmall {
+        /// The value given.
+        value: String,
+    },
+    /// `--batch-size` above the open-file limit less 3.
+    #[error(
+        "--batch-size argument '{value}' too large\nsort: maximum --batch-size argument with \
+         current rlimit is {max}"
+    )]
+    BatchTooLarge {
+        /// The value given.
+        value: String,
+        /// The largest allowed.
+        max: u64,
+    },
+    /// A bad key definition (`-k`, `+POS`).
+    #[error(transparent)]
+    Key(#[from] GnuKeyError),
+}
+
+/// `Ambiguous`'s list: ` '--sort' '--stable'`.
+fn list_long(names: &[&str]) -> String {
+    names.iter().map(|n| format!(" '--{n}'")).collect()
+}
+
+/// A number's message as gnulib's `xstrtol_error` words it.
+fn number_text(problem: NumberProblem, option: &str, value: &str) -> String {
+    match problem {
+        NumberProblem::Invalid => format!("invalid {option} argument '{value}'"),
+        NumberProblem::Suffix => format!("invalid suffix in {option} argument '{value}'"),
+        NumberProblem::Overflow => format!("{option} argument '{value}' too large"),
+    }
+}
+
+/// The words of `--sort=`.
+pub const SORT_WORDS: &[(&str, &str)] = &[
+    ("general-numeric", "g"),
+    ("human-numeric", "h"),
+    ("month", "M"),
+    ("numeric", "n"),
+    ("random", "R"),
+    ("version", "V"),
+];
+
+/// The words of `--check=`.
+pub const CHECK_WORDS: &[(&str, &str)] =
+    &[("quiet", "C"), ("silent", "C"), ("diagnose-first", "c")];
 
 /// `--check` / `-c` / `-C`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Check {
+pub enum GnuCheck {
     /// `-c`: report the first disorder.
     Diagnose,
     /// `-C`: exit status only.
@@ -17,8 +207,9 @@ pub enum Check {
 }
 
 /// Everything a GNU sort command line says.
-#[derive(Debug, Default)]
-pub struct Args {
+#[derive(Debug, Default, Clone)]
+#[non_exhaustive]
+pub struct GnuArgs {
     /// Operands (files; `-` is standard input), in order.
     pub files: Vec<String>,
     /// `-k` and `+POS` keys.
@@ -38,7 +229,7 @@ pub struct Args {
     /// `--debug`.
     pub debug: bool,
     /// `-c`, `-C`.
-    pub check: Option<Check>,
+    pub check: Option<GnuCheck>,
     /// `-o`.
     pub output: Option<String>,
     /// `-S` in bytes.
@@ -108,16 +299,12 @@ const SHORT_ARG: &[u8] = b"koSTty";
 /// Short options without one.
 const SHORT_FLAG: &[u8] = b"bcCdfghimMnrRsuVz";
 
-impl Args {
+impl GnuArgs {
     /// Parses the arguments after the program name.
-    pub fn parse(argv: &[String]) -> Result<Args, Fail> {
-        let mut a = Args::default();
-        let posixly_correct = std::env::var_os("POSIXLY_CORRECT").is_some();
-        let posix_ver = std::env::var("_POSIX2_VERSION")
-            .ok()
-            .and_then(|v| v.parse::<i64>().ok())
-            .unwrap_or(200_809);
-        let traditional = !(200_112..200_809).contains(&posix_ver);
+    pub fn parse(argv: &[String], env: &GnuEnv) -> Result<GnuArgs, GnuArgError> {
+        let mut a = GnuArgs::default();
+        let posixly_correct = env.posixly_correct;
+        let traditional = !(200_112..200_809).contains(&env.posix2_version);
         let mut i = 0;
         let mut only_files = false;
         while i < argv.len() {
@@ -136,7 +323,7 @@ impl Args {
                     let minus_pos = next.is_some() && !posixly_correct;
                     if traditional || minus_pos {
                         let pos2 = if minus_pos { next.map(String::as_str) } else { None };
-                        if let Some(key) = GnuKey::parse_obsolete(arg, pos2).map_err(key_fail)? {
+                        if let Some(key) = GnuKey::parse_obsolete(arg, pos2)? {
                             if pos2.is_some() {
                                 i += 1;
                             }
@@ -160,9 +347,7 @@ impl Args {
                 let (full, has, id) = find_long(name, arg)?;
                 let value = match (has, inline) {
                     (Has::No, Some(_)) => {
-                        return Err(Fail::usage(format!(
-                            "option '--{full}' doesn't allow an argument"
-                        )))
+                        return Err(GnuArgError::UnexpectedValue { option: full })
                     }
                     (Has::No, None) => None,
                     (Has::Optional, v) => v,
@@ -172,14 +357,10 @@ impl Args {
                             i += 1;
                             Some(v.clone())
                         }
-                        None => {
-                            return Err(Fail::usage(format!(
-                                "option '--{full}' requires an argument"
-                            )))
-                        }
+                        None => return Err(GnuArgError::MissingValue { option: full }),
                     },
                 };
-                a.apply(id, value, &format!("--{full}"), argv, &mut i)?;
+                a.apply(id, value, &format!("--{full}"), env)?;
                 continue;
             }
             // A cluster of short options.
@@ -189,7 +370,7 @@ impl Args {
                 let c = b[j];
                 j += 1;
                 if SHORT_FLAG.contains(&c) {
-                    a.apply(&(c as char).to_string(), None, "", argv, &mut i)?;
+                    a.apply(&(c as char).to_string(), None, "", env)?;
                 } else if SHORT_ARG.contains(&c) {
                     let (value, separate) = if j < b.len() {
                         (arg[j..].to_string(), false)
@@ -200,10 +381,7 @@ impl Args {
                                 (v.clone(), true)
                             }
                             None => {
-                                return Err(Fail::usage(format!(
-                                    "option requires an argument -- '{}'",
-                                    c as char
-                                )))
+                                return Err(GnuArgError::MissingShortValue { option: c as char })
                             }
                         }
                     };
@@ -218,16 +396,12 @@ impl Args {
                             &(c as char).to_string(),
                             Some(value),
                             &format!("-{}", c as char),
-                            argv,
-                            &mut i,
+                            env,
                         )?;
                     }
                     break;
                 } else {
-                    // getopt names the one byte, even the first of a multibyte character.
-                    let mut m = b"invalid option -- '".to_vec();
-                    m.extend_from_slice(&[c, b'\'']);
-                    return Err(Fail::usage(m));
+                    return Err(GnuArgError::InvalidShort { byte: c });
                 }
             }
         }
@@ -240,85 +414,75 @@ impl Args {
         id: &str,
         value: Option<String>,
         shown: &str,
-        _argv: &[String],
-        _i: &mut usize,
-    ) -> Result<(), Fail> {
+        env: &GnuEnv,
+    ) -> Result<(), GnuArgError> {
         let given = value.is_some();
         let v = value.unwrap_or_default();
         match id {
             "b" | "d" | "f" | "g" | "h" | "i" | "M" | "n" | "r" | "R" | "V" => {
-                self.global.set_ordering(id.as_bytes(), oxsort_lang::Blanks::Both);
+                self.global.set_ordering(id.as_bytes(), Blanks::Both);
             }
             "sort" => {
-                let words = [
-                    ("general-numeric", "g"),
-                    ("human-numeric", "h"),
-                    ("month", "M"),
-                    ("numeric", "n"),
-                    ("random", "R"),
-                    ("version", "V"),
-                ];
-                let c = argmatch(&v, "--sort", &words)?;
-                self.global.set_ordering(c.as_bytes(), oxsort_lang::Blanks::Both);
+                let c = argmatch(&v, "--sort", SORT_WORDS)?;
+                self.global.set_ordering(c.as_bytes(), Blanks::Both);
             }
             "check" | "c" | "C" => {
                 let c = match (id, given) {
-                    ("c", _) => Check::Diagnose,
-                    ("C", _) => Check::Quiet,
-                    (_, false) => Check::Diagnose,
+                    ("c", _) => GnuCheck::Diagnose,
+                    ("C", _) => GnuCheck::Quiet,
+                    (_, false) => GnuCheck::Diagnose,
                     _ => {
-                        let words = [("quiet", "C"), ("silent", "C"), ("diagnose-first", "c")];
-                        if argmatch(&v, "--check", &words)? == "C" {
-                            Check::Quiet
+                        if argmatch(&v, "--check", CHECK_WORDS)? == "C" {
+                            GnuCheck::Quiet
                         } else {
-                            Check::Diagnose
+                            GnuCheck::Diagnose
                         }
                     }
                 };
                 if self.check.is_some_and(|old| old != c) {
-                    return Err(Fail::plain("options '-cC' are incompatible"));
+                    return Err(GnuArgError::IncompatibleChecks);
                 }
                 self.check = Some(c);
             }
             "compress-program" => {
                 if self.compress_program.as_ref().is_some_and(|p| *p != v) {
-                    return Err(Fail::plain("multiple compress programs specified"));
+                    return Err(GnuArgError::Repeated { what: "compress programs" });
                 }
                 self.compress_program = Some(v);
             }
             "debug" => self.debug = true,
             "files0-from" => self.files0_from = Some(v),
-            "k" => self.keys.push(GnuKey::parse(&v).map_err(key_fail)?),
+            "k" => self.keys.push(GnuKey::parse(&v)?),
             "m" => self.merge = true,
-            "batch-size" => self.batch_size = Some(batch_size(&v)?),
+            "batch-size" => self.batch_size = Some(batch_size(&v, env.open_file_limit)?),
             "o" => {
                 if self.output.as_ref().is_some_and(|o| *o != v) {
-                    return Err(Fail::plain("multiple output files specified"));
+                    return Err(GnuArgError::Repeated { what: "output files" });
                 }
                 self.output = Some(v);
             }
             "random-source" => {
                 if self.random_source.as_ref().is_some_and(|o| *o != v) {
-                    return Err(Fail::plain("multiple random sources specified"));
+                    return Err(GnuArgError::Repeated { what: "random sources" });
                 }
                 self.random_source = Some(v);
             }
             "s" => self.stable = true,
             "S" => {
-                let n = sort_size(&v, shown)?;
+                let n = sort_size(&v, shown, env.physical_memory)?;
                 // The largest of several -S wins.
                 self.buffer_size = Some(self.buffer_size.map_or(n, |o| o.max(n)));
             }
             "t" => {
                 let b = v.as_bytes();
                 let tab = match b {
-                    [] => return Err(Fail::plain("empty tab")),
+                    [] => return Err(GnuArgError::EmptyTab),
                     [t] => *t,
                     b"\\0" => 0,
-                    _ => return Err(Fail::plain(format!("multi-character tab {}", quote(&v)))),
+                    _ => return Err(GnuArgError::MultiCharacterTab { tab: v }),
                 };
                 if self.separator.is_some_and(|t| t != tab) {
-                    return Err(Fail::plain("incompatible tabs"));
+                    return Err(GnuArgError::IncompatibleTabs);
                 }
                 self.separator = Some(tab);
             }
@@ -326,11 +490,11 @@ impl Args {
             "parallel" => {
                 // A count too large for the machine means all the threads there are.
                 let n = match parse_count(&v) {
-                    Err(NumErr::Overflow) => u64::MAX,
-                    r => r.map_err(|e| xstrtol_fail(e, shown, &v))?,
+                    Err(NumberProblem::Overflow) => u64::MAX,
+                    r => r.map_err(|e| number_error(e, shown, &v))?,
                 };
                 if n == 0 {
-                    return Err(Fail::plain("number in parallel must be nonzero"));
+                    return Err(GnuArgError::ZeroParallel);
                 }
                 self.parallel = Some(usize::try_from(n).unwrap_or(usize::MAX));
             }
@@ -338,130 +502,88 @@ impl Args {
             "z" => self.zero = true,
             "help" => self.help = true,
             "version" => self.version = true,
-            _ => return Err(Fail::usage(format!("invalid option -- '{id}'"))),
+            _ => return Err(GnuArgError::InvalidShort { byte: id.as_bytes()[0] }),
         }
         Ok(())
     }
 }
 
-/// A key definition's error in GNU's words, the echoed text quoted as GNU's `quote` does.
-pub(crate) fn key_fail(e: GnuKeyError) -> Fail {
-    Fail::plain(match e {
-        GnuKeyError::BadCount { what, text } => {
-            format!("{what}: invalid count at start of {}", quote(&text))
-        }
-        GnuKeyError::BadSpec { what, spec } => {
-            format!("{what}: invalid field specification {}", quote(&spec))
-        }
-        other => other.to_string(),
-    })
-}
-
 /// Finds a long option by exact name or unambiguous prefix.
-fn find_long(name: &str, arg: &str) -> Result<(&'static str, Has, &'static str), Fail> {
+fn find_long(name: &str, arg: &str) -> Result<(&'static str, Has, &'static str), GnuArgError> {
     if let Some(&(n, h, id)) = LONG.iter().find(|(n, _, _)| *n == name) {
         return Ok((n, h, id));
     }
     let matches: Vec<_> = LONG.iter().filter(|(n, _, _)| n.starts_with(name)).collect();
     match matches.as_slice() {
         // getopt echoes the whole argument, `=value` included.
-        [] => Err(Fail::usage(format!("unrecognized option '{arg}'"))),
+        [] => Err(GnuArgError::Unrecognized { arg: arg.to_string() }),
         [one] => Ok((one.0, one.1, one.2)),
-        many => {
-            let list: Vec<String> = many.iter().map(|(n, _, _)| format!("'--{n}'")).collect();
-            Err(Fail::usage(format!(
-                "option '{arg}' is ambiguous; possibilities: {}",
-                list.join(" ")
-            )))
-        }
+        many => Err(GnuArgError::Ambiguous {
+            arg: arg.to_string(),
+            candidates: many.iter().map(|(n, _, _)| *n).collect(),
+        }),
     }
 }
 
 /// GNU's `argmatch`: an exact word or an unambiguous prefix (prefixes of words with the same
-/// meaning are not ambiguous; the empty word is a prefix of all). A miss exits with status 1
-/// after the list of valid words (`argmatch_die`).
-fn argmatch(v: &str, option: &str, words: &[(&str, &'static str)]) -> Result<&'static str, Fail> {
+/// meaning are not ambiguous; the empty word is a prefix of all).
+fn argmatch(
+    v: &str,
+    option: &'static str,
+    words: &'static [(&'static str, &'static str)],
+) -> Result<&'static str, GnuArgError> {
     if let Some((_, c)) = words.iter().find(|(w, _)| *w == v) {
         return Ok(c);
     }
     let hits: Vec<_> = words.iter().filter(|(w, _)| w.starts_with(v)).collect();
-    let problem = match hits.first() {
+    let ambiguous = match hits.first() {
         Some(first) if hits.iter().all(|(_, c)| *c == first.1) => return Ok(first.1),
-        Some(_) => "ambiguous",
-        None => "invalid",
+        Some(_) => true,
+        None => false,
     };
-    let mut msg =
-        format!("{problem} argument {} for {}\nValid arguments are:", quote(v), quote(option));
-    let mut last = "";
-    for (w, c) in words {
-        if *c == last {
-            msg.push_str(&format!(", {}", quote(w)));
-        } else {
-            msg.push_str(&format!("\n  - {}", quote(w)));
-        }
-        last = c;
-    }
-    Err(Fail { status: ARGMATCH_FAILURE, ..Fail::usage(msg) })
-}
-
-/// Why a number did not parse (`xstrtoumax`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum NumErr {
-    Invalid,
-    Suffix,
-    Overflow,
+    Err(GnuArgError::BadWord { ambiguous, value: v.to_string(), option, words })
 }
 
 /// A decimal count (`xstrtoumax` with no suffixes): blanks and `+` allowed, no `-`.
-fn parse_count(s: &str) -> Result<u64, NumErr> {
+fn parse_count(s: &str) -> Result<u64, NumberProblem> {
     let t = s.trim_start();
     let t = t.strip_prefix('+').unwrap_or(t);
     if t.is_empty() || !t.as_bytes()[0].is_ascii_digit() {
-        return Err(NumErr::Invalid);
+        return Err(NumberProblem::Invalid);
     }
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     if digits < t.len() {
-        return Err(NumErr::Suffix);
+        return Err(NumberProblem::Suffix);
     }
-    t.parse::<u64>().map_err(|_| NumErr::Overflow)
+    t.parse::<u64>().map_err(|_| NumberProblem::Overflow)
 }
 
-fn xstrtol_fail(e: NumErr, option: &str, v: &str) -> Fail {
-    Fail::plain(match e {
-        NumErr::Invalid => format!("invalid {option} argument {}", literal(v)),
-        NumErr::Suffix => format!("invalid suffix in {option} argument {}", literal(v)),
-        NumErr::Overflow => format!("{option} argument {} too large", literal(v)),
-    })
+fn number_error(problem: NumberProblem, option: &str, v: &str) -> GnuArgError {
+    GnuArgError::Number { problem, option: option.to_string(), value: v.to_string() }
 }
 
 /// `--batch-size`: at least 2, at most the open-file limit less 3.
-fn batch_size(v: &str) -> Result<usize, Fail> {
-    let max = oxsort_locale::sys::open_file_limit().saturating_sub(3);
+fn batch_size(v: &str, open_file_limit: u64) -> Result<usize, GnuArgError> {
+    let max = open_file_limit.saturating_sub(3);
     match parse_count(v) {
-        Ok(n) if n < 2 => Err(Fail::plain(format!(
-            "invalid --batch-size argument {}\nsort: minimum --batch-size argument is {}",
-            quote(v),
-            quote("2")
-        ))),
-        Ok(n) if n <= max => Ok(n as usize),
-        Ok(_) | Err(NumErr::Overflow) => Err(Fail::plain(format!(
-            "--batch-size argument {} too large\nsort: maximum --batch-size argument with \
-             current rlimit is {max}",
-            quote(v)
-        ))),
-        Err(e) => Err(xstrtol_fail(e, "--batch-size", v)),
+        Ok(n) if n < 2 => Err(GnuArgError::BatchTooSmall { value: v.to_string() }),
+        Ok(n) if n <= max => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        Ok(_) | Err(NumberProblem::Overflow) => {
+            Err(GnuArgError::BatchTooLarge { value: v.to_string(), max })
+        }
+        Err(e) => Err(number_error(e, "--batch-size", v)),
     }
 }
 
 /// `-S SIZE`: a number with an optional suffix `b`, `%` (of physical memory), `K` (the
 /// default), `M G T P E Z Y` (powers of 1024; `k m g t` too). GNU sort 9.1's help names `R`
 /// and `Q`, and its parser refuses them, as oxsort does.
-fn sort_size(v: &str, option: &str) -> Result<u64, Fail> {
+fn sort_size(v: &str, option: &str, physical_memory: u64) -> Result<u64, GnuArgError> {
     let t = v.trim_start();
     let t = t.strip_prefix('+').unwrap_or(t);
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 {
-        return Err(xstrtol_fail(NumErr::Invalid, option, v));
+        return Err(number_error(NumberProblem::Invalid, option, v));
     }
     let n: u128 = t[..digits].parse::<u128>().unwrap_or(u128::MAX);
     let suffix = &t[digits..];
@@ -469,7 +591,7 @@ fn sort_size(v: &str, option: &str) -> Result<u64, Fail> {
     let value = match suffix {
         "" => power(1),
         "b" => Some(n),
-        "%" => Some(oxsort_locale::sys::physical_memory() as u128 * n / 100),
+        "%" => Some(u128::from(physical_memory) * n / 100),
         "k" | "K" => power(1),
         "m" | "M" => power(2),
         "g" | "G" => power(3),
@@ -478,11 +600,11 @@ fn sort_size(v: &str, option: &str) -> Result<u64, Fail> {
         "E" => power(6),
         "Z" => power(7),
         "Y" => power(8),
-        _ => return Err(xstrtol_fail(NumErr::Suffix, option, v)),
+        _ => return Err(number_error(NumberProblem::Suffix, option, v)),
     };
     match value.and_then(|x| u64::try_from(x).ok()) {
         Some(x) => Ok(x),
-        None => Err(xstrtol_fail(NumErr::Overflow, option, v)),
+        None => Err(number_error(NumberProblem::Overflow, option, v)),
     }
 }
 
@@ -490,8 +612,8 @@ fn sort_size(v: &str, option: &str) -> Result<u64, Fail> {
 mod tests {
     use super::*;
 
-    fn parse(v: &[&str]) -> Result<Args, Fail> {
-        Args::parse(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    fn parse(v: &[&str]) -> Result<GnuArgs, GnuArgError> {
+        GnuArgs::parse(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &GnuEnv::default())
     }
 
     #[test]
@@ -507,9 +629,9 @@ mod tests {
     fn long_prefixes() {
         assert!(parse(&["--rev"]).unwrap().global.reverse);
         let e = parse(&["--s"]).unwrap_err();
-        assert_eq!(e.message, b"option '--s' is ambiguous; possibilities: '--sort' '--stable'");
-        assert_eq!(parse(&["--foo"]).unwrap_err().message, b"unrecognized option '--foo'");
-        assert_eq!(parse(&["-k"]).unwrap_err().message, b"option requires an argument -- 'k'");
+        assert_eq!(e.to_string(), "option '--s' is ambiguous; possibilities: '--sort' '--stable'");
+        assert_eq!(parse(&["--foo"]).unwrap_err().to_string(), "unrecognized option '--foo'");
+        assert_eq!(parse(&["-k"]).unwrap_err().to_string(), "option requires an argument -- 'k'");
     }
 
     #[test]
@@ -522,10 +644,10 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(sort_size("10", "-S").unwrap(), 10 * 1024);
-        assert_eq!(sort_size("10b", "-S").unwrap(), 10);
-        assert_eq!(sort_size("2M", "-S").unwrap(), 2 << 20);
-        assert!(sort_size("1x", "-S").is_err());
-        assert!(sort_size("99999999999Q", "-S").is_err());
+        assert_eq!(sort_size("10", "-S", 0).unwrap(), 10 * 1024);
+        assert_eq!(sort_size("10b", "-S", 0).unwrap(), 10);
+        assert_eq!(sort_size("2M", "-S", 0).unwrap(), 2 << 20);
+        assert!(sort_size("1x", "-S", 0).is_err());
+        assert!(sort_size("99999999999Q", "-S", 0).is_err());
     }
 }

@@ -6,7 +6,8 @@ use std::path::Path;
 use std::process::Command;
 
 use oxsort_engine::{sort, Input, Output, SortConfig, SortSpec, SortStats};
-use oxsort_format::{parse_gnu_args, RecordLayout};
+use oxsort_format::RecordLayout;
+use oxsort_lang::{GnuArgs, GnuEnv};
 use oxsort_testkit::{leftovers, seed, setups, EngineTester, Rng, Setup};
 
 /// Bytes per chunk in the tester's setups (2^12): small, so records cross chunks often.
@@ -183,9 +184,9 @@ fn gnu_keys_match_gnu_sort() {
     ];
     for args in cases {
         let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let gnu = parse_gnu_args(&owned).unwrap();
+        let gnu = GnuArgs::parse(&owned, &GnuEnv::default()).unwrap().c_locale_options();
         let spec = SortSpec {
-            key: Some(gnu.key.clone()),
+            key: Some(gnu.key_spec()),
             unique: gnu.unique,
             ..SortSpec::with_layout(RecordLayout::LINES)
         };

@@ -34,7 +34,6 @@ mod column_key;
 mod columns;
 mod decimal;
 mod error;
-mod gnu;
 mod gnu_key;
 mod layout;
 mod normalize;
@@ -46,7 +45,6 @@ mod spec;
 pub use column_key::ColumnKey;
 pub use columns::{ColumnEnd, ColumnSpan};
 pub use error::{KeyError, Location, ParseError, SpecError};
-pub use gnu::{parse_gnu_args, GnuSort};
 pub use gnu_key::{
     collating, gnu_general_len, gnu_month_len, set_collator, set_month_names, set_primary_weights,
     Collator, GnuIgnore, GnuKind, GnuOrder, PrimaryWeights,

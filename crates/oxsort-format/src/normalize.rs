@@ -205,7 +205,6 @@ pub(crate) fn encode_field(
         }
         FieldType::SignedText => decimal::encode_text(out, bytes, TextSyntax::LeadingSign),
         FieldType::Decimal => decimal::encode_text(out, bytes, TextSyntax::Decimal),
-        FieldType::GnuNumeric => decimal::encode_text(out, bytes, TextSyntax::Gnu),
         FieldType::Gnu(kind) => crate::gnu_key::encode(&kind, bytes, out, want),
         FieldType::FreeUnsigned => decimal::encode_free(out, bytes, false),
         FieldType::FreeSigned => decimal::encode_free(out, bytes, true),

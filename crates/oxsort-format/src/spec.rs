@@ -56,9 +56,6 @@ pub enum FieldType {
     /// Decimal text (nsort `decimal`): blanks, optional `+`/`-`, digits, optional `.` and
     /// fraction digits.
     Decimal,
-    /// GNU `sort -n` numbers in the C locale: blanks, optional `-`, digits, optional `.` and
-    /// fraction digits; anything else reads as 0 (so `+5` is 0, as in GNU sort).
-    GnuNumeric,
     /// A GNU sort key of any kind (`-n -g -h -M -V -R`, text with `-d -f -i`, locale
     /// collation): see [`GnuKind`](crate::GnuKind).
     Gnu(crate::gnu_key::GnuKind),
@@ -82,7 +79,6 @@ impl FieldType {
             FieldType::FreeUnsigned => "UFF",
             FieldType::FreeSigned => "SFF",
             FieldType::Decimal => "decimal",
-            FieldType::GnuNumeric => "numeric",
             FieldType::Gnu(_) => "gnu",
         }
     }

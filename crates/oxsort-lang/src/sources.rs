@@ -223,8 +223,14 @@ impl SpecSources {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{parse_control, parse_fields};
-    use oxsort_format::parse_gnu_args;
+    use crate::{parse_control, parse_fields, GnuArgs, GnuEnv};
+
+    /// The key and `-u` of GNU sort arguments, in the C locale.
+    fn gnu_key(argv: &[String]) -> Result<(KeySpec, bool), String> {
+        let g = GnuArgs::parse(argv, &GnuEnv::default()).map_err(|e| e.to_string())?;
+        let opts = g.c_locale_options();
+        Ok((opts.key_spec(), opts.unique))
+    }
 
     fn gnu<'a>(argv: &'a [&'a str]) -> impl FnOnce(bool) -> Result<(KeySpec, bool), String> + 'a {
         move |unique| {
@@ -232,8 +238,7 @@ mod tests {
             if unique {
                 a.push("-u".into());
             }
-            let g = parse_gnu_args(&a).map_err(|e| e.to_string())?;
-            Ok((g.key, g.unique))
+            gnu_key(&a)
         }
     }
 
@@ -264,7 +269,7 @@ mod tests {
         }
         .reconcile(gnu(&["-r"]))
         .unwrap();
-        assert_eq!(s.key, Some(parse_gnu_args(&["-r".into(), "-u".into()]).unwrap().key));
+        assert_eq!(s.key, Some(gnu_key(&["-r".into(), "-u".into()]).unwrap().0));
         assert!(s.unique);
         // A copy keeps no key, even on delimited records; a merge statement merges.
         let copy = parse_control(" SORT FIELDS=COPY\n").unwrap();

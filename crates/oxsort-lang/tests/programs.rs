@@ -2,10 +2,16 @@
 //! into the model's programs and keys, and run on records.
 
 use oxsort_format::{
-    parse_gnu_args, CountForm, KeyError, KeyKind, KeySpec, Mode, Outfil, RecordLayout, ReportItem,
-    Scratch, SortKey, SortSpec, SpecError, Split, Stage, VarBuild,
+    CountForm, KeyError, KeyKind, KeySpec, Mode, Outfil, RecordLayout, ReportItem, Scratch,
+    SortKey, SortSpec, SpecError, Split, Stage, VarBuild,
 };
-use oxsort_lang::{parse_control, parse_fields, GnuOptions};
+use oxsort_lang::{parse_control, parse_fields, GnuArgs, GnuEnv, GnuOptions};
+
+/// The key GNU sort arguments give, in the C locale.
+fn gnu_key(args: &[&str]) -> KeySpec {
+    let argv: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    GnuArgs::parse(&argv, &GnuEnv::default()).unwrap().c_locale_options().key_spec()
+}
 
 fn kind(spec: &SortSpec) -> String {
     let k = spec.compile().unwrap();
@@ -27,8 +33,7 @@ fn every_front_end_key_compiles_to_its_kind() {
     assert_eq!(kind(&packed), "General");
     let lines = SortSpec::with_layout(RecordLayout::LINES);
     assert_eq!(kind(&lines), "RawLines");
-    let whole =
-        SortSpec { key: Some(parse_gnu_args(&["-s".into()]).unwrap().key), ..lines.clone() };
+    let whole = SortSpec { key: Some(gnu_key(&["-s"])), ..lines.clone() };
     assert_eq!(kind(&whole), "RawLines");
     // GNU sort without -k, as the `sort` front end builds it (with its last-resort field):
     // raw lines in C, a built key once the text is collated or folded.
@@ -40,8 +45,7 @@ fn every_front_end_key_compiles_to_its_kind() {
     let mut folded = c.clone();
     folded.global.fold = true;
     assert_eq!(kind(&SortSpec { key: Some(folded.key_spec()), ..lines.clone() }), "General");
-    let numeric =
-        SortSpec { key: Some(parse_gnu_args(&["-k2,2n".into()]).unwrap().key), ..lines.clone() };
+    let numeric = SortSpec { key: Some(gnu_key(&["-k2,2n"])), ..lines.clone() };
     assert_eq!(kind(&numeric), "General");
     let copy = SortSpec { mode: Mode::Copy, ..numeric };
     assert_eq!(kind(&copy), "Copy");
@@ -52,11 +56,8 @@ fn whole_keys_of_delimited_records_agree_with_cmp_full() {
     let lines: Vec<&[u8]> =
         vec![b"b,10\n", b"a,9\n", b"a,10\n", b"c,-1\n", b"b,10.0\n", b",\n", b"a\n"];
     for args in [&["-t,", "-k2,2n", "-k1,1"][..], &["-r"], &["-b", "-n", "-s"]] {
-        let argv: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let spec = SortSpec {
-            key: Some(parse_gnu_args(&argv).unwrap().key),
-            ..SortSpec::with_layout(RecordLayout::LINES)
-        };
+        let spec =
+            SortSpec { key: Some(gnu_key(args)), ..SortSpec::with_layout(RecordLayout::LINES) };
         let sk = spec.compile().unwrap();
         let mut scratch = Vec::new();
         for a in &lines {

@@ -6,9 +6,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use oxsort_engine::{Input, Output, Progress, SortConfig};
-use oxsort_format::RecordLayout;
-use oxsort_format::{parse_gnu_args, Location, ParseError};
-use oxsort_lang::{parse_control, parse_fields};
+use oxsort_format::{Location, ParseError, RecordLayout};
+use oxsort_lang::{parse_control, parse_fields, GnuArgs, GnuEnv, GnuOptions};
 use oxsort_lang::{ReconcileError, SourceConflict, SpecSources};
 use pyo3::prelude::*;
 
@@ -62,8 +61,16 @@ pub(crate) fn build_config(
     hooks: Option<Hooks>,
 ) -> PyResult<SortConfig> {
     let spec_err = |m: String| SpecError::new_err(m);
-    let delimited = match (a.lines, a.nul) {
-        (true, true) => return Err(spec_err("lines=True and nul=True: choose one".into())),
+    let gnu = gnu_args(&a.keys).map_err(spec_err)?;
+    let delimited = match (a.lines, a.nul || gnu.zero) {
+        (true, true) if a.nul => {
+            return Err(spec_err("lines=True and nul=True: choose one".into()))
+        }
+        (true, true) => {
+            return Err(spec_err(
+                "keys: -z (NUL-terminated records) conflicts with lines=True".into(),
+            ))
+        }
         (true, _) => Some(RecordLayout::LINES),
         (_, true) => Some(RecordLayout::NUL),
         _ => None,
@@ -97,12 +104,8 @@ pub(crate) fn build_config(
     };
     let spec = sources
         .reconcile(|unique| {
-            let mut argv = a.keys.clone();
-            if unique {
-                argv.push("-u".into());
-            }
-            let g = parse_gnu_args(&argv).map_err(|e| gnu_error(&e, &argv))?;
-            Ok::<_, String>((g.key, g.unique))
+            let g = gnu_options(&gnu, unique)?;
+            Ok::<_, String>((g.key_spec(), g.unique))
         })
         .map_err(|e| match e {
             ReconcileError::Gnu(m) => spec_err(m),
@@ -180,16 +183,50 @@ fn located(what: &str, e: &ParseError) -> String {
     }
 }
 
-/// A GNU flag parse error naming the argument it is in.
-fn gnu_error(e: &ParseError, argv: &[String]) -> String {
-    match &e.location {
-        Location::Argument { index, column } if (1..=argv.len()).contains(index) => format!(
-            "keys: argument '{}': column {column}: {}",
-            argv[index - 1],
-            without_location(e)
-        ),
-        _ => format!("keys: {e}"),
+/// `keys=` read as GNU sort's command line reads it (the `sort` link's `getopt_long` model),
+/// keeping only what is about the key: the rest has its own argument in Python, or none.
+fn gnu_args(argv: &[String]) -> Result<GnuArgs, String> {
+    let env = GnuEnv::default();
+    let g = GnuArgs::parse(argv, &env).map_err(|e| {
+        // Name the argument the mistake is in: where the shortest prefix of the arguments
+        // that fails the same way ends.
+        let at =
+            (1..=argv.len()).find(|&n| GnuArgs::parse(&argv[..n], &env).err().as_ref() == Some(&e));
+        match at {
+            Some(n) => format!("keys: argument '{}': {e}", argv[n - 1]),
+            None => format!("keys: {e}"),
+        }
+    })?;
+    let elsewhere = [
+        (g.output.is_some(), "-o (the output is the output argument)"),
+        (g.check.is_some(), "-c/-C (use oxsort.check)"),
+        (g.merge, "-m (use oxsort.merge)"),
+        (g.buffer_size.is_some(), "-S (use memory=)"),
+        (!g.temp_dirs.is_empty(), "-T (use temp_dirs=)"),
+        (g.parallel.is_some(), "--parallel (use threads=)"),
+        (g.batch_size.is_some(), "--batch-size"),
+        (g.compress_program.is_some(), "--compress-program"),
+        (g.files0_from.is_some(), "--files0-from (give the inputs)"),
+        (g.random_source.is_some(), "--random-source"),
+        (g.debug, "--debug"),
+        (g.help, "--help"),
+        (g.version, "--version"),
+    ];
+    if let Some((_, what)) = elsewhere.iter().find(|(given, _)| *given) {
+        return Err(format!("keys: {what} is not about the key"));
     }
+    if let Some(f) = g.files.first() {
+        return Err(format!("keys: '{f}' is not an option (keys= takes GNU sort options)"));
+    }
+    Ok(g)
+}
+
+/// The keys of `keys=` as `oxsort sort -k` builds them: GNU sort's rules in the C locale.
+fn gnu_options(g: &GnuArgs, unique: bool) -> Result<GnuOptions, String> {
+    let mut opts = g.c_locale_options();
+    opts.unique |= unique;
+    opts.check().map_err(|e| format!("keys: {e}"))?;
+    Ok(opts)
 }
 
 /// The message of a parse error without its location prefix.

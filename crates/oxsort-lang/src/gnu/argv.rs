@@ -16,7 +16,7 @@
 //! assert_eq!(a.files, ["in.txt"]);
 //! ```
 
-use super::spec::{Blanks, GnuKey, GnuKeyError};
+use super::spec::{Blanks, GnuKey, GnuKeyError, GnuOptions};
 
 /// What GNU sort's command line depends on outside itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -300,6 +300,21 @@ const SHORT_ARG: &[u8] = b"koSTty";
 const SHORT_FLAG: &[u8] = b"bcCdfghimMnrRsuVz";
 
 impl GnuArgs {
+    /// The key options these arguments give, by GNU sort's rules in the C locale (bytewise
+    /// text, `.` as the decimal point, no thousands separator), as `oxsort sort -k` and
+    /// Python's `keys=` build them.
+    pub fn c_locale_options(&self) -> GnuOptions {
+        GnuOptions {
+            keys: self.keys.clone(),
+            global: self.global,
+            separator: self.separator,
+            stable: self.stable,
+            unique: self.unique,
+            decimal_point: b'.',
+            ..GnuOptions::default()
+        }
+    }
+
     /// Parses the arguments after the program name.
     pub fn parse(argv: &[String], env: &GnuEnv) -> Result<GnuArgs, GnuArgError> {
         let mut a = GnuArgs::default();

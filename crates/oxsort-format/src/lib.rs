@@ -34,6 +34,7 @@ mod column_key;
 mod columns;
 mod decimal;
 mod error;
+mod float;
 mod gnu_key;
 mod layout;
 mod normalize;

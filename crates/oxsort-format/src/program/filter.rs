@@ -22,7 +22,8 @@ use std::cmp::Ordering;
 
 use crate::decimal;
 use crate::error::KeyError;
-use crate::normalize::{encode_field, float64_key, float_key_bytes};
+use crate::float::float64_key;
+use crate::normalize::{encode_field, float_key_bytes};
 use crate::spec::{Endian, FieldType, ShortFields};
 
 /// A comparison operator of a condition.

@@ -23,7 +23,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use oxsort_format::{Location, ParseError, RecordLayout, SortSpec};
 use oxsort_lang::{
     parse_control, parse_fields, Blanks, GnuKey, GnuOptions, ReconcileError, SourceConflict,
-    SpecSources,
+    SpecSources, Vocabulary,
 };
 
 /// Layout and key flags (flattened into [`crate::sort_cmd::SortArgs`]).
@@ -209,55 +209,12 @@ impl KeyArgs {
 
     /// A conflict between sources, in the words of this command line.
     fn conflict(&self, c: SourceConflict, gnu: &[&str]) -> anyhow::Error {
-        let name = match &self.control_text {
+        let control = match &self.control_text {
             Some((name, _)) => name.clone(),
             None => self.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
         };
-        let delimited = if self.lines { "--lines" } else { "--nul" };
-        match c {
-            SourceConflict::RecordSizeWithDelimited => {
-                anyhow!("--record-size gives fixed records; it cannot go with --lines or --nul")
-            }
-            SourceConflict::RecordSize(e) => anyhow::Error::new(e).context("--record-size"),
-            SourceConflict::ControlLength { length, record_size } => {
-                anyhow!("{name}: RECORD LENGTH={length} conflicts with --record-size {record_size}")
-            }
-            SourceConflict::ControlFixedWithDelimited { length } => anyhow!(
-                "{name}: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with {delimited}"
-            ),
-            SourceConflict::VariableWithOther => anyhow!(
-                "--rdw (or RECFM=V/VB) gives RDW-prefixed records; it cannot go with \
-                 --record-size, --lines or --nul"
-            ),
-            SourceConflict::ControlFixedWithVariable { length } => anyhow!(
-                "{name}: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with --rdw \
-                 (RDW-prefixed records)"
-            ),
-            SourceConflict::ControlVariableWithOther => anyhow!(
-                "{name}: RECORD TYPE=V (RDW-prefixed records) conflicts with {}",
-                if self.record_size.is_some() { "--record-size" } else { delimited }
-            ),
-            SourceConflict::CopyWithFields => anyhow!(
-                "{name}: a copy (FIELDS=COPY or OPTION COPY) has no key, but --fields gives one"
-            ),
-            SourceConflict::FieldsWithControlKey { statement } => {
-                anyhow!(
-                    "--fields and the {statement} FIELDS= of {name} both give the key: keep one"
-                )
-            }
-            SourceConflict::GnuNeedsDelimited => anyhow!(
-                "{} {} GNU sort flag{} for delimited text: add --lines or --nul (for fixed \
-                 records give the key with --fields)",
-                gnu.join(" "),
-                if gnu.len() == 1 { "is a" } else { "are" },
-                if gnu.len() == 1 { "" } else { "s" }
-            ),
-            SourceConflict::GnuWithKey { fields } => anyhow!(
-                "{} and {} both give the key: keep one",
-                gnu.join(" "),
-                if fields { "--fields" } else { "the control file" }
-            ),
-        }
+        let words = Flags { control, lines: self.lines, gnu: gnu.join(" "), gnu_count: gnu.len() };
+        anyhow!("{}", c.describe(&words))
     }
 
     /// The GNU flags as GNU sort's keys (C locale): `-k` with every modifier of GNU sort
@@ -283,6 +240,48 @@ impl KeyArgs {
         }
         g.check().map_err(|e| anyhow::anyhow!("{e}"))?;
         Ok(g)
+    }
+}
+
+/// The command line's names for the sources of a sort's description.
+struct Flags {
+    /// The control statements' file (or GCSORT's name for its text).
+    control: String,
+    /// `--lines` (else `--nul`) was given.
+    lines: bool,
+    /// The GNU flags given, as `-k -t`.
+    gnu: String,
+    /// How many GNU flags that is.
+    gnu_count: usize,
+}
+
+impl Vocabulary for Flags {
+    fn record_size(&self, size: Option<usize>) -> String {
+        match size {
+            Some(n) => format!("--record-size {n}"),
+            None => "--record-size".into(),
+        }
+    }
+    fn delimited(&self) -> String {
+        if self.lines { "--lines" } else { "--nul" }.into()
+    }
+    fn delimited_options(&self) -> String {
+        "--lines or --nul".into()
+    }
+    fn variable(&self) -> String {
+        "--rdw (or RECFM=V/VB)".into()
+    }
+    fn control(&self) -> String {
+        self.control.clone()
+    }
+    fn fields(&self) -> String {
+        "--fields".into()
+    }
+    fn gnu(&self) -> String {
+        self.gnu.clone()
+    }
+    fn gnu_are(&self) -> String {
+        if self.gnu_count == 1 { "is a GNU sort flag" } else { "are GNU sort flags" }.into()
     }
 }
 

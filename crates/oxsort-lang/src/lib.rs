@@ -41,4 +41,4 @@ pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,
 };
 pub use size::{parse_bytes, SizeError};
-pub use sources::{ReconcileError, SourceConflict, SpecSources};
+pub use sources::{ReconcileError, SourceConflict, SpecSources, Vocabulary};

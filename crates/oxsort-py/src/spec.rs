@@ -8,7 +8,7 @@ use std::sync::Arc;
 use oxsort_engine::{Input, Output, Progress, SortConfig};
 use oxsort_format::{Location, ParseError, RecordLayout};
 use oxsort_lang::{parse_control, parse_fields, GnuArgs, GnuEnv, GnuOptions};
-use oxsort_lang::{ReconcileError, SourceConflict, SpecSources};
+use oxsort_lang::{ReconcileError, SourceConflict, SpecSources, Vocabulary};
 use pyo3::prelude::*;
 
 use crate::errors::{engine_error, SpecError};
@@ -132,44 +132,42 @@ pub(crate) fn build_config(
 
 /// A conflict between sources, in the words of the Python API.
 fn conflict(c: SourceConflict, a: &SpecArgs) -> String {
-    let delimited = if a.lines { "lines=True" } else { "nul=True" };
-    match c {
-        SourceConflict::RecordSizeWithDelimited => {
-            "record_size gives fixed records; it cannot go with lines or nul".into()
+    c.describe(&Arguments { lines: a.lines })
+}
+
+/// The Python API's names for the sources of a sort's description.
+struct Arguments {
+    /// `lines=True` (else `nul=True`) was given.
+    lines: bool,
+}
+
+impl Vocabulary for Arguments {
+    fn record_size(&self, size: Option<usize>) -> String {
+        match size {
+            Some(n) => format!("record_size={n}"),
+            None => "record_size".into(),
         }
-        SourceConflict::RecordSize(e) => {
-            format!("record_size={}: {e}", a.record_size.unwrap_or_default())
-        }
-        SourceConflict::ControlLength { length, record_size } => {
-            format!("control: RECORD LENGTH={length} conflicts with record_size={record_size}")
-        }
-        SourceConflict::ControlFixedWithDelimited { length } => format!(
-            "control: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with {delimited}"
-        ),
-        SourceConflict::VariableWithOther => {
-            "RDW-prefixed records cannot go with record_size, lines or nul".into()
-        }
-        SourceConflict::ControlFixedWithVariable { length } => format!(
-            "control: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with RDW-prefixed \
-             records"
-        ),
-        SourceConflict::ControlVariableWithOther => format!(
-            "control: RECORD TYPE=V (RDW-prefixed records) conflicts with {}",
-            if a.record_size.is_some() { "record_size".to_string() } else { delimited.to_string() }
-        ),
-        SourceConflict::CopyWithFields => {
-            "control: a copy (FIELDS=COPY or OPTION COPY) has no key, but fields= gives one".into()
-        }
-        SourceConflict::FieldsWithControlKey { .. } => {
-            "fields= and the control statements both give the key: keep one".into()
-        }
-        SourceConflict::GnuNeedsDelimited => "keys= gives GNU sort keys, for delimited text: add \
-                                              lines=True or nul=True (for fixed records give the \
-                                              key with fields=)"
-            .into(),
-        SourceConflict::GnuWithKey { .. } => {
-            "keys= and fields= (or control=) both give the key: keep one".into()
-        }
+    }
+    fn delimited(&self) -> String {
+        if self.lines { "lines=True" } else { "nul=True" }.into()
+    }
+    fn delimited_options(&self) -> String {
+        "lines=True or nul=True".into()
+    }
+    fn variable(&self) -> String {
+        "RDW-prefixed records".into()
+    }
+    fn control(&self) -> String {
+        "control".into()
+    }
+    fn fields(&self) -> String {
+        "fields=".into()
+    }
+    fn gnu(&self) -> String {
+        "keys=".into()
+    }
+    fn gnu_are(&self) -> String {
+        "gives GNU sort keys".into()
     }
 }
 

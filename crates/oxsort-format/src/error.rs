@@ -190,7 +190,7 @@ pub enum SpecError {
         len: usize,
     },
     /// `INREC`/`OUTREC` on delimited records.
-    #[error("{statement} needs fixed-length records (RECORD TYPE=F,LENGTH=n or --record-size)")]
+    #[error("{statement} needs fixed-length records (RECORD TYPE=F,LENGTH=n or a record size)")]
     ReformatNeedsFixed {
         /// `INREC` or `OUTREC`.
         statement: &'static str,

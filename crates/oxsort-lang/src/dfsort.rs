@@ -274,7 +274,7 @@ fn parse_statements(text: &str, join_input: Option<&str>) -> Result<Control, Par
                             Some(bytes) => control.mainsize = Some(bytes),
                             None if v == "MAX" => control.ignored.push(format!(
                                 "OPTION MAINSIZE (line {}) is accepted and ignored (MAINSIZE=MAX: the \
-                                 memory budget is --memory's or the default)",
+                                 memory budget is the one the sort is given, or the default)",
                                 pos.line
                             )),
                             None => {
@@ -1173,7 +1173,7 @@ impl<'s> Parser<'s> {
                             return Err(self.err_at(
                                 tpos,
                                 "expected TYPE=F (fixed) or TYPE=V (RDW-prefixed variable \
-                                 records; --lines or --nul for text lines)",
+                                 records; text lines are not a RECORD type)",
                                 &t,
                             ))
                         }

@@ -172,7 +172,7 @@ fn error_messages() {
         (
             " RECORD TYPE=X,LENGTH=100",
             "line 1, column 14: expected TYPE=F (fixed) or TYPE=V (RDW-prefixed variable \
-             records; --lines or --nul for text lines), found 'X'",
+             records; text lines are not a RECORD type), found 'X'",
         ),
         (
             " RECORD TYPE=V,LENGTH=3",

@@ -20,7 +20,7 @@
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
-use oxsort_format::{Location, ParseError, RecordLayout, SortSpec};
+use oxsort_format::{RecordLayout, SortSpec};
 use oxsort_lang::{
     parse_control, parse_fields, Blanks, GnuKey, GnuOptions, ReconcileError, SourceConflict,
     SpecSources, Vocabulary,
@@ -180,7 +180,7 @@ impl KeyArgs {
         let fields = match &self.fields {
             Some(spec) => Some(
                 parse_fields(spec)
-                    .map_err(|e| anyhow!("{}", flag_error(&format!("--fields '{spec}'"), &e)))?,
+                    .map_err(|e| anyhow!("{}", e.in_value(&format!("--fields '{spec}'"))))?,
             ),
             None => None,
         };
@@ -283,23 +283,6 @@ impl Vocabulary for Flags {
     fn gnu_are(&self) -> String {
         if self.gnu_count == 1 { "is a GNU sort flag" } else { "are GNU sort flags" }.into()
     }
-}
-
-/// A parse error of a one-line flag value: `--fields '1,10,CQ,A': column 7: ...`.
-pub fn flag_error(what: &str, e: &ParseError) -> String {
-    match &e.location {
-        Location::Line { column, .. } | Location::Argument { column, .. } => {
-            format!("{what}: column {column}: {}", without_location(e))
-        }
-        _ => format!("{what}: {e}"),
-    }
-}
-
-/// The message of a parse error without its location prefix.
-pub fn without_location(e: &ParseError) -> String {
-    let full = e.to_string();
-    let prefix = format!("{}: ", e.location);
-    full.strip_prefix(&prefix).map(str::to_string).unwrap_or(full)
 }
 
 #[cfg(test)]

@@ -26,8 +26,6 @@ use oxsort_format::{FieldLoc, KeySpec, Location, ParseError, RecordLayout, SortS
 use oxsort_io::IoOptions;
 use oxsort_lang::{parse_nsort_with, NsortCommand, NsortFile, NsortMethod};
 
-use crate::keys_args::without_location;
-
 const USAGE: &str = "\
 usage: oxsort nsort DIRECTIVE...
 
@@ -104,7 +102,7 @@ fn located(e: &ParseError, args: &[String]) -> String {
         Location::Argument { index, column } if (1..=args.len()).contains(index) => format!(
             "nsort argument {index} '{}', column {column}: {}",
             args[index - 1],
-            without_location(e)
+            e.message()
         ),
         _ => e.to_string(),
     }

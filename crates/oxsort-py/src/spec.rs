@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use oxsort_engine::{Input, Output, Progress, SortConfig};
-use oxsort_format::{Location, ParseError, RecordLayout};
+use oxsort_format::RecordLayout;
 use oxsort_lang::{parse_control, parse_fields, GnuArgs, GnuEnv, GnuOptions};
 use oxsort_lang::{ReconcileError, SourceConflict, SpecSources, Vocabulary};
 use pyo3::prelude::*;
@@ -88,7 +88,7 @@ pub(crate) fn build_config(
     }
     let fields = match &a.fields {
         Some(f) => {
-            Some(parse_fields(f).map_err(|e| spec_err(located(&format!("fields='{f}'"), &e)))?)
+            Some(parse_fields(f).map_err(|e| spec_err(e.in_value(&format!("fields='{f}'"))))?)
         }
         None => None,
     };
@@ -171,16 +171,6 @@ impl Vocabulary for Arguments {
     }
 }
 
-/// `what: column N: message` for a parse error of a one-line value.
-fn located(what: &str, e: &ParseError) -> String {
-    match &e.location {
-        Location::Line { column, .. } | Location::Argument { column, .. } => {
-            format!("{what}: column {column}: {}", without_location(e))
-        }
-        _ => format!("{what}: {e}"),
-    }
-}
-
 /// `keys=` read as GNU sort's command line reads it (the `sort` link's `getopt_long` model),
 /// keeping only what is about the key: the rest has its own argument in Python, or none.
 fn gnu_args(argv: &[String]) -> Result<GnuArgs, String> {
@@ -225,11 +215,4 @@ fn gnu_options(g: &GnuArgs, unique: bool) -> Result<GnuOptions, String> {
     opts.unique |= unique;
     opts.check().map_err(|e| format!("keys: {e}"))?;
     Ok(opts)
-}
-
-/// The message of a parse error without its location prefix.
-fn without_location(e: &ParseError) -> String {
-    let full = e.to_string();
-    let prefix = format!("{}: ", e.location);
-    full.strip_prefix(&prefix).map(str::to_string).unwrap_or(full)
 }

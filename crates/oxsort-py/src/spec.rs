@@ -171,6 +171,13 @@ impl Vocabulary for Arguments {
     }
 }
 
+/// Bytes from a size as users write it (`4096`, `"512M"`, `"1.5G"`), read as the CLI reads
+/// its sizes.
+#[pyfunction]
+pub(crate) fn parse_size(text: &str) -> PyResult<u64> {
+    oxsort_lang::parse_bytes(text).map_err(|e| SpecError::new_err(e.to_string()))
+}
+
 /// `keys=` read as GNU sort's command line reads it (the `sort` link's `getopt_long` model),
 /// keeping only what is about the key: the rest has its own argument in Python, or none.
 fn gnu_args(argv: &[String]) -> Result<GnuArgs, String> {

@@ -3,7 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oxsort_format::{parse_control, parse_fields, parse_gnu_args, Location, RecordLayout};
+use oxsort_format::{Location, RecordLayout};
+use oxsort_lang::{parse_control, parse_fields, GnuArgs, GnuEnv};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -29,8 +30,11 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = parse_fields(text);
     let args: Vec<String> = text.split(' ').map(str::to_string).collect();
-    if let Ok(g) = parse_gnu_args(&args) {
-        let mut out = Vec::new();
-        let _ = g.key.normalize(data, &mut out);
+    if let Ok(g) = GnuArgs::parse(&args, &GnuEnv::default()) {
+        let opts = g.c_locale_options();
+        if opts.check().is_ok() {
+            let mut out = Vec::new();
+            let _ = opts.key_spec().normalize(data, &mut out);
+        }
     }
 });

@@ -6,7 +6,18 @@
 use std::cmp::Ordering;
 
 use libfuzzer_sys::fuzz_target;
-use oxsort_format::{ColumnSpan, Endian, FieldType, KeyField, KeySpec};
+use oxsort_format::{ColumnSpan, Endian, FieldType, GnuIgnore, GnuKind, GnuOrder, KeyField, KeySpec};
+
+/// GNU `sort -n` in the C locale.
+const GNU_C_NUMERIC: FieldType = FieldType::Gnu(GnuKind {
+    order: GnuOrder::Numeric,
+    ignore: GnuIgnore::None,
+    fold: false,
+    collate: false,
+    decimal_point: b'.',
+    thousands_sep: None,
+    seed: [0, 0],
+});
 
 const TYPES: [FieldType; 14] = [
     FieldType::Char,
@@ -22,7 +33,7 @@ const TYPES: [FieldType; 14] = [
     FieldType::FreeUnsigned,
     FieldType::FreeSigned,
     FieldType::Decimal,
-    FieldType::GnuNumeric,
+    GNU_C_NUMERIC,
 ];
 
 fn norm(spec: &KeySpec, rec: &[u8]) -> Option<Vec<u8>> {

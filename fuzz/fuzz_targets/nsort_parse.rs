@@ -2,7 +2,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oxsort_format::{parse_nsort, parse_nsort_spec, parse_nsort_with, Location};
+use oxsort_format::Location;
+use oxsort_lang::{parse_nsort, parse_nsort_spec, parse_nsort_with};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

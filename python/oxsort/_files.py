@@ -30,23 +30,6 @@ POLL_INTERVAL = 0.05
 #: Bytes copied at a time between a file object and a private temp file.
 COPY_BLOCK = 8 << 20
 
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 1 << 10,
-    "kb": 1 << 10,
-    "kib": 1 << 10,
-    "m": 1 << 20,
-    "mb": 1 << 20,
-    "mib": 1 << 20,
-    "g": 1 << 30,
-    "gb": 1 << 30,
-    "gib": 1 << 30,
-    "t": 1 << 40,
-    "tb": 1 << 40,
-    "tib": 1 << 40,
-}
-
 
 def parse_size(size: Union[int, str, None]) -> Optional[int]:
     """Bytes from ``4096``, ``"64K"``, ``"512M"``, ``"1.5G"`` (binary units), as the CLI."""
@@ -54,18 +37,7 @@ def parse_size(size: Union[int, str, None]) -> Optional[int]:
         if isinstance(size, int) and size < 0:
             raise SpecError(f"memory={size}: a size cannot be negative")
         return size
-    t = str(size).strip()
-    i = 0
-    while i < len(t) and (t[i].isdigit() or t[i] == "."):
-        i += 1
-    num, unit = t[:i], t[i:].strip().lower()
-    try:
-        v = float(num)
-    except ValueError:
-        raise SpecError(f"'{size}' is not a size (like 512M or 2G)") from None
-    if unit not in _UNITS:
-        raise SpecError(f"'{size}': unknown size unit '{unit}' (use K, M, G or T)")
-    return int(v * _UNITS[unit])
+    return _native.parse_size(str(size))
 
 
 @dataclass

@@ -13,7 +13,7 @@ use oxsort_bench::runs::{drop_caches, median, spread_note};
 use oxsort_bench::{BenchError, Setting};
 use oxsort_engine::{sort, Input, Output, SortConfig};
 
-use crate::size::parse_bytes;
+use oxsort_lang::parse_bytes;
 
 /// Arguments of `oxsort bench`.
 #[derive(clap::Args, Debug)]

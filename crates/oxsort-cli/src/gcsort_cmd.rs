@@ -84,7 +84,7 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
     loop {
         match rest {
             [flag, value, tail @ ..] if flag == "--memory" => {
-                args.memory = Some(crate::size::parse_bytes(value).map_err(|e| anyhow!("{e}"))?);
+                args.memory = Some(oxsort_lang::parse_bytes(value).map_err(|e| anyhow!("{e}"))?);
                 rest = tail;
             }
             [flag, value, tail @ ..] if flag == "--temp-dir" => {

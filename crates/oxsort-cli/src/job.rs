@@ -21,7 +21,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use oxsort_format::{parse_control, parse_join_input_control, Control, JoinSide, JoinSpec};
+use oxsort_format::{JoinSide, JoinSpec};
+use oxsort_lang::{parse_control, parse_join_input_control, Control};
 
 use crate::dd::DdMap;
 use crate::jcl::{self, JclDd};

@@ -1,6 +1,6 @@
 //! Record layout and key flags of `oxsort sort` / `explain`: `--record-size`, `--lines`,
 //! `--nul`, `--fields`, `--control`, `--unique` and GNU sort's `-k -t -n -r -s` (keys with every
-//! GNU modifier, built as [`oxsort_format::GnuOptions`] in the C locale).
+//! GNU modifier, built as [`oxsort_lang::GnuOptions`] in the C locale).
 //!
 //! The flags end in a [`SortSpec`] (layout, key, filter, unique, mode), the model every front
 //! end builds, which [`crate::sort_cmd`] hands to the engine. Key sources are exclusive: one of `--fields`, the
@@ -20,9 +20,10 @@
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
-use oxsort_format::{
-    parse_control, parse_fields, Blanks, GnuKey, GnuOptions, Location, ParseError, ReconcileError,
-    RecordLayout, SortSpec, SourceConflict, SpecSources,
+use oxsort_format::{RecordLayout, SortSpec};
+use oxsort_lang::{
+    parse_control, parse_fields, Blanks, GnuKey, GnuOptions, ReconcileError, SourceConflict,
+    SpecSources, Vocabulary,
 };
 
 /// Layout and key flags (flattened into [`crate::sort_cmd::SortArgs`]).
@@ -179,7 +180,7 @@ impl KeyArgs {
         let fields = match &self.fields {
             Some(spec) => Some(
                 parse_fields(spec)
-                    .map_err(|e| anyhow!("{}", flag_error(&format!("--fields '{spec}'"), &e)))?,
+                    .map_err(|e| anyhow!("{}", e.in_value(&format!("--fields '{spec}'"))))?,
             ),
             None => None,
         };
@@ -208,55 +209,12 @@ impl KeyArgs {
 
     /// A conflict between sources, in the words of this command line.
     fn conflict(&self, c: SourceConflict, gnu: &[&str]) -> anyhow::Error {
-        let name = match &self.control_text {
+        let control = match &self.control_text {
             Some((name, _)) => name.clone(),
             None => self.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
         };
-        let delimited = if self.lines { "--lines" } else { "--nul" };
-        match c {
-            SourceConflict::RecordSizeWithDelimited => {
-                anyhow!("--record-size gives fixed records; it cannot go with --lines or --nul")
-            }
-            SourceConflict::RecordSize(e) => anyhow::Error::new(e).context("--record-size"),
-            SourceConflict::ControlLength { length, record_size } => {
-                anyhow!("{name}: RECORD LENGTH={length} conflicts with --record-size {record_size}")
-            }
-            SourceConflict::ControlFixedWithDelimited { length } => anyhow!(
-                "{name}: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with {delimited}"
-            ),
-            SourceConflict::VariableWithOther => anyhow!(
-                "--rdw (or RECFM=V/VB) gives RDW-prefixed records; it cannot go with \
-                 --record-size, --lines or --nul"
-            ),
-            SourceConflict::ControlFixedWithVariable { length } => anyhow!(
-                "{name}: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with --rdw \
-                 (RDW-prefixed records)"
-            ),
-            SourceConflict::ControlVariableWithOther => anyhow!(
-                "{name}: RECORD TYPE=V (RDW-prefixed records) conflicts with {}",
-                if self.record_size.is_some() { "--record-size" } else { delimited }
-            ),
-            SourceConflict::CopyWithFields => anyhow!(
-                "{name}: a copy (FIELDS=COPY or OPTION COPY) has no key, but --fields gives one"
-            ),
-            SourceConflict::FieldsWithControlKey { statement } => {
-                anyhow!(
-                    "--fields and the {statement} FIELDS= of {name} both give the key: keep one"
-                )
-            }
-            SourceConflict::GnuNeedsDelimited => anyhow!(
-                "{} {} GNU sort flag{} for delimited text: add --lines or --nul (for fixed \
-                 records give the key with --fields)",
-                gnu.join(" "),
-                if gnu.len() == 1 { "is a" } else { "are" },
-                if gnu.len() == 1 { "" } else { "s" }
-            ),
-            SourceConflict::GnuWithKey { fields } => anyhow!(
-                "{} and {} both give the key: keep one",
-                gnu.join(" "),
-                if fields { "--fields" } else { "the control file" }
-            ),
-        }
+        let words = Flags { control, lines: self.lines, gnu: gnu.join(" "), gnu_count: gnu.len() };
+        anyhow!("{}", c.describe(&words))
     }
 
     /// The GNU flags as GNU sort's keys (C locale): `-k` with every modifier of GNU sort
@@ -285,21 +243,46 @@ impl KeyArgs {
     }
 }
 
-/// A parse error of a one-line flag value: `--fields '1,10,CQ,A': column 7: ...`.
-pub fn flag_error(what: &str, e: &ParseError) -> String {
-    match &e.location {
-        Location::Line { column, .. } | Location::Argument { column, .. } => {
-            format!("{what}: column {column}: {}", without_location(e))
-        }
-        _ => format!("{what}: {e}"),
-    }
+/// The command line's names for the sources of a sort's description.
+struct Flags {
+    /// The control statements' file (or GCSORT's name for its text).
+    control: String,
+    /// `--lines` (else `--nul`) was given.
+    lines: bool,
+    /// The GNU flags given, as `-k -t`.
+    gnu: String,
+    /// How many GNU flags that is.
+    gnu_count: usize,
 }
 
-/// The message of a parse error without its location prefix.
-pub fn without_location(e: &ParseError) -> String {
-    let full = e.to_string();
-    let prefix = format!("{}: ", e.location);
-    full.strip_prefix(&prefix).map(str::to_string).unwrap_or(full)
+impl Vocabulary for Flags {
+    fn record_size(&self, size: Option<usize>) -> String {
+        match size {
+            Some(n) => format!("--record-size {n}"),
+            None => "--record-size".into(),
+        }
+    }
+    fn delimited(&self) -> String {
+        if self.lines { "--lines" } else { "--nul" }.into()
+    }
+    fn delimited_options(&self) -> String {
+        "--lines or --nul".into()
+    }
+    fn variable(&self) -> String {
+        "--rdw (or RECFM=V/VB)".into()
+    }
+    fn control(&self) -> String {
+        self.control.clone()
+    }
+    fn fields(&self) -> String {
+        "--fields".into()
+    }
+    fn gnu(&self) -> String {
+        self.gnu.clone()
+    }
+    fn gnu_are(&self) -> String {
+        if self.gnu_count == 1 { "is a GNU sort flag" } else { "are GNU sort flags" }.into()
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,6 @@ mod join_cmd;
 mod join_direct;
 mod keys_args;
 mod nsort_cmd;
-mod size;
 mod sort_cmd;
 mod summary;
 mod valsort_cmd;

@@ -1,7 +1,7 @@
 //! `oxsort nsort ARGS...`: nsort command lines (and `-specification` files) run by the oxsort
 //! engine.
 //!
-//! The directives are parsed by `oxsort_format::parse_nsort_with` and mapped onto a
+//! The directives are parsed by `oxsort_lang::parse_nsort_with` and mapped onto a
 //! [`SortConfig`]:
 //!
 //! ```text
@@ -22,13 +22,9 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use oxsort_engine::{human_bytes, sort, FileStats, Input, Output, SortConfig, SortStats};
-use oxsort_format::{
-    parse_nsort_with, FieldLoc, KeySpec, Location, NsortCommand, NsortFile, NsortMethod,
-    ParseError, RecordLayout, SortSpec,
-};
+use oxsort_format::{FieldLoc, KeySpec, Location, ParseError, RecordLayout, SortSpec};
 use oxsort_io::IoOptions;
-
-use crate::keys_args::without_location;
+use oxsort_lang::{parse_nsort_with, NsortCommand, NsortFile, NsortMethod};
 
 const USAGE: &str = "\
 usage: oxsort nsort DIRECTIVE...
@@ -106,7 +102,7 @@ fn located(e: &ParseError, args: &[String]) -> String {
         Location::Argument { index, column } if (1..=args.len()).contains(index) => format!(
             "nsort argument {index} '{}', column {column}: {}",
             args[index - 1],
-            without_location(e)
+            e.message()
         ),
         _ => e.to_string(),
     }

@@ -10,7 +10,7 @@ use oxsort_io::IoOptions;
 
 use crate::dd::DdMap;
 use crate::keys_args::KeyArgs;
-use crate::size::parse_bytes;
+use oxsort_lang::parse_bytes;
 
 /// Where the sorted records go when only OUTFIL outputs are written.
 const DISCARD: &str = "/dev/null";

@@ -750,13 +750,16 @@ pub(crate) fn dedupe(keys: &SortKey, data: &mut [u8], key_buf: &mut Vec<u8>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oxsort_format::{parse_gnu_args, RecordLayout, SortSpec};
+    use oxsort_format::{RecordLayout, SortSpec};
     use oxsort_kernels::{entry_prefix, make_entry};
+    use oxsort_lang::{GnuArgs, GnuEnv};
 
     fn lines_key(args: &[&str]) -> SortKey {
         let argv: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         SortSpec {
-            key: Some(parse_gnu_args(&argv).unwrap().key),
+            key: Some(
+                GnuArgs::parse(&argv, &GnuEnv::default()).unwrap().c_locale_options().key_spec(),
+            ),
             ..SortSpec::with_layout(RecordLayout::LINES)
         }
         .compile()

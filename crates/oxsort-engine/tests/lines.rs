@@ -6,7 +6,8 @@ use std::path::Path;
 use std::process::Command;
 
 use oxsort_engine::{sort, Input, Output, SortConfig, SortSpec, SortStats};
-use oxsort_format::{parse_gnu_args, RecordLayout};
+use oxsort_format::RecordLayout;
+use oxsort_lang::{GnuArgs, GnuEnv};
 use oxsort_testkit::{leftovers, seed, setups, EngineTester, Rng, Setup};
 
 /// Bytes per chunk in the tester's setups (2^12): small, so records cross chunks often.
@@ -183,9 +184,9 @@ fn gnu_keys_match_gnu_sort() {
     ];
     for args in cases {
         let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let gnu = parse_gnu_args(&owned).unwrap();
+        let gnu = GnuArgs::parse(&owned, &GnuEnv::default()).unwrap().c_locale_options();
         let spec = SortSpec {
-            key: Some(gnu.key.clone()),
+            key: Some(gnu.key_spec()),
             unique: gnu.unique,
             ..SortSpec::with_layout(RecordLayout::LINES)
         };
@@ -221,7 +222,7 @@ fn a_record_longer_than_a_chunk_is_sorted_as_gnu_sort_sorts_it() {
 #[test]
 fn a_line_shorter_than_its_key_field_is_named_unless_vlshrt() {
     let _serial = oxsort_testkit::serial();
-    use oxsort_format::parse_control;
+    use oxsort_lang::parse_control;
     let d = tempfile::tempdir().unwrap();
     let (input, out) = (d.path().join("in.txt"), d.path().join("out.txt"));
     std::fs::write(&input, b"aaaa9xx\nbbbb1yy\ncc\ndddd5zz\n").unwrap();

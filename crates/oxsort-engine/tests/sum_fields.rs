@@ -4,7 +4,8 @@
 //! two passes; invalid decimal data names the sorted record, the field and the byte.
 
 use oxsort_engine::{EngineError, SortSpec};
-use oxsort_format::{parse_fields, KeyError, KeySpec, RecordLayout, SumField, SumKind};
+use oxsort_format::{KeyError, KeySpec, RecordLayout, SumField, SumKind};
+use oxsort_lang::parse_fields;
 use oxsort_testkit::{seed, setups, EngineTester, Rng};
 
 /// Records per chunk in the tester's setups (2^5): a few thousand records make runs.

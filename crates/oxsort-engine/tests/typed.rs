@@ -6,7 +6,8 @@ use std::cmp::Reverse;
 use std::path::Path;
 
 use oxsort_engine::{sort, EngineError, Input, Mode, Output, SortConfig, SortSpec, SortStats};
-use oxsort_format::{parse_control, parse_fields, KeySpec, RecordLayout};
+use oxsort_format::{KeySpec, RecordLayout};
+use oxsort_lang::{parse_control, parse_fields};
 use oxsort_testkit::{leftovers, seed, setups, EngineTester, Rng, Setup};
 
 const R: usize = 40;

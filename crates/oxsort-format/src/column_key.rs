@@ -64,7 +64,6 @@ impl ColumnKey {
                 FieldType::Packed | FieldType::Zoned => return None,
                 FieldType::Char | FieldType::Unsigned(Endian::Big) => Encoding::Bytes,
                 FieldType::Gnu(k) if k.is_raw_text() => Encoding::Bytes,
-                FieldType::GnuNumeric => Encoding::Numeric,
                 FieldType::Gnu(k) if k.is_c_numeric() => Encoding::Numeric,
                 kind => Encoding::Other(kind),
             };
@@ -215,7 +214,6 @@ mod tests {
         prop_oneof![
             Just(FieldType::Gnu(c)),
             Just(FieldType::Gnu(GnuKind { order: GnuOrder::Numeric, ..c })),
-            Just(FieldType::GnuNumeric),
             Just(FieldType::Char),
             Just(FieldType::Gnu(GnuKind { order: GnuOrder::Month, ..c })),
             Just(FieldType::Gnu(GnuKind { order: GnuOrder::General, ..c })),

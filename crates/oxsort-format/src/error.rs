@@ -68,15 +68,30 @@ impl ParseError {
     pub fn new(location: Location, expected: impl Into<String>, found: Option<String>) -> Self {
         ParseError { location, expected: expected.into(), found }
     }
+
+    /// The message without its location: `order must be A or D, found 'Q'`.
+    pub fn message(&self) -> String {
+        match &self.found {
+            Some(found) => format!("{}, found '{found}'", self.expected),
+            None => format!("{}, found end of input", self.expected),
+        }
+    }
+
+    /// The error in a one-line value that a front end names (`what`, such as
+    /// `--fields '1,10,CQ,A'` or `fields='1,10,CQ,A'`): `WHAT: column 7: message`.
+    pub fn in_value(&self, what: &str) -> String {
+        match &self.location {
+            Location::Line { column, .. } | Location::Argument { column, .. } => {
+                format!("{what}: column {column}: {}", self.message())
+            }
+            _ => format!("{what}: {self}"),
+        }
+    }
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.location, self.expected)?;
-        match &self.found {
-            Some(found) => write!(f, ", found '{found}'"),
-            None => write!(f, ", found end of input"),
-        }
+        write!(f, "{}: {}", self.location, self.message())
     }
 }
 
@@ -190,7 +205,7 @@ pub enum SpecError {
         len: usize,
     },
     /// `INREC`/`OUTREC` on delimited records.
-    #[error("{statement} needs fixed-length records (RECORD TYPE=F,LENGTH=n or --record-size)")]
+    #[error("{statement} needs fixed-length records (RECORD TYPE=F,LENGTH=n or a record size)")]
     ReformatNeedsFixed {
         /// `INREC` or `OUTREC`.
         statement: &'static str,

@@ -568,7 +568,7 @@ fn encode_general(t: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(&[0x02, u8::from(v.is_sign_negative())]);
     } else {
         out.push(0x03);
-        out.extend_from_slice(&crate::normalize::float64_key(v.to_bits()).to_be_bytes());
+        out.extend_from_slice(&crate::float::float64_key(v.to_bits()).to_be_bytes());
     }
 }
 

@@ -32,6 +32,7 @@
 use crate::columns::FieldEnds;
 use crate::decimal::{self, TextSyntax};
 use crate::error::KeyError;
+use crate::float::{float32_key, float64_key};
 use crate::spec::{Endian, FieldLoc, FieldType, KeySpec, ShortFields};
 
 /// Presence byte of a fixed-position field with [`ShortFields::SortFirst`].
@@ -205,7 +206,6 @@ pub(crate) fn encode_field(
         }
         FieldType::SignedText => decimal::encode_text(out, bytes, TextSyntax::LeadingSign),
         FieldType::Decimal => decimal::encode_text(out, bytes, TextSyntax::Decimal),
-        FieldType::GnuNumeric => decimal::encode_text(out, bytes, TextSyntax::Gnu),
         FieldType::Gnu(kind) => crate::gnu_key::encode(&kind, bytes, out, want),
         FieldType::FreeUnsigned => decimal::encode_free(out, bytes, false),
         FieldType::FreeSigned => decimal::encode_free(out, bytes, true),
@@ -222,36 +222,6 @@ fn escape(bytes: &[u8], out: &mut Vec<u8>) {
         }
     }
     out.extend_from_slice(&[0, 0]);
-}
-
-/// The order-preserving image of a binary64's bits: negative values flipped entirely,
-/// non-negative ones with the sign bit set; -0 maps like +0 and every NaN to all ones (after
-/// +inf).
-pub(crate) fn float64_key(bits: u64) -> u64 {
-    let x = f64::from_bits(bits);
-    if x.is_nan() {
-        return u64::MAX;
-    }
-    let bits = if x == 0.0 { 0 } else { bits };
-    if bits >> 63 == 1 {
-        !bits
-    } else {
-        bits | 1 << 63
-    }
-}
-
-/// [`float64_key`] for binary32.
-pub(crate) fn float32_key(bits: u32) -> u32 {
-    let x = f32::from_bits(bits);
-    if x.is_nan() {
-        return u32::MAX;
-    }
-    let bits = if x == 0.0 { 0 } else { bits };
-    if bits >> 31 == 1 {
-        !bits
-    } else {
-        bits | 1 << 31
-    }
 }
 
 /// Bytes of the encoding of a fixed-width type's field of `len` bytes: the field's own length,

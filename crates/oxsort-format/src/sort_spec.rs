@@ -28,14 +28,14 @@ use std::sync::Arc;
 use crate::column_key::ColumnKey;
 use crate::columns::ColumnSpan;
 use crate::error::{KeyError, SpecError};
-use crate::filter::Filter;
 use crate::layout::{RecordLayout, Records};
 use crate::normalize::FixedKey;
-use crate::outfil::{Outfil, OutfilProgram};
-use crate::reformat::{Reformat, ReformatProgram, Stage};
+use crate::program::filter::Filter;
+use crate::program::outfil::{Outfil, OutfilProgram};
+use crate::program::reformat::{Reformat, ReformatProgram, Stage};
+use crate::program::sum::SumField;
+use crate::program::vbuild::VarBuild;
 use crate::spec::{FieldLoc, FieldType, KeySpec, Prefix, PREFIX_BYTES};
-use crate::sum::SumField;
-use crate::vbuild::VarBuild;
 
 /// What the sort does with the records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -588,49 +588,6 @@ impl SortKey {
 mod tests {
     use super::*;
     use crate::spec::{Endian, KeyField};
-    use crate::{parse_fields, parse_gnu_args, GnuOptions};
-
-    fn kind(spec: &SortSpec) -> String {
-        let k = spec.compile().unwrap();
-        format!("{:?}", k.kind()).split([' ', '(', '{']).next().unwrap().to_string()
-    }
-
-    #[test]
-    fn every_front_end_key_compiles_to_its_kind() {
-        assert_eq!(kind(&SortSpec::default()), "RawBytes");
-        let bench = SortSpec { key: Some(KeySpec::benchmark()), ..SortSpec::default() };
-        assert_eq!(bench.compile().unwrap().full_prefix_offset(), Some(0));
-        let short = SortSpec { key: Some(parse_fields("3,4,CH,A").unwrap()), ..bench.clone() };
-        let k = short.compile().unwrap();
-        assert!(matches!(k.kind(), KeyKind::RawBytes { offset: 2, len: 4 }));
-        assert_eq!(k.full_prefix_offset(), None);
-        let typed = SortSpec { key: Some(parse_fields("11,4,BI,D").unwrap()), ..bench.clone() };
-        assert_eq!(kind(&typed), "Fixed");
-        let packed = SortSpec { key: Some(parse_fields("1,4,PD,A").unwrap()), ..bench.clone() };
-        assert_eq!(kind(&packed), "General");
-        let lines = SortSpec::with_layout(RecordLayout::LINES);
-        assert_eq!(kind(&lines), "RawLines");
-        let whole =
-            SortSpec { key: Some(parse_gnu_args(&["-s".into()]).unwrap().key), ..lines.clone() };
-        assert_eq!(kind(&whole), "RawLines");
-        // GNU sort without -k, as the `sort` front end builds it (with its last-resort field):
-        // raw lines in C, a built key once the text is collated or folded.
-        let c = GnuOptions { decimal_point: b'.', ..GnuOptions::default() };
-        let gnu_default = SortSpec { key: Some(c.key_spec()), ..lines.clone() };
-        assert_eq!(kind(&gnu_default), "RawLines");
-        let collated = GnuOptions { collate: true, ..c.clone() };
-        assert_eq!(kind(&SortSpec { key: Some(collated.key_spec()), ..lines.clone() }), "General");
-        let mut folded = c.clone();
-        folded.global.fold = true;
-        assert_eq!(kind(&SortSpec { key: Some(folded.key_spec()), ..lines.clone() }), "General");
-        let numeric = SortSpec {
-            key: Some(parse_gnu_args(&["-k2,2n".into()]).unwrap().key),
-            ..lines.clone()
-        };
-        assert_eq!(kind(&numeric), "General");
-        let copy = SortSpec { mode: Mode::Copy, ..numeric };
-        assert_eq!(kind(&copy), "Copy");
-    }
 
     #[test]
     fn layout_and_key_conflicts_are_errors() {
@@ -639,7 +596,8 @@ mod tests {
             small.compile().unwrap_err().to_string(),
             "the default key (bytes 1 to 10) ends past the 8-byte records: give a key"
         );
-        let past = SortSpec { key: Some(parse_fields("5,8,CH,A").unwrap()), ..small };
+        let past = KeySpec::new(vec![KeyField::bytes(4, 8, FieldType::Char, false)]).unwrap();
+        let past = SortSpec { key: Some(past), ..small };
         assert!(matches!(past.compile(), Err(SpecError::FieldPastRecord { end: 12, .. })));
         assert!(SortSpec::with_layout(RecordLayout::Fixed(0)).compile().is_err());
         assert!(SortKey::raw_bytes(100, 95, 10).is_err());
@@ -665,7 +623,11 @@ mod tests {
                 KeyField::bytes(4, 4, FieldType::Signed(Endian::Big), false),
             ])
             .unwrap(),
-            parse_fields("5,4,FI,D,1,2,CH,A").unwrap(),
+            KeySpec::new(vec![
+                KeyField::bytes(4, 4, FieldType::Signed(Endian::Big), true),
+                KeyField::bytes(0, 2, FieldType::Char, false),
+            ])
+            .unwrap(),
         ];
         for key in keys {
             let spec = SortSpec {
@@ -690,30 +652,6 @@ mod tests {
                     assert_eq!(ka.cmp(&kb), want, "{key:?}: appended keys");
                     assert_eq!(SortKey::prefix_of_key(&ka[1..]), pa, "{key:?}");
                     assert_eq!(sk.builds_keys(), !matches!(sk.kind(), KeyKind::RawBytes { .. }));
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn whole_keys_of_delimited_records_agree_with_cmp_full() {
-        let lines: Vec<&[u8]> =
-            vec![b"b,10\n", b"a,9\n", b"a,10\n", b"c,-1\n", b"b,10.0\n", b",\n", b"a\n"];
-        for args in [&["-t,", "-k2,2n", "-k1,1"][..], &["-r"], &["-b", "-n", "-s"]] {
-            let argv: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-            let spec = SortSpec {
-                key: Some(parse_gnu_args(&argv).unwrap().key),
-                ..SortSpec::with_layout(RecordLayout::LINES)
-            };
-            let sk = spec.compile().unwrap();
-            let mut scratch = Vec::new();
-            for a in &lines {
-                for b in &lines {
-                    let (mut ka, mut kb) = (Vec::new(), Vec::new());
-                    sk.full_key(a, &mut ka);
-                    sk.full_key(b, &mut kb);
-                    assert_eq!(ka.cmp(&kb), sk.cmp_full(a, b), "{args:?}");
-                    assert_eq!(SortKey::prefix_of_key(&ka), sk.prefix(a, &mut scratch).unwrap());
                 }
             }
         }

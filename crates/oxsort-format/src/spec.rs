@@ -56,9 +56,6 @@ pub enum FieldType {
     /// Decimal text (nsort `decimal`): blanks, optional `+`/`-`, digits, optional `.` and
     /// fraction digits.
     Decimal,
-    /// GNU `sort -n` numbers in the C locale: blanks, optional `-`, digits, optional `.` and
-    /// fraction digits; anything else reads as 0 (so `+5` is 0, as in GNU sort).
-    GnuNumeric,
     /// A GNU sort key of any kind (`-n -g -h -M -V -R`, text with `-d -f -i`, locale
     /// collation): see [`GnuKind`](crate::GnuKind).
     Gnu(crate::gnu_key::GnuKind),
@@ -82,7 +79,6 @@ impl FieldType {
             FieldType::FreeUnsigned => "UFF",
             FieldType::FreeSigned => "SFF",
             FieldType::Decimal => "decimal",
-            FieldType::GnuNumeric => "numeric",
             FieldType::Gnu(_) => "gnu",
         }
     }
@@ -110,7 +106,7 @@ impl FieldType {
     }
 
     /// Checks a fixed field length for this type; on error, the allowed lengths in words.
-    pub(crate) fn allowed_lengths(self, len: usize) -> Result<(), &'static str> {
+    pub fn allowed_lengths(self, len: usize) -> Result<(), &'static str> {
         let ok = match self {
             FieldType::Unsigned(Endian::Little) | FieldType::Signed(_) => (1..=8).contains(&len),
             FieldType::Float(_) => len == 4 || len == 8,
@@ -141,7 +137,7 @@ impl FieldType {
 
 /// The alternate collating sequence of `AQ` fields when no `ALTSEQ` statement changes it: each
 /// byte collates as itself.
-pub(crate) static IDENTITY: [u8; 256] = {
+pub static IDENTITY: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
     while i < 256 {

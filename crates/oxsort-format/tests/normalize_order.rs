@@ -4,7 +4,9 @@
 
 use std::cmp::Ordering;
 
-use oxsort_format::{ColumnSpan, Endian, FieldType, KeyField, KeySpec};
+use oxsort_format::{
+    ColumnSpan, Endian, FieldType, GnuIgnore, GnuKind, GnuOrder, KeyField, KeySpec,
+};
 use oxsort_testkit::Rng;
 use proptest::prelude::*;
 
@@ -38,6 +40,17 @@ fn val_cmp(a: &Val, b: &Val) -> Ordering {
     }
 }
 
+/// GNU `sort -n` in the C locale.
+const GNU_C_NUMERIC: FieldType = FieldType::Gnu(GnuKind {
+    order: GnuOrder::Numeric,
+    ignore: GnuIgnore::None,
+    fold: false,
+    collate: false,
+    decimal_point: b'.',
+    thousands_sep: None,
+    seed: [0, 0],
+});
+
 const ALL_TYPES: [FieldType; 16] = [
     FieldType::Char,
     FieldType::Unsigned(Endian::Big),
@@ -52,7 +65,7 @@ const ALL_TYPES: [FieldType; 16] = [
     FieldType::FreeUnsigned,
     FieldType::FreeSigned,
     FieldType::Decimal,
-    FieldType::GnuNumeric,
+    GNU_C_NUMERIC,
     // Twice more of the types with many encodings.
     FieldType::Packed,
     FieldType::Zoned,
@@ -251,7 +264,7 @@ fn encode(kind: FieldType, len: usize, v: &Val, seed: u64) -> Vec<u8> {
             }
             pad(String::from_utf8(out).unwrap(), len)
         }
-        (FieldType::Decimal | FieldType::GnuNumeric, Val::Scaled(x)) => {
+        (FieldType::Decimal | GNU_C_NUMERIC, Val::Scaled(x)) => {
             let int = x.unsigned_abs() / 1_000_000;
             let frac = x.unsigned_abs() % 1_000_000;
             let mut s = " ".repeat(pick.below(2) as usize);

@@ -6,8 +6,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use oxsort_engine::{Input, Output, Progress, SortConfig};
-use oxsort_format::{parse_control, parse_fields, parse_gnu_args, Location, ParseError};
-use oxsort_format::{ReconcileError, RecordLayout, SourceConflict, SpecSources};
+use oxsort_format::RecordLayout;
+use oxsort_lang::{parse_control, parse_fields, GnuArgs, GnuEnv, GnuOptions};
+use oxsort_lang::{ReconcileError, SourceConflict, SpecSources, Vocabulary};
 use pyo3::prelude::*;
 
 use crate::errors::{engine_error, SpecError};
@@ -60,8 +61,16 @@ pub(crate) fn build_config(
     hooks: Option<Hooks>,
 ) -> PyResult<SortConfig> {
     let spec_err = |m: String| SpecError::new_err(m);
-    let delimited = match (a.lines, a.nul) {
-        (true, true) => return Err(spec_err("lines=True and nul=True: choose one".into())),
+    let gnu = gnu_args(&a.keys).map_err(spec_err)?;
+    let delimited = match (a.lines, a.nul || gnu.zero) {
+        (true, true) if a.nul => {
+            return Err(spec_err("lines=True and nul=True: choose one".into()))
+        }
+        (true, true) => {
+            return Err(spec_err(
+                "keys: -z (NUL-terminated records) conflicts with lines=True".into(),
+            ))
+        }
         (true, _) => Some(RecordLayout::LINES),
         (_, true) => Some(RecordLayout::NUL),
         _ => None,
@@ -79,7 +88,7 @@ pub(crate) fn build_config(
     }
     let fields = match &a.fields {
         Some(f) => {
-            Some(parse_fields(f).map_err(|e| spec_err(located(&format!("fields='{f}'"), &e)))?)
+            Some(parse_fields(f).map_err(|e| spec_err(e.in_value(&format!("fields='{f}'"))))?)
         }
         None => None,
     };
@@ -95,12 +104,8 @@ pub(crate) fn build_config(
     };
     let spec = sources
         .reconcile(|unique| {
-            let mut argv = a.keys.clone();
-            if unique {
-                argv.push("-u".into());
-            }
-            let g = parse_gnu_args(&argv).map_err(|e| gnu_error(&e, &argv))?;
-            Ok::<_, String>((g.key, g.unique))
+            let g = gnu_options(&gnu, unique)?;
+            Ok::<_, String>((g.key_spec(), g.unique))
         })
         .map_err(|e| match e {
             ReconcileError::Gnu(m) => spec_err(m),
@@ -127,72 +132,94 @@ pub(crate) fn build_config(
 
 /// A conflict between sources, in the words of the Python API.
 fn conflict(c: SourceConflict, a: &SpecArgs) -> String {
-    let delimited = if a.lines { "lines=True" } else { "nul=True" };
-    match c {
-        SourceConflict::RecordSizeWithDelimited => {
-            "record_size gives fixed records; it cannot go with lines or nul".into()
+    c.describe(&Arguments { lines: a.lines })
+}
+
+/// The Python API's names for the sources of a sort's description.
+struct Arguments {
+    /// `lines=True` (else `nul=True`) was given.
+    lines: bool,
+}
+
+impl Vocabulary for Arguments {
+    fn record_size(&self, size: Option<usize>) -> String {
+        match size {
+            Some(n) => format!("record_size={n}"),
+            None => "record_size".into(),
         }
-        SourceConflict::RecordSize(e) => {
-            format!("record_size={}: {e}", a.record_size.unwrap_or_default())
-        }
-        SourceConflict::ControlLength { length, record_size } => {
-            format!("control: RECORD LENGTH={length} conflicts with record_size={record_size}")
-        }
-        SourceConflict::ControlFixedWithDelimited { length } => format!(
-            "control: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with {delimited}"
-        ),
-        SourceConflict::VariableWithOther => {
-            "RDW-prefixed records cannot go with record_size, lines or nul".into()
-        }
-        SourceConflict::ControlFixedWithVariable { length } => format!(
-            "control: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with RDW-prefixed \
-             records"
-        ),
-        SourceConflict::ControlVariableWithOther => format!(
-            "control: RECORD TYPE=V (RDW-prefixed records) conflicts with {}",
-            if a.record_size.is_some() { "record_size".to_string() } else { delimited.to_string() }
-        ),
-        SourceConflict::CopyWithFields => {
-            "control: a copy (FIELDS=COPY or OPTION COPY) has no key, but fields= gives one".into()
-        }
-        SourceConflict::FieldsWithControlKey { .. } => {
-            "fields= and the control statements both give the key: keep one".into()
-        }
-        SourceConflict::GnuNeedsDelimited => "keys= gives GNU sort keys, for delimited text: add \
-                                              lines=True or nul=True (for fixed records give the \
-                                              key with fields=)"
-            .into(),
-        SourceConflict::GnuWithKey { .. } => {
-            "keys= and fields= (or control=) both give the key: keep one".into()
-        }
+    }
+    fn delimited(&self) -> String {
+        if self.lines { "lines=True" } else { "nul=True" }.into()
+    }
+    fn delimited_options(&self) -> String {
+        "lines=True or nul=True".into()
+    }
+    fn variable(&self) -> String {
+        "RDW-prefixed records".into()
+    }
+    fn control(&self) -> String {
+        "control".into()
+    }
+    fn fields(&self) -> String {
+        "fields=".into()
+    }
+    fn gnu(&self) -> String {
+        "keys=".into()
+    }
+    fn gnu_are(&self) -> String {
+        "gives GNU sort keys".into()
     }
 }
 
-/// `what: column N: message` for a parse error of a one-line value.
-fn located(what: &str, e: &ParseError) -> String {
-    match &e.location {
-        Location::Line { column, .. } | Location::Argument { column, .. } => {
-            format!("{what}: column {column}: {}", without_location(e))
+/// Bytes from a size as users write it (`4096`, `"512M"`, `"1.5G"`), read as the CLI reads
+/// its sizes.
+#[pyfunction]
+pub(crate) fn parse_size(text: &str) -> PyResult<u64> {
+    oxsort_lang::parse_bytes(text).map_err(|e| SpecError::new_err(e.to_string()))
+}
+
+/// `keys=` read as GNU sort's command line reads it (the `sort` link's `getopt_long` model),
+/// keeping only what is about the key: the rest has its own argument in Python, or none.
+fn gnu_args(argv: &[String]) -> Result<GnuArgs, String> {
+    let env = GnuEnv::default();
+    let g = GnuArgs::parse(argv, &env).map_err(|e| {
+        // Name the argument the mistake is in: where the shortest prefix of the arguments
+        // that fails the same way ends.
+        let at =
+            (1..=argv.len()).find(|&n| GnuArgs::parse(&argv[..n], &env).err().as_ref() == Some(&e));
+        match at {
+            Some(n) => format!("keys: argument '{}': {e}", argv[n - 1]),
+            None => format!("keys: {e}"),
         }
-        _ => format!("{what}: {e}"),
+    })?;
+    let elsewhere = [
+        (g.output.is_some(), "-o (the output is the output argument)"),
+        (g.check.is_some(), "-c/-C (use oxsort.check)"),
+        (g.merge, "-m (use oxsort.merge)"),
+        (g.buffer_size.is_some(), "-S (use memory=)"),
+        (!g.temp_dirs.is_empty(), "-T (use temp_dirs=)"),
+        (g.parallel.is_some(), "--parallel (use threads=)"),
+        (g.batch_size.is_some(), "--batch-size"),
+        (g.compress_program.is_some(), "--compress-program"),
+        (g.files0_from.is_some(), "--files0-from (give the inputs)"),
+        (g.random_source.is_some(), "--random-source"),
+        (g.debug, "--debug"),
+        (g.help, "--help"),
+        (g.version, "--version"),
+    ];
+    if let Some((_, what)) = elsewhere.iter().find(|(given, _)| *given) {
+        return Err(format!("keys: {what} is not about the key"));
     }
+    if let Some(f) = g.files.first() {
+        return Err(format!("keys: '{f}' is not an option (keys= takes GNU sort options)"));
+    }
+    Ok(g)
 }
 
-/// A GNU flag parse error naming the argument it is in.
-fn gnu_error(e: &ParseError, argv: &[String]) -> String {
-    match &e.location {
-        Location::Argument { index, column } if (1..=argv.len()).contains(index) => format!(
-            "keys: argument '{}': column {column}: {}",
-            argv[index - 1],
-            without_location(e)
-        ),
-        _ => format!("keys: {e}"),
-    }
-}
-
-/// The message of a parse error without its location prefix.
-fn without_location(e: &ParseError) -> String {
-    let full = e.to_string();
-    let prefix = format!("{}: ", e.location);
-    full.strip_prefix(&prefix).map(str::to_string).unwrap_or(full)
+/// The keys of `keys=` as `oxsort sort -k` builds them: GNU sort's rules in the C locale.
+fn gnu_options(g: &GnuArgs, unique: bool) -> Result<GnuOptions, String> {
+    let mut opts = g.c_locale_options();
+    opts.unique |= unique;
+    opts.check().map_err(|e| format!("keys: {e}"))?;
+    Ok(opts)
 }

@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-use oxsort_format::{ColumnSpan, GnuKey, GnuOptions};
+use oxsort_format::ColumnSpan;
+use oxsort_lang::{GnuKey, GnuOptions};
 
 use super::msg::quote;
 

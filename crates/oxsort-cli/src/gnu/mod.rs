@@ -2,7 +2,7 @@
 //! status, on oxsort's engine.
 //!
 //! ```text
-//!  argv ─► args (getopt_long) ─► GnuOptions (keys, locale) ─► KeySpec ─┬─► engine sort ─► out
+//!  argv ─► GnuArgs (getopt_long) ─► GnuOptions (keys, locale) ─► KeySpec ─┬─► engine sort ─► out
 //!                                                                      ├─► check (-c, -C)
 //!                                                                      └─► debug annotations
 //! ```
@@ -10,7 +10,6 @@
 //! Exit status as GNU's: 0, 1 for disorder under `-c`/`-C`, 2 for any trouble. `-m` sorts the
 //! concatenated inputs stably, which for sorted inputs is exactly their merge.
 
-mod args;
 mod check;
 mod debug;
 mod msg;
@@ -20,9 +19,9 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use oxsort_engine::{EngineError, Input, Output, SortConfig};
-use oxsort_format::{GnuOptions, KeySpec, RecordLayout, SortSpec};
+use oxsort_format::{KeySpec, RecordLayout, SortSpec};
+use oxsort_lang::{GnuArgs as Args, GnuCheck as Check, GnuEnv, GnuOptions};
 
-use args::{Args, Check};
 use msg::{quote, quoteaf, quotef, Fail};
 
 /// Runs GNU sort's command line (the arguments after the program name); returns the exit
@@ -48,8 +47,21 @@ pub fn main(argv: Vec<String>) -> i32 {
     }
 }
 
+/// What the command line depends on outside itself, read from this process.
+fn process_env() -> GnuEnv {
+    GnuEnv {
+        posixly_correct: std::env::var_os("POSIXLY_CORRECT").is_some(),
+        posix2_version: std::env::var("_POSIX2_VERSION")
+            .ok()
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(200_809),
+        open_file_limit: oxsort_locale::sys::open_file_limit(),
+        physical_memory: oxsort_locale::sys::physical_memory(),
+    }
+}
+
 fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
-    let mut a = Args::parse(argv)?;
+    let mut a = Args::parse(argv, &process_env())?;
     if a.help {
         print!("{}", msg::help());
         return Ok(0);
@@ -72,7 +84,7 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         thousands_sep: locale.thousands_sep,
         seed: [0, 0],
     };
-    opts.check().map_err(args::key_fail)?;
+    opts.check().map_err(msg::key_fail)?;
     if a.debug {
         if let Some(c) = a.check {
             let c = if c == Check::Quiet { 'C' } else { 'c' };

@@ -3,6 +3,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use oxsort_lang::gnu::NumberProblem;
+use oxsort_lang::{GnuArgError, GnuKeyError};
+
 /// Messages quote with ‘ ’ (UTF-8 locales) instead of ' '.
 static CURLY: AtomicBool = AtomicBool::new(false);
 
@@ -62,6 +65,79 @@ impl Fail {
         }
         self.status
     }
+}
+
+impl From<GnuArgError> for Fail {
+    /// A command-line mistake as GNU sort words it: usage mistakes add the `--help` hint, an
+    /// invalid `--sort`/`--check` word lists the valid ones and exits with status 1.
+    fn from(e: GnuArgError) -> Fail {
+        match e {
+            GnuArgError::UnexpectedValue { .. }
+            | GnuArgError::MissingValue { .. }
+            | GnuArgError::MissingShortValue { .. }
+            | GnuArgError::Unrecognized { .. }
+            | GnuArgError::Ambiguous { .. } => Fail::usage(e.to_string()),
+            GnuArgError::InvalidShort { byte } => {
+                // getopt names the one byte, even the first of a multibyte character.
+                let mut m = b"invalid option -- '".to_vec();
+                m.extend_from_slice(&[byte, b'\'']);
+                Fail::usage(m)
+            }
+            GnuArgError::BadWord { ambiguous, value, option, words } => {
+                let problem = if ambiguous { "ambiguous" } else { "invalid" };
+                let mut msg = format!(
+                    "{problem} argument {} for {}\nValid arguments are:",
+                    quote(&value),
+                    quote(option)
+                );
+                let mut last = "";
+                for (w, c) in words {
+                    if *c == last {
+                        msg.push_str(&format!(", {}", quote(w)));
+                    } else {
+                        msg.push_str(&format!("\n  - {}", quote(w)));
+                    }
+                    last = c;
+                }
+                Fail { status: ARGMATCH_FAILURE, ..Fail::usage(msg) }
+            }
+            GnuArgError::MultiCharacterTab { tab } => {
+                Fail::plain(format!("multi-character tab {}", quote(&tab)))
+            }
+            GnuArgError::Number { problem, option, value } => Fail::plain(match problem {
+                NumberProblem::Invalid => format!("invalid {option} argument {}", literal(&value)),
+                NumberProblem::Suffix => {
+                    format!("invalid suffix in {option} argument {}", literal(&value))
+                }
+                _ => format!("{option} argument {} too large", literal(&value)),
+            }),
+            GnuArgError::BatchTooSmall { value } => Fail::plain(format!(
+                "invalid --batch-size argument {}\nsort: minimum --batch-size argument is {}",
+                quote(&value),
+                quote("2")
+            )),
+            GnuArgError::BatchTooLarge { value, max } => Fail::plain(format!(
+                "--batch-size argument {} too large\nsort: maximum --batch-size argument with \
+                 current rlimit is {max}",
+                quote(&value)
+            )),
+            GnuArgError::Key(k) => key_fail(k),
+            other => Fail::plain(other.to_string()),
+        }
+    }
+}
+
+/// A key definition's error in GNU's words, the echoed text quoted as GNU's `quote` does.
+pub fn key_fail(e: GnuKeyError) -> Fail {
+    Fail::plain(match e {
+        GnuKeyError::BadCount { what, text } => {
+            format!("{what}: invalid count at start of {}", quote(&text))
+        }
+        GnuKeyError::BadSpec { what, spec } => {
+            format!("{what}: invalid field specification {}", quote(&spec))
+        }
+        other => other.to_string(),
+    })
 }
 
 /// A system error's text as `strerror` words it.

@@ -1,10 +1,8 @@
 //! nsort command lines: the published Sort Benchmark lines parse as written, specification
 //! files, field types, and errors that name what is wrong.
 
-use oxsort_format::{
-    parse_nsort, parse_nsort_spec, parse_nsort_with, ColumnSpan, Endian, FieldType, KeyField,
-    KeySpec, NsortFile, NsortMethod, RecordLayout,
-};
+use oxsort_format::{ColumnSpan, Endian, FieldType, KeyField, KeySpec, RecordLayout};
+use oxsort_lang::{parse_nsort, parse_nsort_spec, parse_nsort_with, NsortFile, NsortMethod};
 
 fn args(line: &str) -> Vec<String> {
     line.split_whitespace().map(str::to_string).collect()

@@ -22,10 +22,10 @@
 //! A field with `delimiter:C` is a delimited column: the n-th `-field` declared is column n,
 //! and all fields then use the same delimiter. Anything else is an error naming it.
 
-use crate::columns::ColumnSpan;
-use crate::error::{Location, ParseError};
-use crate::layout::{RecordLayout, MAX_RECORD_SIZE};
-use crate::spec::{Endian, FieldType, KeyField, KeySpec, ShortFields};
+use oxsort_format::ColumnSpan;
+use oxsort_format::{Endian, FieldType, KeyField, KeySpec, ShortFields};
+use oxsort_format::{Location, ParseError};
+use oxsort_format::{RecordLayout, MAX_RECORD_SIZE};
 
 /// The words of a field definition (`-field=` and inline `-key=`).
 const FIELD_WORDS: &[&str] = &[

@@ -16,9 +16,9 @@
 //!  -n                    ─►  [ line: Gnu{Numeric} | line: Gnu{Text} ]
 //! ```
 
-use crate::columns::{ColumnEnd, ColumnSpan};
-use crate::gnu_key::{GnuIgnore, GnuKind, GnuOrder};
-use crate::spec::{FieldType, KeyField, KeySpec, ShortFields};
+use oxsort_format::{ColumnEnd, ColumnSpan};
+use oxsort_format::{FieldType, KeyField, KeySpec, ShortFields};
+use oxsort_format::{GnuIgnore, GnuKind, GnuOrder};
 
 /// A bad key definition or a bad combination of ordering options, worded as GNU sort words
 /// it (the text after `sort: `).

@@ -1,4 +1,4 @@
-//! The operands of `INREC` and `OUTREC` (see [`crate::reformat`] for what they mean).
+//! The operands of `INREC` and `OUTREC` (see [`oxsort_format::Reformat`] for what they mean).
 //!
 //! ```text
 //!  INREC|OUTREC  BUILD=(items) | FIELDS=(items) | OVERLAY=(items) | FINDREP=(...)
@@ -19,13 +19,13 @@
 //! ```
 
 use super::{line_err, CondParser, Parser, Pos, Tok};
-use crate::edit::{EditMask, NumFormat, Signs, MASKS};
-use crate::error::ParseError;
-use crate::reformat::{
+use oxsort_format::ParseError;
+use oxsort_format::{max_digits, ConvTo, SumKind};
+use oxsort_format::{
     Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, SeqFormat, Seqnum, Tran,
     When, PARSED_BASE,
 };
-use crate::sum::{max_digits, ConvTo, SumKind};
+use oxsort_format::{EditMask, NumFormat, Signs, MASKS};
 
 const STATEMENT_OPERANDS: &str =
     "PARSE=, BUILD=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN= or IFOUTLEN=";
@@ -165,10 +165,10 @@ impl Parser<'_> {
             if matches!(self.peek(), Some(Tok::Num(_))) && self.peek_at(1) == Some(&Tok::Bad(':')) {
                 let (c, cpos) = self.number("expected a column")?;
                 self.i += 1;
-                if c == 0 || c > crate::MAX_RECORD_SIZE {
+                if c == 0 || c > oxsort_format::MAX_RECORD_SIZE {
                     return Err(line_err(
                         cpos,
-                        &format!("a column must be 1 to {}", crate::MAX_RECORD_SIZE),
+                        &format!("a column must be 1 to {}", oxsort_format::MAX_RECORD_SIZE),
                         Some(c.to_string()),
                     ));
                 }
@@ -190,10 +190,10 @@ impl Parser<'_> {
             }
             let item = self.item()?;
             next += item.len();
-            if next - 1 > crate::MAX_RECORD_SIZE {
+            if next - 1 > oxsort_format::MAX_RECORD_SIZE {
                 return Err(self.err(&format!(
                     "records must be at most {} bytes: this item ends past that",
-                    crate::MAX_RECORD_SIZE
+                    oxsort_format::MAX_RECORD_SIZE
                 )));
             }
             items.push(Placed { column, item });
@@ -254,10 +254,13 @@ impl Parser<'_> {
                         )))
                     }
                 };
-                if count.saturating_mul(unit.len()) > crate::MAX_RECORD_SIZE {
+                if count.saturating_mul(unit.len()) > oxsort_format::MAX_RECORD_SIZE {
                     return Err(line_err(
                         cpos,
-                        &format!("records must be at most {} bytes", crate::MAX_RECORD_SIZE),
+                        &format!(
+                            "records must be at most {} bytes",
+                            oxsort_format::MAX_RECORD_SIZE
+                        ),
                         Some(count.to_string()),
                     ));
                 }
@@ -672,12 +675,12 @@ impl Parser<'_> {
                     }
                     "ABSPOS" | "ADDPOS" | "SUBPOS" | "FIXLEN" => {
                         let (n, npos) = self.number(&format!("expected a number after {kw}="))?;
-                        if n > crate::MAX_RECORD_SIZE
+                        if n > oxsort_format::MAX_RECORD_SIZE
                             || (n == 0 && kw != "ADDPOS" && kw != "SUBPOS")
                         {
                             return Err(line_err(
                                 npos,
-                                &format!("{kw} must be 1 to {}", crate::MAX_RECORD_SIZE),
+                                &format!("{kw} must be 1 to {}", oxsort_format::MAX_RECORD_SIZE),
                                 Some(n.to_string()),
                             ));
                         }
@@ -711,7 +714,7 @@ impl Parser<'_> {
                 f.fixlen = len;
                 self.parsed.push((n, at, len));
                 at += len;
-                if at > crate::MAX_RECORD_SIZE {
+                if at > oxsort_format::MAX_RECORD_SIZE {
                     return Err(line_err(fpos, "the parsed fields are too long", None));
                 }
             }
@@ -787,10 +790,10 @@ impl Parser<'_> {
         let count = match self.peek() {
             Some(Tok::Num(_)) => {
                 let (n, npos) = self.number("expected a repeat count")?;
-                if n == 0 || n > crate::MAX_RECORD_SIZE {
+                if n == 0 || n > oxsort_format::MAX_RECORD_SIZE {
                     return Err(line_err(
                         npos,
-                        &format!("a repeat count must be 1 to {}", crate::MAX_RECORD_SIZE),
+                        &format!("a repeat count must be 1 to {}", oxsort_format::MAX_RECORD_SIZE),
                         Some(n.to_string()),
                     ));
                 }
@@ -869,10 +872,10 @@ impl Parser<'_> {
                 }
                 "STARTPOS" | "ENDPOS" | "DO" | "MAXLEN" => {
                     let (n, npos) = self.number(&format!("expected a number after {kw}="))?;
-                    if n == 0 || n > crate::MAX_RECORD_SIZE {
+                    if n == 0 || n > oxsort_format::MAX_RECORD_SIZE {
                         return Err(line_err(
                             npos,
-                            &format!("{kw} must be 1 to {}", crate::MAX_RECORD_SIZE),
+                            &format!("{kw} must be 1 to {}", oxsort_format::MAX_RECORD_SIZE),
                             Some(n.to_string()),
                         ));
                     }
@@ -932,10 +935,10 @@ impl Parser<'_> {
     /// `IFOUTLEN=`'s value (after the `=`): the output record length, 1 to the largest record.
     pub(super) fn ifoutlen(&mut self) -> Result<usize, ParseError> {
         let (n, npos) = self.number("expected the output record length")?;
-        if !(1..=crate::MAX_RECORD_SIZE).contains(&n) {
+        if !(1..=oxsort_format::MAX_RECORD_SIZE).contains(&n) {
             return Err(line_err(
                 npos,
-                &format!("IFOUTLEN must be 1 to {}", crate::MAX_RECORD_SIZE),
+                &format!("IFOUTLEN must be 1 to {}", oxsort_format::MAX_RECORD_SIZE),
                 Some(n.to_string()),
             ));
         }

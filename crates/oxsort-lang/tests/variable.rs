@@ -2,7 +2,8 @@
 //! RDW, and short fields under `VLSHRT` and `VLSCMP`, checked against DFSORT's documented
 //! examples and definitions.
 
-use oxsort_format::{parse_control, RecordLayout, ShortFields, SortSpec};
+use oxsort_format::{RecordLayout, ShortFields, SortSpec};
+use oxsort_lang::parse_control;
 
 /// An RDW-prefixed record holding `data`.
 fn vrec(data: &[u8]) -> Vec<u8> {

@@ -31,7 +31,7 @@
 
 use std::cmp::Ordering;
 
-use crate::filter::Filter;
+use crate::program::filter::Filter;
 use crate::spec::{FieldType, KeyField, KeySpec, ShortFields};
 
 /// One of the two inputs of a join.

@@ -15,10 +15,10 @@
 //!  INREC   BUILD=|FIELDS=|OVERLAY=|FINDREP=|IFTHEN=...   reshape records before the sort
 //!  OUTREC  the same operands                 reshape the records written
 //!  OUTFIL  FNAMES=|FILES=, INCLUDE=|OMIT=|SAVE, STARTREC=, ENDREC=, BUILD=|OUTREC=|OVERLAY=|
-//!          IFTHEN=, SPLIT|SPLITBY=|SPLIT1R=, HEADER1=, TRAILER1=, REMOVECC   (see crate::outfil)
+//!          IFTHEN=, SPLIT|SPLITBY=|SPLIT1R=, HEADER1=, TRAILER1=, REMOVECC   (see oxsort_format::Outfil)
 //!  RECORD  TYPE=F,LENGTH=n             fixed n-byte records
 //!  RECORD  TYPE=V[,LENGTH=(n,...)]     RDW-prefixed variable records of at most n bytes
-//!  JOINKEYS, JOIN, REFORMAT            join two files (see [`crate::JoinSpec`])
+//!  JOINKEYS, JOIN, REFORMAT            join two files (see [`oxsort_format::JoinSpec`])
 //!  ALTSEQ  CODE=(ffxx,...)             byte ff collates as xx in AQ fields (TRAN=ALTSEQ)
 //!  END     stops reading
 //! ```
@@ -35,13 +35,13 @@
 //! (`RECORD TYPE=V`) the RDW is bytes 1 to 4 and the data starts at position 5, as DFSORT
 //! counts them).
 
-use crate::error::{Location, ParseError};
-use crate::filter::{field_pair_comparable, CompareOp, Condition, FieldRef, Filter, Operand};
-use crate::layout::{RecordLayout, MAX_RECORD_SIZE};
-use crate::outfil::Outfil;
-use crate::reformat::Reformat;
-use crate::spec::{FieldLoc, FieldType, KeyField, KeySpec, ShortFields};
-use crate::sum::{SumField, SumKind};
+use oxsort_format::Outfil;
+use oxsort_format::Reformat;
+use oxsort_format::{field_pair_comparable, CompareOp, Condition, FieldRef, Filter, Operand};
+use oxsort_format::{FieldLoc, FieldType, KeyField, KeySpec, ShortFields};
+use oxsort_format::{Location, ParseError};
+use oxsort_format::{RecordLayout, MAX_RECORD_SIZE};
+use oxsort_format::{SumField, SumKind};
 
 /// Parsed DFSORT control statements.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -81,7 +81,7 @@ pub struct Control {
     pub ignored: Vec<String>,
     /// `JOINKEYS`/`JOIN`/`REFORMAT`: the records are the join of two files, and the other
     /// statements apply to the joined records.
-    pub join: Option<crate::join::JoinSpec>,
+    pub join: Option<oxsort_format::JoinSpec>,
     /// `OUTFIL` statements, in order: groups of outputs written from the sorted records.
     pub outfil: Vec<Outfil>,
     /// `OPTION SKIPREC=n`: input records skipped before anything else.
@@ -133,7 +133,7 @@ const UNSUPPORTED_STATEMENTS: &[&str] = &["MODS", "DEBUG", "OUTFILE"];
 /// Parses DFSORT control statements.
 ///
 /// ```
-/// let c = oxsort_format::parse_control(
+/// let c = oxsort_lang::parse_control(
 ///     "* sort by account, newest first\n SORT FIELDS=(1,8,CH,A,\n               9,4,PD,D)\n",
 /// )
 /// .unwrap();
@@ -153,9 +153,9 @@ const JOIN_INPUT_STATEMENTS: &[&str] =
 /// that file's records before its sort by the join keys (which refer to INREC's records).
 ///
 /// ```
-/// let c = oxsort_format::parse_join_input_control(" INCLUDE COND=(1,1,CH,EQ,C'A')\n SUM FIELDS=NONE\n", "JNF1CNTL").unwrap();
+/// let c = oxsort_lang::parse_join_input_control(" INCLUDE COND=(1,1,CH,EQ,C'A')\n SUM FIELDS=NONE\n", "JNF1CNTL").unwrap();
 /// assert!(c.filter.is_some() && c.sum_none);
-/// assert!(oxsort_format::parse_join_input_control(" SORT FIELDS=(1,2,CH,A)\n", "JNF1CNTL").is_err());
+/// assert!(oxsort_lang::parse_join_input_control(" SORT FIELDS=(1,2,CH,A)\n", "JNF1CNTL").is_err());
 /// ```
 pub fn parse_join_input_control(text: &str, dd: &str) -> Result<Control, ParseError> {
     parse_statements(text, Some(dd))
@@ -274,7 +274,7 @@ fn parse_statements(text: &str, join_input: Option<&str>) -> Result<Control, Par
                             Some(bytes) => control.mainsize = Some(bytes),
                             None if v == "MAX" => control.ignored.push(format!(
                                 "OPTION MAINSIZE (line {}) is accepted and ignored (MAINSIZE=MAX: the \
-                                 memory budget is --memory's or the default)",
+                                 memory budget is the one the sort is given, or the default)",
                                 pos.line
                             )),
                             None => {
@@ -332,7 +332,7 @@ fn parse_statements(text: &str, join_input: Option<&str>) -> Result<Control, Par
                 }
                 *slot = Some(p.reformat_operands()?);
             }
-            "ALTSEQ" => p.altseq_operands(altseq.get_or_insert(crate::spec::IDENTITY))?,
+            "ALTSEQ" => p.altseq_operands(altseq.get_or_insert(oxsort_format::ALTSEQ_IDENTITY))?,
             "OUTFIL" => {
                 let o = p.outfil_operands()?;
                 for name in &o.names {
@@ -1173,7 +1173,7 @@ impl<'s> Parser<'s> {
                             return Err(self.err_at(
                                 tpos,
                                 "expected TYPE=F (fixed) or TYPE=V (RDW-prefixed variable \
-                                 records; --lines or --nul for text lines)",
+                                 records; text lines are not a RECORD type)",
                                 &t,
                             ))
                         }

@@ -1,9 +1,8 @@
 //! DFSORT control statements: samples as users write them, every error path with its exact
 //! message, and INCLUDE/OMIT evaluation.
 
-use oxsort_format::{
-    parse_control, parse_fields, Endian, FieldType, KeyField, KeySpec, RecordLayout, ShortFields,
-};
+use oxsort_format::{Endian, FieldType, KeyField, KeySpec, RecordLayout, ShortFields};
+use oxsort_lang::{parse_control, parse_fields};
 
 fn err(text: &str) -> String {
     parse_control(text).unwrap_err().to_string()
@@ -173,7 +172,7 @@ fn error_messages() {
         (
             " RECORD TYPE=X,LENGTH=100",
             "line 1, column 14: expected TYPE=F (fixed) or TYPE=V (RDW-prefixed variable \
-             records; --lines or --nul for text lines), found 'X'",
+             records; text lines are not a RECORD type), found 'X'",
         ),
         (
             " RECORD TYPE=V,LENGTH=3",

@@ -22,7 +22,8 @@ use std::cmp::Ordering;
 
 use crate::decimal;
 use crate::error::KeyError;
-use crate::normalize::{encode_field, float64_key, float_key_bytes};
+use crate::float::float64_key;
+use crate::normalize::{encode_field, float_key_bytes};
 use crate::spec::{Endian, FieldType, ShortFields};
 
 /// A comparison operator of a condition.
@@ -267,8 +268,8 @@ fn eval(cond: &Condition, record: &[u8], short: ShortFields) -> Result<bool, Key
     }
 }
 
-/// How two fields of these types compare; `None` if they cannot be compared.
-pub(crate) fn field_pair_comparable(a: FieldType, b: FieldType) -> bool {
+/// Whether fields of these two types can be compared with each other (`p1,m1,f1,EQ,p2,m2,f2`).
+pub fn field_pair_comparable(a: FieldType, b: FieldType) -> bool {
     let bytes = |t| matches!(t, FieldType::Char | FieldType::Unsigned(Endian::Big));
     let float = |t| matches!(t, FieldType::Float(_));
     if float(a) || float(b) {

@@ -1,4 +1,4 @@
-//! The operands of `OUTFIL` (see [`crate::outfil`] for what they mean).
+//! The operands of `OUTFIL` (see [`oxsort_format::Outfil`] for what they mean).
 //!
 //! ```text
 //!  OUTFIL  FNAMES=dd|(dd,...)  FILES=s|(s,...)  INCLUDE=(cond)|ALL|NONE  OMIT=...  SAVE
@@ -9,10 +9,10 @@
 //! ```
 
 use super::{line_err, Parser, Pos, Tok};
-use crate::edit::EditMask;
-use crate::error::ParseError;
-use crate::outfil::{CountForm, Outfil, ReportItem, ReportLine, Split, COUNT_DIGITS};
-use crate::reformat::{Reformat, When};
+use oxsort_format::EditMask;
+use oxsort_format::ParseError;
+use oxsort_format::{CountForm, Outfil, ReportItem, ReportLine, Split, COUNT_DIGITS};
+use oxsort_format::{Reformat, When};
 
 const OPERANDS: &str = "FNAMES=, FILES=, INCLUDE=, OMIT=, SAVE, STARTREC=, ENDREC=, BUILD=, \
                         OUTREC=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN=, IFOUTLEN=, SPLIT, \
@@ -332,10 +332,10 @@ impl Parser<'_> {
                 {
                     let (c, cpos) = self.number("expected a column")?;
                     self.i += 1;
-                    if c == 0 || c > crate::MAX_RECORD_SIZE {
+                    if c == 0 || c > oxsort_format::MAX_RECORD_SIZE {
                         return Err(line_err(
                             cpos,
-                            &format!("a column must be 1 to {}", crate::MAX_RECORD_SIZE),
+                            &format!("a column must be 1 to {}", oxsort_format::MAX_RECORD_SIZE),
                             Some(c.to_string()),
                         ));
                     }
@@ -375,10 +375,10 @@ impl Parser<'_> {
             }
             Some(Tok::Num(_)) => {
                 let (n, npos) = self.number("expected a repeat count")?;
-                if n == 0 || n > crate::MAX_RECORD_SIZE {
+                if n == 0 || n > oxsort_format::MAX_RECORD_SIZE {
                     return Err(line_err(
                         npos,
-                        &format!("a repeat count must be 1 to {}", crate::MAX_RECORD_SIZE),
+                        &format!("a repeat count must be 1 to {}", oxsort_format::MAX_RECORD_SIZE),
                         Some(n.to_string()),
                     ));
                 }

@@ -2,7 +2,8 @@
 //! statement parser. Expected values are worked out by hand from the DFSORT definitions (each
 //! test says how), not taken from oxsort's output.
 
-use oxsort_format::{parse_control, FieldType, Reformat, Scratch, Stage};
+use oxsort_format::{FieldType, Reformat, Scratch, Stage};
+use oxsort_lang::parse_control;
 
 /// Applies the OUTREC of `control` to each record in turn (one stream, as the output sink
 /// does) and returns the reshaped records.

@@ -1,6 +1,7 @@
 //! JOINKEYS, JOIN and REFORMAT as DFSORT's Application Programming Guide writes them.
 
-use oxsort_format::{parse_control, JoinItem, JoinKey, JoinSide};
+use oxsort_format::{JoinItem, JoinKey, JoinSide};
+use oxsort_lang::parse_control;
 
 #[test]
 fn the_guides_statements_parse_into_the_join() {

@@ -1,4 +1,4 @@
-//! The operands of `JOINKEYS`, `JOIN` and `REFORMAT` (see [`crate::join`] for what they mean).
+//! The operands of `JOINKEYS`, `JOIN` and `REFORMAT` (see [`oxsort_format::JoinSpec`] for what they mean).
 //!
 //! ```text
 //!  JOINKEYS  FILE=F1|FILES=F1|F1=ddname | FILE=F2|FILES=F2|F2=ddname,
@@ -9,8 +9,8 @@
 //! ```
 
 use super::{line_err, Parser, Pos, Statement, Tok};
-use crate::error::ParseError;
-use crate::join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec};
+use oxsort_format::ParseError;
+use oxsort_format::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec};
 
 const JOINKEYS_OPERANDS: &str = "FILE=, FILES=, F1=, F2=, FIELDS=, SORTED, NOSEQCK, TYPE=F, \
                                  INCLUDE=, OMIT=, STOPAFT= or TASKID=";

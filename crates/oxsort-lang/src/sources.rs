@@ -17,14 +17,15 @@
 //!  mode     MERGE / COPY in the control, or the front end's merge
 //! ```
 //!
-//! Conflicts come back as [`SourceConflict`]; each front end words them with its own names for
-//! the sources (`--fields` or `fields=`, the control file's path or `control`).
+//! Conflicts come back as [`SourceConflict`]; [`SourceConflict::describe`] words them with a
+//! front end's own names for the sources (its [`Vocabulary`]: `--fields` or `fields=`, the
+//! control file's path or `control`).
 
 use crate::dfsort::Control;
-use crate::error::SpecError;
-use crate::layout::RecordLayout;
-use crate::sort_spec::{Mode, SortSpec};
-use crate::spec::KeySpec;
+use oxsort_format::KeySpec;
+use oxsort_format::RecordLayout;
+use oxsort_format::SpecError;
+use oxsort_format::{Mode, SortSpec};
 
 /// What a front end was given, each source already parsed.
 #[derive(Clone, Debug, Default)]
@@ -83,7 +84,10 @@ pub enum SourceConflict {
     },
     /// The control's RDW-prefixed records together with fixed or delimited records.
     #[error("RECORD TYPE=V (RDW-prefixed records) conflicts with fixed or delimited records")]
-    ControlVariableWithOther,
+    ControlVariableWithOther {
+        /// The other records are fixed ones of the record size asked for (else delimited).
+        fixed: bool,
+    },
     /// A copy (no key) and a key in field syntax.
     #[error("a copy (FIELDS=COPY or OPTION COPY) has no key, but a key is given")]
     CopyWithFields,
@@ -102,6 +106,95 @@ pub enum SourceConflict {
         /// The other source is the key in field syntax (else the control statements).
         fields: bool,
     },
+}
+
+/// How a front end names the sources of a sort's description, so that one
+/// [`SourceConflict::describe`] words a conflict for every door: `--record-size` on the
+/// command line, `record_size=` in Python.
+pub trait Vocabulary {
+    /// The record size as given, with its value when there is one: `--record-size 100`.
+    fn record_size(&self, size: Option<usize>) -> String;
+    /// The delimited records asked for: `--lines`.
+    fn delimited(&self) -> String;
+    /// Every way to ask for delimited records: `--lines or --nul`.
+    fn delimited_options(&self) -> String;
+    /// RDW-prefixed records as asked for: `--rdw (or RECFM=V/VB)`.
+    fn variable(&self) -> String;
+    /// Where the control statements came from, to start a message with: a file's path.
+    fn control(&self) -> String;
+    /// The key in DFSORT's field syntax: `--fields`.
+    fn fields(&self) -> String;
+    /// The GNU sort key options given: `-k -t`.
+    fn gnu(&self) -> String;
+    /// What the GNU sort key options are, after [`Vocabulary::gnu`]: `are GNU sort flags`.
+    fn gnu_are(&self) -> String;
+}
+
+impl SourceConflict {
+    /// The conflict in the words of a front end.
+    pub fn describe(&self, v: &dyn Vocabulary) -> String {
+        match self {
+            SourceConflict::RecordSizeWithDelimited => format!(
+                "{} gives fixed records; it cannot go with {}",
+                v.record_size(None),
+                v.delimited_options()
+            ),
+            SourceConflict::RecordSize(e) => format!("{}: {e}", v.record_size(None)),
+            SourceConflict::ControlLength { length, record_size } => format!(
+                "{}: RECORD LENGTH={length} conflicts with {}",
+                v.control(),
+                v.record_size(Some(*record_size))
+            ),
+            SourceConflict::ControlFixedWithDelimited { length } => format!(
+                "{}: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with {}",
+                v.control(),
+                v.delimited()
+            ),
+            SourceConflict::VariableWithOther => format!(
+                "{} gives RDW-prefixed records; it cannot go with {}, {}",
+                v.variable(),
+                v.record_size(None),
+                v.delimited_options()
+            ),
+            SourceConflict::ControlFixedWithVariable { length } => format!(
+                "{}: RECORD TYPE=F,LENGTH={length} (fixed records) conflicts with {} \
+                 (RDW-prefixed records)",
+                v.control(),
+                v.variable()
+            ),
+            SourceConflict::ControlVariableWithOther { fixed } => format!(
+                "{}: RECORD TYPE=V (RDW-prefixed records) conflicts with {}",
+                v.control(),
+                if *fixed { v.record_size(None) } else { v.delimited() }
+            ),
+            SourceConflict::CopyWithFields => format!(
+                "{}: a copy (FIELDS=COPY or OPTION COPY) has no key, but {} gives one",
+                v.control(),
+                v.fields()
+            ),
+            SourceConflict::FieldsWithControlKey { statement } => format!(
+                "{} and the {statement} FIELDS= of {} both give the key: keep one",
+                v.fields(),
+                v.control()
+            ),
+            SourceConflict::GnuNeedsDelimited => format!(
+                "{} {} for delimited text: add {} (for fixed records give the key with {})",
+                v.gnu(),
+                v.gnu_are(),
+                v.delimited_options(),
+                v.fields()
+            ),
+            SourceConflict::GnuWithKey { fields } => format!(
+                "{} and {} both give the key: keep one",
+                v.gnu(),
+                if *fields {
+                    v.fields()
+                } else {
+                    format!("the control statements of {}", v.control())
+                }
+            ),
+        }
+    }
 }
 
 /// Why [`SpecSources::reconcile`] failed: the sources conflict, or the GNU key did not build.
@@ -166,7 +259,10 @@ impl SpecSources {
                     None => Some(RecordLayout::Variable(max)),
                     // Both give a longest record (RECORD LENGTH= and an LRECL): the smaller holds.
                     Some(RecordLayout::Variable(m)) => Some(RecordLayout::Variable(m.min(max))),
-                    Some(_) => return Err(SourceConflict::ControlVariableWithOther.into()),
+                    Some(other) => {
+                        let fixed = matches!(other, RecordLayout::Fixed(_));
+                        return Err(SourceConflict::ControlVariableWithOther { fixed }.into());
+                    }
                 };
             }
             if c.copy {
@@ -223,7 +319,14 @@ impl SpecSources {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{parse_control, parse_fields, parse_gnu_args};
+    use crate::{parse_control, parse_fields, GnuArgs, GnuEnv};
+
+    /// The key and `-u` of GNU sort arguments, in the C locale.
+    fn gnu_key(argv: &[String]) -> Result<(KeySpec, bool), String> {
+        let g = GnuArgs::parse(argv, &GnuEnv::default()).map_err(|e| e.to_string())?;
+        let opts = g.c_locale_options();
+        Ok((opts.key_spec(), opts.unique))
+    }
 
     fn gnu<'a>(argv: &'a [&'a str]) -> impl FnOnce(bool) -> Result<(KeySpec, bool), String> + 'a {
         move |unique| {
@@ -231,8 +334,7 @@ mod tests {
             if unique {
                 a.push("-u".into());
             }
-            let g = parse_gnu_args(&a).map_err(|e| e.to_string())?;
-            Ok((g.key, g.unique))
+            gnu_key(&a)
         }
     }
 
@@ -263,7 +365,7 @@ mod tests {
         }
         .reconcile(gnu(&["-r"]))
         .unwrap();
-        assert_eq!(s.key, Some(parse_gnu_args(&["-r".into(), "-u".into()]).unwrap().key));
+        assert_eq!(s.key, Some(gnu_key(&["-r".into(), "-u".into()]).unwrap().0));
         assert!(s.unique);
         // A copy keeps no key, even on delimited records; a merge statement merges.
         let copy = parse_control(" SORT FIELDS=COPY\n").unwrap();
@@ -347,5 +449,52 @@ mod tests {
         // The GNU key builder's own error comes back as is.
         let bad = SpecSources { delimited: lines, gnu_flags: true, ..Default::default() };
         assert!(matches!(bad.reconcile(gnu(&["-k0"])), Err(ReconcileError::Gnu(_))));
+    }
+
+    /// Names as a made-up front end spells them.
+    struct Words;
+
+    impl Vocabulary for Words {
+        fn record_size(&self, size: Option<usize>) -> String {
+            size.map_or("SIZE".into(), |n| format!("SIZE={n}"))
+        }
+        fn delimited(&self) -> String {
+            "LINES".into()
+        }
+        fn delimited_options(&self) -> String {
+            "LINES or NUL".into()
+        }
+        fn variable(&self) -> String {
+            "RDW".into()
+        }
+        fn control(&self) -> String {
+            "ctl".into()
+        }
+        fn fields(&self) -> String {
+            "FIELDS".into()
+        }
+        fn gnu(&self) -> String {
+            "KEYS".into()
+        }
+        fn gnu_are(&self) -> String {
+            "are GNU keys".into()
+        }
+    }
+
+    #[test]
+    fn conflicts_are_worded_with_the_front_ends_names() {
+        let c = SourceConflict::ControlLength { length: 50, record_size: 100 };
+        assert_eq!(c.describe(&Words), "ctl: RECORD LENGTH=50 conflicts with SIZE=100");
+        let c = SourceConflict::GnuNeedsDelimited;
+        assert_eq!(
+            c.describe(&Words),
+            "KEYS are GNU keys for delimited text: add LINES or NUL (for fixed records give the \
+             key with FIELDS)"
+        );
+        let c = SourceConflict::ControlVariableWithOther { fixed: true };
+        assert_eq!(
+            c.describe(&Words),
+            "ctl: RECORD TYPE=V (RDW-prefixed records) conflicts with SIZE"
+        );
     }
 }

@@ -35,11 +35,11 @@
 
 use std::sync::Arc;
 
-use crate::edit::{EditMask, NumFormat};
 use crate::error::{KeyError, SpecError};
-use crate::filter::{Condition, Filter};
+use crate::program::edit::{EditMask, NumFormat};
+use crate::program::filter::{Condition, Filter};
+use crate::program::sum::{convert, write_converted, ConvTo, SumKind};
 use crate::spec::ShortFields;
-use crate::sum::{convert, write_converted, ConvTo, SumKind};
 
 /// One item of a `BUILD` or `OVERLAY` list.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -907,7 +907,7 @@ fn compute(
 /// left, as DFSORT lets a sequence number wrap.
 fn write_seqnum(format: SeqFormat, v: u128, out: &mut [u8]) {
     // Past 31 digits a value no longer fits the decimal forms; the low digits are kept.
-    let decimal = (v % 10u128.pow(crate::edit::MAX_DIGITS as u32)) as i128;
+    let decimal = (v % 10u128.pow(crate::program::edit::MAX_DIGITS as u32)) as i128;
     match format {
         SeqFormat::Zd => write_converted(decimal, ConvTo::Zd, out),
         SeqFormat::Pd => write_converted(decimal, ConvTo::Pd, out),

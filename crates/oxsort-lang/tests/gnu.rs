@@ -1,4 +1,5 @@
-//! GNU `-k` semantics checked against the real `LC_ALL=C sort` on small generated inputs.
+//! GNU sort's command line, read by [`GnuArgs`] and built in the C locale, checked against the
+//! real `LC_ALL=C sort` on small generated inputs.
 //!
 //! The seed is printed; set `OXSORT_SEED` to replay one. Skips (with a message) if no GNU
 //! sort is installed.
@@ -6,7 +7,8 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use oxsort_format::{parse_gnu_args, GnuSort};
+use oxsort_format::KeySpec;
+use oxsort_lang::{GnuArgs, GnuEnv};
 use oxsort_testkit::{seed, Rng};
 
 fn line(rng: &mut Rng) -> String {
@@ -41,18 +43,26 @@ fn gnu_sort(flags: &[&str], input: &str) -> Option<String> {
     Some(String::from_utf8(out.stdout).unwrap())
 }
 
-fn oxsort_order(g: &GnuSort, lines: &[String]) -> String {
+/// The key and `-u` of a command line, as `oxsort sort -k` builds them.
+fn parse(args: &[&str]) -> (KeySpec, bool) {
+    let argv: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let opts = GnuArgs::parse(&argv, &GnuEnv::default()).unwrap().c_locale_options();
+    opts.check().unwrap();
+    (opts.key_spec(), opts.unique)
+}
+
+fn oxsort_order(g: &(KeySpec, bool), lines: &[String]) -> String {
     let mut keyed: Vec<(Vec<u8>, usize)> = lines
         .iter()
         .enumerate()
         .map(|(i, l)| {
             let mut k = Vec::new();
-            g.key.normalize(l.as_bytes(), &mut k).unwrap();
+            g.0.normalize(l.as_bytes(), &mut k).unwrap();
             (k, i)
         })
         .collect();
     keyed.sort(); // (key, input index): a stable sort by key
-    if g.unique {
+    if g.1 {
         keyed.dedup_by(|b, a| a.0 == b.0);
     }
     keyed.iter().map(|(_, i)| format!("{}\n", lines[*i])).collect()
@@ -90,6 +100,14 @@ const FLAG_SETS: &[&[&str]] = &[
     &["--key=1.3", "--numeric-sort"],
     &["-t", "\t", "-k2,2", "-k1n"],
     &["-t", " ", "-k3,3", "-k2.1,2.1"],
+    &["-k2,2g"],
+    &["-k2,2h", "-k1,1"],
+    &["-k2,2V"],
+    &["-k1,1f"],
+    &["-k1,1d"],
+    &["-fi"],
+    &["-k2,2M"],
+    &["--sort=general-numeric", "-r"],
 ];
 
 #[test]
@@ -105,8 +123,7 @@ fn matches_gnu_sort() {
         let lines: Vec<String> = (0..n).map(|_| line(&mut rng)).collect();
         let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
         for flags in FLAG_SETS {
-            let args: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
-            let g = parse_gnu_args(&args).unwrap();
+            let g = parse(flags);
             let want = gnu_sort(flags, &input).unwrap();
             let got = oxsort_order(&g, &lines);
             assert_eq!(
@@ -119,44 +136,28 @@ fn matches_gnu_sort() {
 
 #[test]
 fn missing_final_newline_is_a_record() {
-    let g = parse_gnu_args(&[]).unwrap();
+    let (key, _) = parse(&[]);
     let layout = oxsort_format::RecordLayout::LINES;
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    g.key.normalize(layout.key_bytes(b"abc\n"), &mut a).unwrap();
-    g.key.normalize(layout.key_bytes(b"abc"), &mut b).unwrap();
+    key.normalize(layout.key_bytes(b"abc\n"), &mut a).unwrap();
+    key.normalize(layout.key_bytes(b"abc"), &mut b).unwrap();
     assert_eq!(a, b);
 }
 
 #[test]
-fn errors() {
+fn errors_are_gnu_sorts() {
     let err = |a: &[&str]| {
         let args: Vec<String> = a.iter().map(|s| s.to_string()).collect();
-        parse_gnu_args(&args).unwrap_err().to_string()
+        GnuArgs::parse(&args, &GnuEnv::default()).unwrap_err().to_string()
     };
-    assert_eq!(err(&["-k0"]), "argument 1, column 3: a field number of at least 1, found '0'");
-    assert_eq!(
-        err(&["-k", "1.0"]),
-        "argument 2, column 3: a character position of at least 1, found '0'"
-    );
-    assert_eq!(
-        err(&["-k2,2f"]),
-        "argument 1, column 6: a key option oxsort supports (b, n, r), found 'f'"
-    );
-    assert_eq!(
-        err(&["-k2x"]),
-        "argument 1, column 4: a key option (b, n, r), ',' or the end of the key, found 'x'"
-    );
-    assert_eq!(
-        err(&["-t", "ab"]),
-        "argument 2, column 1: a one-byte separator (or \\0 for NUL), found 'ab'"
-    );
-    assert_eq!(err(&["-k"]), "argument 1, column 3: a key definition after -k, found end of input");
-    assert_eq!(
-        err(&["-nf"]),
-        "argument 1, column 3: a supported option (-t, -k, -n, -r, -s, -u, -b), found 'f'"
-    );
-    assert_eq!(
-        err(&["file.txt"]),
-        "argument 1, column 1: an option (-t, -k, -n, -r, -s, -u, -b), found 'file.txt'"
-    );
+    assert_eq!(err(&["-k0"]), "field number is zero: invalid field specification '0'");
+    assert_eq!(err(&["-k", "1.0"]), "character offset is zero: invalid field specification '1.0'");
+    assert_eq!(err(&["-k2x"]), "stray character in field spec: invalid field specification '2x'");
+    assert_eq!(err(&["-t", "ab"]), "multi-character tab 'ab'");
+    assert_eq!(err(&["-k"]), "option requires an argument -- 'k'");
+    assert_eq!(err(&["-nQ"]), "invalid option -- 'Q'");
+    assert_eq!(err(&["--sort=x"]), "invalid argument 'x' for '--sort'");
+    let argv: Vec<String> = ["-gn"].iter().map(|s| s.to_string()).collect();
+    let opts = GnuArgs::parse(&argv, &GnuEnv::default()).unwrap().c_locale_options();
+    assert_eq!(opts.check().unwrap_err().to_string(), "options '-gn' are incompatible");
 }

@@ -3,12 +3,13 @@
 //! normalizer (`KeySpec::normalize_prefix`, the path before it). Prints nanoseconds per
 //! prefix for each, and checks that both build the same bytes.
 //!
-//! `cargo run --release -p oxsort-format --example prefix_speed FILE [MAX_BYTES]`, with
+//! `cargo run --release -p oxsort-lang --example prefix_speed FILE [MAX_BYTES]`, with
 //! `KEYS="-t, -k1,1"` in the environment for keys other than `-t, -k2,2n -k1,1` (GNU's last
 //! resort included unless `-s`).
 use std::time::Instant;
 
-use oxsort_format::{parse_gnu_args, Prefix, RecordLayout, SortSpec, PREFIX_BYTES};
+use oxsort_format::{Prefix, RecordLayout, SortSpec, PREFIX_BYTES};
+use oxsort_lang::{GnuArgs, GnuEnv};
 
 /// Prefixes built per measurement, at least (the file's lines are gone over again as needed).
 const MIN_PREFIXES: usize = 20_000_000;
@@ -29,9 +30,9 @@ fn main() {
         Ok(k) => k.split(' ').map(String::from).collect(),
         Err(_) => ["-t,", "-k2,2n", "-k1,1"].map(String::from).to_vec(),
     };
-    let gnu = parse_gnu_args(&words).expect("KEYS: GNU sort key flags");
-    let spec = gnu.key.clone();
-    let keys = SortSpec { key: Some(gnu.key), ..SortSpec::with_layout(RecordLayout::LINES) }
+    let gnu = GnuArgs::parse(&words, &GnuEnv::default()).expect("KEYS: GNU sort key flags");
+    let spec = gnu.c_locale_options().key_spec();
+    let keys = SortSpec { key: Some(spec.clone()), ..SortSpec::with_layout(RecordLayout::LINES) }
         .compile()
         .expect("the key compiles");
     let mut scratch = Vec::new();

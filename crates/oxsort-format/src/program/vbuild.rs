@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use crate::error::{KeyError, SpecError};
-use crate::reformat::{Edit, Item, Reformat, ReformatProgram, Scratch, Stage};
+use crate::program::reformat::{Edit, Item, Reformat, ReformatProgram, Scratch, Stage};
 use crate::RDW_BYTES;
 
 /// A `BUILD` compiled for RDW-prefixed records of at most `max` bytes.
@@ -91,36 +91,5 @@ impl VarBuild {
         out[..2].copy_from_slice(&(self.out_len() as u16).to_be_bytes());
         out[2..RDW_BYTES].fill(0);
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::parse_control;
-
-    fn build(stmt: &str, max: usize) -> Result<VarBuild, SpecError> {
-        let c = parse_control(stmt).unwrap();
-        VarBuild::compile(&c.outrec.unwrap(), Stage::Outrec, max)
-    }
-
-    #[test]
-    fn rebuilt_records_get_their_rdw() {
-        let b = build(" OUTREC BUILD=(1,4,C'|',9,2,HEX,5,3)", 300).unwrap();
-        assert_eq!(b.out_len(), 12);
-        let rec = [0, 14, 0, 0, b'A', b'B', b'C', b'x', 0x1F, 0xA0, 1, 2, 3, 4];
-        let (mut out, mut pad, mut s) = (Vec::new(), Vec::new(), Scratch::default());
-        b.apply(&rec, &mut out, &mut pad, &mut s).unwrap();
-        assert_eq!(out, [0, 12, 0, 0, b'|', b'1', b'F', b'A', b'0', b'A', b'B', b'C']);
-        let e = b.apply(&rec[..9], &mut out, &mut pad, &mut s).unwrap_err().to_string();
-        assert!(e.contains("bytes 9 to 10") && e.contains("9-byte record"), "{e}");
-    }
-
-    #[test]
-    fn only_builds_that_keep_the_rdw() {
-        assert!(build(" OUTREC BUILD=(5,10)", 300).unwrap_err().to_string().contains("1,4"));
-        assert!(build(" OUTREC OVERLAY=(5:C'x')", 300).unwrap_err().to_string().contains("BUILD"));
-        assert!(build(" OUTREC BUILD=(1,4,290,20)", 300).is_err());
-        assert!(build(" OUTREC FIELDS=(1,6,C'x')", 300).is_ok());
     }
 }

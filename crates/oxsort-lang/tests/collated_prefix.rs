@@ -5,9 +5,8 @@
 //! the next level), so the test needs no locale; its own process, as the collator is
 //! process-wide.
 
-use oxsort_format::{
-    set_collator, set_primary_weights, Blanks, GnuKey, GnuOptions, RecordLayout, SortKey, SortSpec,
-};
+use oxsort_format::{set_collator, set_primary_weights, RecordLayout, SortKey, SortSpec};
+use oxsort_lang::{Blanks, GnuKey, GnuOptions};
 
 /// Primary weight of an ASCII byte in the stand-in collation: letters case-blind, digits, and
 /// some punctuation ignored (no weight); others weigh two bytes.

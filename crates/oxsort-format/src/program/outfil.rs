@@ -35,10 +35,10 @@
 
 use std::sync::Arc;
 
-use crate::edit::EditMask;
 use crate::error::{KeyError, SpecError};
-use crate::filter::Filter;
-use crate::reformat::{Edit, Reformat, ReformatProgram, Scratch, Stage};
+use crate::program::edit::EditMask;
+use crate::program::filter::Filter;
+use crate::program::reformat::{Edit, Reformat, ReformatProgram, Scratch, Stage};
 
 /// A parsed `OUTFIL` statement.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -551,49 +551,6 @@ fn render(line: &[LinePart], count: u64, cc: Option<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse_control;
-
-    #[test]
-    fn statements_parse_into_groups_and_files_name_sortofxx() {
-        let c = parse_control(
-            " OUTFIL FILES=(01,OUT),INCLUDE=(1,2,CH,EQ,C'AB'),SPLITBY=3\n OUTFIL SAVE,FNAMES=X\n \
-             OUTFIL\n",
-        );
-        // SORTOUT twice (FILES=OUT and the default of the third statement) is refused.
-        let e = c.unwrap_err().to_string();
-        assert!(
-            e.contains("SORTOUT is already an output of the OUTFIL statement of line 1"),
-            "{e}"
-        );
-        let c = parse_control(
-            " OUTFIL FILES=(01,OUT),INCLUDE=(1,2,CH,EQ,C'AB'),SPLITBY=3,STARTREC=2\n \
-             OUTFIL SAVE,FNAMES=X,REMOVECC,TRAILER1=('N=',COUNT15,/,3:X'4142')\n",
-        )
-        .unwrap();
-        assert_eq!(c.outfil.len(), 2);
-        assert_eq!(c.outfil[0].names, ["SORTOF01", "SORTOUT"]);
-        assert_eq!(c.outfil[0].split, Split::By(3));
-        assert_eq!(c.outfil[0].startrec, Some(2));
-        assert_eq!(c.outfil[0].filter_end, 2);
-        assert!(c.outfil[1].save && c.outfil[1].removecc);
-        let t = c.outfil[1].trailer1.as_ref().unwrap();
-        assert_eq!(t.len(), 2);
-        assert_eq!(t[0][1].1, ReportItem::Count(CountForm::Blanked { width: 15 }));
-        assert_eq!(t[1][0], (Some(3), ReportItem::Const(b"AB".to_vec())));
-        let p = Outfil::compile(&c.outfil, 20).unwrap();
-        assert_eq!(p.output_count(), 3);
-        let mut lines = Vec::new();
-        let mut r = p.router();
-        p.route::<KeyError>(&mut r, b"ABxxxxxxxxxxxxxxxxxx", |_, _| Ok(())).unwrap();
-        p.trailers::<()>(&r, |o, l| {
-            lines.push((o, l.to_vec()));
-            Ok(())
-        })
-        .unwrap();
-        // Record 1 is before STARTREC=2: the SAVE group (output 2) took it.
-        assert_eq!(lines[0], (2, b"N=              1   ".to_vec()));
-        assert_eq!(lines[1], (2, b"  AB                ".to_vec()));
-    }
 
     #[test]
     fn counts_are_right_aligned_and_keep_their_low_digits() {

@@ -3,9 +3,9 @@
 //! other byte stays itself.
 
 use super::{line_err, Control, Parser, Tok};
-use crate::error::ParseError;
-use crate::reformat::{Edit, Item, Placed, Reformat, Tran};
-use crate::spec::FieldType;
+use oxsort_format::FieldType;
+use oxsort_format::ParseError;
+use oxsort_format::{Edit, Item, Placed, Reformat, Tran};
 
 impl Parser<'_> {
     /// The operands of `ALTSEQ`, applied to `table`.

@@ -24,8 +24,10 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Context, Result};
 use oxsort_format::MAX_RECORD_SIZE;
 
+use oxsort_job::{ControlText, JobRequest};
+
 use crate::keys_args::KeyArgs;
-use crate::sort_cmd::SortArgs;
+use crate::sort_cmd::Report;
 
 /// Statement names that start a new statement in the one-line command form.
 const STATEMENTS: &[&str] = &[
@@ -79,25 +81,30 @@ struct Job {
 
 /// Runs `oxsort gcsort`; returns the exit status.
 pub fn run(argv: Vec<String>) -> Result<i32> {
-    let mut args: SortArgs = SortArgs::blank();
+    let mut req = JobRequest::new(Vec::new(), PathBuf::from(oxsort_job::STD));
+    let mut report =
+        Report { quiet: false, stats: None, summary: None, timeline: None, progress: false };
     let mut rest = argv.as_slice();
     loop {
         match rest {
             [flag, value, tail @ ..] if flag == "--memory" => {
-                args.memory = Some(crate::size::parse_bytes(value).map_err(|e| anyhow!("{e}"))?);
+                req.resources.memory =
+                    Some(crate::size::parse_bytes(value).map_err(|e| anyhow!("{e}"))?);
                 rest = tail;
             }
             [flag, value, tail @ ..] if flag == "--temp-dir" => {
-                args.temp_dirs.push(PathBuf::from(value));
+                req.resources.temp_dirs.push(PathBuf::from(value));
                 rest = tail;
             }
             [flag, value, tail @ ..] if flag == "--threads" => {
-                args.threads =
-                    Some(value.parse().map_err(|_| anyhow!("--threads {value}: not a number"))?);
+                let t: usize =
+                    value.parse().map_err(|_| anyhow!("--threads {value}: not a number"))?;
+                anyhow::ensure!(t >= 1, "--threads must be at least 1");
+                req.resources.threads = Some(t);
                 rest = tail;
             }
             [flag, tail @ ..] if flag == "--quiet" || flag == "-q" => {
-                args.quiet = true;
+                report.quiet = true;
                 rest = tail;
             }
             [flag, tail @ ..] if flag.starts_with("-f") => {
@@ -143,15 +150,17 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
             give.org.kind()
         );
     }
-    args.inputs = job.uses.iter().map(|u| u.path.clone()).collect();
-    args.output = give.path.clone();
+    req.inputs = job.uses.iter().map(|u| u.path.clone()).collect();
+    req.output = give.path.clone();
+    let mut keys = KeyArgs::default();
     match first.org {
-        Org::Lines => args.keys.lines = true,
-        Org::Fixed(n) => args.keys.record_size = Some(n),
-        Org::Variable(max) => args.keys.rdw = Some(max),
+        Org::Lines => keys.lines = true,
+        Org::Fixed(n) => keys.record_size = Some(n),
+        Org::Variable(max) => keys.rdw = Some(max),
     }
-    args.keys.control_text = Some((job.name.clone(), job.control.clone()));
-    crate::sort_cmd::run_sort(args)
+    req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
+    oxsort_io::cleanup::install_signal_handlers();
+    crate::sort_cmd::run_job(req, &keys, &report)
 }
 
 /// GCSORT's `-f` options: the ASCII ones are what oxsort does anyway.
@@ -355,36 +364,6 @@ fn file_statement(w: &[String], at: &str) -> Result<FileStatement> {
         }
     };
     Ok(FileStatement { path: resolve(file), org })
-}
-
-impl SortArgs {
-    /// Arguments with every default, as `oxsort sort` with no flags has them.
-    pub fn blank() -> SortArgs {
-        SortArgs {
-            inputs: vec!["-".into()],
-            output: "-".into(),
-            memory: None,
-            threads: None,
-            temp_dirs: Vec::new(),
-            stats: None,
-            summary: None,
-            progress: false,
-            no_progress: false,
-            quiet: false,
-            buffered: false,
-            no_uring: false,
-            timeline: None,
-            resume: false,
-            restart: false,
-            max_fan_in: None,
-            passes: crate::sort_cmd::Passes::Auto,
-            outfil_paths: Vec::new(),
-            prepared: None,
-            dd: Vec::new(),
-            lrecl: Vec::new(),
-            keys: KeyArgs::default(),
-        }
-    }
 }
 
 #[cfg(test)]

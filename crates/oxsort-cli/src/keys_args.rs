@@ -2,9 +2,10 @@
 //! `--nul`, `--fields`, `--control`, `--unique` and GNU sort's `-k -t -n -r -s` (keys with every
 //! GNU modifier, built as [`oxsort_format::GnuOptions`] in the C locale).
 //!
-//! The flags end in a [`SortSpec`] (layout, key, filter, unique, mode), the model every front
-//! end builds, which [`crate::sort_cmd`] hands to the engine. Key sources are exclusive: one of `--fields`, the
-//! control file's `SORT`/`MERGE FIELDS=`, or the GNU flags (delimited text only).
+//! The flags end in the job layer's [`SpecSource`], from which it builds one
+//! [`SortSpec`](oxsort_format::SortSpec) (layout, key, filter, unique, mode), the model every
+//! front end builds. Key sources are exclusive: one of `--fields`, the control file's
+//! `SORT`/`MERGE FIELDS=`, or the GNU flags (delimited text only).
 //!
 //! ```text
 //!  --record-size N ─┐

@@ -521,3 +521,72 @@ impl JoinFiles {
         .as_ref()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Concepts;
+
+    fn request(control: &str, dd: &[(&str, &str)]) -> JobRequest {
+        let mut req = JobRequest::new(Vec::new(), STD.into());
+        req.spec.control = Some(ControlText::new("job.ctl", control));
+        req.data_sets.dd = dd.iter().map(|(n, p)| (n.to_string(), PathBuf::from(p))).collect();
+        req
+    }
+
+    fn sort_job(req: JobRequest) -> SortJob {
+        match resolve(req).unwrap() {
+            Job::Sort(j) => j,
+            Job::Join(_) => panic!("a sort was expected"),
+        }
+    }
+
+    #[test]
+    fn mainsize_is_the_budget_unless_one_is_given() {
+        let ctl = " SORT FIELDS=(1,4,CH,A)\n OPTION MAINSIZE=8M\n";
+        let job = sort_job(request(ctl, &[("SORTIN", "in"), ("SORTOUT", "out")]));
+        assert_eq!(job.main_size, Some(MainSize { bytes: 8 << 20, applied: true }));
+        assert_eq!(job.resources.memory, Some(8 << 20));
+        let mut req = request(ctl, &[("SORTIN", "in"), ("SORTOUT", "out")]);
+        req.resources.memory = Some(1 << 30);
+        let job = sort_job(req);
+        assert_eq!(job.main_size, Some(MainSize { bytes: 8 << 20, applied: false }));
+        assert_eq!(job.resources.memory, Some(1 << 30));
+    }
+
+    #[test]
+    fn the_jcl_step_names_the_files_and_the_record_length() {
+        let jcl = "//S1 EXEC PGM=SORT\n//SORTIN DD DSN=A.B,DCB=(RECFM=FB,LRECL=40)\n\
+                   //SORTOUT DD DSN=C.D\n//OUT1 DD DSN=E.F\n//SYSIN DD *\n \
+                   SORT FIELDS=(1,4,CH,A)\n OUTFIL FNAMES=(SORTOUT,OUT1)\n/*\n";
+        let job = sort_job(request(jcl, &[("A.B", "a.dat"), ("C.D", "c.dat"), ("E.F", "e.dat")]));
+        assert_eq!(job.inputs, vec![PathBuf::from("a.dat")]);
+        assert_eq!(job.spec.layout, RecordLayout::Fixed(40));
+        let names: Vec<_> = job.outfil.iter().map(|(n, p)| (n.as_str(), p.clone())).collect();
+        assert_eq!(names, [("SORTOUT", "c.dat".into()), ("OUT1", "e.dat".into())]);
+        // SORTOUT is written by OUTFIL: the sorted records themselves go nowhere.
+        assert_eq!(job.output, PathBuf::from(DISCARD));
+    }
+
+    #[test]
+    fn errors_name_the_concept_and_each_door_words_the_remedy() {
+        let ctl = " SORT FIELDS=(1,4,CH,A)\n OUTFIL FNAMES=LOW\n";
+        let e = resolve(request(ctl, &[("SORTIN", "in")])).unwrap_err();
+        assert!(matches!(e, JobError::OutfilDd { line: 2, ref name } if name == "LOW"), "{e:?}");
+        assert!(!e.to_string().contains("--"), "{e}");
+        let words = e.describe(&Concepts).unwrap();
+        assert_eq!(words, "OUTFIL (line 2) writes the DD LOW: give a file for LOW");
+        assert_eq!(words, e.to_string());
+        let join = " JOINKEYS FILE=F1,FIELDS=(1,4,A)\n JOINKEYS FILE=F2,FIELDS=(1,4,A)\n \
+                    REFORMAT FIELDS=(F1:1,4,F2:1,4)\n SORT FIELDS=COPY\n";
+        let mut req = request(join, &[("SORTJNF1", "f1")]);
+        req.spec.record_size = Some(10);
+        let e = resolve(req).unwrap_err();
+        assert!(
+            matches!(e, JobError::JoinDd { side: "F2", ref dd, .. } if dd == "SORTJNF2"),
+            "{e:?}"
+        );
+        let e = resolve(request(join, &[("SORTJNF1", "f1"), ("SORTJNF2", "f2")])).unwrap_err();
+        assert!(matches!(e, JobError::JoinLength { side: "F1", .. }), "{e:?}");
+    }
+}

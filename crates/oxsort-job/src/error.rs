@@ -42,7 +42,7 @@ pub struct Concepts;
 
 impl Words for Concepts {
     fn dd(&self, name: &str) -> String {
-        format!("map {name} to a file")
+        format!("a file for {name}")
     }
     fn dd_given(&self, name: &str, path: &str) -> String {
         format!("the data set {name} mapped to {path}")
@@ -234,7 +234,7 @@ pub enum JobError {
         line: usize,
     },
     /// OUTFIL writes a DD that is not mapped to a file.
-    #[error("OUTFIL (line {line}) writes the DD {name}: {}", Concepts.dd(.name))]
+    #[error("OUTFIL (line {line}) writes the DD {name}: give {}", Concepts.dd(.name))]
     OutfilDd {
         /// The OUTFIL statement's line.
         line: usize,
@@ -282,7 +282,7 @@ pub enum JobError {
         control: String,
     },
     /// A JOINKEYS file whose DD is not mapped.
-    #[error("{control}: JOINKEYS FILE={side} reads DD {dd}: {} (or a //{dd} DD statement in the JCL)", Concepts.dd(.dd))]
+    #[error("{control}: JOINKEYS FILE={side} reads DD {dd}: give {} (or a //{dd} DD statement in the JCL)", Concepts.dd(.dd))]
     JoinDd {
         /// Where the statements were read.
         control: String,

@@ -14,7 +14,7 @@
 //!
 //! A main task that only copies (`OPTION COPY` and no other statement) is left out: the join
 //! writes SORTOUT itself (`join_direct`). The memory budget is shared
-//! ([`budget_shares`]), and the sides' sorts, which run at once, share the threads. A side's
+//! (`budget_shares`), and the sides' sorts, which run at once, share the threads. A side's
 //! sort that fails ends its stream early: the join takes each sort's outcome at the stream's end
 //! and, on a failure, cancels the main task before it ends the main task's stream, so a short
 //! stream is never taken for the whole one and the output appears under its name only when

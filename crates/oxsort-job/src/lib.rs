@@ -15,6 +15,9 @@
 //!   datasets: DD map, JCL DDs, DSN/LRECL/RECFM, OUTFIL files, MAINSIZE
 //! ```
 //!
+//! [`cluster`] holds the stages of a sort across a cluster (sample, split by splitters) that
+//! Python's `oxsort.ray` calls.
+//!
 //! ```no_run
 //! use oxsort_job::{resolve, ControlText, Job, JobRequest};
 //!
@@ -35,6 +38,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod cluster;
 mod datasets;
 pub mod dd;
 mod error;

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Callable, Optional, Union
@@ -21,6 +21,10 @@ PathLike = Union[str, "os.PathLike[str]"]
 Source = Union[PathLike, IO[bytes]]
 Inputs = Union[Source, Sequence[Source]]
 ProgressArg = Union[None, bool, Callable[[str, int, Optional[int]], Any]]
+#: ``dd=``: DD names (``SORTIN``, ``SORTOUT``, ``SORTOF01``, ``SORTJNF1``, ...) or data set
+#: names of a DFSORT job, each mapped to a file; a list of paths for ``SORTIN`` (or a JOINKEYS
+#: input) is a concatenation.
+DataSets = Mapping[str, Union[PathLike, Sequence[PathLike]]]
 
 #: Seconds the caller's thread waits for a running sort between two looks at Ctrl-C,
 #: asynchronous exceptions and progress: short enough that an interrupt stops a sort well
@@ -142,6 +146,7 @@ def _spec(
     memory: Union[int, str, None],
     threads: Optional[int],
     temp_dirs: Optional[Sequence[PathLike]],
+    dd: Optional[DataSets] = None,
 ) -> dict[str, Any]:
     import shlex
 
@@ -166,7 +171,26 @@ def _spec(
         "threads": threads,
         "temp_dirs": [os.fspath(d) for d in (temp_dirs or [])],
         "resume": False,
+        "dd": _data_sets(dd),
     }
+
+
+def _data_sets(dd: Optional[DataSets]) -> list[tuple[str, str]]:
+    """``dd=`` as ``(name, path)`` pairs in order, a list of paths as a concatenation."""
+    if dd is None:
+        return []
+    if not isinstance(dd, Mapping):
+        raise SpecError("dd= takes a dict of DD names to paths, like {'SORTIN': 'in.dat'}")
+    pairs = []
+    for name, paths in dd.items():
+        if not isinstance(name, str):
+            raise SpecError(f"dd={{{name!r}: ...}}: a DD name is a str, like 'SORTIN'")
+        items = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
+        if not items:
+            raise SpecError(f"dd={{'{name}': []}}: no path given")
+        for p in items:
+            pairs.append((name, os.fspath(p)))  # type: ignore[arg-type]
+    return pairs
 
 
 @contextmanager
@@ -281,15 +305,16 @@ def _run(job: Any, progress: ProgressArg) -> SortStats:
 
 
 def _sort(
-    inputs: Inputs,
-    output: Union[PathLike, IO[bytes]],
+    inputs: Optional[Inputs],
+    output: Union[PathLike, IO[bytes], None],
     merge: bool,
     progress: ProgressArg,
     resume: bool,
     spec: dict[str, Any],
 ) -> SortStats:
     out_obj = output if _is_file_object(output) else None
-    if resume and (out_obj is not None or any(_is_file_object(x) for x in _as_list(inputs))):
+    given = [] if inputs is None else _as_list(inputs)
+    if resume and (out_obj is not None or any(_is_file_object(x) for x in given)):
         raise SpecError(
             "resume=True needs input and output paths: a file object cannot be read again"
         )
@@ -298,8 +323,11 @@ def _sort(
         _check_binary(out_obj, "output")
     with ExitStack() as stack:
         near = spec["temp_dirs"][0] if spec["temp_dirs"] else None
-        paths = _input_paths(inputs, stack, near)
-        if out_obj is None:
+        paths = [] if inputs is None else _input_paths(inputs, stack, near)
+        out_path: Optional[str]
+        if output is None:
+            out_path = None
+        elif out_obj is None:
             out_path = os.fspath(output)  # type: ignore[arg-type]
         else:
             d = stack.enter_context(_private_dir(near))
@@ -313,8 +341,8 @@ def _sort(
 
 
 def sort(
-    inputs: Inputs,
-    output: Union[PathLike, IO[bytes]],
+    inputs: Optional[Inputs] = None,
+    output: Union[PathLike, IO[bytes], None] = None,
     *,
     record_size: Optional[int] = None,
     lines: bool = False,
@@ -328,13 +356,21 @@ def sort(
     threads: Optional[int] = None,
     progress: ProgressArg = None,
     resume: bool = False,
+    dd: Optional[DataSets] = None,
 ) -> SortStats:
     """Sorts ``inputs`` (a path, a list of paths or binary file objects, concatenated) into
     ``output`` (a path or a binary file object), stably, as ``oxsort sort`` does.
 
     Records: ``record_size=N`` fixed records (default 100), ``lines=True`` or ``nul=True``.
     Key: ``fields="1,10,CH,A"`` (DFSORT), ``control="SORT FIELDS=..."`` (DFSORT statements) or
-    ``keys="-t, -k2,2n"`` (GNU sort flags, with lines/nul). ``memory="1G"`` caps memory (a
+    ``keys="-t, -k2,2n"`` (GNU sort flags, with lines/nul).
+
+    A DFSORT job runs as ``oxsort sort --control`` runs it: ``control=`` may be a JCL step, and
+    ``dd={"SORTIN": path, "SORTOUT": path, "SORTOF01": path, ...}`` maps its DD names (or
+    data set names) to files, as the CLI's ``--dd``. ``inputs`` and ``output`` may be left
+    out when ``dd=`` or the step's DD statements name them (``SORTIN``, ``SORTOUT``, OUTFIL's
+    outputs, a JOINKEYS job's ``SORTJNF1``/``SORTJNF2``). ``OPTION MAINSIZE=`` is the memory
+    budget when ``memory=`` is not given. ``memory="1G"`` caps memory (a
     smaller budget than the input sorts in two passes through ``temp_dirs``). ``progress=True``
     draws a tqdm bar; a callable receives ``(phase, done, total)``. Ctrl-C stops the sort and
     removes its temp files and partial output.
@@ -356,13 +392,14 @@ def sort(
         memory=memory,
         threads=threads,
         temp_dirs=temp_dirs,
+        dd=dd,
     )
     return _sort(inputs, output, False, progress, resume, spec)
 
 
 def merge(
-    inputs: Inputs,
-    output: Union[PathLike, IO[bytes]],
+    inputs: Optional[Inputs] = None,
+    output: Union[PathLike, IO[bytes], None] = None,
     *,
     record_size: Optional[int] = None,
     lines: bool = False,
@@ -375,9 +412,10 @@ def merge(
     temp_dirs: Optional[Sequence[PathLike]] = None,
     threads: Optional[int] = None,
     progress: ProgressArg = None,
+    dd: Optional[DataSets] = None,
 ) -> SortStats:
     """Merges inputs that are each sorted by the key (DFSORT ``MERGE``); an input out of order
-    raises :class:`DisorderError` naming the file and the record."""
+    raises :class:`DisorderError` naming the file and the record. ``dd=`` as :func:`sort`."""
     spec = _spec(
         record_size=record_size,
         lines=lines,
@@ -389,6 +427,7 @@ def merge(
         memory=memory,
         threads=threads,
         temp_dirs=temp_dirs,
+        dd=dd,
     )
     return _sort(inputs, output, True, progress, False, spec)
 
@@ -433,8 +472,8 @@ def check(
 
 
 def explain(
-    inputs: Union[PathLike, Sequence[PathLike]],
-    output: PathLike,
+    inputs: Union[PathLike, Sequence[PathLike], None] = None,
+    output: Optional[PathLike] = None,
     *,
     record_size: Optional[int] = None,
     lines: bool = False,
@@ -446,8 +485,11 @@ def explain(
     memory: Union[int, str, None] = None,
     temp_dirs: Optional[Sequence[PathLike]] = None,
     threads: Optional[int] = None,
+    dd: Optional[DataSets] = None,
 ) -> dict[str, Any]:
-    """The plan of a sort as a dict (``oxsort explain --json``): passes, runs, memory, temp."""
+    """The plan of a sort as a dict (``oxsort explain --json``): passes, runs, memory, temp;
+    for a JOINKEYS job, each file's subtask, the join and the main task. ``dd=`` as
+    :func:`sort`."""
     spec = _spec(
         record_size=record_size,
         lines=lines,
@@ -459,9 +501,11 @@ def explain(
         memory=memory,
         threads=threads,
         temp_dirs=temp_dirs,
+        dd=dd,
     )
-    paths = [os.fspath(p) for p in _as_list(inputs)]  # type: ignore[arg-type]
-    return json.loads(_native.explain(paths, os.fspath(output), spec))  # type: ignore[no-any-return]
+    paths = [] if inputs is None else [os.fspath(p) for p in _as_list(inputs)]  # type: ignore[arg-type]
+    out = None if output is None else os.fspath(output)
+    return json.loads(_native.explain(paths, out, spec))  # type: ignore[no-any-return]
 
 
 @dataclass

@@ -9,6 +9,7 @@
 //!  GIVE file ORG SQ|LS|LSF RECORD F,n|V,min,max     the output
 //!  TAKE file                                        statements read from file, in place
 //!  SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, OPTION, RECORD   as DFSORT's
+//!  JOINKEYS FILES=F1 / FILES=F2, JOIN, REFORMAT      a join: the first USE is F1, the second F2
 //! ```
 //!
 //! `ORG SQ` with `RECORD F,n` is fixed n-byte records; `ORG SQ` with `RECORD V,min,max` is
@@ -16,16 +17,20 @@
 //! then `min` to `max` data bytes; positions count the RDW as bytes 1-4); `ORG LS` and `LSF`
 //! are line sequential files (text lines). A file name that is the name of an environment variable stands for its
 //! value, as GnuCOBOL's `ASSIGN TO EXTERNAL` names do. Lines whose first non-blank is `*` are
-//! comments. oxsort's own `--memory SIZE`, `--temp-dir DIR`, `--threads N` and `--quiet` may
-//! come before the statements.
+//! comments. A JOINKEYS job runs through the job layer as `oxsort sort --control` runs it (its
+//! USE files as `SORTJNF1` and `SORTJNF2`, each with its own record length). oxsort's own
+//! `--memory SIZE`, `--temp-dir DIR`, `--threads N` and `--quiet` may come before the
+//! statements.
 
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
 use oxsort_format::MAX_RECORD_SIZE;
 
+use oxsort_job::{ControlText, JobRequest};
+
 use crate::keys_args::KeyArgs;
-use crate::sort_cmd::SortArgs;
+use crate::sort_cmd::Report;
 
 /// Statement names that start a new statement in the one-line command form.
 const STATEMENTS: &[&str] = &[
@@ -75,29 +80,37 @@ struct Job {
     control: String,
     /// Where the statements came from, for messages.
     name: String,
+    /// Whether the statements are a JOINKEYS application: the first USE file is F1, the
+    /// second F2 (GCSORT's `JOINKEYS FILES=F1` and `FILES=F2`).
+    join: bool,
 }
 
 /// Runs `oxsort gcsort`; returns the exit status.
 pub fn run(argv: Vec<String>) -> Result<i32> {
-    let mut args: SortArgs = SortArgs::blank();
+    let mut req = JobRequest::new(Vec::new(), PathBuf::from(oxsort_job::STD));
+    let mut report =
+        Report { quiet: false, stats: None, summary: None, timeline: None, progress: false };
     let mut rest = argv.as_slice();
     loop {
         match rest {
             [flag, value, tail @ ..] if flag == "--memory" => {
-                args.memory = Some(oxsort_lang::parse_bytes(value).map_err(|e| anyhow!("{e}"))?);
+                req.resources.memory =
+                    Some(oxsort_lang::parse_bytes(value).map_err(|e| anyhow!("{e}"))?);
                 rest = tail;
             }
             [flag, value, tail @ ..] if flag == "--temp-dir" => {
-                args.temp_dirs.push(PathBuf::from(value));
+                req.resources.temp_dirs.push(PathBuf::from(value));
                 rest = tail;
             }
             [flag, value, tail @ ..] if flag == "--threads" => {
-                args.threads =
-                    Some(value.parse().map_err(|_| anyhow!("--threads {value}: not a number"))?);
+                let t: usize =
+                    value.parse().map_err(|_| anyhow!("--threads {value}: not a number"))?;
+                anyhow::ensure!(t >= 1, "--threads must be at least 1");
+                req.resources.threads = Some(t);
                 rest = tail;
             }
             [flag, tail @ ..] if flag == "--quiet" || flag == "-q" => {
-                args.quiet = true;
+                report.quiet = true;
                 rest = tail;
             }
             [flag, tail @ ..] if flag.starts_with("-f") => {
@@ -115,6 +128,9 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
     }
     let text = command_lines(rest);
     let job = translate(&text, "the gcsort command line", 0)?;
+    if job.join {
+        return run_join(req, report, job);
+    }
     let [first, ..] = job.uses.as_slice() else {
         bail!("{}: no USE statement names an input file", job.name);
     };
@@ -143,15 +159,53 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
             give.org.kind()
         );
     }
-    args.inputs = job.uses.iter().map(|u| u.path.clone()).collect();
-    args.output = give.path.clone();
+    req.inputs = job.uses.iter().map(|u| u.path.clone()).collect();
+    req.output = give.path.clone();
+    let mut keys = KeyArgs::default();
     match first.org {
-        Org::Lines => args.keys.lines = true,
-        Org::Fixed(n) => args.keys.record_size = Some(n),
-        Org::Variable(max) => args.keys.rdw = Some(max),
+        Org::Lines => keys.lines = true,
+        Org::Fixed(n) => keys.record_size = Some(n),
+        Org::Variable(max) => keys.rdw = Some(max),
     }
-    args.keys.control_text = Some((job.name.clone(), job.control.clone()));
-    crate::sort_cmd::run_sort(args)
+    req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
+    oxsort_io::cleanup::install_signal_handlers();
+    crate::sort_cmd::run_job(req, &keys, &report)
+}
+
+/// Runs a JOINKEYS application: the first USE file is F1 (`SORTJNF1`), the second F2
+/// (`SORTJNF2`), each with its own record length; GIVE is the main task's output.
+fn run_join(mut req: JobRequest, report: Report, job: Job) -> Result<i32> {
+    let [f1, f2] = job.uses.as_slice() else {
+        bail!(
+            "{}: a JOINKEYS job reads two files: give two USE statements (the first is F1, the \
+             second F2), found {}",
+            job.name,
+            job.uses.len()
+        );
+    };
+    let Some(give) = &job.give else {
+        bail!("{}: no GIVE statement names the output file", job.name);
+    };
+    for (dd, f) in [("SORTJNF1", f1), ("SORTJNF2", f2), ("", give)] {
+        let Org::Fixed(n) = f.org else {
+            bail!(
+                "{}: {} {} is {}: oxsort joins fixed-length records only (ORG SQ RECORD F,n)",
+                job.name,
+                if dd.is_empty() { "GIVE" } else { "USE" },
+                f.path.display(),
+                f.org.kind()
+            );
+        };
+        if !dd.is_empty() {
+            req.data_sets.dd.push((dd.to_string(), f.path.clone()));
+            req.data_sets.lrecl.push((dd.to_string(), n));
+        }
+    }
+    req.output = give.path.clone();
+    let keys = KeyArgs::default();
+    req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
+    oxsort_io::cleanup::install_signal_handlers();
+    crate::sort_cmd::run_job(req, &keys, &report)
 }
 
 /// GCSORT's `-f` options: the ASCII ones are what oxsort does anyway.
@@ -245,8 +299,13 @@ fn words(s: &str) -> Vec<String> {
 /// Reads the statements: USE, GIVE and TAKE are taken out (TAKE files read in place), comment
 /// lines blanked, the rest left for the DFSORT parser on the same lines.
 fn translate(text: &str, name: &str, depth: usize) -> Result<Job> {
-    let mut job =
-        Job { uses: Vec::new(), give: None, control: String::new(), name: name.to_string() };
+    let mut job = Job {
+        uses: Vec::new(),
+        give: None,
+        control: String::new(),
+        name: name.to_string(),
+        join: false,
+    };
     for (i, raw) in text.split('\n').enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         let w = words(line);
@@ -278,6 +337,7 @@ fn translate(text: &str, name: &str, depth: usize) -> Result<Job> {
                 })?;
                 let taken = translate(&inner, &path.display().to_string(), depth + 1)?;
                 job.uses.extend(taken.uses);
+                job.join |= taken.join;
                 if let Some(g) = taken.give {
                     if job.give.replace(g).is_some() {
                         bail!("{}: only one GIVE statement (oxsort writes one output)", at());
@@ -291,7 +351,10 @@ fn translate(text: &str, name: &str, depth: usize) -> Result<Job> {
                 }
                 job.control.push_str(&taken.control);
             }
-            _ => job.control.push_str(line),
+            _ => {
+                job.join |= keyword == "JOINKEYS";
+                job.control.push_str(line);
+            }
         }
         job.control.push('\n');
     }
@@ -355,36 +418,6 @@ fn file_statement(w: &[String], at: &str) -> Result<FileStatement> {
         }
     };
     Ok(FileStatement { path: resolve(file), org })
-}
-
-impl SortArgs {
-    /// Arguments with every default, as `oxsort sort` with no flags has them.
-    pub fn blank() -> SortArgs {
-        SortArgs {
-            inputs: vec!["-".into()],
-            output: "-".into(),
-            memory: None,
-            threads: None,
-            temp_dirs: Vec::new(),
-            stats: None,
-            summary: None,
-            progress: false,
-            no_progress: false,
-            quiet: false,
-            buffered: false,
-            no_uring: false,
-            timeline: None,
-            resume: false,
-            restart: false,
-            max_fan_in: None,
-            passes: crate::sort_cmd::Passes::Auto,
-            outfil_paths: Vec::new(),
-            prepared: None,
-            dd: Vec::new(),
-            lrecl: Vec::new(),
-            keys: KeyArgs::default(),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 //! `--nul`, `--fields`, `--control`, `--unique` and GNU sort's `-k -t -n -r -s` (keys with every
 //! GNU modifier, built as [`oxsort_lang::GnuOptions`] in the C locale).
 //!
-//! The flags end in a [`SortSpec`] (layout, key, filter, unique, mode), the model every front
-//! end builds, which [`crate::sort_cmd`] hands to the engine. Key sources are exclusive: one of `--fields`, the
-//! control file's `SORT`/`MERGE FIELDS=`, or the GNU flags (delimited text only).
+//! The flags end in the job layer's [`SpecSource`], from which it builds one
+//! [`SortSpec`](oxsort_format::SortSpec) (layout, key, filter, unique, mode), the model every
+//! front end builds. Key sources are exclusive: one of `--fields`, the control file's
+//! `SORT`/`MERGE FIELDS=`, or the GNU flags (delimited text only).
 //!
 //! ```text
 //!  --record-size N ─┐
@@ -18,16 +19,15 @@
 //! ```
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
-use oxsort_format::{RecordLayout, SortSpec};
-use oxsort_lang::{
-    parse_control, parse_fields, Blanks, GnuKey, GnuOptions, ReconcileError, SourceConflict,
-    SpecSources, Vocabulary,
-};
+use oxsort_format::RecordLayout;
+use oxsort_job::{ControlText, JobError, SpecSource};
+use oxsort_lang::{parse_fields, Blanks, GnuKey, GnuOptions, SourceConflict, Vocabulary};
 
 /// Layout and key flags (flattened into [`crate::sort_cmd::SortArgs`]).
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Debug, Default, Clone)]
 pub struct KeyArgs {
     /// Fixed-size records of N bytes (1 to 65535; default 100, the Sort Benchmark record).
     #[arg(long = "record-size", value_name = "N", help_heading = "Records and keys")]
@@ -94,15 +94,6 @@ pub struct KeyArgs {
     /// No last-resort whole-line comparison; ties keep input order (GNU sort -s).
     #[arg(short = 's', long, help_heading = "GNU sort flags (with --lines or --nul)")]
     pub stable: bool,
-    /// The length of the joined records of a JOINKEYS job, once its inputs are known: the main
-    /// task's records (set by the join, not a flag).
-    #[arg(skip)]
-    pub joined_record_size: Option<usize>,
-    /// Control statements given as text (name for messages, text): GCSORT's command form (set
-    /// by `oxsort gcsort`), or the control file's text as the job was prepared (read once).
-    /// Not a flag.
-    #[arg(skip)]
-    pub control_text: Option<(String, String)>,
 }
 
 impl KeyArgs {
@@ -134,48 +125,21 @@ impl KeyArgs {
             .transpose()
     }
 
-    /// The control file's `OPTION MAINSIZE=` in bytes, if it gives one.
-    pub fn main_size(&self) -> Result<Option<u64>> {
+    /// The control file's statements, read once.
+    pub fn control_text(&self) -> Result<Option<ControlText>> {
         let Some(path) = &self.control else { return Ok(None) };
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading the control file {}", path.display()))?;
-        let c = parse_control(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-        Ok(c.mainsize)
+        Ok(Some(ControlText::new(path.display().to_string(), text)))
     }
 
-    /// Reads and checks the flags (and the control file). Errors name the flag or the file,
-    /// with line and column for parse errors.
-    pub fn spec(&self) -> Result<SortSpec> {
+    /// The sources of the spec these flags give, with `control` (the control statements,
+    /// read once). Errors name the flag, with the column for parse errors.
+    pub fn spec_source(&self, control: Option<ControlText>) -> Result<SpecSource> {
         let delimited = match (self.lines, self.nul) {
             (true, _) => Some(RecordLayout::LINES),
             (_, true) => Some(RecordLayout::NUL),
             _ => None,
-        };
-        let text = match (&self.control_text, &self.control) {
-            (Some((name, text)), _) => Some((name.clone(), text.clone())),
-            (None, Some(path)) => Some((
-                path.display().to_string(),
-                std::fs::read_to_string(path)
-                    .with_context(|| format!("reading the control file {}", path.display()))?,
-            )),
-            (None, None) => None,
-        };
-        let control = match text {
-            Some((path, text)) => {
-                let mut c = parse_control(&text).map_err(|e| anyhow!("{}: {e}", path))?;
-                if c.join.is_some() {
-                    // The main task reads the joined records: their layout is the join's.
-                    let Some(n) = self.joined_record_size else {
-                        bail!("{}: a JOINKEYS job runs with oxsort sort", path);
-                    };
-                    c.record = Some(RecordLayout::Fixed(n));
-                }
-                for note in &c.ignored {
-                    eprintln!("oxsort: {}: {note}", path);
-                }
-                Some(c)
-            }
-            None => None,
         };
         let fields = match &self.fields {
             Some(spec) => Some(
@@ -184,36 +148,51 @@ impl KeyArgs {
             ),
             None => None,
         };
-        let gnu = self.gnu_flags();
-        let sources = SpecSources {
-            delimited,
-            // In a JOINKEYS job --record-size is the join inputs' length, not the main task's.
-            record_size: self.record_size.filter(|_| self.joined_record_size.is_none()),
-            variable: self.rdw_layout()?,
+        let flags = self.clone();
+        Ok(SpecSource {
             control,
             fields,
-            gnu_flags: !gnu.is_empty(),
+            delimited,
+            record_size: self.record_size,
+            rdw: self.rdw_layout()?,
+            gnu_flags: !self.gnu_flags().is_empty(),
+            gnu: Some(Arc::new(move |unique| {
+                let g = flags.gnu_options(unique)?;
+                Ok((g.key_spec(), g.unique))
+            })),
             unique: self.unique,
             merge: false,
-        };
-        sources
-            .reconcile(|unique| {
-                let g = self.gnu_options(unique)?;
-                Ok((g.key_spec(), g.unique))
-            })
-            .map_err(|e| match e {
-                ReconcileError::Gnu(e) => e,
-                ReconcileError::Conflict(c) => self.conflict(c, &gnu),
-            })
+        })
+    }
+
+    /// Reads and checks the flags (and the control file). Errors name the flag or the file,
+    /// with line and column for parse errors.
+    #[cfg(test)]
+    pub fn spec(&self) -> Result<oxsort_format::SortSpec> {
+        let source = self.spec_source(self.control_text()?)?;
+        oxsort_job::spec_of(&source).map_err(|e| self.job_error(e))
+    }
+
+    /// A job layer's error about the spec, in the words of this command line.
+    pub fn job_error(&self, e: JobError) -> anyhow::Error {
+        match e {
+            JobError::Conflict { control, conflict } => {
+                self.conflict(&control.unwrap_or_default(), conflict)
+            }
+            JobError::Door(e) => anyhow!("{e}"),
+            e => crate::sort_cmd::cli_error(e),
+        }
     }
 
     /// A conflict between sources, in the words of this command line.
-    fn conflict(&self, c: SourceConflict, gnu: &[&str]) -> anyhow::Error {
-        let control = match &self.control_text {
-            Some((name, _)) => name.clone(),
-            None => self.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+    fn conflict(&self, name: &str, c: SourceConflict) -> anyhow::Error {
+        let gnu = self.gnu_flags();
+        let words = Flags {
+            control: name.to_string(),
+            lines: self.lines,
+            gnu: gnu.join(" "),
+            gnu_count: gnu.len(),
         };
-        let words = Flags { control, lines: self.lines, gnu: gnu.join(" "), gnu_count: gnu.len() };
         anyhow!("{}", c.describe(&words))
     }
 

@@ -4,17 +4,11 @@
 #![forbid(unsafe_code)]
 
 mod bench_cmd;
-mod byte_channel;
 mod clean_cmd;
-mod dd;
 mod docs_cmd;
 mod gcsort_cmd;
 mod gen_cmd;
 mod gnu;
-mod jcl;
-mod job;
-mod join_cmd;
-mod join_direct;
 mod keys_args;
 mod nsort_cmd;
 mod sort_cmd;

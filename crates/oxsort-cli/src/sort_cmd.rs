@@ -1,34 +1,22 @@
-//! `oxsort sort` and `oxsort explain`: a thin shell over `oxsort_engine`.
+//! `oxsort sort` and `oxsort explain`: the flags become one [`JobRequest`], which the job layer
+//! resolves and runs; this module prints.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use oxsort_bench::timeline::{self, PhaseMark, Sampler};
-use oxsort_engine::{sort, Input, Output, PassChoice, Phase, SortConfig, SortConfigBuilder};
+use oxsort_engine::{sort, PassChoice, Phase};
 use oxsort_io::IoOptions;
+use oxsort_job::{
+    joinkeys, DataSets, Job, JobError, JobRequest, JoinJob, Resources, SortJob, Words, DISCARD,
+};
 
-use crate::dd::DdMap;
 use crate::keys_args::KeyArgs;
 use oxsort_lang::parse_bytes;
 
-/// Where the sorted records go when only OUTFIL outputs are written.
-const DISCARD: &str = "/dev/null";
-
-/// Whether `p` is `-`: standard input or output.
-pub(crate) fn is_std(p: &Path) -> bool {
-    p.as_os_str() == "-"
-}
-
-/// Whether `inputs` is the default: standard input alone.
-pub(crate) fn is_std_only(inputs: &[PathBuf]) -> bool {
-    matches!(inputs, [one] if is_std(one))
-}
-
-/// Paths as a message shows them, separated by spaces.
-pub(crate) fn shown(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
-}
+pub(crate) use oxsort_job::is_std;
 
 /// How statistics are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -121,182 +109,158 @@ pub struct SortArgs {
     /// Record layout, key, filter and mode.
     #[command(flatten)]
     pub keys: KeyArgs,
-    /// The spec read by [`SortArgs::resolve_job`] (so the control file is read once).
-    #[arg(skip)]
-    pub prepared: Option<oxsort_format::SortSpec>,
-    /// The files of the OUTFIL outputs, by DD name (from [`SortArgs::resolve_job`]).
-    #[arg(skip)]
-    pub outfil_paths: Vec<(String, PathBuf)>,
+}
+
+/// How the CLI words the job layer's remedies: with its flags.
+pub(crate) struct Flags;
+
+impl Words for Flags {
+    fn dd(&self, name: &str) -> String {
+        format!("--dd {name}=PATH")
+    }
+    fn dd_given(&self, name: &str, path: &str) -> String {
+        format!("--dd {name}={path}")
+    }
+    fn dd_name(&self, name: &str) -> String {
+        format!("--dd {name}")
+    }
+    fn lrecl(&self, name: &str) -> String {
+        format!("--lrecl {name}=N")
+    }
+    fn record_size(&self) -> String {
+        "--record-size N".into()
+    }
+    fn record_size_name(&self) -> String {
+        "--record-size".into()
+    }
+    fn delimited(&self) -> String {
+        "--lines/--nul".into()
+    }
+    fn output(&self) -> String {
+        "-o PATH".into()
+    }
+    fn output_given(&self, path: &str) -> String {
+        format!("-o {path}")
+    }
+    fn inputs_given(&self, paths: &str) -> String {
+        format!("as arguments ({paths})")
+    }
+}
+
+/// A job layer's error in the CLI's words (an engine error stays one, for `main`'s look at a
+/// closed output pipe).
+pub(crate) fn cli_error(e: JobError) -> anyhow::Error {
+    if let Some(m) = e.describe(&Flags) {
+        return anyhow!(m);
+    }
+    match e {
+        JobError::Engine(e) => anyhow::Error::from(e),
+        JobError::EngineIn { what, source } => anyhow::Error::from(source).context(what),
+        e => anyhow::Error::new(e),
+    }
+}
+
+/// What the CLI prints around a job, and where.
+pub(crate) struct Report {
+    /// `--quiet`.
+    pub quiet: bool,
+    /// `--stats`.
+    pub stats: Option<StatsFormat>,
+    /// `--summary`.
+    pub summary: Option<PathBuf>,
+    /// `--timeline`.
+    pub timeline: Option<PathBuf>,
+    /// Whether a progress bar is drawn.
+    pub progress: bool,
 }
 
 impl SortArgs {
-    /// Takes `SORTIN` and `SORTOUT` from the `--dd` mappings as the inputs and the output, and
-    /// returns the mappings left for the job's other DDs. Naming the inputs (or the output) both
-    /// ways is an error: which one was meant cannot be guessed.
-    pub fn apply_dd(&mut self) -> Result<DdMap> {
-        let mut dd = DdMap::parse(&self.dd)?;
-        let sortin = dd.take("SORTIN");
-        if !sortin.is_empty() {
-            anyhow::ensure!(
-                is_std_only(&self.inputs),
-                "the inputs are given twice: as arguments ({}) and as --dd SORTIN",
-                shown(&self.inputs)
-            );
-            self.inputs = sortin;
-        }
-        if let Some(out) = dd.take_one("SORTOUT")? {
-            anyhow::ensure!(
-                is_std(&self.output),
-                "the output is given twice: as -o {} and as --dd SORTOUT",
-                self.output.display()
-            );
-            self.output = out;
-        }
-        Ok(dd)
-    }
-
-    /// Resolves the job's data sets: `SORTIN`/`SORTOUT` ([`SortArgs::apply_dd`]), then the
-    /// DD of every `OUTFIL` output (`SORTOUT` is the output; any other needs `--dd NAME=PATH`);
-    /// a `--dd` name no part of the job uses is an error. With OUTFIL, the sorted records go
-    /// to the main output only when a `SORTOUT` is given that no OUTFIL writes (as DFSORT writes
-    /// such a SORTOUT without OUTFIL processing); `OPTION MAINSIZE=` becomes the memory budget
-    /// when `--memory` is not given.
-    pub fn resolve_job(&mut self, mut dd: DdMap) -> Result<()> {
-        let spec = self.keys.spec()?;
-        let mut used: Vec<String> = vec!["SORTIN".into(), "SORTOUT".into()];
-        let mut paths: Vec<(String, PathBuf)> = Vec::new();
-        let mut sortout_by_outfil = false;
-        for st in &spec.outfil {
-            for name in &st.names {
-                let path = if name == "SORTOUT" {
-                    anyhow::ensure!(
-                        !is_std(&self.output),
-                        "OUTFIL (line {}) writes SORTOUT: give -o PATH or --dd SORTOUT=PATH",
-                        st.line
-                    );
-                    sortout_by_outfil = true;
-                    self.output.clone()
-                } else {
-                    match dd.take_one(name)? {
-                        Some(p) => p,
-                        None => match dd.unresolved(name) {
-                            Some(why) => anyhow::bail!("OUTFIL (line {}): {why}", st.line),
-                            None => anyhow::bail!(
-                                "OUTFIL (line {}) writes the DD {name}: give --dd {name}=PATH",
-                                st.line
-                            ),
-                        },
-                    }
-                };
-                if !used.contains(name) {
-                    used.push(name.clone());
-                }
-                paths.push((name.clone(), path));
-            }
-        }
-        if !spec.outfil.is_empty() && (sortout_by_outfil || is_std(&self.output)) {
-            // The sorted records themselves go nowhere: only the OUTFIL outputs are written.
-            self.output = DISCARD.into();
-            if self.temp_dirs.is_empty() {
-                if let Some((_, p)) = paths.first() {
-                    self.temp_dirs.push(match p.parent() {
-                        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                        _ => PathBuf::from("."),
-                    });
-                }
-            }
-        }
-        dd.finish(&used.join(", "))?;
-        if let Some(bytes) = self.keys.main_size()? {
-            let note = match self.memory {
-                None => {
-                    self.memory = Some(bytes);
-                    "the memory budget"
-                }
-                Some(_) => "ignored: --memory is given",
+    /// The one request these flags describe (the control file read here, once).
+    pub fn request(&self) -> Result<JobRequest> {
+        let mut dd = Vec::with_capacity(self.dd.len());
+        for arg in &self.dd {
+            let Some((name, path)) = arg.split_once('=') else {
+                anyhow::bail!("--dd {arg}: expected NAME=PATH (for example --dd SORTIN=input.dat)");
             };
-            if !self.quiet {
-                eprintln!("oxsort: note: OPTION MAINSIZE={bytes} bytes: {note}");
+            let name = name.trim();
+            oxsort_job::dd::check_name(name).map_err(|problem| anyhow!("--dd {arg}: {problem}"))?;
+            if path.is_empty() {
+                anyhow::bail!("--dd {arg}: no path after '='");
             }
+            dd.push((name.to_string(), PathBuf::from(path)));
         }
-        self.outfil_paths = paths;
-        self.prepared = Some(spec);
-        Ok(())
-    }
-
-    /// The engine configuration these arguments describe.
-    pub fn config(&self, progress: bool) -> Result<SortConfig> {
-        self.config_marking(progress, None)
-    }
-
-    /// [`SortArgs::config`], also keeping `mark` at the engine's current phase.
-    pub fn config_marking(&self, progress: bool, mark: Option<PhaseMark>) -> Result<SortConfig> {
-        Ok(self.builder_marking(progress, mark)?.build()?)
-    }
-
-    /// The engine's configuration builder of [`SortArgs::config_marking`], for a caller that
-    /// changes it before it is built (a JOINKEYS job's main task reads the join's stream).
-    pub(crate) fn builder_marking(
-        &self,
-        progress: bool,
-        mark: Option<PhaseMark>,
-    ) -> Result<SortConfigBuilder> {
-        // Flags and control file first: a bad key is reported before any file is touched.
-        let spec = match &self.prepared {
-            Some(s) => s.clone(),
-            None => self.keys.spec()?,
-        };
-        let inputs = self
-            .inputs
-            .iter()
-            .map(|s| if is_std(s) { Input::Stdin } else { Input::Path(s.clone()) })
-            .collect();
-        let output =
-            if is_std(&self.output) { Output::Stdout } else { Output::Path(self.output.clone()) };
-        let mut b = SortConfig::builder(inputs, output).spec(spec).io(IoOptions {
-            buffered: self.buffered,
-            no_uring: self.no_uring,
-            ..IoOptions::default()
-        });
-        if let Some(m) = self.memory {
-            b = b.memory(m);
+        let mut lrecl = Vec::new();
+        for a in &self.lrecl {
+            let (name, n) = a.split_once('=').ok_or_else(|| {
+                anyhow!("--lrecl {a}: expected DDNAME=N (for example SORTJNF1=80)")
+            })?;
+            let n: usize = n
+                .trim()
+                .parse()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| anyhow!("--lrecl {a}: expected a record length after '='"))?;
+            lrecl.push((name.trim().to_ascii_uppercase(), n));
         }
         if let Some(t) = self.threads {
             anyhow::ensure!(t >= 1, "--threads must be at least 1");
-            b = b.threads(t);
         }
-        for d in &self.temp_dirs {
-            b = b.temp_dir(d.clone());
-        }
-        if let Some(n) = self.max_fan_in {
-            b = b.max_fan_in(n);
-        }
-        b = b.resume(self.resume).restart(self.restart).passes(match self.passes {
-            Passes::Auto => PassChoice::Auto,
-            Passes::One => PassChoice::One,
-            Passes::Two => PassChoice::Two,
-        });
-        for (name, path) in &self.outfil_paths {
-            b = b.outfil_output(name.clone(), path.clone());
-        }
-        match (progress, mark) {
-            (true, None) => b = b.progress(progress_bar()),
-            (true, Some(mark)) => {
-                let bar = progress_bar();
-                b = b.progress(move |p| {
-                    mark.set_phase(p.phase);
-                    bar(p)
-                });
-            }
-            (false, Some(mark)) => b = b.progress(move |p| mark.set_phase(p.phase)),
-            (false, None) => {}
-        }
-        Ok(b)
+        let spec = self.keys.spec_source(self.keys.control_text()?)?;
+        Ok(JobRequest {
+            inputs: self.inputs.clone(),
+            output: self.output.clone(),
+            spec,
+            data_sets: DataSets { dd, lrecl },
+            resources: Resources {
+                memory: self.memory,
+                threads: self.threads,
+                temp_dirs: self.temp_dirs.clone(),
+                resume: self.resume,
+                restart: self.restart,
+                passes: match self.passes {
+                    Passes::Auto => PassChoice::Auto,
+                    Passes::One => PassChoice::One,
+                    Passes::Two => PassChoice::Two,
+                },
+                max_fan_in: self.max_fan_in,
+                io: IoOptions {
+                    buffered: self.buffered,
+                    no_uring: self.no_uring,
+                    ..IoOptions::default()
+                },
+                progress: None,
+                cancel: None,
+            },
+        })
     }
 
-    pub(crate) fn wants_progress(&self) -> bool {
-        !self.no_progress && !self.quiet && (self.progress || std::io::stderr().is_terminal())
+    /// What is printed around the job.
+    pub(crate) fn report(&self) -> Report {
+        Report {
+            quiet: self.quiet,
+            stats: self.stats,
+            summary: self.summary.clone(),
+            timeline: self.timeline.clone(),
+            progress: !self.no_progress
+                && !self.quiet
+                && (self.progress || std::io::stderr().is_terminal()),
+        }
     }
+}
+
+/// Resolves a request (errors in the words of `keys`' flags) and prints its notes.
+pub(crate) fn resolve(req: JobRequest, keys: &KeyArgs, report: &Report) -> Result<Job> {
+    let job = oxsort_job::resolve(req).map_err(|e| keys.job_error(e))?;
+    for n in job.ignored() {
+        eprintln!("oxsort: {n}");
+    }
+    if let Some(m) = job.main_size() {
+        if !report.quiet {
+            let note = if m.applied { "the memory budget" } else { "ignored: --memory is given" };
+            eprintln!("oxsort: note: OPTION MAINSIZE={} bytes: {note}", m.bytes);
+        }
+    }
+    Ok(job)
 }
 
 /// The warning for an input sorted as fixed records that looks like text lines, with the
@@ -382,57 +346,97 @@ fn progress_bar() -> impl Fn(&oxsort_engine::Progress) + Send + Sync + 'static {
 }
 
 /// Runs `oxsort sort`; returns the exit status.
-pub fn run_sort(mut args: SortArgs) -> Result<i32> {
+pub fn run_sort(args: SortArgs) -> Result<i32> {
     oxsort_io::cleanup::install_signal_handlers();
-    let (join, dd) = crate::job::prepare(&mut args)?;
-    if let Some(join) = join {
-        return crate::join_cmd::run(args, join);
+    let req = args.request()?;
+    run_job(req, &args.keys, &args.report())
+}
+
+/// Runs a request with the CLI's printing; returns the exit status. `keys` words the spec's
+/// errors.
+pub(crate) fn run_job(mut req: JobRequest, keys: &KeyArgs, report: &Report) -> Result<i32> {
+    if report.progress && report.timeline.is_none() {
+        req.resources.progress = Some(Arc::new(progress_bar()));
     }
-    args.resolve_job(dd)?;
-    check_paths(&args)?;
-    if let Some(path) = &args.summary {
+    let job = match resolve(req, keys, report)? {
+        Job::Sort(job) => job,
+        Job::Join(job) => return run_join(&job, report),
+    };
+    check_paths(&job, report)?;
+    if let Some(path) = &report.summary {
         check_summary_path(path)?;
     }
-    let Some(timeline) = &args.timeline else {
-        let cfg = args.config(args.wants_progress())?;
-        return finish_sort(&args, sort(&cfg)?);
+    let control = job.control.is_some();
+    let Some(timeline) = &report.timeline else {
+        let cfg = job.builder().build()?;
+        return finish_sort(report, &job.output, control, sort(&cfg)?);
     };
     // A timeline that cannot be written is reported before the sort, not after it.
     std::fs::File::create(timeline)
         .with_context(|| format!("creating the timeline {}", timeline.display()))?;
     let mark = PhaseMark::new();
-    let cfg = args.config_marking(args.wants_progress(), Some(mark.clone()))?;
+    let m = mark.clone();
+    let cfg = if report.progress {
+        let bar = progress_bar();
+        job.builder().progress(move |p| {
+            m.set_phase(p.phase);
+            bar(p)
+        })
+    } else {
+        job.builder().progress(move |p| m.set_phase(p.phase))
+    }
+    .build()?;
     let sampler = Sampler::start(timeline::INTERVAL, mark.clone())?;
     let result = sort(&cfg);
     mark.set("done");
     let tl = sampler.stop();
     // Written whatever the outcome: the timeline of a failed sort is worth having.
     tl.write_csv(timeline)?;
-    finish_sort(&args, result?)
+    finish_sort(report, &job.output, control, result?)
+}
+
+/// Runs a JOINKEYS job and prints what it did.
+fn run_join(job: &JoinJob, report: &Report) -> Result<i32> {
+    let done = joinkeys::run(job).map_err(cli_error)?;
+    if !report.quiet {
+        if done.raised {
+            eprintln!(
+                "JOINKEYS: the memory budget is below what the sorts running at once need: \
+                 each ran with the least it needs"
+            );
+        }
+        let c = done.counts;
+        eprintln!(
+            "JOINKEYS: F1 records: {}, F2 records: {}, joined: {} (paired: {}, unpaired F1: {}, \
+             unpaired F2: {})",
+            c.f1, c.f2, c.joined, c.paired, c.unpaired_f1, c.unpaired_f2
+        );
+    }
+    finish_sort(report, &job.output, true, done.stats)
 }
 
 /// Checks every path a sort writes against every other and against the inputs, before any
 /// work: the summary and the timeline may be no other file of the sort, and no two outputs may
 /// be one file (the output may be an input: it is replaced only at the end). Same file: the same
 /// device and inode, or for a file not made yet the same resolved path.
-fn check_paths(args: &SortArgs) -> Result<()> {
+fn check_paths(job: &SortJob, report: &Report) -> Result<()> {
     let mut named: Vec<(String, &Path)> = Vec::new();
-    for p in args.inputs.iter().filter(|p| !is_std(p)) {
+    for p in job.inputs.iter().filter(|p| !is_std(p)) {
         named.push(("the input".into(), p));
     }
-    if !is_std(&args.output) && args.output.as_os_str() != DISCARD {
-        named.push(("the output".into(), &args.output));
+    if !is_std(&job.output) && job.output.as_os_str() != DISCARD {
+        named.push(("the output".into(), &job.output));
     }
-    for (dd, p) in &args.outfil_paths {
+    for (dd, p) in &job.outfil {
         named.push((format!("the OUTFIL output {dd}"), p));
     }
-    if let Some(p) = &args.summary {
+    if let Some(p) = &report.summary {
         named.push(("the summary".into(), p));
     }
-    if let Some(p) = &args.timeline {
+    if let Some(p) = &report.timeline {
         named.push(("the timeline".into(), p));
     }
-    for p in &args.temp_dirs {
+    for p in &job.resources.temp_dirs {
         named.push(("the temp directory".into(), p));
     }
     let ids: Vec<_> = named.iter().map(|(_, p)| oxsort_io::file_id(p)).collect();
@@ -474,9 +478,15 @@ fn check_summary_path(path: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-/// The closing lines, statistics and summary of a finished sort.
-pub(crate) fn finish_sort(args: &SortArgs, stats: oxsort_engine::SortStats) -> Result<i32> {
-    if !args.quiet {
+/// The closing lines, statistics and summary of a finished sort of `output`; `control`: the
+/// job was given control statements (a DFSORT job).
+pub(crate) fn finish_sort(
+    report: &Report,
+    output: &Path,
+    control: bool,
+    stats: oxsort_engine::SortStats,
+) -> Result<i32> {
+    if !report.quiet {
         // The engine swept the sort's directories once, before it planned.
         for r in &stats.reclaimed {
             eprintln!("oxsort: {}", crate::clean_cmd::reclaimed_line(r));
@@ -485,19 +495,18 @@ pub(crate) fn finish_sort(args: &SortArgs, stats: oxsort_engine::SortStats) -> R
             eprintln!("oxsort: note: {n}");
         }
         // Found in the bytes the sort read (inputs are read once: a pipe has no second look).
-        let job = args.keys.control.is_some() || args.keys.control_text.is_some();
         for w in &stats.warnings {
-            eprintln!("oxsort: warning: {}", text_warning(w, job));
+            eprintln!("oxsort: warning: {}", text_warning(w, control));
         }
         eprint!("{}", closing_report(&stats));
     }
-    match args.stats {
+    match report.stats {
         Some(StatsFormat::Text) => eprint!("{}", stats.to_text()),
         Some(StatsFormat::Json) => eprintln!("{}", serde_json::to_string(&stats)?),
         None => {}
     }
-    if let Some(path) = &args.summary {
-        crate::summary::write_summary_of(&args.output, path)
+    if let Some(path) = &report.summary {
+        crate::summary::write_summary_of(output, path)
             .with_context(|| format!("writing the summary {}", path.display()))?;
     }
     Ok(0)
@@ -535,13 +544,21 @@ pub fn closing_report(stats: &oxsort_engine::SortStats) -> String {
 }
 
 /// Runs `oxsort explain`; returns the exit status.
-pub fn run_explain(mut args: SortArgs, json: bool) -> Result<i32> {
-    let (join, dd) = crate::job::prepare(&mut args)?;
-    if let Some(join) = join {
-        return crate::join_cmd::explain(args, join, json);
-    }
-    args.resolve_job(dd)?;
-    let cfg = args.config(false)?;
+pub fn run_explain(args: SortArgs, json: bool) -> Result<i32> {
+    let report = Report { progress: false, ..args.report() };
+    let job = match resolve(args.request()?, &args.keys, &report)? {
+        Job::Sort(job) => job,
+        Job::Join(job) => {
+            let e = joinkeys::explain(&job).map_err(cli_error)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&e.json)?);
+            } else {
+                print!("{}", e.text);
+            }
+            return Ok(0);
+        }
+    };
+    let cfg = job.builder().build()?;
     // Too little space is shown as a warning: the plan is what one wants to see then.
     let p = oxsort_engine::plan_to_show(&cfg)?;
     if json {

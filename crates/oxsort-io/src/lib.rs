@@ -59,6 +59,7 @@
 
 pub mod bigmem;
 mod buf;
+pub mod byte_channel;
 pub mod cleanup;
 mod error;
 mod file;

@@ -1,4 +1,5 @@
-//! A sort running on a thread of its own, so the calling Python thread can wait for it in
+//! A job (a sort, a merge, OUTFIL's outputs, a JOINKEYS join: what the job layer resolves
+//! the call's [`oxsort_job::JobRequest`] into) running on a thread of its own, so the calling Python thread can wait for it in
 //! short slices with the GIL released: between slices Python runs its signal handlers (Ctrl-C)
 //! and asynchronous exceptions, and draws progress, all on the caller's thread.
 //!
@@ -17,11 +18,12 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use oxsort_engine::{EngineError, Phase, SortStats};
+use oxsort_engine::{Phase, SortStats};
+use oxsort_job::{joinkeys, Job as Resolved, JobError};
 use pyo3::prelude::*;
 
 use crate::errors::{engine_error, Error};
-use crate::spec::{build_config, Hooks, SpecArgs};
+use crate::spec::{build_config, job_error, request, resolve, Hooks, SpecArgs};
 
 /// A progress event: phase, bytes done, bytes in all.
 type Event = (Phase, u64, Option<u64>);
@@ -35,7 +37,7 @@ struct Last {
 }
 
 /// The outcome slot and the condition variable signalled when it fills.
-type Outcome = (Mutex<Option<Result<SortStats, EngineError>>>, Condvar);
+type Outcome = (Mutex<Option<Result<SortStats, JobError>>>, Condvar);
 
 /// A running sort (`oxsort._native.Job`).
 #[pyclass(module = "oxsort._native")]
@@ -44,14 +46,18 @@ pub(crate) struct Job {
     last: Arc<Mutex<Last>>,
     outcome: Arc<Outcome>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// The call's arguments, for the words of its errors.
+    spec: SpecArgs,
 }
 
-/// Starts a sort (or merge) of `inputs` into `output`; errors in the specification are raised
-/// here, before any work.
+/// Starts the job of `inputs` into `output` (a sort, or a merge; either may be left out when
+/// the control statements or `dd=` name them); errors in the specification and the data sets
+/// are raised here, before any work.
 #[pyfunction]
+#[pyo3(signature = (inputs, output, spec, merge))]
 pub(crate) fn start(
     inputs: Vec<PathBuf>,
-    output: PathBuf,
+    output: Option<PathBuf>,
     spec: SpecArgs,
     merge: bool,
 ) -> PyResult<Job> {
@@ -69,19 +75,26 @@ pub(crate) fn start(
             l.latest = Some((p.phase, p.done, p.total));
         }),
     };
-    let cfg = build_config(&spec, inputs, output, merge, Some(hooks))?;
+    let job = resolve(request(&spec, inputs, output, merge, Some(hooks))?, &spec)?;
+    let run: Box<dyn FnOnce() -> Result<SortStats, JobError> + Send> = match job {
+        Resolved::Sort(job) => {
+            let cfg = job.builder().build().map_err(engine_error)?;
+            Box::new(move || oxsort_engine::sort(&cfg).map_err(JobError::from))
+        }
+        Resolved::Join(job) => Box::new(move || joinkeys::run(&job).map(|done| done.stats)),
+    };
     let outcome: Arc<Outcome> = Arc::new((Mutex::new(None), Condvar::new()));
     let o = outcome.clone();
     let thread = std::thread::Builder::new()
         .name("oxsort-sort".into())
         .spawn(move || {
-            let r = oxsort_engine::sort(&cfg);
+            let r = run();
             let (m, cv) = &*o;
             *m.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
             cv.notify_all();
         })
         .map_err(|e| Error::new_err(format!("cannot start the sort thread: {e}")))?;
-    Ok(Job { cancel, last, outcome, thread: Mutex::new(Some(thread)) })
+    Ok(Job { cancel, last, outcome, thread: Mutex::new(Some(thread)), spec })
 }
 
 #[pymethods]
@@ -134,7 +147,7 @@ impl Job {
         match r {
             Some(Ok(stats)) => serde_json::to_string(&stats)
                 .map_err(|e| Error::new_err(format!("internal error: statistics: {e}"))),
-            Some(Err(e)) => Err(engine_error(e)),
+            Some(Err(e)) => Err(job_error(e, &self.spec)),
             None => Err(Error::new_err("the result of this sort was already taken")),
         }
     }
@@ -150,12 +163,24 @@ impl Drop for Job {
     }
 }
 
-/// The plan of a sort as JSON (`oxsort explain --json`).
+/// The plan of a job as JSON (`oxsort explain --json`).
 #[pyfunction]
-pub(crate) fn explain(inputs: Vec<PathBuf>, output: PathBuf, spec: SpecArgs) -> PyResult<String> {
-    let cfg = build_config(&spec, inputs, output, false, None)?;
-    let plan = oxsort_engine::plan(&cfg).map_err(engine_error)?;
-    serde_json::to_string(&plan).map_err(|e| Error::new_err(format!("internal error: plan: {e}")))
+#[pyo3(signature = (inputs, output, spec))]
+pub(crate) fn explain(
+    inputs: Vec<PathBuf>,
+    output: Option<PathBuf>,
+    spec: SpecArgs,
+) -> PyResult<String> {
+    let json = match resolve(request(&spec, inputs, output, false, None)?, &spec)? {
+        Resolved::Sort(job) => {
+            let cfg = job.builder().build().map_err(engine_error)?;
+            let plan = oxsort_engine::plan(&cfg).map_err(engine_error)?;
+            serde_json::to_value(&plan)
+                .map_err(|e| Error::new_err(format!("internal error: plan: {e}")))?
+        }
+        Resolved::Join(job) => joinkeys::explain(&job).map_err(|e| job_error(e, &spec))?.json,
+    };
+    Ok(json.to_string())
 }
 
 /// Checks a specification without sorting anything (no file is touched).

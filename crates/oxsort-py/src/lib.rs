@@ -3,12 +3,15 @@
 //! The Python facade (`python/oxsort/`) holds the public API; this module does the work with
 //! the GIL released:
 //!
-//! - `job`: file sorts and merges on a thread of their own, which the caller waits for in
+//! - `job`: file jobs (sorts, merges, OUTFIL outputs, JOINKEYS joins, as the job layer
+//!   `oxsort_job` resolves them) on a thread of their own, which the caller waits for in
 //!   short slices (so Ctrl-C and progress stay on the Python side), and `explain`;
-//! - `spec`: the one place where Python arguments become a [`oxsort_engine::SortConfig`];
+//! - `spec`: the one place where Python arguments become an [`oxsort_job::JobRequest`] (or,
+//!   for one sort of given files, an [`oxsort_engine::SortConfig`]);
 //! - `arrays`: NumPy arrays sorted on the oxsort kernels (`sort_array`, `argsort`);
 //! - `errors`: `oxsort.Error` and its subclasses;
-//! - `stages`: the sample and map stages of a sort across a cluster (`oxsort.ray`), and
+//! - `stages`: the sample and map stages of a sort across a cluster (`oxsort.ray`), PyO3 glue
+//!   over `oxsort_job::cluster`, and
 //!   `reduce`: its reduce stage, a streamed merge of the maps' buckets;
 //! - `gensort` / `valsort` on the `oxsort-gensort` library.
 //!

@@ -1,5 +1,7 @@
-//! What a Python call asks of the engine, turned into a [`SortConfig`] in one place
-//! ([`build_config`]), the Python twin of the CLI's `keys_args.rs` + `sort_cmd.rs`.
+//! What a Python call asks for, turned into the job layer's [`JobRequest`] ([`request`]) or,
+//! for one sort of given files, a [`SortConfig`] ([`build_config`]): the Python twin of the
+//! CLI's `keys_args.rs` + `sort_cmd.rs`. Errors are in the words of the Python API
+//! (`dd=`, `record_size=`), never a CLI flag.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -7,11 +9,11 @@ use std::sync::Arc;
 
 use oxsort_engine::{Input, Output, Progress, SortConfig};
 use oxsort_format::RecordLayout;
-use oxsort_lang::{parse_control, parse_fields, GnuArgs, GnuEnv, GnuOptions};
-use oxsort_lang::{ReconcileError, SourceConflict, SpecSources, Vocabulary};
+use oxsort_job::{ControlText, DataSets, JobError, JobRequest, Resources, SpecSource, Words};
+use oxsort_lang::{parse_fields, GnuArgs, GnuEnv, GnuOptions, SourceConflict, Vocabulary};
 use pyo3::prelude::*;
 
-use crate::errors::{engine_error, SpecError};
+use crate::errors::{engine_error, BadInputError, DisorderError, Error, SpecError};
 
 /// The layout, key and resource arguments of `oxsort.sort` and friends, as the facade passes
 /// them (a dict with every key present; `None` for what was not given).
@@ -40,6 +42,8 @@ pub(crate) struct SpecArgs {
     pub temp_dirs: Vec<PathBuf>,
     /// `resume=`: a resumable sort that goes on from an interrupted one's journal.
     pub resume: bool,
+    /// `dd=`: DD (or data set) names mapped to files, as `(name, path)` pairs.
+    pub dd: Vec<(String, PathBuf)>,
 }
 
 /// Hooks of a running sort: its cancel flag and progress callback.
@@ -50,16 +54,47 @@ pub(crate) struct Hooks {
     pub progress: Box<dyn Fn(&Progress) + Send + Sync>,
 }
 
-/// Builds the engine configuration of a sort (`merge`: the inputs are presorted). Every
-/// argument is checked before any file is touched; errors are [`SpecError`]s naming the
-/// argument (with the column for parse errors), as the CLI names its flags.
-pub(crate) fn build_config(
-    a: &SpecArgs,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    merge: bool,
-    hooks: Option<Hooks>,
-) -> PyResult<SortConfig> {
+/// The name of the control statements in messages.
+const CONTROL: &str = "control";
+
+/// How the Python API words the job layer's remedies.
+struct PyWords;
+
+impl Words for PyWords {
+    fn dd(&self, name: &str) -> String {
+        format!("dd={{'{name}': path}}")
+    }
+    fn dd_given(&self, name: &str, path: &str) -> String {
+        format!("dd={{'{name}': '{path}'}}")
+    }
+    fn dd_name(&self, name: &str) -> String {
+        format!("dd['{name}']")
+    }
+    fn lrecl(&self, name: &str) -> String {
+        format!("DCB=(LRECL=N) on the //{name} DD statement")
+    }
+    fn record_size(&self) -> String {
+        "record_size=N".into()
+    }
+    fn record_size_name(&self) -> String {
+        "record_size=".into()
+    }
+    fn delimited(&self) -> String {
+        "lines=True/nul=True".into()
+    }
+    fn output(&self) -> String {
+        "output=".into()
+    }
+    fn output_given(&self, path: &str) -> String {
+        format!("output='{path}'")
+    }
+    fn inputs_given(&self, paths: &str) -> String {
+        format!("as inputs ({paths})")
+    }
+}
+
+/// The sources of the spec of `a` (`merge`: the inputs are presorted).
+fn spec_source(a: &SpecArgs, merge: bool) -> PyResult<SpecSource> {
     let spec_err = |m: String| SpecError::new_err(m);
     let gnu = gnu_args(&a.keys).map_err(spec_err)?;
     let delimited = match (a.lines, a.nul || gnu.zero) {
@@ -75,42 +110,131 @@ pub(crate) fn build_config(
         (_, true) => Some(RecordLayout::NUL),
         _ => None,
     };
-    let control = match &a.control {
-        Some(text) => Some(parse_control(text).map_err(|e| spec_err(format!("control: {e}")))?),
-        None => None,
-    };
-    if control.as_ref().is_some_and(|c| c.join.is_some()) {
-        return Err(spec_err(
-            "control: JOINKEYS jobs run with the command line (oxsort sort --control FILE \
-             --dd SORTJNF1=... --dd SORTJNF2=...); the Python package does not join yet"
-                .into(),
-        ));
-    }
     let fields = match &a.fields {
         Some(f) => {
             Some(parse_fields(f).map_err(|e| spec_err(e.in_value(&format!("fields='{f}'"))))?)
         }
         None => None,
     };
-    let sources = SpecSources {
+    Ok(SpecSource {
+        control: a.control.as_ref().map(|t| ControlText::new(CONTROL, t.clone())),
+        fields,
         delimited,
         record_size: a.record_size,
-        variable: None,
-        control,
-        fields,
+        rdw: None,
         gnu_flags: !a.keys.is_empty(),
+        gnu: Some(Arc::new(move |unique| {
+            let g = gnu_options(&gnu, unique)?;
+            Ok((g.key_spec(), g.unique))
+        })),
         unique: a.unique,
         merge,
+    })
+}
+
+/// The job `a` asks for: `inputs` into `output` (either may be left out, as `[]` and `None`,
+/// when the control statements or `dd=` name them), with `hooks`.
+pub(crate) fn request(
+    a: &SpecArgs,
+    inputs: Vec<PathBuf>,
+    output: Option<PathBuf>,
+    merge: bool,
+    hooks: Option<Hooks>,
+) -> PyResult<JobRequest> {
+    let (progress, cancel) = match hooks {
+        Some(h) => {
+            let p: oxsort_job::ProgressFn = Arc::from(h.progress);
+            (Some(p), Some(h.cancel))
+        }
+        None => (None, None),
     };
-    let spec = sources
-        .reconcile(|unique| {
-            let g = gnu_options(&gnu, unique)?;
-            Ok::<_, String>((g.key_spec(), g.unique))
-        })
-        .map_err(|e| match e {
-            ReconcileError::Gnu(m) => spec_err(m),
-            ReconcileError::Conflict(c) => spec_err(conflict(c, a)),
-        })?;
+    Ok(JobRequest {
+        inputs,
+        output: output.unwrap_or_else(|| PathBuf::from(oxsort_job::STD)),
+        spec: spec_source(a, merge)?,
+        data_sets: DataSets { dd: a.dd.clone(), lrecl: Vec::new() },
+        resources: Resources {
+            memory: a.memory,
+            threads: a.threads,
+            temp_dirs: a.temp_dirs.clone(),
+            resume: a.resume,
+            progress,
+            cancel,
+            ..Resources::default()
+        },
+    })
+}
+
+/// Resolves the job `a` asks for; a job that still reads standard input or writes standard
+/// output (nothing named them) is an error.
+pub(crate) fn resolve(req: JobRequest, a: &SpecArgs) -> PyResult<oxsort_job::Job> {
+    let job = oxsort_job::resolve(req).map_err(|e| job_error(e, a))?;
+    let (inputs, output): (&[PathBuf], &PathBuf) = match &job {
+        oxsort_job::Job::Sort(j) => (&j.inputs, &j.output),
+        oxsort_job::Job::Join(j) => (&[], &j.output),
+    };
+    if inputs.iter().any(|p| oxsort_job::is_std(p)) {
+        return Err(SpecError::new_err(
+            "no input given: give the inputs, or name them with dd={'SORTIN': path} (or a \
+             //SORTIN DD statement in control=)",
+        ));
+    }
+    if oxsort_job::is_std(output) {
+        return Err(SpecError::new_err(
+            "no output given: give the output, or name it with dd={'SORTOUT': path} (or a \
+             //SORTOUT DD statement in control=)",
+        ));
+    }
+    Ok(job)
+}
+
+/// A job layer's error in the words of the Python API.
+pub(crate) fn job_error(e: JobError, a: &SpecArgs) -> PyErr {
+    if let Some(m) = e.describe(&PyWords) {
+        return SpecError::new_err(m);
+    }
+    let msg = oxsort_engine::error_message(&e);
+    match e {
+        JobError::Conflict { conflict: c, .. } => SpecError::new_err(conflict(c, a)),
+        JobError::Door(e) => SpecError::new_err(e.to_string()),
+        JobError::Engine(e) => engine_error(e),
+        JobError::EngineIn { source: oxsort_engine::EngineError::Interrupted, .. } => {
+            engine_error(oxsort_engine::EngineError::Interrupted)
+        }
+        JobError::EngineIn { .. } => Error::new_err(msg),
+        JobError::PartialRecord { .. } => BadInputError::new_err(msg),
+        JobError::OutOfOrder { .. } => DisorderError::new_err(msg),
+        JobError::Io { .. }
+        | JobError::File { .. }
+        | JobError::FileIo(_)
+        | JobError::Panicked(_) => Error::new_err(msg),
+        _ => SpecError::new_err(msg),
+    }
+}
+
+/// Builds the engine configuration of one sort of `inputs` into `output`, no data sets
+/// (`merge`: the inputs are presorted). Every argument is checked before any file is touched;
+/// errors are [`SpecError`]s naming the argument (with the column for parse errors), as the
+/// CLI names its flags.
+pub(crate) fn build_config(
+    a: &SpecArgs,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    merge: bool,
+    hooks: Option<Hooks>,
+) -> PyResult<SortConfig> {
+    let source = spec_source(a, merge)?;
+    if a.control.as_ref().is_some_and(|t| t.to_ascii_uppercase().contains("JOINKEYS")) {
+        let c = oxsort_lang::parse_control(a.control.as_deref().unwrap_or_default())
+            .map_err(|e| SpecError::new_err(format!("{CONTROL}: {e}")))?;
+        if c.join.is_some() {
+            return Err(SpecError::new_err(
+                "control: a JOINKEYS job runs with oxsort.sort (its files named by dd=), not \
+                 here",
+            ));
+        }
+    }
+    let spec = oxsort_job::spec_of(&source).map_err(|e| job_error(e, a))?;
     let mut b =
         SortConfig::builder(inputs.into_iter().map(Input::Path).collect(), Output::Path(output))
             .spec(spec);

@@ -13,13 +13,13 @@
 //! ```
 //!
 //! A main task that only copies (`OPTION COPY` and no other statement) is left out: the join
-//! writes SORTOUT itself ([`crate::join_direct`]). The memory budget is shared
-//! ([`budget_shares`]), and the sides' sorts, which run at once, share the threads. A side's
+//! writes SORTOUT itself (`join_direct`). The memory budget is shared
+//! (`budget_shares`), and the sides' sorts, which run at once, share the threads. A side's
 //! sort that fails ends its stream early: the join takes each sort's outcome at the stream's end
 //! and, on a failure, cancels the main task before it ends the main task's stream, so a short
 //! stream is never taken for the whole one and the output appears under its name only when
 //! everything succeeded. The F2 records of one key are held in memory while the F1 records of
-//! that key are joined with them. The sides' runs go to the `--temp-dir`s, else to a private
+//! that key are joined with them. The sides' runs go to the temp directories given, else to a private
 //! temp directory (in the output's directory) that is removed in every outcome, signals
 //! included.
 
@@ -31,77 +31,97 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
 use oxsort_engine::{
-    plan, sort, EngineError, Input, Mode, Output, SortConfig, SortSpec, SortStats, Stream,
+    plan, sort, EngineError, Input, Mode, Output, Plan, SortConfig, SortSpec, SortStats, Stream,
 };
 use oxsort_format::{JoinItem, JoinSide, JoinSpec, RecordLayout};
-use oxsort_io::{IoOptions, TempDir};
+use oxsort_io::byte_channel::{byte_channel, ByteReader};
+use oxsort_io::TempDir;
 
-use crate::byte_channel::{byte_channel, ByteReader};
-use crate::job::JoinJob;
+use crate::datasets::JoinFiles;
+use crate::error::JobError;
 use crate::join_direct::DirectOut;
-use crate::sort_cmd::SortArgs;
+use crate::tuning::{JOIN_IO_BUFFER, MAIN_STREAM_MIN, MAIN_STREAM_SHARE, PIPE_BYTES};
+use crate::{configure, is_std, MainSize, Resources};
 
-/// Buffer of each join input and of the joined output: large sequential transfers.
-const JOIN_IO_BUFFER: usize = 4 << 20;
+type Result<T> = std::result::Result<T, JobError>;
 
-/// Bytes a pipe between two stages holds (Linux's default is 64 KiB; 1 MiB is what an
-/// unprivileged process may ask for by default): fewer switches between writer and reader.
-const PIPE_BYTES: usize = 1 << 20;
-
-/// A main task that streams (a copy) keeps this share of the budget (1/N), at least
-/// [`MAIN_STREAM_MIN`]: its loads are written one after the other, so a small share costs it
-/// nothing, and the sides' sorts, which must hold their records, get the rest.
-const MAIN_STREAM_SHARE: u64 = 16;
-/// The least memory of a streaming main task.
-const MAIN_STREAM_MIN: u64 = 128 << 20;
-
-/// What the join did, for the closing report.
-#[derive(Debug, Default)]
-struct JoinCounts {
-    f1: u64,
-    f2: u64,
-    paired: u64,
-    unpaired_f1: u64,
-    unpaired_f2: u64,
-    joined: u64,
+/// A JOINKEYS job, resolved: the join, its files, and the main task on the joined records.
+#[derive(Debug)]
+pub struct JoinJob {
+    /// The statements' join.
+    pub spec: JoinSpec,
+    /// Each side's files, record length and own statements.
+    pub files: JoinFiles,
+    /// Each side's record length as the join sees it (after its INREC).
+    pub lens: [usize; 2],
+    /// The length of the joined records.
+    pub joined_len: usize,
+    /// The main task's spec, on the joined records.
+    pub main: SortSpec,
+    /// The output (`-`: standard output).
+    pub output: PathBuf,
+    /// The resources (MAINSIZE applied).
+    pub resources: Resources,
+    /// Notes of statements read and ignored.
+    pub ignored: Vec<String>,
+    /// `OPTION MAINSIZE=`, when given.
+    pub main_size: Option<MainSize>,
+    /// Where the control statements were read.
+    pub control: String,
 }
 
-/// Runs a JOINKEYS job; returns the exit status.
-pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
-    let control = args.keys.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-    let [len1, len2] = side_lengths(&job)?;
-    let joined_len =
-        job.spec.joined_len(len1, len2).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
-    RecordLayout::fixed(joined_len)
-        .map_err(|e| anyhow::anyhow!("{control}: the joined records: {e}"))?;
-    // The main task's statements are checked before any work.
-    args.keys.joined_record_size = Some(joined_len);
-    let main = args.keys.spec()?;
-    if main.key.is_none() && main.mode != Mode::Copy {
-        bail!(
-            "{control}: the main task of a JOINKEYS job needs SORT FIELDS=(...) or OPTION COPY \
-             (SORT FIELDS=COPY), as DFSORT's does"
-        );
-    }
-    let parent = temp_parent(&args);
-    let tmp = TempDir::new(&parent)
-        .with_context(|| format!("creating a temp directory in {}", parent.display()))?;
+/// What the join did, for the closing report.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct JoinCounts {
+    /// F1 records read.
+    pub f1: u64,
+    /// F2 records read.
+    pub f2: u64,
+    /// Paired records joined.
+    pub paired: u64,
+    /// Unpaired F1 records kept.
+    pub unpaired_f1: u64,
+    /// Unpaired F2 records kept.
+    pub unpaired_f2: u64,
+    /// Joined records written to the main task.
+    pub joined: u64,
+}
+
+/// The outcome of a JOINKEYS job.
+#[derive(Debug)]
+pub struct JoinOutcome {
+    /// The main task's statistics (or the direct output's).
+    pub stats: SortStats,
+    /// What the join did.
+    pub counts: JoinCounts,
+    /// Whether the budget was below what the sorts running at once need (each ran with the
+    /// least it needs).
+    pub raised: bool,
+}
+
+/// Runs a JOINKEYS job.
+pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
+    let joined_len = job.joined_len;
+    let main = &job.main;
+    let r = &job.resources;
+    let parent = temp_parent(job);
+    let tmp = TempDir::new(&parent).map_err(|source| JobError::File {
+        what: format!("creating a temp directory in {}", parent.display()),
+        source,
+    })?;
     let cancel = Arc::new(AtomicBool::new(false));
-    let (budget, side_memory, main_memory) = memory_shares(&args, &job)?;
+    let (budget, side_memory, main_memory) = memory_shares(job);
     // The main task reading the join through a pipe, or (when it only copies) the output the
     // join writes itself.
-    let (mut raised, main) = if only_copies(&main) {
-        let io =
-            IoOptions { buffered: args.buffered, no_uring: args.no_uring, ..Default::default() };
-        let out = DirectOut::create(&args.output, joined_len, &io)
-            .with_context(|| format!("creating the output {}", args.output.display()))?;
+    let (mut raised, main) = if only_copies(main) {
+        let out = DirectOut::create(&job.output, joined_len, &r.io)
+            .map_err(|e| e.context(format!("creating the output {}", job.output.display())))?;
         (false, Main::Direct(out))
     } else {
         let (rx, tx) = pipe("the joined records")?;
         let (cfg, raised) =
-            with_least(main_memory, |m| main_config(&args, &rx, m, Some(cancel.clone())))?;
+            with_least(main_memory, |m| main_config(job, &rx, m, Some(cancel.clone())))?;
         (raised, Main::Task(cfg, tx))
     };
     // Every side's configuration before anything runs: a bad one stops the job here. A side
@@ -109,9 +129,9 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
     let mut files: [Option<Vec<PathBuf>>; 2] = [None, None];
     let mut sorts = Vec::new();
     for side in [JoinSide::F1, JoinSide::F2] {
-        let (paths, _) = job.input(side);
+        let (paths, _) = job.files.input(side);
         let input = job.spec.input(side);
-        if input.sorted && !side_prepares(&job, side) {
+        if input.sorted && !side_prepares(&job.spec, &job.files, side) {
             files[side as usize] = Some(paths.clone());
             continue;
         }
@@ -119,7 +139,14 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
         let (tx, rx) = byte_channel();
         let out = Output::Stream(Stream::writer(tx, name));
         let (cfg, more) = with_least(side_memory, |m| {
-            side_config(&args, &job, side, side_spec(&job, side), out.clone(), tmp.path(), m)
+            side_config(
+                job,
+                side,
+                side_spec(&job.spec, &job.files, side),
+                out.clone(),
+                tmp.path(),
+                m,
+            )
         })?;
         raised |= more;
         sorts.push((side, rx, cfg));
@@ -130,8 +157,9 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
             let input = job.spec.input(side);
             let what = if input.sorted { "copying" } else { "sorting" };
             let handle = s.spawn(move || {
-                let done = sort(&cfg).map(drop).with_context(|| {
-                    format!("{what} {} ({}) by its join keys", input.dd, side.name())
+                let done = sort(&cfg).map(drop).map_err(|source| JobError::EngineIn {
+                    what: format!("{what} {} ({}) by its join keys", input.dd, side.name()),
+                    source,
                 });
                 // The stream's end (the writer, dropped with the sort's sink) is followed by
                 // the outcome, which the join waits for there.
@@ -141,23 +169,23 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
             feeds[side as usize] = Some(SideFeed::Sort {
                 pipe: Some(rx),
                 done: Some(Box::new(move || {
-                    handle.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the sort panicked")))
+                    handle.join().unwrap_or(Err(JobError::Panicked("a side's sort")))
                 })),
             });
         }
         let feeds = feeds.map(|f| f.expect("every side is its files or its sort"));
-        let lens = [len1, len2];
+        let lens = job.lens;
         match main {
             Main::Direct(mut out) => {
-                let joined = merge_join(&job, lens, feeds, &mut out);
+                let joined = merge_join(job, lens, feeds, &mut out);
                 let stats = match &joined {
-                    Ok(_) => out.finish(budget, args.threads.unwrap_or_else(oxsort_engine::cores)),
+                    Ok(_) => out.finish(budget, r.threads.unwrap_or_else(oxsort_engine::cores)),
                     Err(_) => Ok(SortStats::default()),
                 };
                 (stats, joined)
             }
             Main::Task(main_cfg, joined_tx) => {
-                let (job, cancel) = (&job, &cancel);
+                let cancel = &cancel;
                 let joiner = s.spawn(move || {
                     let out = BufWriter::with_capacity(JOIN_IO_BUFFER, File::from(joined_tx));
                     let done = merge_join(job, lens, feeds, out);
@@ -169,12 +197,11 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
                 });
                 let stats = sort(&main_cfg);
                 drop(main_cfg);
-                let joined =
-                    joiner.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the join panicked")));
+                let joined = joiner.join().unwrap_or(Err(JobError::Panicked("the join")));
                 let stats = match (stats, &joined) {
                     // The join's own failure (or a side's) interrupted the main task.
                     (Err(EngineError::Interrupted), Err(_)) => Ok(SortStats::default()),
-                    (s, _) => s.map_err(anyhow::Error::from),
+                    (s, _) => s.map_err(JobError::from),
                 };
                 (stats, joined)
             }
@@ -184,43 +211,25 @@ pub fn run(mut args: SortArgs, job: JoinJob) -> Result<i32> {
         (Ok(stats), Ok(counts)) => (stats, counts),
         (Err(e), _) | (Ok(_), Err(e)) => return Err(e),
     };
-    if !args.quiet {
-        if raised {
-            eprintln!(
-                "JOINKEYS: the memory budget is below what the sorts running at once need: \
-                 each ran with the least it needs"
-            );
-        }
-        eprintln!(
-            "JOINKEYS: F1 records: {}, F2 records: {}, joined: {} (paired: {}, unpaired F1: {}, \
-             unpaired F2: {})",
-            counts.f1,
-            counts.f2,
-            counts.joined,
-            counts.paired,
-            counts.unpaired_f1,
-            counts.unpaired_f2
-        );
-    }
-    let code = crate::sort_cmd::finish_sort(&args, stats)?;
     tmp.remove();
-    Ok(code)
+    Ok(JoinOutcome { stats, counts, raised })
 }
 
 /// The main task's configuration: it reads the joined records from `rx` (a duplicate of it,
 /// closed with the configuration), within `memory`, stopped
 /// by `cancel`.
 fn main_config(
-    args: &SortArgs,
+    job: &JoinJob,
     rx: &OwnedFd,
     memory: u64,
     cancel: Option<Arc<AtomicBool>>,
 ) -> Result<SortConfig> {
-    let rx = rx.try_clone().context("duplicating the joined records' pipe")?;
-    let mut b = args
-        .builder_marking(args.wants_progress(), None)?
-        .inputs(vec![Input::Stream(Stream::new(rx, "joined records"))])
-        .memory(memory);
+    let rx = rx.try_clone().map_err(|e| JobError::io("duplicating the joined records' pipe", e))?;
+    let output =
+        if is_std(&job.output) { Output::Stdout } else { Output::Path(job.output.clone()) };
+    let input = Input::Stream(Stream::new(rx, "joined records"));
+    let b = SortConfig::builder(vec![input], output).spec(job.main.clone());
+    let mut b = configure(b, &job.resources).memory(memory);
     if let Some(c) = cancel {
         b = b.cancel(c);
     }
@@ -239,12 +248,12 @@ fn with_least(memory: u64, make: impl Fn(u64) -> Result<SortConfig>) -> Result<(
     }
 }
 
-/// The job's budget (the engine's for `--memory`), and how [`budget_shares`] shares it out:
-/// `(budget, each side's sort, the main task)`.
-fn memory_shares(args: &SortArgs, job: &JoinJob) -> Result<(u64, u64, u64)> {
-    let budget = oxsort_engine::memory_budget(args.memory);
-    let (side, main) = budget_shares(job, &args.keys.spec()?, budget);
-    Ok((budget, side, main))
+/// The job's budget (the engine's for the memory given), and how [`budget_shares`] shares it
+/// out: `(budget, each side's sort, the main task)`.
+fn memory_shares(job: &JoinJob) -> (u64, u64, u64) {
+    let budget = oxsort_engine::memory_budget(job.resources.memory);
+    let (side, main) = budget_shares(job, &job.main, budget);
+    (budget, side, main)
 }
 
 /// What takes the joined records.
@@ -274,7 +283,7 @@ fn only_copies(main: &SortSpec) -> bool {
 fn sorting_sides(job: &JoinJob) -> u64 {
     [JoinSide::F1, JoinSide::F2]
         .into_iter()
-        .filter(|&side| !job.spec.input(side).sorted || side_prepares(job, side))
+        .filter(|&side| !job.spec.input(side).sorted || side_prepares(&job.spec, &job.files, side))
         .count() as u64
 }
 
@@ -299,13 +308,13 @@ fn budget_shares(job: &JoinJob, main: &SortSpec, budget: u64) -> (u64, u64) {
 
 /// A pipe between two stages of the job, as large as [`PIPE_BYTES`]: (read end, write end).
 fn pipe(name: &str) -> Result<(OwnedFd, OwnedFd)> {
-    oxsort_io::sized_pipe(PIPE_BYTES).with_context(|| format!("creating a pipe for {name}"))
+    oxsort_io::sized_pipe(PIPE_BYTES)
+        .map_err(|e| JobError::io(format!("creating a pipe for {name}"), e))
 }
 
 /// The engine's configuration of one side's sort (or copy) into `out` with `memory` and its
-/// share of the threads; its runs go to the `--temp-dir`s, else to `tmp`.
+/// share of the threads; its runs go to the temp directories given, else to `tmp`.
 fn side_config(
-    args: &SortArgs,
     job: &JoinJob,
     side: JoinSide,
     spec: SortSpec,
@@ -313,40 +322,51 @@ fn side_config(
     tmp: &Path,
     memory: u64,
 ) -> Result<SortConfig> {
-    let (paths, _) = job.input(side);
-    let io = IoOptions { buffered: args.buffered, no_uring: args.no_uring, ..IoOptions::default() };
+    let r = &job.resources;
+    let (paths, _) = job.files.input(side);
     let mut b = SortConfig::builder(paths.iter().map(|p| Input::Path(p.clone())).collect(), out)
         .spec(spec)
-        .io(io)
+        .io(r.io.clone())
         .memory(memory);
     // The sides' sorts run at once: they share the job's threads (and so their plans weigh
     // fresh memory and CPU as what they are, a share of the machine).
-    let threads = args.threads.unwrap_or_else(oxsort_engine::cores);
+    let threads = r.threads.unwrap_or_else(oxsort_engine::cores);
     b = b.threads((threads / sorting_sides(job).max(1) as usize).max(1));
-    if args.temp_dirs.is_empty() {
+    if r.temp_dirs.is_empty() {
         b = b.temp_dir(tmp);
     }
-    for d in &args.temp_dirs {
+    for d in &r.temp_dirs {
         b = b.temp_dir(d.clone());
     }
-    b.build().with_context(|| format!("the {} sort of {}", side.name(), job.spec.input(side).dd))
+    if let Some(c) = &r.cancel {
+        b = b.cancel(c.clone());
+    }
+    b.build().map_err(|source| JobError::EngineIn {
+        what: format!("the {} sort of {}", side.name(), job.spec.input(side).dd),
+        source,
+    })
 }
 
-/// Runs `oxsort explain` of a JOINKEYS job: what each file's subtask does and its plan, the
-/// join, REFORMAT, and the plan of the main task on the joined records.
-pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
-    let control = args.keys.control.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-    let lens = side_lengths(&job)?;
-    let joined_len =
-        job.spec.joined_len(lens[0], lens[1]).map_err(|e| anyhow::anyhow!("{control}: {e}"))?;
-    args.keys.joined_record_size = Some(joined_len);
-    let parent = temp_parent(&args);
-    let (_, side_memory, main_memory) = memory_shares(&args, &job)?;
+/// The plan of a JOINKEYS job, as text and as JSON.
+#[derive(Debug, Clone)]
+pub struct JoinExplain {
+    /// For people.
+    pub text: String,
+    /// The same, as one JSON object.
+    pub json: serde_json::Value,
+}
+
+/// The plan of a JOINKEYS job: what each file's subtask does and its plan, the join,
+/// REFORMAT, and the plan of the main task on the joined records.
+pub fn explain(job: &JoinJob) -> Result<JoinExplain> {
+    let (lens, joined_len) = (job.lens, job.joined_len);
+    let parent = temp_parent(job);
+    let (_, side_memory, main_memory) = memory_shares(job);
     let mut text = String::from("JOINKEYS job\n");
     let mut sides = Vec::new();
     for side in [JoinSide::F1, JoinSide::F2] {
         let input = job.spec.input(side);
-        let (paths, len) = job.input(side);
+        let (paths, len) = job.files.input(side);
         let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         let keys: Vec<String> = input
             .keys
@@ -360,11 +380,11 @@ pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
             files.join(" + "),
             keys.join(",")
         );
-        let steps = side_steps(&job, side, lens);
+        let steps = side_steps(job, side, lens);
         for st in &steps {
             text += &format!("    {st}\n");
         }
-        let plan = if input.sorted && !side_prepares(&job, side) {
+        let plan: Option<Plan> = if input.sorted && !side_prepares(&job.spec, &job.files, side) {
             text += "    SORTED: read as it is, its key order checked during the join\n";
             None
         } else {
@@ -372,7 +392,14 @@ pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
             let (tx, _rx) = byte_channel();
             let out = Output::Stream(Stream::writer(tx, name));
             let (cfg, _) = with_least(side_memory, |m| {
-                side_config(&args, &job, side, side_spec(&job, side), out.clone(), &parent, m)
+                side_config(
+                    job,
+                    side,
+                    side_spec(&job.spec, &job.files, side),
+                    out.clone(),
+                    &parent,
+                    m,
+                )
             })?;
             let p = plan(&cfg)?;
             text += if input.sorted {
@@ -399,35 +426,30 @@ pub fn explain(mut args: SortArgs, job: JoinJob, json: bool) -> Result<i32> {
     text += &format!("JOIN  {kind}\n");
     let reformat = reformat_text(&job.spec);
     text += &format!("REFORMAT  {reformat} -> {joined_len}-byte joined records\n");
-    let main = if only_copies(&args.keys.spec()?) {
+    let main = if only_copies(&job.main) {
         text += &format!(
             "Main task: OPTION COPY alone: the join writes the joined records to the output \
              itself ({})\n",
-            args.output.display()
+            job.output.display()
         );
-        serde_json::json!({ "direct": args.output.display().to_string() })
+        serde_json::json!({ "direct": job.output.display().to_string() })
     } else {
         let (rx, _tx) = pipe("the joined records")?;
-        let (cfg, _) = with_least(main_memory, |m| main_config(&args, &rx, m, None))?;
+        let (cfg, _) = with_least(main_memory, |m| main_config(job, &rx, m, None))?;
         let main = plan(&cfg)?;
         text += "Main task, on the joined records as the join makes them (through a pipe; \
                  their number is known after the join):\n";
         text += &indent(&main.to_text(), "  ");
-        serde_json::to_value(&main)?
+        serde_json::to_value(&main).expect("a plan is JSON")
     };
-    if json {
-        let v = serde_json::json!({
+    let json = serde_json::json!({
             "joinkeys": sides,
             "join": kind,
             "reformat": reformat,
             "joined_record_size": joined_len,
             "main": main,
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print!("{text}");
-    }
-    Ok(0)
+    });
+    Ok(JoinExplain { text, json })
 }
 
 fn indent(text: &str, by: &str) -> String {
@@ -437,12 +459,12 @@ fn indent(text: &str, by: &str) -> String {
 /// What one side's subtask does before its sort, in order, one line each.
 fn side_steps(job: &JoinJob, side: JoinSide, lens: [usize; 2]) -> Vec<String> {
     let input = job.spec.input(side);
-    let spec = side_spec(job, side);
+    let spec = side_spec(&job.spec, &job.files, side);
     let mut steps = Vec::new();
     if let Some(n) = spec.skiprec {
         steps.push(format!("SKIPREC={n}: the first {n} records skipped"));
     }
-    let own = job.control(side);
+    let own = job.files.control(side);
     if let Some(f) = &spec.filter {
         let from = if own.is_some_and(|c| c.filter.is_some()) {
             format!("{}'s", input.control_dd(side))
@@ -455,14 +477,14 @@ fn side_steps(job: &JoinJob, side: JoinSide, lens: [usize; 2]) -> Vec<String> {
     if let Some(n) = spec.stopaft {
         steps.push(format!("STOPAFT={n}: reading stops after {n} records kept"));
     }
-    if let Some(src) = job.control_source(side) {
+    if let Some(src) = job.files.control_source(side) {
         steps.push(format!("own statements: {} from {src}", input.control_dd(side)));
     }
     if spec.inrec.is_some() {
         let after = lens[if side == JoinSide::F1 { 0 } else { 1 }];
         steps.push(format!(
             "INREC: {}-byte records reshaped to {after} bytes (the keys refer to them)",
-            job.input(side).1
+            job.files.input(side).1
         ));
     }
     if spec.unique {
@@ -520,17 +542,17 @@ fn reformat_text(spec: &JoinSpec) -> String {
 /// `STOPAFT=`, then its own statements (`JNFnCNTL`: INCLUDE/OMIT, INREC, SUM, OPTION SKIPREC/
 /// STOPAFT), and a sort by its join keys (which refer to INREC's records). A `SORTED` file is
 /// merged as the one input of a merge: kept in its order, and that order checked.
-pub(crate) fn side_spec(job: &JoinJob, side: JoinSide) -> SortSpec {
-    let input = job.spec.input(side);
+pub(crate) fn side_spec(join: &JoinSpec, files: &JoinFiles, side: JoinSide) -> SortSpec {
+    let input = join.input(side);
     let mut spec = SortSpec {
-        layout: RecordLayout::Fixed(job.input(side).1),
-        key: Some(job.spec.sort_key(side)),
+        layout: RecordLayout::Fixed(files.input(side).1),
+        key: Some(join.sort_key(side)),
         filter: input.filter.clone(),
         stopaft: input.stopaft,
         mode: if input.sorted { Mode::Merge } else { Mode::Sort },
         ..SortSpec::default()
     };
-    if let Some(c) = job.control(side) {
+    if let Some(c) = files.control(side) {
         if c.filter.is_some() {
             spec.filter = c.filter.clone();
         }
@@ -549,40 +571,39 @@ pub(crate) fn side_spec(job: &JoinJob, side: JoinSide) -> SortSpec {
 
 /// Whether a side does more than put its records in key order (a SORTED file that does not is
 /// read as it is).
-pub(crate) fn side_prepares(job: &JoinJob, side: JoinSide) -> bool {
-    let input = job.spec.input(side);
-    input.filter.is_some() || input.stopaft.is_some() || job.control(side).is_some()
+pub(crate) fn side_prepares(join: &JoinSpec, files: &JoinFiles, side: JoinSide) -> bool {
+    let input = join.input(side);
+    input.filter.is_some() || input.stopaft.is_some() || files.control(side).is_some()
 }
 
 /// The record length of each side as the join sees it (after its INREC), its statements
 /// checked against its records.
-pub(crate) fn side_lengths(job: &JoinJob) -> Result<[usize; 2]> {
+pub(crate) fn side_lengths(join: &JoinSpec, files: &JoinFiles) -> Result<[usize; 2]> {
     let len = |side: JoinSide| -> Result<usize> {
-        let key = side_spec(job, side).compile().map_err(|e| {
-            let input = job.spec.input(side);
-            let (source, what) = match job.control_source(side) {
+        let key = side_spec(join, files, side).compile().map_err(|source| {
+            let input = join.input(side);
+            let (at, what) = match files.control_source(side) {
                 Some(s) => (s.to_string(), format!("{} with ", input.control_dd(side))),
                 None => (input.dd.clone(), String::new()),
             };
-            anyhow::anyhow!(
-                "{source}: {what}the JOINKEYS keys of {} ({}): {e}",
-                input.dd,
-                side.name()
-            )
+            JobError::Key {
+                what: format!("{at}: {what}the JOINKEYS keys of {} ({})", input.dd, side.name()),
+                source,
+            }
         })?;
         Ok(key.layout().fixed_size().expect("a join side's records are fixed-length"))
     };
     Ok([len(JoinSide::F1)?, len(JoinSide::F2)?])
 }
 
-/// Where the join's temp directory goes: the first `--temp-dir`, else the output's directory,
-/// else (standard output) the system's temp directory.
-fn temp_parent(args: &SortArgs) -> PathBuf {
-    if let Some(d) = args.temp_dirs.first() {
+/// Where the join's temp directory goes: the first temp directory given, else the output's
+/// directory, else (standard output) the system's temp directory.
+fn temp_parent(job: &JoinJob) -> PathBuf {
+    if let Some(d) = job.resources.temp_dirs.first() {
         return d.clone();
     }
-    if !crate::sort_cmd::is_std(&args.output) {
-        if let Some(p) = args.output.parent() {
+    if !is_std(&job.output) {
+        if let Some(p) = job.output.parent() {
             if !p.as_os_str().is_empty() {
                 return p.to_path_buf();
             }
@@ -657,8 +678,11 @@ impl<'a> SideReader<'a> {
                 let Some(p) = paths.get(self.next_path) else {
                     return Ok(false);
                 };
-                let f = File::open(p).with_context(|| {
-                    format!("opening {} ({}) {}", self.dd, self.side.name(), p.display())
+                let f = File::open(p).map_err(|e| {
+                    JobError::io(
+                        format!("opening {} ({}) {}", self.dd, self.side.name(), p.display()),
+                        e,
+                    )
                 })?;
                 Box::new(BufReader::with_capacity(JOIN_IO_BUFFER, f))
             }
@@ -689,21 +713,21 @@ impl<'a> SideReader<'a> {
                 return Ok(false);
             }
             let r = self.reader.as_mut().expect("opened above");
-            let n = read_full(r, &mut self.cur)
-                .with_context(|| format!("reading {} ({})", self.dd, self.path_name()))?;
+            let n = read_full(r, &mut self.cur).map_err(|e| {
+                JobError::io(format!("reading {} ({})", self.dd, self.path_name()), e)
+            })?;
             if n == self.len {
                 break;
             }
             if n != 0 {
-                bail!(
-                    "{} ({}): {} ends with a partial record of {n} bytes after {} whole \
-                     {}-byte records",
-                    self.dd,
-                    self.side.name(),
-                    self.path_name(),
-                    self.in_file,
-                    self.len
-                );
+                return Err(JobError::PartialRecord {
+                    dd: self.dd.to_string(),
+                    side: self.side.name(),
+                    path: self.path_name(),
+                    bytes: n,
+                    records: self.in_file,
+                    len: self.len,
+                });
             }
             self.reader = None;
         }
@@ -712,24 +736,13 @@ impl<'a> SideReader<'a> {
         if had
             && self.spec.compare(self.side, &self.prev, self.side, &self.cur) == Ordering::Greater
         {
-            if self.user_sorted {
-                bail!(
-                    "{} ({}) is out of order by its JOINKEYS keys, although SORTED says it is \
-                     sorted: record {} of {} sorts before the record above it (drop SORTED to \
-                     have oxsort sort it)",
-                    self.dd,
-                    self.side.name(),
-                    self.in_file,
-                    self.path_name()
-                );
-            }
-            bail!(
-                "{} ({}): the sorted records are out of order at record {} of {}",
-                self.dd,
-                self.side.name(),
-                self.in_file,
-                self.path_name()
-            );
+            return Err(JobError::OutOfOrder {
+                user_sorted: self.user_sorted,
+                dd: self.dd.to_string(),
+                side: self.side.name(),
+                record: self.in_file,
+                path: self.path_name(),
+            });
         }
         self.has = true;
         Ok(true)
@@ -769,7 +782,7 @@ fn merge_join(
         rec.clear();
         spec.build(f1, f2, &mut rec);
         c.joined += 1;
-        w.write_all(&rec).with_context(|| format!("writing {out}"))
+        w.write_all(&rec).map_err(|e| JobError::io(format!("writing {out}"), e))
     };
     a.advance()?;
     b.advance()?;
@@ -823,7 +836,7 @@ fn merge_join(
             }
         }
     }
-    w.flush().with_context(|| format!("writing {out}"))?;
+    w.flush().map_err(|e| JobError::io(format!("writing {out}"), e))?;
     c.f1 = a.total;
     c.f2 = b.total;
     Ok(c)

@@ -11,8 +11,31 @@
 //! Only what a sort needs is kept: the data set names (`DSN=`/`DSNAME=`), `SYSOUT`, in-stream
 //! and `DUMMY` DDs, and `RECFM`/`LRECL` (in `DCB=(...)` or on their own). Other operands
 //! (`DISP`, `SPACE`, `UNIT`, ...) are accepted and ignored.
+//!
+//! A pure text-to-structure module: it reads no file (the caller hands it the text).
 
-use anyhow::{bail, Result};
+/// A DD statement that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JclError {
+    /// A DD statement without a name that follows no named DD.
+    #[error("line {line}: a DD statement without a name must follow a named DD")]
+    Unnamed {
+        /// The statement's line.
+        line: usize,
+    },
+    /// An `LRECL=` that is no record length.
+    #[error("line {line}: //{dd} DD LRECL={value}: expected a record length")]
+    Lrecl {
+        /// The statement's line.
+        line: usize,
+        /// The DD name.
+        dd: String,
+        /// The value as written.
+        value: String,
+    },
+}
+
+type Result<T> = std::result::Result<T, JclError>;
 
 /// One DD statement (with the data sets concatenated to it).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -160,7 +183,7 @@ fn add_dd(dds: &mut Vec<JclDd>, name: &str, line: usize, operands: &str) -> Resu
     if name.is_empty() {
         // A concatenation: the data sets go to the DD above.
         let Some(prev) = dds.last_mut() else {
-            bail!("line {line}: a DD statement without a name must follow a named DD");
+            return Err(JclError::Unnamed { line });
         };
         prev.dsns.extend(dd.dsns);
         prev.dummy |= dd.dummy;
@@ -202,7 +225,9 @@ fn dcb_operand(dd: &mut JclDd, key: &str, value: &str, line: usize) -> Result<()
         "RECFM" => dd.recfm = Some(value.to_ascii_uppercase()),
         "LRECL" => match value.parse::<usize>() {
             Ok(n) if n > 0 => dd.lrecl = Some(n),
-            _ => bail!("line {line}: //{} DD LRECL={value}: expected a record length", dd.name),
+            _ => {
+                return Err(JclError::Lrecl { line, dd: dd.name.clone(), value: value.to_string() })
+            }
         },
         _ => {}
     }

@@ -18,13 +18,13 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 const DEPTH: usize = 4;
 
 /// The writing end.
-pub(crate) struct ByteWriter {
+pub struct ByteWriter {
     full: SyncSender<Vec<u8>>,
     empty: Receiver<Vec<u8>>,
 }
 
 /// The reading end.
-pub(crate) struct ByteReader {
+pub struct ByteReader {
     full: Receiver<Vec<u8>>,
     empty: Sender<Vec<u8>>,
     cur: Vec<u8>,
@@ -32,7 +32,7 @@ pub(crate) struct ByteReader {
 }
 
 /// A new stream: (writer, reader).
-pub(crate) fn byte_channel() -> (ByteWriter, ByteReader) {
+pub fn byte_channel() -> (ByteWriter, ByteReader) {
     let (full_tx, full_rx) = sync_channel(DEPTH);
     let (empty_tx, empty_rx) = channel();
     (

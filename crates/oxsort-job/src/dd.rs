@@ -1,13 +1,14 @@
-//! `--dd NAME=PATH`: the data sets of a DFSORT job, named as its JCL names them.
+//! The data sets of a DFSORT job, named as its JCL names them, each mapped to a file (the
+//! CLI's `--dd NAME=PATH`, Python's `dd={"NAME": path}`).
 //!
 //! A mainframe job reads `//SORTIN` and writes `//SORTOUT` (and, with other statements, DDs
 //! such as `//SORTOF01` or `//SORTJNF1`); on this machine each name is mapped to a file:
 //!
 //! ```text
-//!  --dd SORTIN=a.dat --dd SORTIN=b.dat --dd SORTOUT=out.dat
-//!        │                  │                 │
-//!        └── SORTIN: [a.dat, b.dat] (concatenated in order, as JCL concatenates DDs)
-//!                                             └── SORTOUT: [out.dat]
+//!  SORTIN=a.dat SORTIN=b.dat SORTOUT=out.dat
+//!    │            │              │
+//!    └── SORTIN: [a.dat, b.dat] (concatenated in order, as JCL concatenates DDs)
+//!                                └── SORTOUT: [out.dat]
 //! ```
 //!
 //! Names are case-insensitive (kept upper case). A name may be repeated only for an input that
@@ -16,13 +17,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use crate::error::{DataSetError, JobError};
 
 /// Longest name accepted: a data set name (44 characters) may serve as the name as well as a
 /// DD name (8).
 const MAX_NAME: usize = 44;
 
-/// The `--dd` mappings of one command line, in the order given.
+/// The mappings of one job, in the order given.
 #[derive(Debug, Default, Clone)]
 pub struct DdMap {
     entries: Vec<(String, PathBuf)>,
@@ -32,30 +33,19 @@ pub struct DdMap {
     jcl: Vec<(String, PathBuf)>,
     /// JCL DDs whose data set could not be resolved, with the reason, for the message of a
     /// job that needs one.
-    unresolved: Vec<(String, String)>,
+    unresolved: Vec<(String, DataSetError)>,
 }
 
 impl DdMap {
-    /// Reads `NAME=PATH` arguments; errors name the argument and the problem.
-    pub fn parse(args: &[String]) -> Result<DdMap> {
-        let mut entries = Vec::with_capacity(args.len());
-        for arg in args {
-            let Some((name, path)) = arg.split_once('=') else {
-                bail!("--dd {arg}: expected NAME=PATH (for example --dd SORTIN=input.dat)");
-            };
+    /// The mappings `(name, path)`, in order; a name that cannot be a DD or data set name is
+    /// an error.
+    pub fn new(mappings: &[(String, PathBuf)]) -> Result<DdMap, JobError> {
+        let mut entries = Vec::with_capacity(mappings.len());
+        for (name, path) in mappings {
             let name = name.trim();
-            if name.is_empty() || name.len() > MAX_NAME {
-                bail!("--dd {arg}: the name must have 1 to {MAX_NAME} characters");
-            }
-            if let Some(c) =
-                name.chars().find(|c| !(c.is_ascii_alphanumeric() || "@#$.-".contains(*c)))
-            {
-                bail!("--dd {arg}: '{c}' cannot be part of a DD or data set name");
-            }
-            if path.is_empty() {
-                bail!("--dd {arg}: no path after '='");
-            }
-            entries.push((name.to_ascii_uppercase(), PathBuf::from(path)));
+            check_name(name)
+                .map_err(|problem| JobError::BadName { name: name.to_string(), problem })?;
+            entries.push((name.to_ascii_uppercase(), path.clone()));
         }
         Ok(DdMap { entries, jcl: Vec::new(), unresolved: Vec::new() })
     }
@@ -90,54 +80,69 @@ impl DdMap {
     }
 
     /// Records why a JCL DD's data set could not be resolved.
-    pub fn add_unresolved(&mut self, name: &str, why: String) {
+    pub fn add_unresolved(&mut self, name: &str, why: DataSetError) {
         self.unresolved.push((name.to_ascii_uppercase(), why));
     }
 
     /// Why the JCL DD `name` has no file, when its data set could not be resolved: the message
     /// for a job that needs it (OUTFIL's outputs, `SORTOFxx` or `FNAMES=`, when they find no
     /// file under their name).
-    pub fn unresolved(&self, name: &str) -> Option<&str> {
+    pub fn unresolved(&self, name: &str) -> Option<&DataSetError> {
         let name = name.to_ascii_uppercase();
-        self.unresolved.iter().find(|(n, _)| *n == name).map(|(_, why)| why.as_str())
+        self.unresolved.iter().find(|(n, _)| *n == name).map(|(_, why)| why)
     }
 
     /// Like [`DdMap::take`] for a name that must map to one file (an output): more than one is an
     /// error.
-    pub fn take_one(&mut self, name: &str) -> Result<Option<PathBuf>> {
+    pub fn take_one(&mut self, name: &str) -> Result<Option<PathBuf>, JobError> {
         let mut paths = self.take(name);
         match paths.len() {
             0 => Ok(None),
             1 => Ok(paths.pop()),
-            n => bail!(
-                "--dd {}: given {n} times, but it names one output",
-                name.to_ascii_uppercase()
-            ),
+            count => Err(JobError::OneOutput { name: name.to_ascii_uppercase(), count }),
         }
     }
 
     /// Errors when a name was given that no part of the job used; `used` lists what the job
     /// reads and writes, for the message.
-    pub fn finish(&self, used: &str) -> Result<()> {
+    pub fn finish(&self, used: &str) -> Result<(), JobError> {
         if let Some((name, path)) = self.entries.first() {
-            bail!("--dd {name}={}: this job has no DD {name} (it uses {used})", path.display());
+            return Err(JobError::UnusedDd {
+                name: name.clone(),
+                path: path.display().to_string(),
+                used: used.to_string(),
+            });
         }
         Ok(())
     }
+}
+
+/// Whether `name` can be a DD or data set name; the problem if not.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > MAX_NAME {
+        return Err(format!("the name must have 1 to {MAX_NAME} characters"));
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || "@#$.-".contains(*c))) {
+        return Err(format!("'{c}' cannot be part of a DD or data set name"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn args(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
+    fn map(a: &[(&str, &str)]) -> Result<DdMap, JobError> {
+        let v: Vec<(String, PathBuf)> =
+            a.iter().map(|(n, p)| (n.to_string(), PathBuf::from(p))).collect();
+        DdMap::new(&v)
     }
 
     #[test]
     fn concatenation_keeps_order_and_names_are_case_insensitive() {
         let mut m =
-            DdMap::parse(&args(&["sortin=a", "SORTOUT=o", "SortIn=b", "MY.DATA.SET=c"])).unwrap();
+            map(&[("sortin", "a"), ("SORTOUT", "o"), ("SortIn", "b"), ("MY.DATA.SET", "c")])
+                .unwrap();
         assert_eq!(m.take("SORTIN"), vec![PathBuf::from("a"), PathBuf::from("b")]);
         assert_eq!(m.take_one("sortout").unwrap(), Some(PathBuf::from("o")));
         assert_eq!(m.take_one("SORTOUT").unwrap(), None);
@@ -149,24 +154,23 @@ mod tests {
 
     #[test]
     fn jcl_dds_are_a_fallback_that_need_not_be_used() {
-        let mut m = DdMap::parse(&args(&["SORTOF01=given"])).unwrap();
+        let mut m = map(&[("SORTOF01", "given")]).unwrap();
         m.add_jcl("sortof01", PathBuf::from("from-jcl-1"));
         m.add_jcl("SORTOF02", PathBuf::from("from-jcl-2"));
-        m.add_unresolved("SORTOF03", "//SORTOF03 DD DSN=X: not mapped".into());
+        let why = DataSetError::NoOutput { control: "c".into(), dd: "SORTOF03".into(), line: 3 };
+        m.add_unresolved("SORTOF03", why.clone());
         assert_eq!(m.take("SORTOF01"), vec![PathBuf::from("given")]);
         assert_eq!(m.take("SORTOF02"), vec![PathBuf::from("from-jcl-2")]);
-        assert_eq!(m.unresolved("sortof03"), Some("//SORTOF03 DD DSN=X: not mapped"));
+        assert_eq!(m.unresolved("sortof03"), Some(&why));
         assert!(m.finish("").is_ok(), "an unused JCL DD is no error");
     }
 
     #[test]
-    fn bad_arguments_name_the_problem() {
-        let err = |a: &str| DdMap::parse(&args(&[a])).unwrap_err().to_string();
-        assert!(err("SORTIN").contains("expected NAME=PATH"));
-        assert!(err("=x").contains("1 to 44"));
-        assert!(err("SORT IN=x").contains("' '"));
-        assert!(err("SORTIN=").contains("no path"));
-        let mut m = DdMap::parse(&args(&["SORTOUT=a", "SORTOUT=b"])).unwrap();
+    fn bad_names_name_the_problem() {
+        let err = |n: &str| map(&[(n, "x")]).unwrap_err().to_string();
+        assert!(err("").contains("1 to 44"));
+        assert!(err("SORT IN").contains("' '"));
+        let mut m = map(&[("SORTOUT", "a"), ("SORTOUT", "b")]).unwrap();
         assert!(m.take_one("SORTOUT").unwrap_err().to_string().contains("given 2 times"));
     }
 }

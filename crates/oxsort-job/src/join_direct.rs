@@ -15,12 +15,8 @@ use std::path::Path;
 use oxsort_engine::{checksum_hex, checksum_records, FileStats, PhaseStats, SortStats};
 use oxsort_io::{AlignedBuf, AtomicOutput, IoOptions, OutputTarget, Writer, DIRECT_ALIGN};
 
-/// Bytes of a block, at least: each block holds a whole number of records and of direct-I/O
-/// pages, so every write is aligned and every block's records are summed on their own.
-const BLOCK_BYTES: usize = 8 << 20;
-
-/// Writes in flight behind the join.
-const WRITE_DEPTH: usize = 4;
+use crate::error::JobError;
+use crate::tuning::{DIRECT_BLOCK_BYTES as BLOCK_BYTES, DIRECT_WRITE_DEPTH as WRITE_DEPTH};
 
 /// Where the blocks go (one of each per job: the size difference does not matter).
 #[allow(clippy::large_enum_variant)]
@@ -44,15 +40,20 @@ pub(crate) struct DirectOut {
 
 impl DirectOut {
     /// The output `path` (`-`: standard output) of `record_len`-byte records.
-    pub(crate) fn create(path: &Path, record_len: usize, io: &IoOptions) -> anyhow::Result<Self> {
+    pub(crate) fn create(path: &Path, record_len: usize, io: &IoOptions) -> Result<Self, Opening> {
         let stream =
             |w: Box<dyn Write + Send>| Target::Stream(BufWriter::with_capacity(BLOCK_BYTES, w));
-        let target = if crate::sort_cmd::is_std(path) {
+        let target = if crate::is_std(path) {
             stream(Box::new(std::io::stdout()))
         } else {
             let p = path.to_path_buf();
             match oxsort_io::probe_output(&p)? {
-                OutputTarget::Directory => anyhow::bail!("{} is a directory", path.display()),
+                OutputTarget::Directory => {
+                    return Err(Opening::Io(std::io::Error::other(format!(
+                        "{} is a directory",
+                        path.display()
+                    ))))
+                }
                 OutputTarget::Stream => {
                     stream(Box::new(std::fs::OpenOptions::new().write(true).open(&p)?))
                 }
@@ -105,12 +106,14 @@ impl DirectOut {
         mut self,
         memory_budget: u64,
         threads: usize,
-    ) -> anyhow::Result<SortStats> {
-        self.flush_block()?;
+    ) -> Result<SortStats, JobError> {
+        let name = self.name.clone();
+        let what = || format!("writing the output {name}");
+        self.flush_block().map_err(|e| JobError::io(what(), e))?;
         let bytes = self.records * self.record_len as u64;
         let mut files = Vec::new();
         match self.target {
-            Target::Stream(mut w) => w.flush()?,
+            Target::Stream(mut w) => w.flush().map_err(|e| JobError::io(what(), e))?,
             Target::File { out, writer } => {
                 let direct = out.file().is_direct();
                 let io = writer.finish()?;
@@ -163,6 +166,37 @@ impl Write for DirectOut {
     /// cut a block short of its alignment.
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// Why the direct output could not be opened.
+#[derive(Debug)]
+pub(crate) enum Opening {
+    /// The system's error.
+    Io(std::io::Error),
+    /// The I/O layer's.
+    File(oxsort_io::IoError),
+}
+
+impl From<std::io::Error> for Opening {
+    fn from(e: std::io::Error) -> Self {
+        Opening::Io(e)
+    }
+}
+
+impl From<oxsort_io::IoError> for Opening {
+    fn from(e: oxsort_io::IoError) -> Self {
+        Opening::File(e)
+    }
+}
+
+impl Opening {
+    /// The error, saying what was being done.
+    pub(crate) fn context(self, what: String) -> JobError {
+        match self {
+            Opening::Io(source) => JobError::Io { what, source },
+            Opening::File(source) => JobError::File { what, source },
+        }
     }
 }
 

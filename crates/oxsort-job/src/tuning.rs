@@ -1,0 +1,24 @@
+//! The job layer's constants: buffers, pipes and the memory shares of a JOINKEYS job.
+
+/// Buffer of each join input and of the joined output: large sequential transfers.
+pub const JOIN_IO_BUFFER: usize = 4 << 20;
+
+/// Bytes a pipe between two stages holds (Linux's default is 64 KiB; 1 MiB is what an
+/// unprivileged process may ask for by default): fewer switches between writer and reader.
+pub const PIPE_BYTES: usize = 1 << 20;
+
+/// A main task that streams (a copy) keeps this share of the budget (1/N), at least
+/// [`MAIN_STREAM_MIN`]: its loads are written one after the other, so a small share costs it
+/// nothing, and the sides' sorts, which must hold their records, get the rest.
+pub const MAIN_STREAM_SHARE: u64 = 16;
+
+/// The least memory of a streaming main task.
+pub const MAIN_STREAM_MIN: u64 = 128 << 20;
+
+/// Bytes of a block of the direct join output, at least: each block holds a whole number of
+/// records and of direct-I/O pages, so every write is aligned and every block's records are
+/// summed on their own.
+pub const DIRECT_BLOCK_BYTES: usize = 8 << 20;
+
+/// Writes in flight behind the join when it writes the output itself.
+pub const DIRECT_WRITE_DEPTH: usize = 4;

@@ -44,6 +44,7 @@
 #![forbid(unsafe_code)]
 
 mod arena;
+mod check;
 mod config;
 mod error;
 mod inmem;
@@ -65,6 +66,7 @@ mod window;
 
 use std::time::Instant;
 
+pub use check::{check, check_config, CheckOptions, Disorder};
 pub use config::{memory_budget, Input, Output, PassChoice, SortConfig, SortConfigBuilder, Stream};
 pub use error::{error_message, EngineError, Result};
 pub use journal::{remove_resume_dir, resume_dirs, ResumeDir};

@@ -54,6 +54,7 @@ mod outfil;
 mod output;
 mod plan;
 mod progress;
+mod resume;
 mod sink;
 mod source;
 mod spill;
@@ -115,7 +116,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         let name = journal::dir_name(&header);
         let mut room = SpillRoom::resumable(&cfg.temp_dirs, &cfg.io, name, header.clone());
         let timer = PhaseTimer::start("resume", &meters);
-        let mut recovered = journal::recover(
+        let mut recovered = resume::recover(
             &mut room,
             &header,
             cfg.restart,
@@ -126,7 +127,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         recovered.phase = Some(timer.finish(std::mem::take(&mut recovered.files)));
         (room, recovered)
     } else {
-        (SpillRoom::new(&cfg.temp_dirs, &cfg.io), journal::Recovered::default())
+        (SpillRoom::new(&cfg.temp_dirs, &cfg.io), resume::Recovered::default())
     };
     if plan.input_bytes.is_some() {
         // The peak is known only for inputs of known size.

@@ -119,9 +119,9 @@ pub(crate) fn header(cfg: &SortConfig) -> Result<Header> {
     let mut inputs = Vec::new();
     for input in &cfg.inputs {
         let Input::Path(p) = input else {
-            return Err(EngineError::Config(
-                "--resume needs input files: standard input cannot be read again".into(),
-            ));
+            return Err(EngineError::NotResumable {
+                why: "needs input files: standard input cannot be read again",
+            });
         };
         let m =
             std::fs::metadata(p).map_err(|e| EngineError::Input { path: p.clone(), source: e })?;
@@ -519,12 +519,10 @@ pub(crate) fn kept_there(dir: &Path, own: Option<&str>) -> String {
     }
     let bytes: u64 = others.iter().map(|d| d.bytes).sum();
     format!(
-        "{} interrupted resumable sort{} keep{} {bytes} bytes there (`oxsort clean --resume {}` \
-         lists and removes them)",
+        "{} interrupted resumable sort{} keep{} {bytes} bytes there",
         others.len(),
         if others.len() == 1 { "" } else { "s" },
         if others.len() == 1 { "s" } else { "" },
-        dir.display()
     )
 }
 

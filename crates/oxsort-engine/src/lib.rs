@@ -69,7 +69,7 @@ use std::time::Instant;
 
 pub use check::{check, check_config, CheckOptions, Disorder};
 pub use config::{memory_budget, Input, Output, PassChoice, SortConfig, SortConfigBuilder, Stream};
-pub use error::{error_message, EngineError, Result};
+pub use error::{error_message, resume_temp_dir, EngineError, Result};
 pub use journal::{remove_resume_dir, resume_dirs, ResumeDir};
 pub use oxsort_format::{Mode, SortKey, SortSpec};
 pub use oxsort_io::IoOptions;

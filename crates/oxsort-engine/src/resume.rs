@@ -193,7 +193,7 @@ pub(crate) fn recover(
             Some(why) if !restart => {
                 return Err(EngineError::ResumeRefused { journal: jpath, why });
             }
-            Some(why) => rec.notes.push(format!("--restart: started over ({why})")),
+            Some(why) => rec.notes.push(format!("restart: started over ({why})")),
             None => {
                 let formed: Vec<RunEntry> = entries
                     .iter()

@@ -168,14 +168,13 @@ impl SpillRoom {
         if resumable {
             more += &format!(
                 "; the {kept_runs} runs finished there ({kept} bytes) are kept: free space \
-                 and run the same command again to go on from them (they count as written), \
-                 or reclaim them with `oxsort clean --resume {}`",
-                dir.display()
+                 and run the same sort again to go on from them (they count as written), \
+                 or reclaim them by removing its resume directory there"
             );
         } else {
-            more += "; free space or choose another --temp-dir";
+            more += "; free space or choose another temp directory";
         }
-        EngineError::TempFull { dir, needed, free, more, source: Box::new(source) }
+        EngineError::TempFull { dir, needed, free, more, resumable, source: Box::new(source) }
     }
 
     /// A resumable sort's room: its directories are `dirs`/`name`, kept on interruption, and

@@ -10,6 +10,7 @@
 //! - `errors`: `oxsort.Error` and its subclasses;
 //! - `stages`: the sample and map stages of a sort across a cluster (`oxsort.ray`), and
 //!   `reduce`: its reduce stage, a streamed merge of the maps' buckets;
+//! - `check`: the engine's order check of one file;
 //! - `gensort` / `valsort` on the `oxsort-gensort` library.
 //!
 //! It is built by maturin (`pip install .` at the repository root) as an abi3 extension for
@@ -87,6 +88,18 @@ fn valsort<'py>(
     Ok(d)
 }
 
+/// The first record of `path` out of the key order of `spec`, counted from 1, or `None` when
+/// it is in order: one read of the file (GIL released) through the engine's order check.
+#[pyfunction]
+fn check(py: Python<'_>, path: PathBuf, spec: spec::SpecArgs) -> PyResult<Option<u64>> {
+    // A check writes nothing: the configuration's output is never opened, so the input's own
+    // name stands in for it. Merge: the spec reads as it does for a merge of sorted inputs.
+    let cfg = spec::build_config(&spec, vec![path.clone()], path, true, None)?;
+    let found =
+        py.allow_threads(|| oxsort_engine::check_config(&cfg)).map_err(errors::engine_error)?;
+    Ok(found.map(|d| d.line()))
+}
+
 /// The number of cores the engine uses by default.
 #[pyfunction]
 fn cores() -> usize {
@@ -116,5 +129,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gensort, m)?)?;
     m.add_function(wrap_pyfunction!(valsort, m)?)?;
     m.add_function(wrap_pyfunction!(cores, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     Ok(())
 }

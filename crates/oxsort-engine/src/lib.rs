@@ -56,6 +56,7 @@ mod plan;
 mod progress;
 mod resume;
 mod sink;
+mod sorted;
 mod source;
 mod spill;
 mod stats;
@@ -78,6 +79,7 @@ pub use plan::{
     TempPlan,
 };
 pub use progress::{Phase, Progress, ProgressFn};
+pub use sorted::{merge_sources, MergeSourcesOptions, SortedSource, SourcesMerged};
 pub use stats::{
     human_bytes, FileStats, PhaseStats, Reclaimed, SortStats, TextAsRecords, ThreadStats,
 };

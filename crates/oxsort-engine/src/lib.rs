@@ -26,6 +26,10 @@
 //! [`SortStats`] accounts for every record: read = written + dropped by the filter + dropped as
 //! duplicates, and so do their checksums.
 //!
+//! Two more doors use the same reader and merge: [`check()`] reads an input once and returns the
+//! first record out of key order ([`Disorder`]), and [`merge_sources()`] merges a caller's
+//! sorted files and byte streams ([`SortedSource`]) into one verified output file.
+//!
 //! Before it starts, a sort removes what killed sorts left in its temp and output directories
 //! ([`reclaim_leftovers`], over `oxsort_io::sweep`): their owners' locks tell them apart from
 //! the files of sorts still running.

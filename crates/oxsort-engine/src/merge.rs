@@ -194,7 +194,7 @@ pub(crate) fn merge_cursors<S: RunSource>(
             x.cmp(y)
         }
     };
-    let mut tree = LoserTree::new_by(heads, |x, y| order(&cursors, &kept, x, y));
+    let mut tree = LoserTree::new_by(heads, |x, y| order(cursors, &kept, x, y));
     // -u: the key of the last record written (valid once one was).
     let have_last = after.is_some();
     let (mut last_key, mut have_last) = (after.unwrap_or_default(), have_last);
@@ -282,7 +282,7 @@ pub(crate) fn merge_cursors<S: RunSource>(
                 } else {
                     None
                 };
-                tree.replace_top_by(next, |x, y| order(&cursors, &kept, x, y));
+                tree.replace_top_by(next, |x, y| order(cursors, &kept, x, y));
             }
             if o > 0 {
                 full_tx.send((out, o, offset)).map_err(|_| stopped())?;

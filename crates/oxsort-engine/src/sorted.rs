@@ -165,7 +165,7 @@ pub fn merge_sources(
         checksum: check.checksum,
         dropped: check.dropped,
         dropped_checksum: check.dropped_checksum,
-        edge_keys: (check.records > 0).then(|| (check.first_key, check.last_key)),
+        edge_keys: (check.records > 0).then_some((check.first_key, check.last_key)),
         files,
     })
 }

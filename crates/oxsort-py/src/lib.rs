@@ -26,6 +26,7 @@ mod stages;
 
 use std::path::PathBuf;
 
+use oxsort_engine::EngineError;
 use oxsort_gensort::{generate_file, validate_file, Kind, Summary};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -95,8 +96,13 @@ fn check(py: Python<'_>, path: PathBuf, spec: spec::SpecArgs) -> PyResult<Option
     // A check writes nothing: the configuration's output is never opened, so the input's own
     // name stands in for it. Merge: the spec reads as it does for a merge of sorted inputs.
     let cfg = spec::build_config(&spec, vec![path.clone()], path, true, None)?;
-    let found =
-        py.allow_threads(|| oxsort_engine::check_config(&cfg)).map_err(errors::engine_error)?;
+    let found = py.allow_threads(|| oxsort_engine::check_config(&cfg)).map_err(|e| match e {
+        // An input that cannot be opened is bad input, as when a sort opens it.
+        EngineError::Io(oxsort_io::IoError::Open { path, source }) => {
+            errors::engine_error(EngineError::Input { path, source })
+        }
+        e => errors::engine_error(e),
+    })?;
     Ok(found.map(|d| d.line()))
 }
 

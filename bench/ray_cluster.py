@@ -1,7 +1,7 @@
 """oxsort.ray on a local Ray cluster against single-node oxsort, on the same machine.
 
 usage: python bench/ray_cluster.py [--records 4e7] [--partitions 4] [--runs 3] [--dir bench/scratch]
-                           [--memory 5G] [--workers 2] [--fetch]
+                           [--memory 5G] [--workers 2] [--fetch] [--out DIR] [--label NAME]
 
 Run it with a Python that has the package and Ray (`pip install '.[ray]'`). It starts a local
 cluster (`ray.cluster_utils.Cluster`: a head and --workers worker nodes, one CPU each),
@@ -13,7 +13,9 @@ stages in seconds and as a ratio, and the median time of each stage (sample, map
 On one machine every node sees every bucket, so the reduces read them in place; --fetch makes
 each reduce fetch the buckets of other nodes through Ray's object transfer instead, as on nodes
 without a shared file system (the rows' case is then `ray-fetch`).
-Raw rows go to bench/runs/<date>/ray.csv; the summary is appended to summary.md there.
+Raw rows go to bench/runs/<date>/ray.csv (--out DIR: DIR/ray.csv); the summary is appended to
+summary.md there. --label names the build measured (a column of the rows, and the summary's
+title), for before/after comparisons.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def main() -> None:
     p.add_argument("--memory", default="5G")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--fetch", action="store_true", help="fetch other nodes' buckets via Ray")
+    p.add_argument("--out", default=None, help="directory of the rows and summary")
+    p.add_argument("--label", default="", help="the build measured, in the rows and summary")
     a = p.parse_args()
     records = int(a.records)
     scratch = Path(a.dir) / "ray-bench"
@@ -60,7 +64,7 @@ def main() -> None:
         gen = oxsort.ray.gensort(scratch / "in", records, 4)
         inputs = [q.path for q in gen.partitions]
         day = datetime.date.today().isoformat()
-        out = TOP / "bench" / "runs" / day
+        out = Path(a.out) if a.out else TOP / "bench" / "runs" / day
         out.mkdir(parents=True, exist_ok=True)
         rows = out / "ray.csv"
         new = not rows.exists()
@@ -83,6 +87,7 @@ def main() -> None:
                         "map_s",
                         "reduce_s",
                         "load1",
+                        "label",
                     ]
                 )
             for run in range(1, a.runs + 1):
@@ -92,7 +97,9 @@ def main() -> None:
                 s = time.monotonic() - t0
                 assert st.checksum == gen.checksum and oxsort.valsort(single).sorted
                 single_t.append(s)
-                w.writerow([_now(), "single", records, 1, run, f"{s:.3f}", "", "", "", _load()])
+                w.writerow(
+                    [_now(), "single", records, 1, run, f"{s:.3f}", "", "", "", _load(), a.label]
+                )
                 size = single.stat().st_size
                 single.unlink()
 
@@ -125,12 +132,14 @@ def main() -> None:
                         f"{c:.3f}",
                         *(f"{res.stage_seconds[k]:.3f}" for k in stages),
                         _load(),
+                        a.label,
                     ]
                 )
                 f.flush()
         ms, mc = statistics.median(single_t), statistics.median(cluster_t)
+        label = f" ({a.label})" if a.label else ""
         text = (
-            f"\n## bench/ray_cluster.py, {records} records, {a.partitions} partitions, "
+            f"\n## bench/ray_cluster.py{label}, {records} records, {a.partitions} partitions, "
             "local cluster "
             f"(head + {a.workers} workers, 1 CPU each) ({_now()}); load {_load()}\n\n"
             "| case | median s | runs |\n|---|---:|---|\n"

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Callable, Optional, Union
 
 from . import _native
-from ._native import BadInputError, DisorderError, SpecError
+from ._native import BadInputError, SpecError
 
 PathLike = Union[str, "os.PathLike[str]"]
 Source = Union[PathLike, IO[bytes]]
@@ -447,8 +447,7 @@ def check(
 ) -> Optional[Disorder]:
     """The first record of ``path`` out of key order (1-based), or None when it is sorted.
 
-    The file is read once through the engine's merge (which checks order); what it writes
-    goes to a private temp directory, removed before returning.
+    The file is read once by the engine's order check; nothing is written.
     """
     spec = _spec(
         record_size=record_size,
@@ -462,13 +461,10 @@ def check(
         threads=threads,
         temp_dirs=temp_dirs,
     )
-    near = spec["temp_dirs"][0] if spec["temp_dirs"] else os.path.dirname(os.path.abspath(path))
-    with _private_dir(near) as d:
-        try:
-            _sort([path], os.path.join(d, "checked"), True, None, False, spec)
-        except DisorderError as e:
-            return Disorder(path=os.fspath(getattr(e, "path", path)), record=int(e.record))  # type: ignore[attr-defined]
-    return None
+    record = _native.check(os.fspath(path), spec)
+    if record is None:
+        return None
+    return Disorder(path=os.fspath(path), record=int(record))
 
 
 def explain(

@@ -123,7 +123,37 @@ fn main() {
     }
 }
 
-/// The error's message with its causes, each said once.
+/// The error's message with its causes, each said once; an engine error that a flag or a
+/// command of this binary answers says which.
 fn message(err: &anyhow::Error) -> String {
-    oxsort_engine::error_message(err.as_ref())
+    let said = oxsort_engine::error_message(err.as_ref());
+    match err.downcast_ref::<oxsort_engine::EngineError>() {
+        // Only when the engine's error is the whole message (no context around it).
+        Some(e) if oxsort_engine::error_message(e) == said => with_flags(e).unwrap_or(said),
+        _ => said,
+    }
+}
+
+/// An engine error in the words of this binary's flags and commands, when it has any.
+fn with_flags(e: &oxsort_engine::EngineError) -> Option<String> {
+    use oxsort_engine::EngineError as E;
+    let said = || oxsort_engine::error_message(e);
+    Some(match e {
+        E::OutfilUnmapped { name, .. } => format!("{} (give --dd {name}=PATH)", said()),
+        E::NotResumable { why } => format!("--resume {why}"),
+        E::ResumeRefused { journal, why } => format!(
+            "cannot resume from {}: {why}; run the interrupted sort as it was to go on from it, \
+             start over with --restart, or remove what it kept with `oxsort clean --resume {}`",
+            journal.display(),
+            oxsort_engine::resume_temp_dir(journal).display()
+        ),
+        E::TempFull { dir, resumable: true, .. } => {
+            format!("{} (`oxsort clean --resume {}`)", said(), dir.display())
+        }
+        E::TempFull { .. } => format!("{} (--temp-dir)", said()),
+        E::NoTempSpace { dir, kept, .. } if !kept.is_empty() => {
+            format!("{} (`oxsort clean --resume {}` lists and removes them)", said(), dir.display())
+        }
+        _ => return None,
+    })
 }

@@ -434,12 +434,7 @@ impl SortConfigBuilder {
             // Every OUTFIL output needs its file before anything is touched.
             for o in oxsort_format::Outfil::outputs(&self.spec.outfil, p) {
                 if !self.outfil_paths.iter().any(|(n, _)| *n == o.name) {
-                    return Err(EngineError::Config(format!(
-                        "OUTFIL (line {}) writes the DD {name}, which is not mapped to a file \
-                         (give --dd {name}=PATH)",
-                        o.line,
-                        name = o.name
-                    )));
+                    return Err(EngineError::OutfilUnmapped { line: o.line, name: o.name.clone() });
                 }
             }
         }
@@ -477,14 +472,14 @@ impl SortConfigBuilder {
             return Err(EngineError::Config("the merge block must be 4 KiB to 1 GiB".into()));
         }
         if self.resume && self.inputs.iter().any(|i| matches!(i, Input::Stdin | Input::Stream(_))) {
-            return Err(EngineError::Config(
-                "--resume needs input files: standard input cannot be read again".into(),
-            ));
+            return Err(EngineError::NotResumable {
+                why: "needs input files: standard input cannot be read again",
+            });
         }
         if self.resume && (self.spec.skiprec.is_some() || self.spec.stopaft.is_some()) {
-            return Err(EngineError::Config(
-                "--resume does not go with OPTION SKIPREC/STOPAFT".into(),
-            ));
+            return Err(EngineError::NotResumable {
+                why: "does not go with OPTION SKIPREC/STOPAFT",
+            });
         }
         if matches!(self.max_fan_in, Some(f) if f < 2) {
             return Err(EngineError::Config("merge fan-in must be at least 2".into()));
@@ -499,10 +494,9 @@ impl SortConfigBuilder {
             self.temp_dirs
         };
         if self.resume && key.inrec().is_some_and(|p| p.numbers()) {
-            return Err(EngineError::Config(
-                "--resume does not go with SEQNUM in INREC (the numbering would start again)"
-                    .into(),
-            ));
+            return Err(EngineError::NotResumable {
+                why: "does not go with SEQNUM in INREC (the numbering would start again)",
+            });
         }
         Ok(SortConfig {
             inputs: self.inputs,

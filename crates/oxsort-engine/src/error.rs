@@ -16,15 +16,22 @@ pub enum EngineError {
     /// `resume` found a journal of an interrupted sort that does not match this one.
     #[error(
         "cannot resume from {}: {why}; run the interrupted sort as it was to go on from it, \
-         start over with --restart, or remove what it kept with `oxsort clean --resume {}`",
+         start it over, or remove what it kept in {}",
         journal.display(),
-        journal.parent().and_then(|d| d.parent()).map_or_else(String::new, |d| d.display().to_string())
+        resume_temp_dir(journal).display()
     )]
     ResumeRefused {
         /// The journal found.
         journal: PathBuf,
         /// What differs.
         why: String,
+    },
+    /// A resumable sort was asked of what cannot be resumed (`why`: what it is; the message
+    /// reads "a resumable sort {why}").
+    #[error("a resumable sort {why}")]
+    NotResumable {
+        /// What stands in the way, in words that follow "a resumable sort".
+        why: &'static str,
     },
     /// The directory a resumable sort keeps its runs in has its name taken by something this
     /// sort must not use (a link, a file, another user's directory): nothing in it is touched.
@@ -50,6 +57,14 @@ pub enum EngineError {
     /// What is sorted is inconsistent (a key past the record's end, a bad record size, ...).
     #[error("{0}")]
     Spec(#[from] oxsort_format::SpecError),
+    /// An `OUTFIL` statement writes a DD name that no file is given for.
+    #[error("OUTFIL (line {line}) writes the DD {name}, which is not mapped to a file")]
+    OutfilUnmapped {
+        /// The statement's line in the control text.
+        line: usize,
+        /// The DD name.
+        name: String,
+    },
     /// An input file's length is not a whole number of records.
     #[error(
         "{}: {} is not a whole number of {record_size}-byte records: \
@@ -128,6 +143,8 @@ pub enum EngineError {
         free: Option<u64>,
         /// How much more it needed and how to go on, in words.
         more: String,
+        /// Whether the sort was resumable (what it finished there is kept).
+        resumable: bool,
         /// The failed write, naming the run file and the offset.
         #[source]
         source: Box<oxsort_io::IoError>,
@@ -210,6 +227,12 @@ pub enum EngineError {
     /// A worker thread panicked (a bug); the output was not committed.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// The temp directory holding the resume directory whose journal is `journal` (where what an
+/// interrupted resumable sort kept is listed and removed).
+pub fn resume_temp_dir(journal: &std::path::Path) -> &std::path::Path {
+    journal.parent().and_then(|d| d.parent()).unwrap_or(std::path::Path::new(""))
 }
 
 /// Shorthand for engine results.

@@ -26,6 +26,10 @@
 //! [`SortStats`] accounts for every record: read = written + dropped by the filter + dropped as
 //! duplicates, and so do their checksums.
 //!
+//! Two more doors use the same reader and merge: [`check()`] reads an input once and returns the
+//! first record out of key order ([`Disorder`]), and [`merge_sources()`] merges a caller's
+//! sorted files and byte streams ([`SortedSource`]) into one verified output file.
+//!
 //! Before it starts, a sort removes what killed sorts left in its temp and output directories
 //! ([`reclaim_leftovers`], over `oxsort_io::sweep`): their owners' locks tell them apart from
 //! the files of sorts still running.
@@ -44,6 +48,7 @@
 #![forbid(unsafe_code)]
 
 mod arena;
+mod check;
 mod config;
 mod error;
 mod inmem;
@@ -53,7 +58,9 @@ mod outfil;
 mod output;
 mod plan;
 mod progress;
+mod resume;
 mod sink;
+mod sorted;
 mod source;
 mod spill;
 mod stats;
@@ -65,8 +72,9 @@ mod window;
 
 use std::time::Instant;
 
+pub use check::{check, check_config, CheckOptions, Disorder};
 pub use config::{memory_budget, Input, Output, PassChoice, SortConfig, SortConfigBuilder, Stream};
-pub use error::{error_message, EngineError, Result};
+pub use error::{error_message, resume_temp_dir, EngineError, Result};
 pub use journal::{remove_resume_dir, resume_dirs, ResumeDir};
 pub use oxsort_format::{Mode, SortKey, SortSpec};
 pub use oxsort_io::IoOptions;
@@ -75,6 +83,7 @@ pub use plan::{
     TempPlan,
 };
 pub use progress::{Phase, Progress, ProgressFn};
+pub use sorted::{merge_sources, MergeSourcesOptions, SortedSource, SourcesMerged};
 pub use stats::{
     human_bytes, FileStats, PhaseStats, Reclaimed, SortStats, TextAsRecords, ThreadStats,
 };
@@ -113,7 +122,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         let name = journal::dir_name(&header);
         let mut room = SpillRoom::resumable(&cfg.temp_dirs, &cfg.io, name, header.clone());
         let timer = PhaseTimer::start("resume", &meters);
-        let mut recovered = journal::recover(
+        let mut recovered = resume::recover(
             &mut room,
             &header,
             cfg.restart,
@@ -124,7 +133,7 @@ pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
         recovered.phase = Some(timer.finish(std::mem::take(&mut recovered.files)));
         (room, recovered)
     } else {
-        (SpillRoom::new(&cfg.temp_dirs, &cfg.io), journal::Recovered::default())
+        (SpillRoom::new(&cfg.temp_dirs, &cfg.io), resume::Recovered::default())
     };
     if plan.input_bytes.is_some() {
         // The peak is known only for inputs of known size.

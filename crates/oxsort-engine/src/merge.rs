@@ -11,6 +11,11 @@
 //! Ties between equal keys go to the lower run number; runs are numbered in input order, so the
 //! merge is stable. Every run keeps one read of its next block in flight.
 //!
+//! The merge reads its inputs through [`RunSource`]: the spill room's runs ([`RunReader`]), or
+//! the caller's sorted files and byte streams (`crate::sorted`, each checked to be in order as
+//! it is read). The loop is generic over the source, so a merge of runs compiles to the same
+//! code it always did.
+//!
 //! [`merge_runs`] carries out the plan's schedule: one loop over its levels, each merging groups
 //! of runs into new runs through the spill room, the last one into the output.
 
@@ -45,6 +50,36 @@ fn gcd(a: usize, b: usize) -> usize {
         a
     } else {
         gcd(b, a % b)
+    }
+}
+
+/// A sorted input of the merge, read record by record.
+pub(crate) trait RunSource {
+    /// Makes sure a whole record is at hand; false when the source is exhausted.
+    fn fill(&mut self) -> Result<bool>;
+    /// The current record (after a successful [`RunSource::fill`]).
+    fn record(&self) -> &[u8];
+    /// Moves past the current record.
+    fn advance(&mut self);
+    /// What was read, for the statistics.
+    fn stats(&self) -> FileStats;
+}
+
+impl RunSource for RunReader {
+    #[inline]
+    fn fill(&mut self) -> Result<bool> {
+        RunReader::fill(self)
+    }
+    #[inline]
+    fn record(&self) -> &[u8] {
+        RunReader::record(self)
+    }
+    #[inline]
+    fn advance(&mut self) {
+        RunReader::advance(self)
+    }
+    fn stats(&self) -> FileStats {
+        RunReader::stats(self)
     }
 }
 
@@ -83,9 +118,9 @@ fn head(
 /// The order of two heads whose prefixes may hide different keys: by prefix, then by the whole
 /// keys of the runs' current records (`kept`, or built from the records).
 #[inline(never)]
-fn general_order(
+fn general_order<S: RunSource>(
     keys: &SortKey,
-    cs: &[RunReader],
+    cs: &[S],
     kept: Option<&[Vec<u8>]>,
     x: u128,
     y: u128,
@@ -109,21 +144,38 @@ pub(crate) fn merge(
     verify: bool,
     sink: &mut (dyn Sink + Send),
 ) -> Result<(OrderCheck, Vec<FileStats>)> {
-    let MergeOpts { keys, meters, unique, reporter } = *opts;
     // Blocks read and written: whole records when fixed; delimited runs are read in aligned
     // blocks and records are found across them.
-    let block = record_block(block, keys.record_size().unwrap_or(1));
+    let block = record_block(block, opts.keys.record_size().unwrap_or(1));
     let total: u64 = runs.iter().map(|x| x.bytes).sum();
     let mut cursors = Vec::with_capacity(runs.len());
     for run in runs {
-        cursors.push(room.reader(run, block, keys.layout())?);
+        cursors.push(room.reader(run, block, opts.keys.layout())?);
     }
+    let check = merge_cursors(&mut cursors, Some(total), opts, block, verify, None, sink)?;
+    Ok((check, cursors.iter().map(RunReader::stats).collect()))
+}
+
+/// Merges `cursors` (in input order: ties go to the lower one) into `sink`, in output blocks
+/// of `block` bytes (whole records when fixed). `total`: the bytes the sources hold, when
+/// known, for progress. `after`: with `unique`, the key of a record written before this merge,
+/// whose equals are dropped too. Returns the order facts of the output (when `verify`).
+pub(crate) fn merge_cursors<S: RunSource>(
+    cursors: &mut [S],
+    total: Option<u64>,
+    opts: &MergeOpts<'_>,
+    block: usize,
+    verify: bool,
+    after: Option<Vec<u8>>,
+    sink: &mut (dyn Sink + Send),
+) -> Result<OrderCheck> {
+    let MergeOpts { keys, meters, unique, reporter } = *opts;
     let mut scratch = Vec::new();
     // Whole keys of the runs' current records, when keys are built rather than read in place:
     // built once per record instead of twice per comparison of tied prefixes.
     let keep_keys = keys.builds_keys();
-    let mut kept: Vec<Vec<u8>> = vec![Vec::new(); runs.len()];
-    let mut heads = Vec::with_capacity(runs.len());
+    let mut kept: Vec<Vec<u8>> = vec![Vec::new(); cursors.len()];
+    let mut heads = Vec::with_capacity(cursors.len());
     for (i, c) in cursors.iter_mut().enumerate() {
         heads.push(if c.fill()? {
             Some(head(keys, c.record(), i, &mut scratch, keep_keys.then_some(&mut kept[i])))
@@ -135,16 +187,17 @@ pub(crate) fn merge(
     // runs' current records; equal keys go to the lower run (stable).
     let general = keys.ties_possible();
     // Small enough to be inlined into the tree: the raw-key case is one integer comparison.
-    let order = |cs: &[RunReader], kept: &[Vec<u8>], x: &u128, y: &u128| {
+    let order = |cs: &[S], kept: &[Vec<u8>], x: &u128, y: &u128| {
         if general {
             general_order(keys, cs, keep_keys.then_some(kept), *x, *y)
         } else {
             x.cmp(y)
         }
     };
-    let mut tree = LoserTree::new_by(heads, |x, y| order(&cursors, &kept, x, y));
+    let mut tree = LoserTree::new_by(heads, |x, y| order(cursors, &kept, x, y));
     // -u: the key of the last record written (valid once one was).
-    let (mut last_key, mut have_last) = (Vec::new(), false);
+    let have_last = after.is_some();
+    let (mut last_key, mut have_last) = (after.unwrap_or_default(), have_last);
     let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
     let mut written_bytes = 0u64;
     let mut key_buf = Vec::new();
@@ -175,7 +228,7 @@ pub(crate) fn merge(
             let _meter = meters.meter("write");
             for (buf, len, off) in checked_rx {
                 sink.write(off, &buf[..len])?;
-                reporter.report(Phase::Merge, off + len as u64, Some(total))?;
+                reporter.report(Phase::Merge, off + len as u64, total)?;
                 let _ = free_tx.send(buf);
             }
             Ok(())
@@ -229,7 +282,7 @@ pub(crate) fn merge(
                 } else {
                     None
                 };
-                tree.replace_top_by(next, |x, y| order(&cursors, &kept, x, y));
+                tree.replace_top_by(next, |x, y| order(cursors, &kept, x, y));
             }
             if o > 0 {
                 full_tx.send((out, o, offset)).map_err(|_| stopped())?;
@@ -250,8 +303,7 @@ pub(crate) fn merge(
         merged?;
         Ok(check)
     });
-    let check = outcome?;
-    Ok((check, cursors.iter().map(RunReader::stats).collect()))
+    outcome
 }
 
 /// What [`merge_runs`] did, besides writing the output.

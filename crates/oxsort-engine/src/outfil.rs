@@ -65,12 +65,7 @@ impl OutfilFiles {
         for o in outputs {
             let Some((_, path)) = paths.iter().find(|(n, _)| n.eq_ignore_ascii_case(&o.name))
             else {
-                return Err(EngineError::Config(format!(
-                    "OUTFIL (line {}) writes the DD {name}, which is not mapped to a file (give \
-                     --dd {name}=PATH)",
-                    o.line,
-                    name = o.name
-                )));
+                return Err(EngineError::OutfilUnmapped { line: o.line, name: o.name.clone() });
             };
             if reports.iter().any(|r: &OutfilReport| r.path == *path) {
                 return Err(EngineError::Config(format!(

@@ -39,7 +39,7 @@ use crate::progress::Phase;
 use crate::sink::{Sink, Staging};
 use crate::tuning::{
     ENTRY_BYTES, LINE_BYTES_ESTIMATE, MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD,
-    PIECES_AHEAD_OF_WRITER, PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS,
+    PIECES_AHEAD_OF_WRITER, PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS, TIE_KEY_START,
 };
 use crate::verify::{OrderBuilder, OrderCheck};
 
@@ -164,12 +164,6 @@ impl Parts {
         self.sizes[p].div_ceil(self.piece_records).max(1)
     }
 }
-
-/// Bytes of a collated key built before its whole (the first stage of ordering tied prefixes,
-/// and of the order check's ties): about 30 characters' primary weights, from a table. In 4 GB
-/// of random 10-200 byte lines, 10-byte prefixes (4-5 characters' weights in en_US.UTF-8) tie
-/// for over half of the lines; 64 bytes practically never do.
-pub(crate) const TIE_KEY_START: usize = 64;
 
 /// Sorts a part's entries by key: integer order when prefixes decide; otherwise tied prefixes
 /// are ordered by whole keys, built once per tied record when building costs (a parsed or

@@ -24,33 +24,10 @@ use crate::tuning::{
     delim_room, LONG_RECORD_GROWTH, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD, TEXT_SNIFF_BYTES,
 };
 
+pub(crate) mod chunk;
 mod rdw;
 
-/// A chunk of whole records read from one input.
-pub(crate) struct Chunk {
-    pub(crate) buf: AlignedBuf,
-    pub(crate) records: usize,
-    /// The input it comes from.
-    pub(crate) name: Arc<str>,
-    /// Its first record's number in that input (0-based).
-    pub(crate) first_record: u64,
-    /// Delimited records: where each record starts, and the end (`records + 1` entries).
-    pub(crate) offsets: Vec<u32>,
-    /// Where the input stands after this chunk.
-    pub(crate) end: Position,
-}
-
-/// A place in the concatenated inputs, between two records: which input, how many of its bytes
-/// and records lie before it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Position {
-    /// The input's number (0-based, in command-line order).
-    pub(crate) input: usize,
-    /// Bytes of that input before this place.
-    pub(crate) offset: u64,
-    /// Records of that input before this place.
-    pub(crate) record: u64,
-}
+pub(crate) use chunk::{Chunk, Position};
 
 /// What the plan knows of an input's length before it is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

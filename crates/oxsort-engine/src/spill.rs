@@ -168,14 +168,13 @@ impl SpillRoom {
         if resumable {
             more += &format!(
                 "; the {kept_runs} runs finished there ({kept} bytes) are kept: free space \
-                 and run the same command again to go on from them (they count as written), \
-                 or reclaim them with `oxsort clean --resume {}`",
-                dir.display()
+                 and run the same sort again to go on from them (they count as written), \
+                 or reclaim them by removing its resume directory there"
             );
         } else {
-            more += "; free space or choose another --temp-dir";
+            more += "; free space or choose another temp directory";
         }
-        EngineError::TempFull { dir, needed, free, more, source: Box::new(source) }
+        EngineError::TempFull { dir, needed, free, more, resumable, source: Box::new(source) }
     }
 
     /// A resumable sort's room: its directories are `dirs`/`name`, kept on interruption, and
@@ -404,19 +403,57 @@ impl SpillRoom {
         let file = Arc::new(DirectFile::open(&run.path(self), &self.io)?);
         let direct = file.is_direct();
         let reader = Reader::new(file, 0..run.bytes, block, 1, &self.io)?;
-        Ok(RunReader {
-            reader,
-            buf: None,
-            len: 0,
-            pos: 0,
-            cur: 0,
-            stage: Vec::new(),
-            staged: false,
-            path: run.path(self),
-            temp_dir: self.dirs[run.dir].display().to_string(),
-            direct,
-            layout,
-        })
+        let mut r = RunReader::over(Blocks::File(reader), run.path(self), layout, direct);
+        r.temp_dir = Some(self.dirs[run.dir].display().to_string());
+        Ok(r)
+    }
+}
+
+/// Where a [`RunReader`]'s blocks come from.
+pub(crate) enum Blocks {
+    /// A file read ahead through the I/O pipeline (a run, or a sorted file of the caller's).
+    File(Reader),
+    /// A byte stream read in order on the merging thread, a block at a time.
+    Stream(StreamBlocks),
+}
+
+/// A byte stream cut into blocks of `block` bytes (the last one shorter).
+pub(crate) struct StreamBlocks {
+    read: Box<dyn std::io::Read + Send>,
+    block: usize,
+    spare: Option<AlignedBuf>,
+    stats: oxsort_io::IoStats,
+    started: std::time::Instant,
+}
+
+impl StreamBlocks {
+    pub(crate) fn new(read: Box<dyn std::io::Read + Send>, block: usize) -> Self {
+        let stats = oxsort_io::IoStats::default();
+        StreamBlocks { read, block, spare: None, stats, started: std::time::Instant::now() }
+    }
+
+    /// The next block (its buffer and the bytes in it); `None` at the end of the stream.
+    fn next(&mut self, path: &std::path::Path) -> Result<Option<(AlignedBuf, usize)>> {
+        let mut buf = self.spare.take().unwrap_or_else(|| AlignedBuf::new(self.block));
+        let t = std::time::Instant::now();
+        let mut n = 0;
+        while n < self.block {
+            match self.read.read(&mut buf[n..self.block]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(oxsort_io::IoError::read(path, self.stats.bytes, e).into()),
+            }
+        }
+        self.stats.busy += t.elapsed();
+        self.stats.elapsed = self.started.elapsed();
+        if n == 0 {
+            self.spare = Some(buf);
+            return Ok(None);
+        }
+        self.stats.bytes += n as u64;
+        self.stats.transfers += 1;
+        Ok(Some((buf, n)))
     }
 }
 
@@ -424,7 +461,7 @@ impl SpillRoom {
 /// a multiple of the record size when memory allows); one that straddles two blocks is copied
 /// into `stage`. Delimited records are found by their terminator.
 pub(crate) struct RunReader {
-    reader: Reader,
+    blocks: Blocks,
     buf: Option<AlignedBuf>,
     len: usize,
     pos: usize,
@@ -433,27 +470,58 @@ pub(crate) struct RunReader {
     stage: Vec<u8>,
     staged: bool,
     path: PathBuf,
-    temp_dir: String,
+    /// For a run: the temp directory it is in (for the statistics).
+    temp_dir: Option<String>,
     direct: bool,
     layout: RecordLayout,
 }
 
 impl RunReader {
-    fn next_block(&mut self) -> Result<bool> {
-        if let Some(b) = self.buf.take() {
-            self.reader.recycle(b);
+    /// A reader of the records in `blocks`, named `path` in messages and statistics.
+    pub(crate) fn over(blocks: Blocks, path: PathBuf, layout: RecordLayout, direct: bool) -> Self {
+        RunReader {
+            blocks,
+            buf: None,
+            len: 0,
+            pos: 0,
+            cur: 0,
+            stage: Vec::new(),
+            staged: false,
+            path,
+            temp_dir: None,
+            direct,
+            layout,
         }
-        match self.reader.next_chunk() {
-            Some(Ok(c)) => {
-                self.len = c.len;
-                self.pos = 0;
-                self.buf = Some(c.buf);
+    }
+
+    fn next_block(&mut self) -> Result<bool> {
+        let next = match &mut self.blocks {
+            Blocks::File(reader) => {
+                if let Some(b) = self.buf.take() {
+                    reader.recycle(b);
+                }
+                match reader.next_chunk() {
+                    Some(Ok(c)) => Some((c.buf, c.len)),
+                    Some(Err(e)) => return Err(e.into()),
+                    None => None,
+                }
+            }
+            Blocks::Stream(s) => {
+                if let Some(b) = self.buf.take() {
+                    s.spare = Some(b);
+                }
+                s.next(&self.path)?
+            }
+        };
+        self.pos = 0;
+        match next {
+            Some((buf, len)) => {
+                self.len = len;
+                self.buf = Some(buf);
                 Ok(true)
             }
-            Some(Err(e)) => Err(e.into()),
             None => {
                 self.len = 0;
-                self.pos = 0;
                 Ok(false)
             }
         }
@@ -487,6 +555,14 @@ impl RunReader {
             if !self.next_block()? {
                 if self.stage.is_empty() {
                     return Ok(false);
+                }
+                if self.temp_dir.is_none() {
+                    // The caller's data, not the sort's own run.
+                    return Err(EngineError::Data(format!(
+                        "{}: ends inside a record ({} bytes after the last whole record)",
+                        self.path.display(),
+                        self.stage.len()
+                    )));
                 }
                 return Err(EngineError::Verify(format!(
                     "run {} ends inside a record",
@@ -546,9 +622,12 @@ impl RunReader {
 
     /// What was read, for the statistics.
     pub(crate) fn stats(&self) -> FileStats {
-        let mut f =
-            FileStats::read(self.path.display().to_string(), &self.reader.stats(), self.direct);
-        f.temp_dir = Some(self.temp_dir.clone());
+        let st = match &self.blocks {
+            Blocks::File(reader) => reader.stats(),
+            Blocks::Stream(s) => s.stats,
+        };
+        let mut f = FileStats::read(self.path.display().to_string(), &st, self.direct);
+        f.temp_dir.clone_from(&self.temp_dir);
         f
     }
 }

@@ -191,7 +191,7 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
                     (Some(a), Some(b)) if a != b => self.check.compare_step(&a, &b, i),
                     _ if keys.collates() => {
                         // The first bytes of collated keys decide unless they tie in full.
-                        let n = crate::output::TIE_KEY_START;
+                        let n = crate::tuning::TIE_KEY_START;
                         self.prev.clear();
                         self.cur.clear();
                         keys.append_key_start(p, &mut self.prev, n);

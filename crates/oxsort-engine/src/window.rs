@@ -27,7 +27,7 @@ use oxsort_format::{Filter, SortKey};
 
 use crate::config::SortConfig;
 use crate::error::Result;
-use crate::source::Chunk;
+use crate::source::chunk::Chunk;
 
 /// What a sort reads of its inputs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -64,6 +64,7 @@ pub mod cleanup;
 mod error;
 mod file;
 pub mod leftovers;
+mod op;
 mod pipeline;
 mod pipes;
 mod reader;

@@ -2,17 +2,18 @@
 //! operations they hand to a backend, the two backends (io_uring, thread pool), statistics.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::buf::AlignedBuf;
 use crate::error::IoError;
 use crate::file::{DirectFile, IoOptions};
 use crate::tuning::MAX_POOL_THREADS;
 use crate::uring::UringEngine;
+
+use crate::op::{run_sync, BusyClock, Dir, Done, Op};
 
 /// Throughput statistics of a pipeline.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,83 +50,6 @@ pub enum Backend {
     Threads,
     /// One thread doing sequential `read`/`write`: pipes and other non-seekable files.
     Sequential,
-}
-
-/// Direction of an [`Op`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Dir {
-    Read,
-    Write,
-}
-
-/// One transfer, owning its buffer while in flight.
-#[derive(Debug)]
-pub(crate) struct Op {
-    pub(crate) seq: u64,
-    pub(crate) dir: Dir,
-    pub(crate) offset: u64,
-    /// Bytes to read into / write from `buf[..len]`.
-    pub(crate) len: usize,
-    pub(crate) buf: AlignedBuf,
-}
-
-/// A finished transfer: its buffer back, and the bytes transferred or the error.
-#[derive(Debug)]
-pub(crate) struct Done {
-    pub(crate) op: Op,
-    pub(crate) result: Result<usize, IoError>,
-}
-
-impl Done {
-    pub(crate) fn new(op: Op, result: Result<usize, IoError>) -> Self {
-        Done { op, result }
-    }
-}
-
-/// Performs `op` synchronously with positional I/O (no fault counting: done at submission).
-pub(crate) fn run_sync(file: &DirectFile, op: &mut Op) -> Result<usize, IoError> {
-    match op.dir {
-        Dir::Read => file.read_at_uncounted(&mut op.buf[..op.len], op.offset),
-        Dir::Write => file.write_at_uncounted(&op.buf[..op.len], op.offset).map(|()| op.len),
-    }
-}
-
-/// Measures [`IoStats::busy`]: wall time with at least one operation in flight.
-#[derive(Debug)]
-pub(crate) struct BusyClock {
-    state: Mutex<(usize, Instant, Duration)>,
-}
-
-impl BusyClock {
-    pub(crate) fn new() -> Arc<Self> {
-        Arc::new(BusyClock { state: Mutex::new((0, Instant::now(), Duration::ZERO)) })
-    }
-
-    pub(crate) fn begin(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if s.0 == 0 {
-            s.1 = Instant::now();
-        }
-        s.0 += 1;
-    }
-
-    pub(crate) fn end(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.0 = s.0.saturating_sub(1);
-        if s.0 == 0 {
-            let since = s.1;
-            s.2 += since.elapsed();
-        }
-    }
-
-    pub(crate) fn busy(&self) -> Duration {
-        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if s.0 > 0 {
-            s.2 + s.1.elapsed()
-        } else {
-            s.2
-        }
-    }
 }
 
 /// The backend of a pipeline: submits [`Op`]s and hands back [`Done`]s in completion order.

@@ -9,7 +9,8 @@ use std::time::Instant;
 use crate::buf::{align_up, AlignedBuf};
 use crate::error::IoError;
 use crate::file::{DirectFile, IoOptions};
-use crate::pipeline::{submit_counted, Backend, BusyClock, Dir, Done, Engine, IoStats, Op};
+use crate::op::{BusyClock, Dir, Done, Op};
+use crate::pipeline::{submit_counted, Backend, Engine, IoStats};
 use crate::tuning::{DIRECT_ALIGN, MAX_DEPTH, MAX_TRANSFER};
 
 /// One piece of the file delivered by a [`Reader`]: `buf[..len]` holds the bytes at

@@ -13,7 +13,7 @@ use io_uring::{opcode, types, IoUring, Probe};
 use crate::buf::align_up;
 use crate::error::IoError;
 use crate::file::DirectFile;
-use crate::pipeline::{run_sync, BusyClock, Dir, Done, Op};
+use crate::op::{run_sync, BusyClock, Dir, Done, Op};
 use crate::tuning::{DIRECT_ALIGN, MAX_DEPTH, URING_ENTRIES_PER_OP};
 
 /// Whether io_uring can be used by this process, probed once and cached: `Err` says why not.

@@ -7,7 +7,8 @@ use std::time::Instant;
 use crate::buf::AlignedBuf;
 use crate::error::IoError;
 use crate::file::{DirectFile, IoOptions};
-use crate::pipeline::{submit_counted, Backend, BusyClock, Dir, Done, Engine, IoStats, Op};
+use crate::op::{BusyClock, Dir, Done, Op};
+use crate::pipeline::{submit_counted, Backend, Engine, IoStats};
 use crate::tuning::MAX_DEPTH;
 
 /// Write-behind pipeline: buffers are written one after another from `start`, with up to

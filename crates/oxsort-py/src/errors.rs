@@ -63,7 +63,10 @@ pub(crate) fn engine_error(e: EngineError) -> PyErr {
             os_error::<Error>(io.raw_os_error().unwrap_or(0), msg, io.path())
         }
         EngineError::Interrupted => PyKeyboardInterrupt::new_err(msg),
-        EngineError::Config(_) | EngineError::MemoryTooSmall { .. } => SpecError::new_err(msg),
+        EngineError::Config(_)
+        | EngineError::MemoryTooSmall { .. }
+        | EngineError::NotResumable { .. }
+        | EngineError::OutfilUnmapped { .. } => SpecError::new_err(msg),
         EngineError::PartialRecord { .. }
         | EngineError::BadRdw { .. }
         | EngineError::Data(_)

@@ -13,6 +13,7 @@
 //! - `stages`: the sample and map stages of a sort across a cluster (`oxsort.ray`), PyO3 glue
 //!   over `oxsort_job::cluster`, and
 //!   `reduce`: its reduce stage, a streamed merge of the maps' buckets;
+//! - `check`: the engine's order check of one file;
 //! - `gensort` / `valsort` on the `oxsort-gensort` library.
 //!
 //! It is built by maturin (`pip install .` at the repository root) as an abi3 extension for
@@ -28,6 +29,7 @@ mod stages;
 
 use std::path::PathBuf;
 
+use oxsort_engine::EngineError;
 use oxsort_gensort::{generate_file, validate_file, Kind, Summary};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -90,6 +92,23 @@ fn valsort<'py>(
     Ok(d)
 }
 
+/// The first record of `path` out of the key order of `spec`, counted from 1, or `None` when
+/// it is in order: one read of the file (GIL released) through the engine's order check.
+#[pyfunction]
+fn check(py: Python<'_>, path: PathBuf, spec: spec::SpecArgs) -> PyResult<Option<u64>> {
+    // A check writes nothing: the configuration's output is never opened, so the input's own
+    // name stands in for it. Merge: the spec reads as it does for a merge of sorted inputs.
+    let cfg = spec::build_config(&spec, vec![path.clone()], path, true, None)?;
+    let found = py.allow_threads(|| oxsort_engine::check_config(&cfg)).map_err(|e| match e {
+        // An input that cannot be opened is bad input, as when a sort opens it.
+        EngineError::Io(oxsort_io::IoError::Open { path, source }) => {
+            errors::engine_error(EngineError::Input { path, source })
+        }
+        e => errors::engine_error(e),
+    })?;
+    Ok(found.map(|d| d.line()))
+}
+
 /// The number of cores the engine uses by default.
 #[pyfunction]
 fn cores() -> usize {
@@ -120,5 +139,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(valsort, m)?)?;
     m.add_function(wrap_pyfunction!(cores, m)?)?;
     m.add_function(wrap_pyfunction!(spec::parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     Ok(())
 }

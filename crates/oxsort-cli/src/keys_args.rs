@@ -180,7 +180,7 @@ impl KeyArgs {
                 self.conflict(&control.unwrap_or_default(), conflict)
             }
             JobError::Door(e) => anyhow!("{e}"),
-            e => crate::sort_cmd::cli_error(e),
+            e => crate::words::cli_error(e),
         }
     }
 

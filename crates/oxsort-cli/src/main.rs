@@ -14,6 +14,7 @@ mod nsort_cmd;
 mod sort_cmd;
 mod summary;
 mod valsort_cmd;
+mod words;
 
 use clap::{Parser, Subcommand};
 

@@ -9,11 +9,10 @@ use anyhow::{anyhow, Context, Result};
 use oxsort_bench::timeline::{self, PhaseMark, Sampler};
 use oxsort_engine::{sort, PassChoice, Phase};
 use oxsort_io::IoOptions;
-use oxsort_job::{
-    joinkeys, DataSets, Job, JobError, JobRequest, JoinJob, Resources, SortJob, Words, DISCARD,
-};
+use oxsort_job::{joinkeys, DataSets, Job, JobRequest, JoinJob, Resources, SortJob, DISCARD};
 
 use crate::keys_args::KeyArgs;
+use crate::words::cli_error;
 use oxsort_lang::parse_bytes;
 
 pub(crate) use oxsort_job::is_std;
@@ -109,55 +108,6 @@ pub struct SortArgs {
     /// Record layout, key, filter and mode.
     #[command(flatten)]
     pub keys: KeyArgs,
-}
-
-/// How the CLI words the job layer's remedies: with its flags.
-pub(crate) struct Flags;
-
-impl Words for Flags {
-    fn dd(&self, name: &str) -> String {
-        format!("--dd {name}=PATH")
-    }
-    fn dd_given(&self, name: &str, path: &str) -> String {
-        format!("--dd {name}={path}")
-    }
-    fn dd_name(&self, name: &str) -> String {
-        format!("--dd {name}")
-    }
-    fn lrecl(&self, name: &str) -> String {
-        format!("--lrecl {name}=N")
-    }
-    fn record_size(&self) -> String {
-        "--record-size N".into()
-    }
-    fn record_size_name(&self) -> String {
-        "--record-size".into()
-    }
-    fn delimited(&self) -> String {
-        "--lines/--nul".into()
-    }
-    fn output(&self) -> String {
-        "-o PATH".into()
-    }
-    fn output_given(&self, path: &str) -> String {
-        format!("-o {path}")
-    }
-    fn inputs_given(&self, paths: &str) -> String {
-        format!("as arguments ({paths})")
-    }
-}
-
-/// A job layer's error in the CLI's words (an engine error stays one, for `main`'s look at a
-/// closed output pipe).
-pub(crate) fn cli_error(e: JobError) -> anyhow::Error {
-    if let Some(m) = e.describe(&Flags) {
-        return anyhow!(m);
-    }
-    match e {
-        JobError::Engine(e) => anyhow::Error::from(e),
-        JobError::EngineIn { what, source } => anyhow::Error::from(source).context(what),
-        e => anyhow::Error::new(e),
-    }
 }
 
 /// What the CLI prints around a job, and where.

@@ -28,9 +28,9 @@ use serde::{Deserialize, Serialize};
 
 use oxsort_io::{DirectFile, IoError, IoOptions};
 
+use crate::chunk::Position;
 use crate::config::{Input, Output, SortConfig};
 use crate::error::{EngineError, Result};
-use crate::source::Position;
 
 /// The journal's file name in the directory.
 pub(crate) const JOURNAL_FILE: &str = "journal";

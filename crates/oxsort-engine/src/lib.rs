@@ -49,6 +49,7 @@
 
 mod arena;
 mod check;
+mod chunk;
 mod config;
 mod error;
 mod inmem;

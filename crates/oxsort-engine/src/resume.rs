@@ -17,11 +17,11 @@ use std::sync::Arc;
 use oxsort_format::{RecordLayout, SortKey, SortSpec};
 use oxsort_io::{DirectFile, IoOptions, Reader, DIRECT_ALIGN};
 
+use crate::chunk::Position;
 use crate::error::{EngineError, Result};
 use crate::journal::{
     jerr, mismatch, Entry, Header, Journal, RunEntry, RunFile, JOURNAL_FILE, LOCK_FILE,
 };
-use crate::source::Position;
 use crate::spill::{Run, SpillRoom};
 use crate::stats::{FileStats, PhaseStats};
 use crate::tuning;

@@ -24,10 +24,9 @@ use crate::tuning::{
     delim_room, LONG_RECORD_GROWTH, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD, TEXT_SNIFF_BYTES,
 };
 
-pub(crate) mod chunk;
 mod rdw;
 
-pub(crate) use chunk::{Chunk, Position};
+pub(crate) use crate::chunk::{Chunk, Position};
 
 /// What the plan knows of an input's length before it is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

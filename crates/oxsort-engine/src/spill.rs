@@ -21,10 +21,10 @@ use std::sync::Arc;
 use oxsort_format::RecordLayout;
 use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader, TempDir};
 
+use crate::chunk::Position;
 use crate::error::{EngineError, Result};
 use crate::journal::{self, Entry, Journal, LevelEntry, RunEntry, RunFile};
 use crate::sink::FileSink;
-use crate::source::Position;
 use crate::stats::FileStats;
 use crate::verify::OrderCheck;
 

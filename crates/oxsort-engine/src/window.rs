@@ -25,9 +25,9 @@ use std::sync::Arc;
 
 use oxsort_format::{Filter, SortKey};
 
+use crate::chunk::Chunk;
 use crate::config::SortConfig;
 use crate::error::Result;
-use crate::source::chunk::Chunk;
 
 /// What a sort reads of its inputs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -27,24 +27,11 @@ use oxsort_lang::{parse_control, parse_join_input_control, Control, ReconcileErr
 use crate::dd::DdMap;
 use crate::error::{DataSetError, JobError, LengthSource};
 use crate::jcl::{self, JclDd};
-use crate::joinkeys::{self, JoinJob};
+use crate::joinkeys::{self, JoinFiles, JoinJob};
 use crate::{is_std, is_std_only, shown, ControlText, Job, JobRequest, MainSize, Resources};
 use crate::{SortJob, SpecSource, DISCARD, STD};
 
 type Result<T> = std::result::Result<T, JobError>;
-
-/// A JOINKEYS job's files: each side's (concatenated) files and record length, and each
-/// side's own control statements (`JNF1CNTL`, `JNF2CNTL`, or `idFnCNTL` with `TASKID=id`),
-/// with where they were read, for messages.
-#[derive(Debug)]
-pub struct JoinFiles {
-    /// F1's files (concatenated) and record length.
-    pub f1: (Vec<PathBuf>, usize),
-    /// F2's files (concatenated) and record length.
-    pub f2: (Vec<PathBuf>, usize),
-    /// Each file's own control statements, with where they were read.
-    pub controls: [Option<(String, Control)>; 2],
-}
 
 /// Resolves a request: its data sets (inputs, output, record size, OUTFIL's files), the spec
 /// from the one parse of its control statements, and `OPTION MAINSIZE=`; a JOINKEYS
@@ -490,34 +477,6 @@ fn not_mapped(d: &JclDd, dsn: &str, control: &str) -> JobError {
         dsn: dsn.to_string(),
         line: d.line,
     })
-}
-
-impl JoinFiles {
-    /// The files and record length of one side.
-    pub fn input(&self, side: JoinSide) -> &(Vec<PathBuf>, usize) {
-        match side {
-            JoinSide::F1 => &self.f1,
-            JoinSide::F2 => &self.f2,
-        }
-    }
-
-    /// The own control statements of one side, if it has any.
-    pub fn control(&self, side: JoinSide) -> Option<&Control> {
-        self.own(side).map(|(_, c)| c)
-    }
-
-    /// Where the own control statements of one side were read, if it has any.
-    pub fn control_source(&self, side: JoinSide) -> Option<&str> {
-        self.own(side).map(|(s, _)| s.as_str())
-    }
-
-    fn own(&self, side: JoinSide) -> Option<&(String, Control)> {
-        self.controls[match side {
-            JoinSide::F1 => 0,
-            JoinSide::F2 => 1,
-        }]
-        .as_ref()
-    }
 }
 
 #[cfg(test)]

@@ -37,8 +37,8 @@ use oxsort_engine::{
 use oxsort_format::{JoinItem, JoinSide, JoinSpec, RecordLayout};
 use oxsort_io::byte_channel::{byte_channel, ByteReader};
 use oxsort_io::TempDir;
+use oxsort_lang::Control;
 
-use crate::datasets::JoinFiles;
 use crate::error::JobError;
 use crate::join_direct::DirectOut;
 use crate::tuning::{JOIN_IO_BUFFER, MAIN_STREAM_MIN, MAIN_STREAM_SHARE, PIPE_BYTES};
@@ -840,4 +840,45 @@ fn merge_join(
     c.f1 = a.total;
     c.f2 = b.total;
     Ok(c)
+}
+
+/// A JOINKEYS job's files: each side's (concatenated) files and record length, and each
+/// side's own control statements (`JNF1CNTL`, `JNF2CNTL`, or `idFnCNTL` with `TASKID=id`),
+/// with where they were read, for messages.
+#[derive(Debug)]
+pub struct JoinFiles {
+    /// F1's files (concatenated) and record length.
+    pub f1: (Vec<PathBuf>, usize),
+    /// F2's files (concatenated) and record length.
+    pub f2: (Vec<PathBuf>, usize),
+    /// Each file's own control statements, with where they were read.
+    pub controls: [Option<(String, Control)>; 2],
+}
+
+impl JoinFiles {
+    /// The files and record length of one side.
+    pub fn input(&self, side: JoinSide) -> &(Vec<PathBuf>, usize) {
+        match side {
+            JoinSide::F1 => &self.f1,
+            JoinSide::F2 => &self.f2,
+        }
+    }
+
+    /// The own control statements of one side, if it has any.
+    pub fn control(&self, side: JoinSide) -> Option<&Control> {
+        self.own(side).map(|(_, c)| c)
+    }
+
+    /// Where the own control statements of one side were read, if it has any.
+    pub fn control_source(&self, side: JoinSide) -> Option<&str> {
+        self.own(side).map(|(s, _)| s.as_str())
+    }
+
+    fn own(&self, side: JoinSide) -> Option<&(String, Control)> {
+        self.controls[match side {
+            JoinSide::F1 => 0,
+            JoinSide::F2 => 1,
+        }]
+        .as_ref()
+    }
 }

@@ -55,8 +55,9 @@ use oxsort_engine::{Input, Output, PassChoice, Progress, SortConfig, SortConfigB
 use oxsort_format::{KeySpec, RecordLayout, SortSpec};
 use oxsort_io::IoOptions;
 
-pub use datasets::{resolve, spec_of, JoinFiles};
+pub use datasets::{resolve, spec_of};
 pub use error::{Concepts, DataSetError, DoorError, JobError, LengthSource, Words};
+pub use joinkeys::JoinFiles;
 pub use joinkeys::{JoinCounts, JoinExplain, JoinJob, JoinOutcome};
 
 /// The name of a standard stream: standard input among the inputs, standard output as the

@@ -1,5 +1,5 @@
 //! [`Chunk`] and [`Position`]: what the reader hands out, and where it stands. They sit
-//! below both the reader ([`super::ChunkSource`]) and the `SKIPREC`/`STOPAFT` window
+//! below both the reader (`source.rs`, `ChunkSource`) and the `SKIPREC`/`STOPAFT` window
 //! (`window.rs`), which cuts chunks as they are read.
 
 use std::sync::Arc;

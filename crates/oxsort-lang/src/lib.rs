@@ -6,7 +6,7 @@
 //!
 //! - DFSORT control statements: [`parse_control`] into a [`Control`], [`parse_fields`] for a
 //!   key in DFSORT's field syntax, [`parse_join_input_control`] for a JOINKEYS side's
-//!   statements.
+//!   statements; [`jcl`] for the DD statements of a JCL step (data set names, record formats).
 //! - nsort's command line and specification files: [`parse_nsort`], [`parse_nsort_with`],
 //!   [`parse_nsort_spec`] into an [`NsortCommand`].
 //! - GNU sort's command line: [`GnuArgs`] (glibc's `getopt_long` model, typed
@@ -35,6 +35,7 @@ mod nsort;
 mod size;
 mod sources;
 
+pub use dfsort::jcl;
 pub use dfsort::{parse_control, parse_fields, parse_join_input_control, Control};
 pub use gnu::{Blanks, GnuArgError, GnuArgs, GnuCheck, GnuEnv, GnuKey, GnuKeyError, GnuOptions};
 pub use nsort::{

@@ -22,11 +22,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use oxsort_format::{JoinInput, JoinSide, JoinSpec, Mode, RecordLayout, SortSpec};
+use oxsort_lang::jcl::{self, JclDd};
 use oxsort_lang::{parse_control, parse_join_input_control, Control, ReconcileError, SpecSources};
 
 use crate::dd::DdMap;
 use crate::error::{DataSetError, JobError, LengthSource};
-use crate::jcl::{self, JclDd};
 use crate::joinkeys::{self, JoinFiles, JoinJob};
 use crate::{is_std, is_std_only, shown, ControlText, Job, JobRequest, MainSize, Resources};
 use crate::{SortJob, SpecSource, DISCARD, STD};

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 
 use oxsort_engine::EngineError;
 use oxsort_format::{JoinSpecError, ParseError};
+use oxsort_lang::jcl::JclError;
 use oxsort_lang::SourceConflict;
-
-use crate::jcl::JclError;
 
 /// An error of a front door's own (its GNU key builder), passed through as it is.
 pub type DoorError = Box<dyn std::error::Error + Send + Sync>;

@@ -42,7 +42,6 @@ pub mod cluster;
 mod datasets;
 pub mod dd;
 mod error;
-pub mod jcl;
 mod join_direct;
 pub mod joinkeys;
 pub mod tuning;

@@ -503,6 +503,7 @@ pub fn parse_fields(text: &str) -> Result<KeySpec, ParseError> {
 
 mod altseq;
 mod dates;
+pub mod jcl;
 mod join_parse;
 mod outfil_parse;
 mod reformat_parse;

@@ -6,7 +6,10 @@
 //!
 //! - DFSORT control statements: [`parse_control`] into a [`Control`], [`parse_fields`] for a
 //!   key in DFSORT's field syntax, [`parse_join_input_control`] for a JOINKEYS side's
-//!   statements.
+//!   statements; [`jcl`] for the DD statements of a JCL step (data set names, record formats).
+//! - GCSORT's command form (GnuCOBOL's sort): [`gcsort_statements`] cuts its one-line form
+//!   into statements, [`parse_gcsort`] reads them into a [`GcsortJob`] (its USE and GIVE
+//!   files and the DFSORT statements), TAKE files read through the caller's [`GcsortFiles`].
 //! - nsort's command line and specification files: [`parse_nsort`], [`parse_nsort_with`],
 //!   [`parse_nsort_spec`] into an [`NsortCommand`].
 //! - GNU sort's command line: [`GnuArgs`] (glibc's `getopt_long` model, typed
@@ -30,12 +33,18 @@
 #![forbid(unsafe_code)]
 
 mod dfsort;
+mod gcsort;
 pub mod gnu;
 mod nsort;
 mod size;
 mod sources;
 
+pub use dfsort::jcl;
 pub use dfsort::{parse_control, parse_fields, parse_join_input_control, Control};
+pub use gcsort::{
+    gcsort_statements, parse_gcsort, FileStatementError, GcsortError, GcsortFile, GcsortFiles,
+    GcsortJob, GcsortJoinFiles, GcsortOrg, GcsortSortFiles, StatementAt, MAX_TAKE_DEPTH,
+};
 pub use gnu::{Blanks, GnuArgError, GnuArgs, GnuCheck, GnuEnv, GnuKey, GnuKeyError, GnuOptions};
 pub use nsort::{
     parse_nsort, parse_nsort_spec, parse_nsort_with, NsortCommand, NsortFile, NsortMethod,

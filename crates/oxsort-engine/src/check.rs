@@ -126,7 +126,7 @@ fn check_one(
         READ_DEPTH,
         opts.io.clone(),
     );
-    let mut order = Order::new(keys, opts.strict);
+    let mut order = KeyOrder::new(keys, opts.strict);
     let found = loop {
         let Some(chunk) = src.next_chunk()? else { break None };
         let key_error = |i: usize, source| EngineError::Key {
@@ -172,8 +172,22 @@ fn check_one(
     Ok(found)
 }
 
-/// The running comparison: what is kept of the record before the current one.
-struct Order<'k> {
+/// The one order check, a record at a time: what is kept of the record before the current one.
+/// [`check`] feeds it the records of the chunks it reads (comparing neighbours in place); a
+/// caller that reads records itself (a JOINKEYS side given as SORTED) feeds it with
+/// [`KeyOrder::push`].
+///
+/// ```
+/// use oxsort_engine::{KeyOrder, SortSpec};
+/// use oxsort_format::{KeySpec, RecordLayout};
+/// let keys = SortSpec { key: Some(KeySpec::benchmark()), ..SortSpec::with_layout(RecordLayout::Fixed(10)) }
+///     .compile()?;
+/// let mut order = KeyOrder::new(&keys, false);
+/// assert!(!order.push(b"aaaaaaaaaa")?);
+/// assert!(order.push(b"0000000000")?); // before the record it follows
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct KeyOrder<'k> {
     keys: &'k SortKey,
     strict: bool,
     /// Whether keys are built (else records are compared by their raw key bytes, in place).
@@ -188,9 +202,10 @@ struct Order<'k> {
     seen: u64,
 }
 
-impl<'k> Order<'k> {
-    fn new(keys: &'k SortKey, strict: bool) -> Self {
-        Order {
+impl<'k> KeyOrder<'k> {
+    /// A check of the order of `keys` (`strict`: equal neighbours are out of order too).
+    pub fn new(keys: &'k SortKey, strict: bool) -> Self {
+        KeyOrder {
             keys,
             strict,
             built: keys.builds_keys(),
@@ -232,6 +247,16 @@ impl<'k> Order<'k> {
             let prev = before.unwrap_or(&self.prev_rec);
             self.disorder(self.keys.cmp_full(prev, rec))
         };
+        Ok(bad)
+    }
+
+    /// Takes the next record, read by the caller; returns true when it is out of order after
+    /// the record pushed before it. Errors are keys that cannot be built.
+    pub fn push(&mut self, rec: &[u8]) -> std::result::Result<bool, oxsort_format::KeyError> {
+        let bad = self.step(rec, None)?;
+        if !self.built {
+            self.keep(rec);
+        }
         Ok(bad)
     }
 

@@ -73,7 +73,7 @@ mod window;
 
 use std::time::Instant;
 
-pub use check::{check, check_config, CheckOptions, Disorder};
+pub use check::{check, check_config, CheckOptions, Disorder, KeyOrder};
 pub use config::{memory_budget, Input, Output, PassChoice, SortConfig, SortConfigBuilder, Stream};
 pub use error::{error_message, resume_temp_dir, EngineError, Result};
 pub use journal::{remove_resume_dir, resume_dirs, ResumeDir};

@@ -396,6 +396,21 @@ pub enum JobError {
         /// The file (or the sorted stream).
         path: String,
     },
+    /// A join side's record whose join key cannot be built.
+    #[error("{dd} ({side}) {path}: record {record}: {source}")]
+    JoinKey {
+        /// The DD.
+        dd: String,
+        /// `F1` or `F2`.
+        side: &'static str,
+        /// The record (1-based, in its file).
+        record: u64,
+        /// The file (or the sorted stream).
+        path: String,
+        /// Why (boxed: a key error is large beside the others).
+        #[source]
+        source: Box<oxsort_format::KeyError>,
+    },
     /// A side's sort, or the join, panicked.
     #[error("{0} panicked")]
     Panicked(&'static str),

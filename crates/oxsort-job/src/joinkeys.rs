@@ -32,7 +32,8 @@ use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use oxsort_engine::{
-    plan, sort, EngineError, Input, Mode, Output, Plan, SortConfig, SortSpec, SortStats, Stream,
+    plan, sort, EngineError, Input, KeyOrder, Mode, Output, Plan, SortConfig, SortKey, SortSpec,
+    SortStats, Stream,
 };
 use oxsort_format::{JoinItem, JoinSide, JoinSpec, RecordLayout};
 use oxsort_io::byte_channel::{byte_channel, ByteReader};
@@ -628,7 +629,6 @@ type SortOutcome<'a> = Box<dyn FnOnce() -> Result<()> + Send + 'a>;
 /// Reads one side's records in order (across concatenated files, or from its sort) and checks
 /// their key order.
 struct SideReader<'a> {
-    spec: &'a JoinSpec,
     side: JoinSide,
     dd: &'a str,
     /// Whether the files are the user's (SORTED): a disorder is their error.
@@ -640,15 +640,22 @@ struct SideReader<'a> {
     cur: Vec<u8>,
     prev: Vec<u8>,
     has: bool,
+    /// The engine's order check, by the side's join keys.
+    order: KeyOrder<'a>,
     /// Records read from the current file, and in all.
     in_file: u64,
     total: u64,
 }
 
 impl<'a> SideReader<'a> {
-    fn new(job: &'a JoinJob, side: JoinSide, len: usize, feed: SideFeed<'a>) -> Self {
+    fn new(
+        job: &'a JoinJob,
+        side: JoinSide,
+        len: usize,
+        feed: SideFeed<'a>,
+        keys: &'a SortKey,
+    ) -> Self {
         SideReader {
-            spec: &job.spec,
             side,
             dd: &job.spec.input(side).dd,
             user_sorted: matches!(feed, SideFeed::Files(_)),
@@ -659,6 +666,7 @@ impl<'a> SideReader<'a> {
             cur: vec![0; len],
             prev: vec![0; len],
             has: false,
+            order: KeyOrder::new(keys, false),
             in_file: 0,
             total: 0,
         }
@@ -733,9 +741,14 @@ impl<'a> SideReader<'a> {
         }
         self.in_file += 1;
         self.total += 1;
-        if had
-            && self.spec.compare(self.side, &self.prev, self.side, &self.cur) == Ordering::Greater
-        {
+        let out_of_order = self.order.push(&self.cur).map_err(|source| JobError::JoinKey {
+            dd: self.dd.to_string(),
+            side: self.side.name(),
+            record: self.in_file,
+            path: self.path_name(),
+            source: Box::new(source),
+        })?;
+        if had && out_of_order {
             return Err(JobError::OutOfOrder {
                 user_sorted: self.user_sorted,
                 dd: self.dd.to_string(),
@@ -763,6 +776,22 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
+/// The key a side's records reach the join in (its join keys over its records as the join
+/// sees them, `len` bytes), for the engine's order check.
+fn side_order(job: &JoinJob, side: JoinSide, len: usize) -> Result<SortKey> {
+    let spec = SortSpec {
+        key: Some(job.spec.sort_key(side)),
+        ..SortSpec::with_layout(RecordLayout::Fixed(len))
+    };
+    spec.compile().map_err(|source| {
+        let input = job.spec.input(side);
+        JobError::Key {
+            what: format!("the JOINKEYS keys of {} ({})", input.dd, side.name()),
+            source,
+        }
+    })
+}
+
 /// The merge join of two key-ordered sides into `out` (the main task's stream).
 fn merge_join(
     job: &JoinJob,
@@ -772,8 +801,9 @@ fn merge_join(
 ) -> Result<JoinCounts> {
     let spec = &job.spec;
     let [f1, f2] = feeds;
-    let mut a = SideReader::new(job, JoinSide::F1, lens[0], f1);
-    let mut b = SideReader::new(job, JoinSide::F2, lens[1], f2);
+    let keys = [side_order(job, JoinSide::F1, lens[0])?, side_order(job, JoinSide::F2, lens[1])?];
+    let mut a = SideReader::new(job, JoinSide::F1, lens[0], f1, &keys[0]);
+    let mut b = SideReader::new(job, JoinSide::F2, lens[1], f2, &keys[1]);
     let out = "the joined records";
     let mut rec = Vec::new();
     let mut c = JoinCounts::default();

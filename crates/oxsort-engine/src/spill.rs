@@ -436,15 +436,8 @@ impl StreamBlocks {
     fn next(&mut self, path: &std::path::Path) -> Result<Option<(AlignedBuf, usize)>> {
         let mut buf = self.spare.take().unwrap_or_else(|| AlignedBuf::new(self.block));
         let t = std::time::Instant::now();
-        let mut n = 0;
-        while n < self.block {
-            match self.read.read(&mut buf[n..self.block]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(oxsort_io::IoError::read(path, self.stats.bytes, e).into()),
-            }
-        }
+        let n = oxsort_io::read_full(&mut self.read, &mut buf[..self.block])
+            .map_err(|e| oxsort_io::IoError::read(path, self.stats.bytes, e))?;
         self.stats.busy += t.elapsed();
         self.stats.elapsed = self.started.elapsed();
         if n == 0 {

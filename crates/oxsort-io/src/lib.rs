@@ -70,6 +70,7 @@ mod pipes;
 mod reader;
 pub mod replace;
 mod size;
+mod stream;
 mod temp;
 pub mod tuning;
 mod uring;
@@ -85,6 +86,7 @@ pub use pipes::sized_pipe;
 pub use reader::{Chunk, Reader};
 pub use replace::{file_id, inspect_output, FileId, InPlace, OutputFile};
 pub use size::trusted_size;
+pub use stream::read_full;
 pub use temp::{
     check_dir_writable, check_dir_writable_as, device_of, effective_uid, free_space,
     private_dir_problem, probe_input, probe_output, try_lock_exclusive, user_label, user_name,

@@ -20,7 +20,7 @@
 //! and the merge are stable, the partitions concatenated are the single-node sort's output.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use oxsort_engine::SortStats;
@@ -138,16 +138,7 @@ fn open_input(path: &Path, layout: RecordLayout) -> Result<(File, u64)> {
 /// Reads up to `buf.len()` bytes at `offset`; returns how many (fewer only at the end).
 fn read_at(f: &mut File, path: &Path, offset: u64, buf: &mut [u8]) -> Result<usize> {
     f.seek(SeekFrom::Start(offset)).map_err(|e| io_err(path, "cannot seek", e))?;
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_err(path, "cannot read", e)),
-        }
-    }
-    Ok(n)
+    oxsort_io::read_full(f, buf).map_err(|e| io_err(path, "cannot read", e))
 }
 
 /// The offset of the first record of a file of `term`-delimited records that starts at or

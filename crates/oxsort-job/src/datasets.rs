@@ -234,15 +234,18 @@ fn main_size(bytes: Option<u64>, resources: &mut Resources) -> Option<MainSize> 
 
 /// The spec `source` describes alone (its control statements parsed here), for a door that
 /// checks a spec without a job.
+///
+/// JOINKEYS statements are refused ([`JobError::JoinIsAJob`]): a join is a job.
 pub fn spec_of(source: &SpecSource) -> Result<SortSpec> {
     let (control, name) = match &source.control {
-        Some(ControlText { name, text }) => (
-            Some(
-                parse_control(text)
-                    .map_err(|e| JobError::Control { name: name.clone(), source: e })?,
-            ),
-            name.clone(),
-        ),
+        Some(ControlText { name, text }) => {
+            let c = parse_control(text)
+                .map_err(|e| JobError::Control { name: name.clone(), source: e })?;
+            if c.join.is_some() {
+                return Err(JobError::JoinIsAJob { control: name.clone() });
+            }
+            (Some(c), name.clone())
+        }
         None => (None, String::new()),
     };
     build_spec(source, control, &name)

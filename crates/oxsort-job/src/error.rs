@@ -260,6 +260,13 @@ pub enum JobError {
     /// The door's GNU key did not build.
     #[error(transparent)]
     Door(DoorError),
+    /// JOINKEYS statements where one sort's spec is asked for: a join is a job of three
+    /// sorts, run by [`crate::resolve`].
+    #[error("{control}: a JOINKEYS job is a job of its own, with its F1 and F2 files named; it has no single spec")]
+    JoinIsAJob {
+        /// Where the statements were read.
+        control: String,
+    },
     /// A JOINKEYS job given inputs besides its F1 and F2 files.
     #[error(
         "{control}: a JOINKEYS job reads its records from its F1 and F2 files ({f1} and {f2}), \

@@ -721,7 +721,7 @@ impl<'a> SideReader<'a> {
                 return Ok(false);
             }
             let r = self.reader.as_mut().expect("opened above");
-            let n = read_full(r, &mut self.cur).map_err(|e| {
+            let n = oxsort_io::read_full(r, &mut self.cur).map_err(|e| {
                 JobError::io(format!("reading {} ({})", self.dd, self.path_name()), e)
             })?;
             if n == self.len {
@@ -760,20 +760,6 @@ impl<'a> SideReader<'a> {
         self.has = true;
         Ok(true)
     }
-}
-
-/// Reads until `buf` is full or the end of the file; returns the bytes read.
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// The key a side's records reach the join in (its join keys over its records as the join

@@ -193,6 +193,12 @@ pub(crate) fn job_error(e: JobError, a: &SpecArgs) -> PyErr {
     if let Some(m) = e.describe(&PyWords) {
         return SpecError::new_err(m);
     }
+    if let JobError::JoinIsAJob { .. } = e {
+        // The one Python call that runs a join is oxsort.sort, its files named by dd=.
+        return SpecError::new_err(format!(
+            "{CONTROL}: a JOINKEYS job runs with oxsort.sort (its files named by dd=), not here"
+        ));
+    }
     let msg = oxsort_engine::error_message(&e);
     match e {
         JobError::Conflict { conflict: c, .. } => SpecError::new_err(conflict(c, a)),
@@ -224,16 +230,6 @@ pub(crate) fn build_config(
     hooks: Option<Hooks>,
 ) -> PyResult<SortConfig> {
     let source = spec_source(a, merge)?;
-    if a.control.as_ref().is_some_and(|t| t.to_ascii_uppercase().contains("JOINKEYS")) {
-        let c = oxsort_lang::parse_control(a.control.as_deref().unwrap_or_default())
-            .map_err(|e| SpecError::new_err(format!("{CONTROL}: {e}")))?;
-        if c.join.is_some() {
-            return Err(SpecError::new_err(
-                "control: a JOINKEYS job runs with oxsort.sort (its files named by dd=), not \
-                 here",
-            ));
-        }
-    }
     let spec = oxsort_job::spec_of(&source).map_err(|e| job_error(e, a))?;
     let mut b =
         SortConfig::builder(inputs.into_iter().map(Input::Path).collect(), Output::Path(output))

@@ -4,9 +4,9 @@
 //!
 //! ```text
 //!  sample  input i ──K keys at seeded random records──▶ (key, i, position)    driver: R-1 splitters
-//!  map     input i [start, end) ──one scan──▶ R unsorted bucket files         over (key, input, position)
+//!  map     input i [start, end) ──oxsort_engine::sort (stable)──▶ sorted stream     over (key, input, position)
+//!            ──cut as it is written──▶ R sorted bucket files, their counts and checksums
 //!            (record x goes to the bucket of the splitters ≤ (key(x), i, pos(x)))
-//!          each bucket ──oxsort_engine::sort (stable)──▶ sorted bucket r, its count and checksum
 //!  reduce  bucket r of every map, in map order ──streamed k-way merge (stable)──▶ part-r
 //!            (files read where they lie, other nodes' buckets fetched as chunks: the
 //!            Python crate's `reduce`)
@@ -18,27 +18,30 @@
 //! the splitters compare (key, input, position), the records of one key can be cut between
 //! partitions, and since maps are numbered in (input, position) order and both the bucket sort
 //! and the merge are stable, the partitions concatenated are the single-node sort's output.
+//!
+//! Each byte crosses the disk four times: the map reads it and writes it to its bucket, the
+//! reduce reads it and writes it to its partition (and a map's range larger than its memory
+//! budget adds the engine's runs).
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use oxsort_engine::SortStats;
-use oxsort_engine::{checksum_hex, EngineError, Input, Output, SortConfig, SortKey, SortSpec};
+use oxsort_engine::{
+    checksum_hex, EngineError, Input, Output, SortConfig, SortKey, SortSpec, Stream,
+};
 use oxsort_format::RecordLayout;
 
 use crate::{configure, Resources};
 
+mod cut;
+
+use cut::{Bucket, Cutter, Tie};
+
 /// Bytes read per call while scanning an input (large enough that a scan runs at the disk's
 /// sequential speed, small enough to hold per task).
 const SCAN_CHUNK: usize = 8 << 20;
-
-/// Write buffer of each unsorted bucket file during the map's scan (R of them are open at
-/// once), at most; with many buckets a quarter of the memory budget is shared by them.
-const BUCKET_BUFFER: usize = 256 << 10;
-
-/// The smallest write buffer of an unsorted bucket file, whatever the memory budget.
-const MIN_BUCKET_BUFFER: usize = 16 << 10;
 
 /// Bytes read at a time while looking for the start or end of a line at a random offset.
 const PROBE: usize = 64 << 10;
@@ -348,12 +351,13 @@ pub fn summary(stats: &SortStats) -> Summary {
 /// bucket).
 pub type MapResult = (u64, String, Vec<(PathBuf, u64, String, u64, String)>, Vec<bool>);
 
-/// The map stage: the records of `input` (index `index`) that start in `range` (bytes) go to
-/// `splitters.len() + 1` buckets by (key, index, position), each bucket then sorted by the
-/// engine (stable, with `spec` and `resources`, its temp files in `dir`) into
-/// `dir/bucket-NNNNN`. Under `unique` the reduce of the partition after splitter j drops the
-/// records of its key when any map saw one below it (an earlier partition then keeps the
-/// first): the map says which splitters that is.
+/// The map stage: the records of `input` (index `index`) that start in `range` (bytes) are
+/// sorted by the engine (stable, with `spec` and `resources`, its temp files in `dir`), and the
+/// sorted stream is cut by (key, index, position) at the splitters into `splitters.len() + 1`
+/// sorted buckets `dir/bucket-NNNNN` as it is written: each byte is read once and written once
+/// when the range fits the memory budget. Under `unique` the reduce of the partition after
+/// splitter j drops the records of its key when any map saw one below it (an earlier
+/// partition then keeps the first): the map says which splitters that is.
 pub fn map(
     spec: &SortSpec,
     resources: &Resources,
@@ -367,74 +371,151 @@ pub fn map(
         return Err(ClusterError::Internal("the splitters are not in order".into()));
     }
     let key = spec.compile().map_err(|e| ClusterError::Internal(format!("the spec: {e}")))?;
+    if key.layout().variable_max().is_some() {
+        return Err(ClusterError::Variable);
+    }
+    let (_, len) = open_input(input, key.layout())?;
+    let (start, end) = (range.0.min(len), range.1.min(len));
+    let ties: Vec<Tie> =
+        splitters.iter().map(|&(_, si, sp)| tie_of(index, start, end, si, sp)).collect();
+    let counting = ties.iter().any(|t| matches!(t, Tie::Count(_)));
+    let cutter = Cutter::new(key.clone(), splitters.to_vec(), ties, dir);
+    if start >= end {
+        let (buckets, below) = cutter.finish()?;
+        return Ok((0, checksum_hex(0), summaries(buckets, None), below));
+    }
     let resources =
         Resources { temp_dirs: vec![dir.to_path_buf()], resume: false, ..resources.clone() };
-    let buckets = splitters.len() + 1;
-    let unsorted: Vec<PathBuf> =
-        (0..buckets).map(|r| dir.join(format!("unsorted-{r:05}"))).collect();
-    let mut writers = Vec::with_capacity(buckets);
-    let share = resources.memory.map_or(usize::MAX, |m| (m / 4 / buckets as u64) as usize);
-    let buffer = share.clamp(MIN_BUCKET_BUFFER, BUCKET_BUFFER);
-    for p in &unsorted {
-        let f = File::create(p).map_err(|e| io_err(p, "cannot create", e))?;
-        writers.push(BufWriter::with_capacity(buffer, f));
-    }
-    let (mut records, mut checksum) = (0u64, 0u128);
-    let mut below = vec![false; splitters.len()];
-    let (mut k, mut scratch) = (Vec::new(), Vec::new());
-    scan(input, key.layout(), range.0, range.1, |pos, rec| {
-        key_of(&key, rec, &mut k, &mut scratch).map_err(|e| key_err(input, pos, e))?;
-        let b = splitters.partition_point(|(sk, si, sp)| {
-            (sk.as_slice(), *si, *sp) <= (k.as_slice(), index, pos)
-        });
-        // Splitters of this key above the record: a record of their key is below them.
-        for (j, (sk, _, _)) in splitters.iter().enumerate().skip(b) {
-            if sk.as_slice() != k.as_slice() {
-                break;
+    let name = format!("{} (bytes {start} to {end})", input.display());
+    let out = Output::Stream(Stream::writer(cutter.handle(), name.clone()));
+    let sorted = if counting || start > 0 || end < len {
+        // The range is read here and fed to the engine through a pipe; the feeder counts the
+        // records of each positioned splitter's key before its position on the way.
+        let (rx, tx) = oxsort_io::sized_pipe(crate::tuning::PIPE_BYTES)
+            .map_err(|e| io_err(input, "cannot create a pipe for", e))?;
+        let feeder_cutter = cutter.handle();
+        std::thread::scope(|s| {
+            let feeder = s.spawn(move || {
+                let fed = feed(&key, input, index, (start, end), splitters, tx);
+                fed.map(|counts| feeder_cutter.count_ties(&counts))
+            });
+            let sorted = sort_into(spec, &resources, Input::Stream(Stream::new(rx, &name)), out);
+            // The engine's configuration, and with it the pipe's read end, is gone: a feeder
+            // the engine stopped reading has ended with an error.
+            let fed = feeder
+                .join()
+                .unwrap_or_else(|_| Err(ClusterError::Internal("the feeder panicked".into())));
+            match (sorted, fed) {
+                (Ok(stats), Ok(())) => Ok(stats),
+                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
             }
-            below[j] = true;
-        }
-        records += 1;
-        checksum += u128::from(crc32fast::hash(rec));
-        writers[b].write_all(rec).map_err(|e| io_err(&unsorted[b], "cannot write", e))
-    })?;
-    for (w, p) in writers.into_iter().zip(&unsorted) {
-        w.into_inner()
-            .map_err(|e| io_err(p, "cannot write", e.into_error()))?
-            .sync_all()
-            .map_err(|e| io_err(p, "cannot sync", e))?;
+        })
+    } else {
+        sort_into(spec, &resources, Input::Path(input.to_path_buf()), out)
+    };
+    let stats = match sorted {
+        Ok(stats) => stats,
+        Err(e) => return Err(cutter.take_error().unwrap_or(e)),
+    };
+    let (buckets, below) = cutter.finish()?;
+    let (n, sum) = buckets.iter().fold((0u64, 0u128), |(n, c), b| (n + b.records, c + b.checksum));
+    if n != stats.records_written || checksum_hex(sum) != stats.checksum {
+        return Err(ClusterError::Internal(format!(
+            "the buckets of {name} hold {n} records, checksum {}; the sort wrote {}, checksum {}",
+            checksum_hex(sum),
+            stats.records_written,
+            stats.checksum
+        )));
     }
-    let mut out = Vec::with_capacity(buckets);
-    for (r, p) in unsorted.iter().enumerate() {
-        let bucket = dir.join(format!("bucket-{r:05}"));
-        let (n, c, d, dc) = sort_file(spec, &resources, vec![p.clone()], &bucket)?;
-        std::fs::remove_file(p).map_err(|e| io_err(p, "cannot remove", e))?;
-        out.push((bucket, n, c, d, dc));
-    }
-    Ok((records, checksum_hex(checksum), out, below))
+    Ok((stats.records, stats.input_checksum.clone(), summaries(buckets, Some(&stats)), below))
 }
 
-/// Sorts `inputs` into `output` with the engine; an empty input makes an empty output without
-/// the engine.
-fn sort_file(
+/// How the records of splitter `(si, sp)`'s key in the map of input `index`, range
+/// `start..end`, fall: all above it, all below it, or (its position inside the range) the ones
+/// before its position below, which the feeder counts.
+fn tie_of(index: u32, start: u64, end: u64, si: u32, sp: u64) -> Tie {
+    match si.cmp(&index) {
+        std::cmp::Ordering::Less => Tie::Above,
+        std::cmp::Ordering::Greater => Tie::Below,
+        std::cmp::Ordering::Equal if sp <= start => Tie::Above,
+        std::cmp::Ordering::Equal if sp >= end => Tie::Below,
+        std::cmp::Ordering::Equal => Tie::Count(0),
+    }
+}
+
+/// Writes the records of `input` in `range` to `tx`; returns, per splitter positioned inside
+/// the range, how many records of its key start before its position (`None` for the others).
+fn feed(
+    key: &SortKey,
+    input: &Path,
+    index: u32,
+    range: (u64, u64),
+    splitters: &[Splitter],
+    tx: std::os::fd::OwnedFd,
+) -> Result<Vec<Option<u64>>> {
+    let mut counts: Vec<Option<u64>> = splitters
+        .iter()
+        .map(|&(_, si, sp)| {
+            matches!(tie_of(index, range.0, range.1, si, sp), Tie::Count(_)).then_some(0)
+        })
+        .collect();
+    // Keys are built only for the records before the last such position.
+    let until = splitters
+        .iter()
+        .zip(&counts)
+        .filter(|(_, c)| c.is_some())
+        .map(|((_, _, sp), _)| *sp)
+        .max()
+        .unwrap_or(0);
+    let mut w = BufWriter::with_capacity(SCAN_CHUNK, File::from(tx));
+    let (mut k, mut scratch) = (Vec::new(), Vec::new());
+    scan(input, key.layout(), range.0, range.1, |pos, rec| {
+        if pos < until {
+            key_of(key, rec, &mut k, &mut scratch).map_err(|e| key_err(input, pos, e))?;
+            let first = splitters.partition_point(|(sk, _, _)| sk.as_slice() < k.as_slice());
+            for (j, (sk, _, sp)) in splitters.iter().enumerate().skip(first) {
+                if sk.as_slice() != k.as_slice() {
+                    break;
+                }
+                if let Some(c) = counts[j].as_mut().filter(|_| pos < *sp) {
+                    *c += 1;
+                }
+            }
+        }
+        w.write_all(rec).map_err(|e| io_err(input, "cannot feed the sort of", e))
+    })?;
+    w.flush().map_err(|e| io_err(input, "cannot feed the sort of", e))?;
+    Ok(counts)
+}
+
+/// Sorts `input` into `out` with the engine.
+fn sort_into(
     spec: &SortSpec,
     resources: &Resources,
-    inputs: Vec<PathBuf>,
-    output: &Path,
-) -> Result<Summary> {
-    let mut empty = true;
-    for p in &inputs {
-        let len = std::fs::metadata(p).map_err(|e| io_err(p, "cannot stat", e))?.len();
-        empty &= len == 0;
-    }
-    if empty {
-        File::create(output).map_err(|e| io_err(output, "cannot create", e))?;
-        return Ok((0, checksum_hex(0), 0, checksum_hex(0)));
-    }
-    let inputs = inputs.into_iter().map(Input::Path).collect();
-    let b = SortConfig::builder(inputs, Output::Path(output.to_path_buf())).spec(spec.clone());
-    let stats = oxsort_engine::sort(&configure(b, resources).build()?)?;
-    Ok(summary(&stats))
+    input: Input,
+    out: Output,
+) -> Result<SortStats> {
+    let b = SortConfig::builder(vec![input], out).spec(spec.clone());
+    Ok(oxsort_engine::sort(&configure(b, resources).build()?)?)
+}
+
+/// The buckets' summaries; the records the sort dropped (by INCLUDE/OMIT or as duplicates)
+/// are counted with the first bucket (only their total is used).
+fn summaries(
+    buckets: Vec<Bucket>,
+    stats: Option<&SortStats>,
+) -> Vec<(PathBuf, u64, String, u64, String)> {
+    let dropped = stats.map_or((0, checksum_hex(0)), |s| {
+        (s.dropped_by_filter + s.dropped_duplicates, s.dropped_checksum.clone())
+    });
+    buckets
+        .into_iter()
+        .enumerate()
+        .map(|(r, b)| {
+            let (d, dc) = if r == 0 { dropped.clone() } else { (0, checksum_hex(0)) };
+            (b.path, b.records, checksum_hex(b.checksum), d, dc)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -459,5 +540,42 @@ mod tests {
         assert_eq!(std::fs::read(&buckets[0].0).unwrap(), b"a\n");
         assert_eq!(std::fs::read(&buckets[1].0).unwrap(), b"b\nb\nc\nd\n");
         assert_eq!(below, [false]);
+    }
+
+    #[test]
+    fn a_positioned_splitter_cuts_its_key_by_position_and_a_range_keeps_to_its_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.txt");
+        // Records start at 0, 2, 4, 6, 8: b a b c b.
+        std::fs::write(&input, "b\na\nb\nc\nb\n").unwrap();
+        let spec = SortSpec { layout: RecordLayout::LINES, ..SortSpec::default() };
+        let res = Resources { threads: Some(1), ..Resources::default() };
+        let read = |buckets: &[(PathBuf, u64, String, u64, String)]| {
+            buckets.iter().map(|b| std::fs::read(&b.0).unwrap()).collect::<Vec<_>>()
+        };
+        // The b at byte 4 splits: the b before it stays below, the two from it go above.
+        let d1 = dir.path().join("m1");
+        std::fs::create_dir(&d1).unwrap();
+        let (n, _, buckets, below) =
+            map(&spec, &res, &input, 0, (0, 10), &[(b"b".to_vec(), 0, 4)], &d1).unwrap();
+        assert_eq!(n, 5);
+        assert_eq!(read(&buckets), [b"a\nb\n".to_vec(), b"b\nb\nc\n".to_vec()]);
+        assert_eq!(below, [true]);
+        // A key-only splitter over the whole file: every b above it (the engine reads the file).
+        let d2 = dir.path().join("m2");
+        std::fs::create_dir(&d2).unwrap();
+        let (_, _, buckets, below) =
+            map(&spec, &res, &input, 0, (0, 10), &[(b"b".to_vec(), 0, 0)], &d2).unwrap();
+        assert_eq!(read(&buckets), [b"a\n".to_vec(), b"b\nb\nb\nc\n".to_vec()]);
+        assert_eq!(below, [false]);
+        // Bytes 3 to 7: the records that start there (4 and 6); the splitter, of a later
+        // input, is above every b of this one.
+        let d3 = dir.path().join("m3");
+        std::fs::create_dir(&d3).unwrap();
+        let (n, _, buckets, below) =
+            map(&spec, &res, &input, 0, (3, 7), &[(b"b".to_vec(), 1, 0)], &d3).unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(read(&buckets), [b"b\n".to_vec(), b"c\n".to_vec()]);
+        assert_eq!(below, [true]);
     }
 }

@@ -4,9 +4,9 @@
 //!
 //! ```text
 //!  sample  input i ──K keys at seeded random records──▶ (key, i, position)    driver: R-1 splitters
-//!  map     input i [start, end) ──one scan──▶ R unsorted bucket files         over (key, input, position)
+//!  map     input i [start, end) ──oxsort_engine::sort (stable)──▶ sorted stream     over (key, input, position)
+//!            ──cut as it is written──▶ R sorted bucket files, their counts and checksums
 //!            (record x goes to the bucket of the splitters ≤ (key(x), i, pos(x)))
-//!          each bucket ──oxsort_engine::sort (stable)──▶ sorted bucket r, its count and checksum
 //!  reduce  bucket r of every map, in map order ──streamed k-way merge (stable)──▶ part-r
 //!            (files read where they lie, other nodes' buckets fetched as chunks: `reduce`)
 //! ```
@@ -85,7 +85,7 @@ pub(crate) fn sample<'py>(
 }
 
 /// The map stage ([`cluster::map`]): the records of `input` (index `index`) that start in
-/// `range` go to `splitters.len() + 1` buckets, each sorted into `dir/bucket-NNNNN`.
+/// `range`, sorted and cut into `splitters.len() + 1` sorted buckets `dir/bucket-NNNNN`.
 #[pyfunction]
 #[pyo3(signature = (input, index, range, splitters, spec, dir))]
 pub(crate) fn map(

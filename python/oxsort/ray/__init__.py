@@ -11,8 +11,9 @@ The job runs as Ray tasks, each calling the Rust engine (no record passes throug
 - *sample*: every input gives keys at seeded random records; the driver takes R-1 splitters
   over (key, input index, position), so a key shared by many records can be cut between
   partitions and the order stays stable;
-- *map*: each task reads one input (or a byte range of it, on record boundaries), sends each
-  record to its bucket, and sorts every bucket with the engine on its node's local disk;
+- *map*: each task sorts one input (or a byte range of it, on record boundaries) with the
+  engine and cuts the sorted stream at the splitters into its sorted buckets on its node's
+  local disk as the stream is written (each byte read and written once);
 - *reduce*: task r merges bucket r of every map, by key and then map order, into
   ``output_dir/part-NNNNN`` as the buckets stream in: a bucket on the reduce's node (or visible
   to it on a shared file system) is read in place, one on another node arrives in chunks
@@ -31,6 +32,7 @@ node; Ray retries tasks whose worker died.
 
 from __future__ import annotations
 
+import collections
 import functools
 import glob
 import json
@@ -86,8 +88,8 @@ FETCH_DEPTH = 2
 MAX_READ_BUFFER = 8 << 20
 MIN_READ_BUFFER = 64 << 10
 
-#: Local disk a map needs per byte of its range at its peak: the unsorted buckets, the sorted
-#: ones written beside them, and the engine's runs of a bucket larger than memory.
+#: Local disk a map needs per byte of its range at its peak: its sorted buckets, and the
+#: engine's runs when the range is larger than the map's memory.
 MAP_DISK_FACTOR = 2
 
 #: Rounds in which maps lost with their node are run again before the job gives up.
@@ -648,10 +650,16 @@ def _map_tasks(sources: list[_Source], record_size: Optional[int], map_size: int
 def _splitters(
     samples: list[tuple[bytes, int, int]], partitions: int
 ) -> list[tuple[bytes, int, int]]:
+    """R-1 splitters at the quantiles of the samples. A key sampled once becomes ``(key, 0,
+    0)``: every record of it goes above the splitter, and no map has to find the records of
+    the key before a position. A key sampled more than once is common enough that cutting it
+    by position keeps the partitions even, and keeps its input and position."""
     samples.sort()
     if not samples:
         return []
-    return [samples[(j * len(samples)) // partitions] for j in range(1, partitions)]
+    seen = collections.Counter(k for k, _, _ in samples)
+    picks = [samples[(j * len(samples)) // partitions] for j in range(1, partitions)]
+    return [s if seen[s[0]] > 1 else (s[0], 0, 0) for s in picks]
 
 
 def _budgets(

@@ -1,0 +1,342 @@
+//! The map's cutter: the sorted stream of one map's records, cut at the splitters into the
+//! map's sorted bucket files as the engine writes it.
+//!
+//! ```text
+//!  engine output (sorted, stable) ──▶ Cutter ──▶ bucket-00000 │ bucket-00001 │ ... │ bucket-R-1
+//!                                       │          (each a slice of the stream: the buckets
+//!                                       │           are written one after another, one open)
+//!                                       └─ per record: its key against the next splitter
+//! ```
+//!
+//! The stream is in key order, so bucket numbers only grow: a record goes to the current
+//! bucket until a splitter at or below it is passed. A splitter `(key, input, position)` is
+//! above the records of its key that come before `(input, position)`; since the stream keeps
+//! the records of one key in input order, those are the first `below[j]` records of the key in
+//! the stream: the map counts them while it reads ([`Tie`]).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use oxsort_engine::SortKey;
+use oxsort_format::RecordLayout;
+
+use super::{io_err, key_of, ClusterError, Splitter};
+
+/// Write buffer of the open bucket file: writes of the engine's blocks larger than this pass
+/// straight through; the cut pieces of a block around a splitter are gathered to this size.
+const BUCKET_WRITE_BUFFER: usize = 1 << 20;
+
+/// How many records of a splitter's key stay below it in this map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tie {
+    /// None: the splitter is at or before the map's first record (its key's records all go
+    /// above).
+    Above,
+    /// This many (the records of its key that start before its position in this map's range).
+    Count(u64),
+    /// All: the splitter is after the map's last record.
+    Below,
+}
+
+/// One bucket written: its path, records and their checksum (the sum of their CRC32s).
+#[derive(Debug)]
+pub(crate) struct Bucket {
+    pub(crate) path: PathBuf,
+    pub(crate) records: u64,
+    pub(crate) checksum: u128,
+}
+
+/// The cutter's state, shared by the writer the engine holds and the map that finishes it.
+struct State {
+    key: SortKey,
+    splitters: Vec<Splitter>,
+    /// Per splitter, the records of its key still to place below it.
+    ties: Vec<Tie>,
+    /// Per splitter, whether a record of its key went below it.
+    below: Vec<bool>,
+    dir: PathBuf,
+    /// The buckets written so far; the last one is open.
+    done: Vec<Bucket>,
+    open: Option<BufWriter<File>>,
+    /// Bytes of a record cut by the end of the engine's last write.
+    partial: Vec<u8>,
+    k: Vec<u8>,
+    scratch: Vec<u8>,
+    /// The first error: the stream fails with a plain message, the map returns this one.
+    failed: Option<ClusterError>,
+}
+
+/// The writer the engine's output goes to (one handle of the shared state).
+pub(crate) struct Cutter(Arc<Mutex<State>>);
+
+/// What a finished cut returns: the buckets in order, and per splitter whether a record of
+/// its key went below it.
+pub(crate) type Cut = (Vec<Bucket>, Vec<bool>);
+
+/// The path of bucket `r` in `dir`.
+pub(crate) fn bucket_path(dir: &Path, r: usize) -> PathBuf {
+    dir.join(format!("bucket-{r:05}"))
+}
+
+impl Cutter {
+    /// A cutter into `splitters.len() + 1` buckets in `dir`, with the map's ties.
+    pub(crate) fn new(key: SortKey, splitters: Vec<Splitter>, ties: Vec<Tie>, dir: &Path) -> Self {
+        let below = vec![false; splitters.len()];
+        Cutter(Arc::new(Mutex::new(State {
+            key,
+            splitters,
+            ties,
+            below,
+            dir: dir.to_path_buf(),
+            done: Vec::new(),
+            open: None,
+            partial: Vec::new(),
+            k: Vec::new(),
+            scratch: Vec::new(),
+            failed: None,
+        })))
+    }
+
+    /// Another handle on the same state (the engine takes one as its output).
+    pub(crate) fn handle(&self) -> Cutter {
+        Cutter(Arc::clone(&self.0))
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets the ties the feeder counted (`Some(n)`: `n` records of the splitter's key before
+    /// its position), before the engine's output can start: the engine writes nothing until
+    /// its input, which the feeder closes after this, has ended.
+    pub(crate) fn count_ties(&self, counts: &[Option<u64>]) {
+        let mut s = self.state();
+        for (t, c) in s.ties.iter_mut().zip(counts) {
+            if let Some(n) = *c {
+                *t = if n == 0 { Tie::Above } else { Tie::Count(n) };
+            }
+        }
+    }
+
+    /// The error that stopped the stream, if one did.
+    pub(crate) fn take_error(&self) -> Option<ClusterError> {
+        self.state().failed.take()
+    }
+
+    /// Closes the stream: every bucket written whole and synced (the empty ones created).
+    pub(crate) fn finish(self) -> Result<Cut, ClusterError> {
+        let mut s = self.state();
+        if let Some(e) = s.failed.take() {
+            return Err(e);
+        }
+        if !s.partial.is_empty() {
+            return Err(ClusterError::Internal(format!(
+                "the sorted stream ended inside a record ({} bytes)",
+                s.partial.len()
+            )));
+        }
+        let buckets = s.splitters.len() + 1;
+        if s.done.is_empty() {
+            s.open_next()?;
+        }
+        while s.done.len() < buckets {
+            s.close_open()?;
+            s.open_next()?;
+        }
+        s.close_open()?;
+        let done = std::mem::take(&mut s.done);
+        Ok((done, std::mem::take(&mut s.below)))
+    }
+}
+
+impl State {
+    /// Opens the next bucket.
+    fn open_next(&mut self) -> Result<(), ClusterError> {
+        let path = bucket_path(&self.dir, self.done.len());
+        let f = File::create(&path).map_err(|e| io_err(&path, "cannot create", e))?;
+        self.open = Some(BufWriter::with_capacity(BUCKET_WRITE_BUFFER, f));
+        self.done.push(Bucket { path, records: 0, checksum: 0 });
+        Ok(())
+    }
+
+    /// Flushes and syncs the open bucket.
+    fn close_open(&mut self) -> Result<(), ClusterError> {
+        let Some(w) = self.open.take() else { return Ok(()) };
+        let path = &self.done.last().expect("an open bucket is listed").path;
+        w.into_inner()
+            .map_err(|e| io_err(path, "cannot write", e.into_error()))?
+            .sync_all()
+            .map_err(|e| io_err(path, "cannot sync", e))
+    }
+
+    /// The bucket of the record whose key is `self.k`, at or after the current one; counts the
+    /// record against the ties of the splitters of its key it stays below.
+    fn place(&mut self) -> usize {
+        let mut b = self.done.len() - 1;
+        while let Some((sk, _, _)) = self.splitters.get(b) {
+            let passed = match self.k.as_slice().cmp(sk.as_slice()) {
+                std::cmp::Ordering::Less => false,
+                std::cmp::Ordering::Greater => true,
+                std::cmp::Ordering::Equal => self.ties[b] == Tie::Above,
+            };
+            if !passed {
+                break;
+            }
+            b += 1;
+        }
+        for j in b..self.splitters.len() {
+            if self.splitters[j].0 != self.k {
+                break;
+            }
+            self.below[j] = true;
+            if let Tie::Count(n) = self.ties[j] {
+                self.ties[j] = if n <= 1 { Tie::Above } else { Tie::Count(n - 1) };
+            }
+        }
+        b
+    }
+
+    /// Writes `data`, whole records, cutting it where the bucket changes.
+    fn cut(&mut self, data: &[u8]) -> Result<(), ClusterError> {
+        if self.done.is_empty() {
+            self.open_next()?;
+        }
+        let layout = self.key.layout();
+        let mut from = 0; // start of the piece not yet written to the open bucket
+        let mut at = 0;
+        let (mut records, mut checksum) = (0u64, 0u128);
+        for rec in self.key.records(data) {
+            key_of(&self.key, rec, &mut self.k, &mut self.scratch).map_err(|e| {
+                ClusterError::Internal(format!("a sorted record's key cannot be built: {e}"))
+            })?;
+            let b = self.place();
+            while self.done.len() - 1 < b {
+                self.write_piece(&data[from..at], records, checksum)?;
+                (from, records, checksum) = (at, 0, 0);
+                self.close_open()?;
+                self.open_next()?;
+            }
+            records += 1;
+            checksum += u128::from(crc32fast::hash(rec));
+            at += rec.len();
+        }
+        debug_assert!(at == data.len() || matches!(layout, RecordLayout::Delimited(_)));
+        self.write_piece(&data[from..at], records, checksum)
+    }
+
+    /// Appends a piece to the open bucket.
+    fn write_piece(
+        &mut self,
+        piece: &[u8],
+        records: u64,
+        checksum: u128,
+    ) -> Result<(), ClusterError> {
+        let last = self.done.last_mut().expect("a bucket is open");
+        last.records += records;
+        last.checksum += checksum;
+        let w = self.open.as_mut().expect("a bucket is open");
+        w.write_all(piece).map_err(|e| io_err(&last.path, "cannot write", e))
+    }
+
+    /// Takes a write of the engine: the records it completes are cut; a record it cuts short
+    /// waits for the next write.
+    fn take(&mut self, buf: &[u8]) -> Result<(), ClusterError> {
+        let whole = whole_records(self.key.layout(), &self.partial, buf);
+        if self.partial.is_empty() {
+            self.cut(&buf[..whole])?;
+        } else {
+            let mut joined = std::mem::take(&mut self.partial);
+            joined.extend_from_slice(&buf[..whole]);
+            self.cut(&joined)?;
+        }
+        self.partial.extend_from_slice(&buf[whole..]);
+        Ok(())
+    }
+}
+
+/// How many bytes of `buf` end the records that `partial` (a record cut short, or nothing)
+/// starts: whole fixed records, or up to the last terminator.
+fn whole_records(layout: RecordLayout, partial: &[u8], buf: &[u8]) -> usize {
+    match layout {
+        RecordLayout::Fixed(r) => {
+            let total = partial.len() + buf.len();
+            (total - total % r).saturating_sub(partial.len())
+        }
+        RecordLayout::Delimited(t) => memchr::memrchr(t, buf).map_or(0, |i| i + 1),
+        // A map refuses RDW-prefixed records before a cutter is made.
+        RecordLayout::Variable(_) => buf.len(),
+    }
+}
+
+impl Write for Cutter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut s = self.state();
+        if s.failed.is_some() {
+            return Err(std::io::Error::other("a bucket could not be written"));
+        }
+        match s.take(buf) {
+            Ok(()) => Ok(buf.len()),
+            Err(e) => {
+                let msg = e.to_string();
+                s.failed = Some(e);
+                Err(std::io::Error::other(msg))
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxsort_engine::SortSpec;
+
+    fn lines_key() -> SortKey {
+        SortSpec { layout: RecordLayout::LINES, ..SortSpec::default() }.compile().unwrap()
+    }
+
+    fn run(
+        splitters: Vec<Splitter>,
+        ties: Vec<Tie>,
+        writes: &[&[u8]],
+    ) -> (Vec<Vec<u8>>, Vec<bool>) {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Cutter::new(lines_key(), splitters, ties, dir.path());
+        let mut h = c.handle();
+        for w in writes {
+            h.write_all(w).unwrap();
+        }
+        drop(h);
+        let (buckets, below) = c.finish().unwrap();
+        let bytes = buckets.iter().map(|b| std::fs::read(&b.path).unwrap()).collect();
+        (bytes, below)
+    }
+
+    #[test]
+    fn records_are_cut_at_the_splitters_across_writes() {
+        let s = vec![(b"b".to_vec(), 0, 0), (b"d".to_vec(), 0, 0)];
+        let (b, below) = run(s, vec![Tie::Above, Tie::Above], &[b"a\nb", b"\nc\nd\n", b"e\n"]);
+        assert_eq!(b, [b"a\n".to_vec(), b"b\nc\n".to_vec(), b"d\ne\n".to_vec()]);
+        assert_eq!(below, [false, false]);
+    }
+
+    #[test]
+    fn a_tie_keeps_its_count_below_and_empty_buckets_exist() {
+        let s = vec![(b"b".to_vec(), 0, 9), (b"b".to_vec(), 0, 20), (b"z".to_vec(), 0, 0)];
+        let ties = vec![Tie::Count(1), Tie::Below, Tie::Above];
+        let (b, below) = run(s, ties, &[b"a\nb\nb\nb\nc\n"]);
+        assert_eq!(b, [b"a\nb\n".to_vec(), b"b\nb\n".to_vec(), b"c\n".to_vec(), Vec::new()]);
+        assert_eq!(below, [true, true, false]);
+    }
+
+    #[test]
+    fn an_empty_stream_makes_every_bucket_empty() {
+        let (b, _) = run(vec![(b"m".to_vec(), 0, 0)], vec![Tie::Above], &[]);
+        assert_eq!(b, [Vec::<u8>::new(), Vec::new()]);
+    }
+}

@@ -12,33 +12,52 @@
 //!  JOINKEYS FILES=F1 / FILES=F2, JOIN, REFORMAT      a join: the first USE is F1, the second F2
 //! ```
 //!
-//! `ORG SQ` with `RECORD F,n` is fixed n-byte records; `ORG SQ` with `RECORD V,min,max` is
-//! RDW-prefixed variable records (each a 4-byte RDW, whose big-endian length counts the RDW,
-//! then `min` to `max` data bytes; positions count the RDW as bytes 1-4); `ORG LS` and `LSF`
-//! are line sequential files (text lines). A file name that is the name of an environment variable stands for its
-//! value, as GnuCOBOL's `ASSIGN TO EXTERNAL` names do. Lines whose first non-blank is `*` are
-//! comments. A JOINKEYS job runs through the job layer as `oxsort sort --control` runs it (its
-//! USE files as `SORTJNF1` and `SORTJNF2`, each with its own record length). oxsort's own
-//! `--memory SIZE`, `--temp-dir DIR`, `--threads N` and `--quiet` may come before the
-//! statements.
+//! The statements are free form as GCSORT reads them (see `oxsort_lang::parse_gcsort`). A
+//! USE, GIVE or TAKE name stands for the value of the environment variable `DD_name`,
+//! `dd_name` or `name` (the first set), as GnuCOBOL's `ASSIGN` names do. A JOINKEYS job runs
+//! through the job layer as `oxsort sort --control` runs it (its USE files as `SORTJNF1` and
+//! `SORTJNF2`, each with its own record length). GCSORT's options `-fsign=ASCII`,
+//! `-fcolseq=NATIVE|ASCII` and `-mt[=N]` are read, and its environment variables
+//! `GCSORT_MEMSIZE` (memory), `GCSORT_PATHTMP` (temp directory) and `GCSORT_STATISTICS`
+//! (statistics on stderr when not 0); oxsort's own `--memory SIZE`, `--temp-dir DIR`,
+//! `--threads N` and `--quiet` may come before the statements. The exit status is GCSORT's:
+//! 0 when the job ran, 16 when it did not (the message says why). A link named `gcsort` runs
+//! this command.
 //!
 //! The statements are read by `oxsort_lang::parse_gcsort`; this door cuts the arguments, reads
 //! TAKE files, resolves names, and builds the job request.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use oxsort_job::line_sequential::Staging;
 use oxsort_job::{ControlText, JobRequest};
-use oxsort_lang::{GcsortFiles, GcsortJob, GcsortOrg};
+use oxsort_lang::{GcsortFile, GcsortFiles, GcsortJob, GcsortOrg};
 
 use crate::keys_args::KeyArgs;
 use crate::sort_cmd::Report;
 
+/// GCSORT's exit status for a job that did not run.
+const GCSORT_ERROR: i32 = 16;
+
+/// Runs `oxsort gcsort` (or a link named `gcsort`); prints what went wrong and returns the
+/// exit status.
+pub fn main(argv: Vec<String>) -> i32 {
+    match run(argv) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("oxsort gcsort: {}", oxsort_engine::error_message(err.as_ref()));
+            GCSORT_ERROR
+        }
+    }
+}
+
 /// Runs `oxsort gcsort`; returns the exit status.
-pub fn run(argv: Vec<String>) -> Result<i32> {
+fn run(argv: Vec<String>) -> Result<i32> {
     let mut req = JobRequest::new(Vec::new(), PathBuf::from(oxsort_job::STD));
     let mut report =
         Report { quiet: false, stats: None, summary: None, timeline: None, progress: false };
+    environment(&mut req, &mut report)?;
     let mut rest = argv.as_slice();
     loop {
         match rest {
@@ -66,6 +85,10 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
                 gcsort_option(flag)?;
                 rest = tail;
             }
+            [flag, tail @ ..] if flag.to_ascii_lowercase().starts_with("-mt") => {
+                req.resources.threads = threads_option(flag)?;
+                rest = tail;
+            }
             _ => break,
         }
     }
@@ -77,49 +100,140 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
     }
     let text = oxsort_lang::gcsort_statements(rest);
     let job = oxsort_lang::parse_gcsort(&text, "the gcsort command line", &mut Files)?;
+    // Checked here so that a message points at the statement as written.
+    if let Err(e) = oxsort_lang::parse_control(&job.control) {
+        return Err(job.locate(&e).into());
+    }
+    for u in &job.uses {
+        check_use(u)?;
+    }
     if job.join {
         return run_join(req, report, job);
     }
     let files = job.sort_files()?;
-    req.inputs = job.uses.iter().map(|u| u.path.clone()).collect();
-    req.output = files.give.path.clone();
+    let mut staging = staging(&req, &files.give.path);
+    req.inputs = job.uses.iter().map(|u| read_as(&mut staging, u)).collect::<Result<_>>()?;
     let mut keys = KeyArgs::default();
     match files.org {
         GcsortOrg::Lines => keys.lines = true,
-        GcsortOrg::Fixed(n) => keys.record_size = Some(n),
+        GcsortOrg::Fixed(n) | GcsortOrg::LinesFixed { len: n, .. } => keys.record_size = Some(n),
         GcsortOrg::Variable(max) => keys.rdw = Some(max),
     }
+    let lines_out = files.org.fixed_len().and(lines_of(files.give.org));
+    req.output = match lines_out {
+        Some(_) => staging.path().context("making the staging directory")?,
+        None => files.give.path.clone(),
+    };
+    let staged = req.output.clone();
     req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
     oxsort_io::cleanup::install_signal_handlers();
-    crate::sort_cmd::run_job(req, &keys, &report)
+    let code = crate::sort_cmd::run_job(req, &keys, &report)?;
+    deliver(&staging, &staged, &files.give.path, lines_out)?;
+    Ok(code)
 }
 
 /// Runs a JOINKEYS application: the first USE file is F1 (`SORTJNF1`), the second F2
 /// (`SORTJNF2`), each with its own record length; GIVE is the main task's output.
 fn run_join(mut req: JobRequest, report: Report, job: GcsortJob) -> Result<i32> {
     let files = job.join_files()?;
-    for (dd, (path, n)) in [("SORTJNF1", files.f1), ("SORTJNF2", files.f2)] {
-        req.data_sets.dd.push((dd.to_string(), path.to_path_buf()));
+    let mut staging = staging(&req, files.give.0);
+    for (dd, u, (_, n)) in
+        [("SORTJNF1", &job.uses[0], files.f1), ("SORTJNF2", &job.uses[1], files.f2)]
+    {
+        req.data_sets.dd.push((dd.to_string(), read_as(&mut staging, u)?));
         req.data_sets.lrecl.push((dd.to_string(), n));
     }
-    req.output = files.give.0.to_path_buf();
+    let give = job.give.as_ref().map(|g| g.org).and_then(lines_of);
+    req.output = match give {
+        Some(_) => staging.path().context("making the staging directory")?,
+        None => files.give.0.to_path_buf(),
+    };
+    let staged = req.output.clone();
     let keys = KeyArgs::default();
     req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
     oxsort_io::cleanup::install_signal_handlers();
-    crate::sort_cmd::run_job(req, &keys, &report)
+    let code = crate::sort_cmd::run_job(req, &keys, &report)?;
+    deliver(&staging, &staged, files.give.0, give)?;
+    Ok(code)
+}
+
+/// Where line sequential files of fixed-length records are staged: the first temp directory,
+/// or the output's directory.
+fn staging(req: &JobRequest, output: &Path) -> Staging {
+    let base = match (req.resources.temp_dirs.first(), output.parent()) {
+        (Some(t), _) => t.clone(),
+        (None, Some(p)) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Staging::new(base)
+}
+
+/// The file the sort reads for a USE file: a line sequential file of `RECORD F,n` as
+/// `n`-byte records (staged), any other as it is.
+fn read_as(staging: &mut Staging, u: &GcsortFile) -> Result<PathBuf> {
+    let GcsortOrg::LinesFixed { len, .. } = u.org else {
+        return Ok(u.path.clone());
+    };
+    let (staged, cut) = staging
+        .records_of(&u.path, len)
+        .with_context(|| format!("USE {}: reading {}", u.name, u.path.display()))?;
+    if cut > 0 {
+        eprintln!(
+            "oxsort gcsort: warning: USE {}: {cut} lines longer than RECORD F,{len} were cut to \
+             {len} bytes",
+            u.name
+        );
+    }
+    Ok(staged)
+}
+
+/// The record length and trimming of a GIVE file written as lines from fixed-length records.
+fn lines_of(org: GcsortOrg) -> Option<(usize, bool)> {
+    match org {
+        GcsortOrg::LinesFixed { len, trim } => Some((len, trim)),
+        _ => None,
+    }
+}
+
+/// The staged output turned into the GIVE file's lines, when it is line sequential.
+fn deliver(
+    staging: &Staging,
+    staged: &Path,
+    give: &Path,
+    lines: Option<(usize, bool)>,
+) -> Result<()> {
+    let Some((len, trim)) = lines else { return Ok(()) };
+    staging.deliver(staged, give, len, trim).with_context(|| {
+        format!(
+            "GIVE {}: writing the records as lines of RECORD F,{len} (the records the job \
+             wrote must be {len} bytes)",
+            give.display()
+        )
+    })
 }
 
 /// File names as GCSORT reads them, TAKE files from disk.
 struct Files;
 
+/// The environment variables a file name may stand for, in the order GnuCOBOL looks.
+fn variables(name: &str) -> [String; 3] {
+    [format!("DD_{name}"), format!("dd_{name}"), name.to_string()]
+}
+
+/// The environment variable a file name stands for, and its value.
+fn variable(name: &str) -> Option<(String, std::ffi::OsString)> {
+    if name.contains('/') {
+        return None;
+    }
+    variables(name)
+        .into_iter()
+        .find_map(|v| std::env::var_os(&v).filter(|x| !x.is_empty()).map(|x| (v, x)))
+}
+
 impl GcsortFiles for Files {
-    /// An environment variable's value when one has the name (GnuCOBOL's `ASSIGN TO
-    /// EXTERNAL`).
+    /// The value of the environment variable the name stands for, or the name itself.
     fn path(&self, name: &str) -> PathBuf {
-        match std::env::var_os(name) {
-            Some(v) if !name.contains('/') && !v.is_empty() => PathBuf::from(v),
-            _ => PathBuf::from(name),
-        }
+        variable(name).map_or_else(|| PathBuf::from(name), |(_, v)| PathBuf::from(v))
     }
 
     fn read(&mut self, path: &Path) -> std::io::Result<String> {
@@ -137,4 +251,47 @@ fn gcsort_option(flag: &str) -> Result<()> {
              -fcolseq=NATIVE|ASCII are accepted)"
         ),
     }
+}
+
+/// A USE file that is not there, named with where its name came from.
+fn check_use(u: &GcsortFile) -> Result<()> {
+    if u.path.exists() || oxsort_job::is_std(&u.path) {
+        return Ok(());
+    }
+    let from = match variable(&u.name) {
+        Some((var, _)) => format!("the value of the environment variable {var}"),
+        None => {
+            format!("none of the environment variables {} is set", variables(&u.name).join(", "))
+        }
+    };
+    bail!("USE {}: the input {} does not exist ({from})", u.name, u.path.display())
+}
+
+/// GCSORT's `-mt` (threads as oxsort chooses) and `-mt=N`.
+fn threads_option(flag: &str) -> Result<Option<usize>> {
+    match flag.split_once('=') {
+        None if flag.eq_ignore_ascii_case("-mt") => Ok(None),
+        Some((_, n)) => match n.parse::<usize>() {
+            Ok(t) if t >= 1 => Ok(Some(t)),
+            _ => bail!("gcsort option {flag}: expected -mt or -mt=N with N at least 1"),
+        },
+        None => bail!("gcsort option {flag} is not supported (-mt and -mt=N are)"),
+    }
+}
+
+/// GCSORT's environment variables: `GCSORT_MEMSIZE`, `GCSORT_PATHTMP`, `GCSORT_STATISTICS`.
+fn environment(req: &mut JobRequest, report: &mut Report) -> Result<()> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    if let Some(v) = var("GCSORT_MEMSIZE") {
+        let bytes =
+            oxsort_lang::parse_bytes(v.trim()).map_err(|e| anyhow!("GCSORT_MEMSIZE={v}: {e}"))?;
+        req.resources.memory = Some(bytes);
+    }
+    if let Some(v) = var("GCSORT_PATHTMP") {
+        req.resources.temp_dirs.push(PathBuf::from(v));
+    }
+    if var("GCSORT_STATISTICS").is_some_and(|v| v.trim() != "0") {
+        report.stats = Some(crate::sort_cmd::StatsFormat::Text);
+    }
+    Ok(())
 }

@@ -44,6 +44,7 @@ pub mod dd;
 mod error;
 mod join_direct;
 pub mod joinkeys;
+pub mod line_sequential;
 pub mod tuning;
 
 use std::path::{Path, PathBuf};

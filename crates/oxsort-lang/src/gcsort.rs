@@ -10,7 +10,7 @@
 //!  JOINKEYS FILES=F1 / FILES=F2, JOIN, REFORMAT      a join: the first USE is F1, the second F2
 //! ```
 //!
-//! The statements are free form, as GCSORT reads them ([`lexer`]): in any order, over as many
+//! The statements are free form, as GCSORT reads them: in any order, over as many
 //! lines as they like (a line may start or end with the comma between two operands), with
 //! blanks around `=` and `,`, operands without parentheses (`FINDREP IN=C'?',OUT=C'!'`), in
 //! any case; lines whose first non-blank is `*` are comments.
@@ -458,7 +458,7 @@ pub fn gcsort_statements(args: &[String]) -> String {
     args.join(" ")
 }
 
-/// Reads GCSORT statements (free form: any line layout, see [`lexer`]; `name` says where
+/// Reads GCSORT statements (free form: any line layout, as the module says; `name` says where
 /// they came from, for messages): USE and GIVE are taken out, TAKE files read in place
 /// through `files`, and the other statements written for the DFSORT parser, one a line, as
 /// DFSORT writes them; [`GcsortJob::locate`] points a DFSORT message at the text as written.

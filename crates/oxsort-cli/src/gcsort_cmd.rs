@@ -57,7 +57,7 @@ fn run(argv: Vec<String>) -> Result<i32> {
     let mut req = JobRequest::new(Vec::new(), PathBuf::from(oxsort_job::STD));
     let mut report =
         Report { quiet: false, stats: None, summary: None, timeline: None, progress: false };
-    environment(&mut req, &mut report)?;
+    let test_only = environment(&mut req, &mut report)?;
     let mut rest = argv.as_slice();
     loop {
         match rest {
@@ -101,11 +101,18 @@ fn run(argv: Vec<String>) -> Result<i32> {
     let text = oxsort_lang::gcsort_statements(rest);
     let job = oxsort_lang::parse_gcsort(&text, "the gcsort command line", &mut Files)?;
     // Checked here so that a message points at the statement as written.
-    if let Err(e) = oxsort_lang::parse_control(&job.control) {
-        return Err(job.locate(&e).into());
-    }
+    let control = oxsort_lang::parse_control(&job.control).map_err(|e| job.locate(&e))?;
     for u in &job.uses {
         check_use(u)?;
+    }
+    // OUTFIL's FNAMES are names too: an environment variable's value when one is set.
+    for name in control.outfil.iter().flat_map(|o| &o.names).filter(|n| *n != "SORTOUT") {
+        let written = job.fnames.iter().find(|(dd, _)| dd == name).map_or(name, |(_, w)| w);
+        req.data_sets.dd.push((name.clone(), Files.path(written)));
+    }
+    if test_only {
+        eprintln!("oxsort gcsort: the statements are correct; nothing was run (GCSORT_TESTCMD=1)");
+        return Ok(0);
     }
     if job.join {
         return run_join(req, report, job);
@@ -279,19 +286,28 @@ fn threads_option(flag: &str) -> Result<Option<usize>> {
     }
 }
 
-/// GCSORT's environment variables: `GCSORT_MEMSIZE`, `GCSORT_PATHTMP`, `GCSORT_STATISTICS`.
-fn environment(req: &mut JobRequest, report: &mut Report) -> Result<()> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+/// GCSORT's environment variables: `GCSORT_MEMSIZE`, `GCSORT_PATHTMP`, `GCSORT_STATISTICS`
+/// (0: no closing report, 1: the closing report, 2: the statistics too) and
+/// `GCSORT_TESTCMD` (1: check the statements, run nothing); returns whether to run nothing.
+fn environment(req: &mut JobRequest, report: &mut Report) -> Result<bool> {
+    let var = |name: &str| std::env::var(name).ok().map(|v| v.trim().to_string());
+    let var = |name: &str| var(name).filter(|v| !v.is_empty());
     if let Some(v) = var("GCSORT_MEMSIZE") {
-        let bytes =
-            oxsort_lang::parse_bytes(v.trim()).map_err(|e| anyhow!("GCSORT_MEMSIZE={v}: {e}"))?;
+        let bytes = oxsort_lang::parse_bytes(&v).map_err(|e| anyhow!("GCSORT_MEMSIZE={v}: {e}"))?;
         req.resources.memory = Some(bytes);
     }
     if let Some(v) = var("GCSORT_PATHTMP") {
         req.resources.temp_dirs.push(PathBuf::from(v));
     }
-    if var("GCSORT_STATISTICS").is_some_and(|v| v.trim() != "0") {
-        report.stats = Some(crate::sort_cmd::StatsFormat::Text);
+    match var("GCSORT_STATISTICS").as_deref() {
+        None | Some("1") => {}
+        Some("0") => report.quiet = true,
+        Some("2") => report.stats = Some(crate::sort_cmd::StatsFormat::Text),
+        Some(v) => bail!("GCSORT_STATISTICS={v}: expected 0, 1 or 2"),
     }
-    Ok(())
+    match var("GCSORT_TESTCMD").as_deref() {
+        None | Some("0") => Ok(false),
+        Some("1") => Ok(true),
+        Some(v) => bail!("GCSORT_TESTCMD={v}: expected 0 or 1"),
+    }
 }

@@ -189,7 +189,7 @@ fn unsupported_statements_and_mistakes_say_where_and_nothing_is_written() {
 }
 
 #[test]
-fn a_link_named_gcsort_and_gcsort_statistics() {
+fn a_link_named_gcsort_and_gcsort_statistics_in_detail() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write_lines(&d.join("in.txt"), LINES, "\n");
@@ -200,7 +200,7 @@ fn a_link_named_gcsort_and_gcsort_statistics() {
     let o = run(std::process::Command::new(&link)
         .current_dir(d)
         .args(["-mt=2", stmts])
-        .env("GCSORT_STATISTICS", "1"));
+        .env("GCSORT_STATISTICS", "2"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("oxsort statistics: 5 records"), "{}", stderr(&o));
     let mut want: Vec<&str> = LINES.to_vec();
@@ -209,4 +209,29 @@ fn a_link_named_gcsort_and_gcsort_statistics() {
     let o = run(std::process::Command::new(&link).current_dir(d).args(["-mt=0", stmts]));
     assert_eq!(o.status.code(), Some(ERROR));
     assert!(stderr(&o).contains("-mt=0"), "{}", stderr(&o));
+}
+
+#[test]
+fn outfil_names_through_the_environment_and_a_test_of_the_command_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let recs = ["b 2", "a 1", "b 3", "c 9"];
+    std::fs::write(d.join("in.sq"), recs.concat()).unwrap();
+    // GCSORT's keyword without its '=' (FIELDS(...)), OUTFIL's FNAMES an environment name.
+    let stmts = "SORT FIELDS(1,1,CH,A) USE in.sq ORG SQ RECORD F,3 GIVE all.sq ORG SQ RECORD F,3 \
+                 OUTFIL INCLUDE=(1,1,CH,EQ,C'b'),FNAMES=FOUT_B";
+    let o = run(oxsort()
+        .current_dir(d)
+        .args(["gcsort", "-q", stmts])
+        .env("GCSORT_TESTCMD", "1")
+        .env("FOUT_B", "b.sq"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!d.join("all.sq").exists() && !d.join("b.sq").exists());
+    let o = run(oxsort().current_dir(d).args(["gcsort", "-q", stmts]).env("FOUT_B", "b.sq"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut sorted = recs.to_vec();
+    sorted.sort_by(|a, b| a[..1].cmp(&b[..1]));
+    assert_eq!(std::fs::read_to_string(d.join("all.sq")).unwrap(), sorted.concat());
+    let bs: String = sorted.iter().filter(|r| r.starts_with('b')).copied().collect();
+    assert_eq!(std::fs::read_to_string(d.join("b.sq")).unwrap(), bs);
 }

@@ -33,6 +33,9 @@ use lexer::{Kind, Statement, Token};
 const ACCEPTED: &str = "USE, GIVE, TAKE, SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, \
                         OUTFIL, OPTION, RECORD, ALTSEQ, JOINKEYS, JOIN, REFORMAT, END";
 
+/// The longest DD name.
+const DD_NAME_MAX: usize = 8;
+
 /// How deep TAKE files may nest (a file taking itself would never end).
 pub const MAX_TAKE_DEPTH: usize = 8;
 
@@ -353,6 +356,9 @@ pub struct GcsortJob {
     /// Whether the statements are a JOINKEYS application: the first USE file is F1, the
     /// second F2 (GCSORT's `JOINKEYS FILES=F1` and `FILES=F2`).
     pub join: bool,
+    /// OUTFIL `FNAMES=` names given DD names of their own in `control`: (the DD name, the
+    /// name as written).
+    pub fnames: Vec<(String, String)>,
     /// For each line of `control`: where its pieces start (1-based column) and where each
     /// was written.
     places: Vec<Vec<(usize, StatementAt)>>,
@@ -497,6 +503,7 @@ pub fn parse_gcsort(text: &str, name: &str, files: &mut dyn GcsortFiles) -> Resu
         control: String::new(),
         name: name.to_string(),
         join: false,
+        fnames: Vec::new(),
         places: Vec::new(),
     };
     if let [only] = top.as_slice() {
@@ -603,7 +610,10 @@ impl GcsortJob {
         }
         let mut places = vec![(1, st.name.at.clone())];
         let mut line = st.name.text.clone();
-        let operands = lexer::dfsort_operands(&st.operands);
+        let mut operands = lexer::dfsort_operands(&st.operands);
+        if st.upper() == "OUTFIL" {
+            self.alias_fnames(&mut operands);
+        }
         if !operands.is_empty() {
             line.push(' ');
         }
@@ -614,6 +624,47 @@ impl GcsortJob {
         self.control.push_str(&line);
         self.control.push('\n');
         self.places.push(places);
+    }
+
+    /// OUTFIL's `FNAMES=` names that are no DD names (GCSORT's are environment variable
+    /// names such as `FOUT_01`) replaced by DD names of their own, kept in
+    /// [`GcsortJob::fnames`].
+    fn alias_fnames(&mut self, operands: &mut [(String, StatementAt)]) {
+        let mut in_fnames = false;
+        let mut depth = 0;
+        for i in 0..operands.len() {
+            let text = operands[i].0.clone();
+            if !in_fnames {
+                let after_fnames = i >= 2
+                    && operands[i - 1].0 == "="
+                    && operands[i - 2].0.eq_ignore_ascii_case("FNAMES");
+                if !after_fnames {
+                    continue;
+                }
+                in_fnames = true;
+            }
+            match text.as_str() {
+                "(" => {
+                    depth += 1;
+                    continue;
+                }
+                ")" => {
+                    depth -= 1;
+                    in_fnames = depth > 0;
+                    continue;
+                }
+                "," => continue,
+                _ => {}
+            }
+            let dd_name =
+                text.len() <= DD_NAME_MAX && text.bytes().all(|b| b.is_ascii_alphanumeric());
+            if !dd_name {
+                let alias = format!("GCSF{:04}", self.fnames.len() + 1);
+                self.fnames.push((alias.clone(), text));
+                operands[i].0 = alias;
+            }
+            in_fnames = depth > 0;
+        }
     }
 
     /// A DFSORT parser's message about [`GcsortJob::control`], pointed at the statement's
@@ -795,6 +846,21 @@ mod tests {
         let job = parse("SORT FIELDS=(1,5,CH,A)\n INCLUDE COND=(1,2,CH,EQ)").unwrap();
         let e = crate::parse_control(&job.control).unwrap_err();
         assert!(job.locate(&e).to_string().starts_with("t: line 2, column"), "{e}");
+    }
+
+    #[test]
+    fn outfil_names_that_are_no_dd_names_get_one() {
+        let job =
+            parse("OUTFIL FNAMES=(FOUT_1,OK,F_2),INCLUDE=(1,1,CH,EQ,C'A')\nOUTFIL SAVE,FNAMES=X_Y")
+                .unwrap();
+        assert_eq!(
+            job.control,
+            "OUTFIL FNAMES=(GCSF0001,OK,GCSF0002),INCLUDE=(1,1,CH,EQ,C'A')\n\
+             OUTFIL SAVE,FNAMES=GCSF0003\n"
+        );
+        let names: Vec<(&str, &str)> =
+            job.fnames.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(names, [("GCSF0001", "FOUT_1"), ("GCSF0002", "F_2"), ("GCSF0003", "X_Y")]);
     }
 
     #[test]

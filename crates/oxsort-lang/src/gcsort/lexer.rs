@@ -200,10 +200,15 @@ pub(super) fn statements(tokens: Vec<Token>) -> Result<Vec<Statement>, NotAState
     Ok(out)
 }
 
+/// Keywords whose parenthesized value GCSORT takes without the `=` between.
+const VALUED: &[&str] =
+    &["FIELDS", "COND", "BUILD", "OVERLAY", "INCLUDE", "OMIT", "OUTREC", "INREC", "FINDREP"];
+
 /// A statement's operands as DFSORT writes them: no blanks outside constants, a comma
 /// between two operands that only a blank separated, one comma where a line ended with one
 /// and the next started with one, and `FINDREP` without parentheses given them
-/// (`FINDREP IN=C'?',OUT=C'!'` is `FINDREP=(IN=C'?',OUT=C'!')`). Each piece of text comes
+/// (`FINDREP IN=C'?',OUT=C'!'` is `FINDREP=(IN=C'?',OUT=C'!')`), and the `=` GCSORT lets go
+/// between a keyword and its parentheses (`SORT FIELDS(1,5,CH,A)`). Each piece of text comes
 /// with where it was written.
 pub(super) fn dfsort_operands(operands: &[Token]) -> Vec<(String, StatementAt)> {
     let mut out: Vec<(String, StatementAt)> = Vec::new();
@@ -220,7 +225,10 @@ pub(super) fn dfsort_operands(operands: &[Token]) -> Vec<(String, StatementAt)> 
             let opened = out.last().is_some_and(|(s, _)| s.ends_with('('));
             let value_end = matches!(p.kind, Kind::Atom | Kind::Close);
             let value_start = matches!(t.kind, Kind::Atom | Kind::Open);
-            if t.blank_before && value_end && value_start && !opened {
+            if t.is(Kind::Open) && p.is(Kind::Atom) && VALUED.contains(&p.upper().as_str()) {
+                // `FIELDS(1,5,CH,A)`, `FIELDS (1,5,CH,A)`: GCSORT's keyword without its `=`.
+                out.push(("=".to_string(), t.at.clone()));
+            } else if t.blank_before && value_end && value_start && !opened {
                 out.push((",".to_string(), t.at.clone()));
             }
             // `a,` at a line's end and `,b` at the next one's start: one comma.
@@ -286,6 +294,20 @@ mod tests {
         assert_eq!(
             cut("OUTREC FIELDS=(1,10,\n  ,20,5)"),
             vec![pair("OUTREC", "FIELDS=(1,10,20,5)")]
+        );
+    }
+
+    #[test]
+    fn a_keyword_gets_the_equals_gcsort_lets_go() {
+        assert_eq!(cut("SORT FIELDS(1,5,CH,A)"), vec![pair("SORT", "FIELDS=(1,5,CH,A)")]);
+        assert_eq!(
+            cut("SORT FIELDS (3,1,CH,A) SUM FIELDS = (NONE)"),
+            vec![pair("SORT", "FIELDS=(3,1,CH,A)"), pair("SUM", "FIELDS=(NONE)")]
+        );
+        // Not after any word: a blank between two values is a comma.
+        assert_eq!(
+            cut("INCLUDE COND=((1,1,CH,EQ,C'A') OR (2,1,CH,EQ,C'B'))"),
+            vec![pair("INCLUDE", "COND=((1,1,CH,EQ,C'A'),OR,(2,1,CH,EQ,C'B'))")]
         );
     }
 

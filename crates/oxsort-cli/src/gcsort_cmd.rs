@@ -99,7 +99,7 @@ fn run(argv: Vec<String>) -> Result<i32> {
         );
     }
     let text = oxsort_lang::gcsort_statements(rest);
-    let job = oxsort_lang::parse_gcsort(&text, "the gcsort command line", &mut Files)?;
+    let mut job = oxsort_lang::parse_gcsort(&text, "the gcsort command line", &mut Files)?;
     // Checked here so that a message points at the statement as written.
     let control = oxsort_lang::parse_control(&job.control).map_err(|e| job.locate(&e))?;
     for u in &job.uses {
@@ -110,6 +110,7 @@ fn run(argv: Vec<String>) -> Result<i32> {
         let written = job.fnames.iter().find(|(dd, _)| dd == name).map_or(name, |(_, w)| w);
         req.data_sets.dd.push((name.clone(), Files.path(written)));
     }
+    job.fit_to_give();
     if test_only {
         eprintln!("oxsort gcsort: the statements are correct; nothing was run (GCSORT_TESTCMD=1)");
         return Ok(0);

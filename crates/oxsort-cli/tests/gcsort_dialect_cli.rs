@@ -235,3 +235,26 @@ fn outfil_names_through_the_environment_and_a_test_of_the_command_only() {
     let bs: String = sorted.iter().filter(|r| r.starts_with('b')).copied().collect();
     assert_eq!(std::fs::read_to_string(d.join("b.sq")).unwrap(), bs);
 }
+
+#[test]
+fn records_are_written_at_the_give_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_lines(&d.join("in.txt"), LINES, "\n");
+    // GCSORT's example "Input LS output SQ Fix": 20-byte line records to 12-byte ones, then
+    // to 16-byte ones filled out with blanks.
+    let o = run(oxsort()
+        .current_dir(d)
+        .args(["gcsort", "-q"])
+        .arg("USE in.txt RECORD F,20 ORG LS GIVE cut.sq RECORD F,12 ORG SQ MERGE FIELDS=COPY"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want: String = LINES.iter().map(|l| filled(l, 20)[..12].to_string()).collect();
+    assert_eq!(std::fs::read_to_string(d.join("cut.sq")).unwrap(), want);
+    let o = run(oxsort()
+        .current_dir(d)
+        .args(["gcsort", "-q"])
+        .arg("SORT FIELDS=COPY USE cut.sq RECORD F,12 ORG SQ GIVE wide.sq RECORD F,16 ORG SQ"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want: String = LINES.iter().map(|l| filled(&filled(l, 20)[..12], 16)).collect();
+    assert_eq!(std::fs::read_to_string(d.join("wide.sq")).unwrap(), want);
+}

@@ -626,6 +626,30 @@ impl GcsortJob {
         self.places.push(places);
     }
 
+    /// GCSORT writes each record at the GIVE file's length: when the USE and GIVE files hold
+    /// fixed-length records of different lengths and no INREC, OUTREC or OUTFIL sets the
+    /// records written, an OUTREC statement that cuts them to the GIVE length or fills them
+    /// out with blanks is put first in [`GcsortJob::control`].
+    pub fn fit_to_give(&mut self) {
+        let (Some(first), Some(give)) = (self.uses.first(), &self.give) else { return };
+        let (Some(n), Some(m)) = (first.org.fixed_len(), give.org.fixed_len()) else { return };
+        if n == m || self.join {
+            return;
+        }
+        let Ok(c) = crate::parse_control(&self.control) else { return };
+        if c.inrec.is_some() || c.outrec.is_some() || !c.outfil.is_empty() {
+            return;
+        }
+        let outrec = if m < n {
+            format!("OUTREC FIELDS=(1,{m})\n")
+        } else {
+            format!("OUTREC FIELDS=(1,{n},{}X)\n", m - n)
+        };
+        self.control.insert_str(0, &outrec);
+        let at = StatementAt { name: self.name.clone(), line: 1, column: 1 };
+        self.places.insert(0, vec![(1, at)]);
+    }
+
     /// OUTFIL's `FNAMES=` names that are no DD names (GCSORT's are environment variable
     /// names such as `FOUT_01`) replaced by DD names of their own, kept in
     /// [`GcsortJob::fnames`].
@@ -846,6 +870,28 @@ mod tests {
         let job = parse("SORT FIELDS=(1,5,CH,A)\n INCLUDE COND=(1,2,CH,EQ)").unwrap();
         let e = crate::parse_control(&job.control).unwrap_err();
         assert!(job.locate(&e).to_string().starts_with("t: line 2, column"), "{e}");
+    }
+
+    #[test]
+    fn records_are_fitted_to_the_give_length() {
+        let mut job =
+            parse("SORT FIELDS=COPY\nUSE a ORG LS RECORD F,10\nGIVE b ORG SQ RECORD F,4").unwrap();
+        job.fit_to_give();
+        assert_eq!(job.control, "OUTREC FIELDS=(1,4)\nSORT FIELDS=COPY\n");
+        let mut job =
+            parse("SORT FIELDS=COPY\nUSE a ORG SQ RECORD F,3\nGIVE b ORG SQ RECORD F,5").unwrap();
+        job.fit_to_give();
+        assert_eq!(job.control, "OUTREC FIELDS=(1,3,2X)\nSORT FIELDS=COPY\n");
+        // An OUTREC says the length itself; so do equal lengths.
+        for text in [
+            "SORT FIELDS=COPY OUTREC FIELDS=(1,2) USE a ORG SQ RECORD F,3 GIVE b ORG SQ RECORD F,5",
+            "SORT FIELDS=COPY USE a ORG SQ RECORD F,3 GIVE b ORG LS RECORD F,3",
+        ] {
+            let mut job = parse(text).unwrap();
+            let before = job.control.clone();
+            job.fit_to_give();
+            assert_eq!(job.control, before);
+        }
     }
 
     #[test]

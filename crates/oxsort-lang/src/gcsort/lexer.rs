@@ -176,7 +176,12 @@ pub(super) fn statements(tokens: Vec<Token>) -> Result<Vec<Statement>, NotAState
             && !next.is_some_and(|n| n.is(Kind::Equals));
         let upper = t.upper();
         let known = STATEMENTS.contains(&upper.as_str()) || REFUSED.contains(&upper.as_str());
-        if may_start && known && !(in_file && FILE_OPERANDS.contains(&upper.as_str())) {
+        // Within USE or GIVE, ORG, RECORD and KEY describe the file, once each: a second
+        // RECORD is GCSORT's RECORD statement.
+        let describes_file = in_file
+            && FILE_OPERANDS.contains(&upper.as_str())
+            && !out.last().is_some_and(|s| s.operands.iter().any(|o| o.upper() == upper));
+        if may_start && known && !describes_file {
             out.push(Statement { name: t.clone(), operands: Vec::new() });
             continue;
         }
@@ -335,6 +340,9 @@ mod tests {
         assert_eq!(got[2], pair("GIVE", "out,RECORD,F,10,ORG,LS"));
         assert_eq!(got[3], pair("JOINKEYS", "FILES=F1,FIELDS=(1,2,A),SORTED"));
         assert_eq!(got.len(), 4);
+        // A second RECORD after a GIVE's own is the RECORD statement.
+        let got = cut("GIVE out ORG SQ RECORD F,10\nRECORD TYPE=F,LENGTH=10");
+        assert_eq!(got[1], pair("RECORD", "TYPE=F,LENGTH=10"));
     }
 
     #[test]

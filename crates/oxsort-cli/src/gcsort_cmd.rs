@@ -29,10 +29,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
-use oxsort_job::line_sequential::Staging;
-use oxsort_job::{ControlText, JobRequest};
-use oxsort_lang::{GcsortFile, GcsortFiles, GcsortJob, GcsortOrg};
+use anyhow::{anyhow, bail, Result};
+use oxsort_job::{ControlText, GcsortRun, JobRequest};
+use oxsort_lang::{GcsortFile, GcsortFiles, GcsortOrg};
 
 use crate::keys_args::KeyArgs;
 use crate::sort_cmd::Report;
@@ -115,109 +114,25 @@ fn run(argv: Vec<String>) -> Result<i32> {
         eprintln!("oxsort gcsort: the statements are correct; nothing was run (GCSORT_TESTCMD=1)");
         return Ok(0);
     }
-    if job.join {
-        return run_join(req, report, job);
+    let run = GcsortRun::new(&mut req, &job)?;
+    for w in &run.warnings {
+        eprintln!("oxsort gcsort: warning: {w}");
     }
-    let files = job.sort_files()?;
-    let mut staging = staging(&req, &files.give.path);
-    req.inputs = job.uses.iter().map(|u| read_as(&mut staging, u)).collect::<Result<_>>()?;
     let mut keys = KeyArgs::default();
-    match files.org {
-        GcsortOrg::Lines => keys.lines = true,
-        GcsortOrg::Fixed(n) | GcsortOrg::LinesFixed { len: n, .. } => keys.record_size = Some(n),
-        GcsortOrg::Variable(max) => keys.rdw = Some(max),
+    match run.org {
+        // A JOINKEYS job: each side's length is in the request.
+        None => {}
+        Some(GcsortOrg::Lines) => keys.lines = true,
+        Some(GcsortOrg::Fixed(n) | GcsortOrg::LinesFixed { len: n, .. }) => {
+            keys.record_size = Some(n)
+        }
+        Some(GcsortOrg::Variable(max)) => keys.rdw = Some(max),
     }
-    let lines_out = files.org.fixed_len().and(lines_of(files.give.org));
-    req.output = match lines_out {
-        Some(_) => staging.path().context("making the staging directory")?,
-        None => files.give.path.clone(),
-    };
-    let staged = req.output.clone();
     req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
     oxsort_io::cleanup::install_signal_handlers();
     let code = crate::sort_cmd::run_job(req, &keys, &report)?;
-    deliver(&staging, &staged, &files.give.path, lines_out)?;
+    run.finish()?;
     Ok(code)
-}
-
-/// Runs a JOINKEYS application: the first USE file is F1 (`SORTJNF1`), the second F2
-/// (`SORTJNF2`), each with its own record length; GIVE is the main task's output.
-fn run_join(mut req: JobRequest, report: Report, job: GcsortJob) -> Result<i32> {
-    let files = job.join_files()?;
-    let mut staging = staging(&req, files.give.0);
-    for (dd, u, (_, n)) in
-        [("SORTJNF1", &job.uses[0], files.f1), ("SORTJNF2", &job.uses[1], files.f2)]
-    {
-        req.data_sets.dd.push((dd.to_string(), read_as(&mut staging, u)?));
-        req.data_sets.lrecl.push((dd.to_string(), n));
-    }
-    let give = job.give.as_ref().map(|g| g.org).and_then(lines_of);
-    req.output = match give {
-        Some(_) => staging.path().context("making the staging directory")?,
-        None => files.give.0.to_path_buf(),
-    };
-    let staged = req.output.clone();
-    let keys = KeyArgs::default();
-    req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
-    oxsort_io::cleanup::install_signal_handlers();
-    let code = crate::sort_cmd::run_job(req, &keys, &report)?;
-    deliver(&staging, &staged, files.give.0, give)?;
-    Ok(code)
-}
-
-/// Where line sequential files of fixed-length records are staged: the first temp directory,
-/// or the output's directory.
-fn staging(req: &JobRequest, output: &Path) -> Staging {
-    let base = match (req.resources.temp_dirs.first(), output.parent()) {
-        (Some(t), _) => t.clone(),
-        (None, Some(p)) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    Staging::new(base)
-}
-
-/// The file the sort reads for a USE file: a line sequential file of `RECORD F,n` as
-/// `n`-byte records (staged), any other as it is.
-fn read_as(staging: &mut Staging, u: &GcsortFile) -> Result<PathBuf> {
-    let GcsortOrg::LinesFixed { len, .. } = u.org else {
-        return Ok(u.path.clone());
-    };
-    let (staged, cut) = staging
-        .records_of(&u.path, len)
-        .with_context(|| format!("USE {}: reading {}", u.name, u.path.display()))?;
-    if cut > 0 {
-        eprintln!(
-            "oxsort gcsort: warning: USE {}: {cut} lines longer than RECORD F,{len} were cut to \
-             {len} bytes",
-            u.name
-        );
-    }
-    Ok(staged)
-}
-
-/// The record length and trimming of a GIVE file written as lines from fixed-length records.
-fn lines_of(org: GcsortOrg) -> Option<(usize, bool)> {
-    match org {
-        GcsortOrg::LinesFixed { len, trim } => Some((len, trim)),
-        _ => None,
-    }
-}
-
-/// The staged output turned into the GIVE file's lines, when it is line sequential.
-fn deliver(
-    staging: &Staging,
-    staged: &Path,
-    give: &Path,
-    lines: Option<(usize, bool)>,
-) -> Result<()> {
-    let Some((len, trim)) = lines else { return Ok(()) };
-    staging.deliver(staged, give, len, trim).with_context(|| {
-        format!(
-            "GIVE {}: writing the records as lines of RECORD F,{len} (the records the job \
-             wrote must be {len} bytes)",
-            give.display()
-        )
-    })
 }
 
 /// File names as GCSORT reads them, TAKE files from disk.

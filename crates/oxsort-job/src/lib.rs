@@ -42,6 +42,7 @@ pub mod cluster;
 mod datasets;
 pub mod dd;
 mod error;
+mod gcsort;
 mod join_direct;
 pub mod joinkeys;
 pub mod line_sequential;
@@ -57,6 +58,7 @@ use oxsort_io::IoOptions;
 
 pub use datasets::{resolve, spec_of};
 pub use error::{Concepts, DataSetError, DoorError, JobError, LengthSource, Words};
+pub use gcsort::{GcsortFilesError, GcsortRun};
 pub use joinkeys::JoinFiles;
 pub use joinkeys::{JoinCounts, JoinExplain, JoinJob, JoinOutcome};
 

@@ -110,12 +110,9 @@ impl Staging {
         Ok(dir.join(format!("records-{}", self.files)))
     }
 
-    /// The lines of `lines` as `n`-byte records in a staged file; returns it and the count
-    /// of lines cut to `n`.
-    pub fn records_of(&mut self, lines: &Path, n: usize) -> io::Result<(PathBuf, u64)> {
-        let staged = self.path()?;
-        let cut = lines_to_records(File::open(lines)?, File::create(&staged)?, n)?;
-        Ok((staged, cut))
+    /// Where the staging directory is (to be) made.
+    pub fn base(&self) -> &Path {
+        &self.base
     }
 
     /// The `n`-byte records of `staged` written as lines to `to`, whole or not at all: into a
@@ -173,7 +170,10 @@ mod tests {
         let out = base.join("out.txt");
         {
             let mut st = Staging::new(&base);
-            let (staged, cut) = st.records_of(&lines, 3).unwrap();
+            let staged = st.path().unwrap();
+            let cut =
+                lines_to_records(File::open(&lines).unwrap(), File::create(&staged).unwrap(), 3)
+                    .unwrap();
             assert_eq!((std::fs::read(&staged).unwrap(), cut), (b"b  a  ".to_vec(), 1));
             st.deliver(&staged, &out, 3, true).unwrap();
             assert_eq!(std::fs::read_to_string(&out).unwrap(), "b\na\n");

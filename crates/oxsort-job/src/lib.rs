@@ -15,6 +15,9 @@
 //!   datasets: DD map, JCL DDs, DSN/LRECL/RECFM, OUTFIL files, MAINSIZE
 //! ```
 //!
+//! [`GcsortRun`] sets a GCSORT job's USE and GIVE files in a request, its line sequential
+//! files staged as fixed-length records ([`line_sequential`]).
+//!
 //! [`cluster`] holds the stages of a sort across a cluster (sample, split by splitters) that
 //! Python's `oxsort.ray` calls.
 //!

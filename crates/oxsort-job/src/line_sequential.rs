@@ -80,12 +80,14 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(got)
 }
 
-/// Where line sequential files stay as fixed-length records while a job runs: a directory
-/// made on first use in `base` and removed with everything in it when the staging is dropped.
+/// Where line sequential files stay as fixed-length records while a job runs: a private
+/// temp directory made on first use in `base` ([`oxsort_io::TempDir`]: removed with
+/// everything in it when the staging is dropped or the process is interrupted, and swept by
+/// `oxsort clean` after a kill).
 #[derive(Debug)]
 pub struct Staging {
     base: PathBuf,
-    dir: Option<PathBuf>,
+    dir: Option<oxsort_io::TempDir>,
     files: usize,
 }
 
@@ -97,15 +99,10 @@ impl Staging {
 
     /// A new path in the staging directory (made now if need be).
     pub fn path(&mut self) -> io::Result<PathBuf> {
-        let dir = match &self.dir {
-            Some(d) => d.clone(),
-            None => {
-                let d = self.base.join(format!(".oxsort-ls-{}", std::process::id()));
-                std::fs::create_dir(&d)?;
-                self.dir = Some(d.clone());
-                d
-            }
-        };
+        if self.dir.is_none() {
+            self.dir = Some(oxsort_io::TempDir::new(&self.base).map_err(io::Error::other)?);
+        }
+        let dir = self.dir.as_ref().expect("made above").path();
         self.files += 1;
         Ok(dir.join(format!("records-{}", self.files)))
     }
@@ -127,14 +124,6 @@ impl Staging {
             let _ = std::fs::remove_file(&part);
         }
         done
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        if let Some(d) = &self.dir {
-            let _ = std::fs::remove_dir_all(d);
-        }
     }
 }
 

@@ -258,3 +258,37 @@ fn records_are_written_at_the_give_length() {
     let want: String = LINES.iter().map(|l| filled(&filled(l, 20)[..12], 16)).collect();
     assert_eq!(std::fs::read_to_string(d.join("wide.sq")).unwrap(), want);
 }
+
+#[test]
+fn records_built_shorter_than_the_give_length_are_written_as_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_lines(&d.join("in.txt"), LINES, "\n");
+    // INREC builds 10-byte records; GIVE LS F,20 writes them trimmed, LSF F,12 filled to 12.
+    for (org, width) in [("LS", 20), ("LSF", 12)] {
+        let o = run(oxsort().current_dir(d).args(["gcsort", "-q"]).arg(format!(
+            "USE in.txt ORG LS RECORD F,20 GIVE out.txt ORG {org} RECORD F, {width} \
+             INREC BUILD=(11,4,C'-',1,5) SORT FIELDS=(6,5,CH,A)"
+        )));
+        assert!(o.status.success(), "{org}: {}", stderr(&o));
+        let mut recs: Vec<String> = LINES
+            .iter()
+            .map(|l| {
+                let r = filled(l, 20);
+                format!("{}-{}", &r[10..14], &r[..5])
+            })
+            .collect();
+        recs.sort_by(|a, b| a[5..].cmp(&b[5..]));
+        let want: String = recs
+            .iter()
+            .map(|r| {
+                if org == "LS" {
+                    format!("{}\n", r.trim_end())
+                } else {
+                    format!("{}\n", filled(r, width))
+                }
+            })
+            .collect();
+        assert_eq!(std::fs::read_to_string(d.join("out.txt")).unwrap(), want, "{org}");
+    }
+}

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use oxsort_format::Stage;
 use oxsort_lang::{GcsortError, GcsortFile, GcsortJob, GcsortOrg};
 
 use crate::line_sequential::Staging;
@@ -35,14 +36,13 @@ pub enum GcsortFilesError {
     },
     /// The output's records could not be written as the GIVE file's lines.
     #[error(
-        "GIVE {}: writing the records as lines of RECORD F,{len} (the records the job wrote \
-         must be {len} bytes)",
+        "GIVE {}: writing the job's {len}-byte records as lines",
         give.display()
     )]
     Deliver {
         /// The GIVE file.
         give: PathBuf,
-        /// Its record length.
+        /// The length of the job's records.
         len: usize,
         /// Why.
         source: std::io::Error,
@@ -60,9 +60,10 @@ pub struct GcsortRun {
     /// Warnings about the inputs (line sequential lines cut to the record length).
     pub warnings: Vec<String>,
     staging: Staging,
-    /// The staged output, the GIVE file, its record length and whether lines lose their
-    /// trailing blanks: when the GIVE file is line sequential of fixed-length records.
-    lines_out: Option<(PathBuf, PathBuf, usize, bool)>,
+    /// The staged output, the GIVE file, the length of the records the job writes, the GIVE
+    /// record length and whether lines lose their trailing blanks: when the GIVE file is line
+    /// sequential of `RECORD F,n`.
+    lines_out: Option<(PathBuf, PathBuf, usize, usize, bool)>,
 }
 
 impl GcsortRun {
@@ -89,6 +90,9 @@ impl GcsortRun {
             staging: Staging::new(base),
             lines_out: None,
         };
+        // The length of the records the job writes: the USE records' through REFORMAT,
+        // INREC and OUTREC (`None` when they are not of fixed length).
+        let control = oxsort_lang::parse_control(&job.control).ok();
         let records_in = if job.join {
             let files = job.join_files()?;
             for (dd, u, n) in
@@ -98,17 +102,20 @@ impl GcsortRun {
                 req.data_sets.dd.push((dd.to_string(), path));
                 req.data_sets.lrecl.push((dd.to_string(), n));
             }
-            true
+            let joined = control.as_ref().and_then(|c| c.join.as_ref());
+            joined.and_then(|j| j.joined_len(files.f1.1, files.f2.1).ok())
         } else {
             let files = job.sort_files()?;
             req.inputs = job.uses.iter().map(|u| run.read_as(u)).collect::<Result<_>>()?;
             run.org = Some(files.org);
-            files.org.fixed_len().is_some()
+            files.org.fixed_len()
         };
         req.output = match give.org {
-            GcsortOrg::LinesFixed { len, trim } if records_in => {
+            GcsortOrg::LinesFixed { len, trim } if records_in.is_some() => {
+                let written = records_in.and_then(|n| written_len(control.as_ref()?, n));
                 let staged = run.staged()?;
-                run.lines_out = Some((staged.clone(), give.path.clone(), len, trim));
+                let written = written.unwrap_or(len);
+                run.lines_out = Some((staged.clone(), give.path.clone(), written, len, trim));
                 staged
             }
             _ => give.path.clone(),
@@ -119,9 +126,9 @@ impl GcsortRun {
     /// The GIVE file written from the staged records, when it is line sequential: whole or
     /// not at all.
     pub fn finish(&self) -> Result<()> {
-        let Some((staged, give, len, trim)) = &self.lines_out else { return Ok(()) };
+        let Some((staged, give, len, width, trim)) = &self.lines_out else { return Ok(()) };
         self.staging
-            .deliver(staged, give, *len, *trim)
+            .deliver(staged, give, *len, *width, *trim)
             .map_err(|source| GcsortFilesError::Deliver { give: give.clone(), len: *len, source })
     }
 
@@ -156,4 +163,16 @@ impl GcsortRun {
             source,
         })
     }
+}
+
+/// The length of the records a job writes from `in_len`-byte ones: through its INREC and
+/// OUTREC (`None` when one does not compile: the job says why when it runs).
+fn written_len(control: &oxsort_lang::Control, in_len: usize) -> Option<usize> {
+    let mut len = in_len;
+    for (reformat, stage) in [(&control.inrec, Stage::Inrec), (&control.outrec, Stage::Outrec)] {
+        if let Some(r) = reformat {
+            len = r.compile(stage, len).ok()?.out_len();
+        }
+    }
+    Some(len)
 }

@@ -40,13 +40,21 @@ pub fn lines_to_records(from: impl Read, to: impl Write, n: usize) -> io::Result
     Ok(cut)
 }
 
-/// Copies the `n`-byte records of `from` to `to` as lines, each with its trailing blanks
-/// taken off when `trim` (`ORG LS`) or whole (`ORG LSF`). A last record shorter than `n` is
-/// an error: the data is no file of `n`-byte records.
-pub fn records_to_lines(from: impl Read, to: impl Write, n: usize, trim: bool) -> io::Result<()> {
+/// Copies the `n`-byte records of `from` to `to` as lines of the GIVE file's `width`: each
+/// record cut to `width` bytes or filled out with blanks to it, then its trailing blanks
+/// taken off when `trim` (`ORG LS`) or kept (`ORG LSF`). A last record shorter than `n` is an
+/// error: the data is no file of `n`-byte records.
+pub fn records_to_lines(
+    from: impl Read,
+    to: impl Write,
+    n: usize,
+    width: usize,
+    trim: bool,
+) -> io::Result<()> {
     let mut input = BufReader::with_capacity(1 << 20, from);
     let mut out = BufWriter::with_capacity(1 << 20, to);
     let mut record = vec![0u8; n];
+    let fill = vec![BLANK; width.saturating_sub(n)];
     loop {
         let got = read_full(&mut input, &mut record)?;
         if got == 0 {
@@ -58,9 +66,14 @@ pub fn records_to_lines(from: impl Read, to: impl Write, n: usize, trim: bool) -
                 format!("the last record has {got} bytes, not {n}"),
             ));
         }
-        let end =
-            if trim { record.iter().rposition(|&b| b != BLANK).map_or(0, |p| p + 1) } else { n };
-        out.write_all(&record[..end])?;
+        let kept = &record[..n.min(width)];
+        if trim {
+            let end = kept.iter().rposition(|&b| b != BLANK).map_or(0, |p| p + 1);
+            out.write_all(&kept[..end])?;
+        } else {
+            out.write_all(kept)?;
+            out.write_all(&fill)?;
+        }
         out.write_all(b"\n")?;
     }
     out.flush()
@@ -112,13 +125,21 @@ impl Staging {
         &self.base
     }
 
-    /// The `n`-byte records of `staged` written as lines to `to`, whole or not at all: into a
-    /// file beside `to`, renamed to `to` when complete.
-    pub fn deliver(&self, staged: &Path, to: &Path, n: usize, trim: bool) -> io::Result<()> {
+    /// The `n`-byte records of `staged` written as lines of `width` to `to`
+    /// ([`records_to_lines`]), whole or not at all: into a file beside `to`, renamed to `to`
+    /// when complete.
+    pub fn deliver(
+        &self,
+        staged: &Path,
+        to: &Path,
+        n: usize,
+        width: usize,
+        trim: bool,
+    ) -> io::Result<()> {
         let name = to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let part = to.with_file_name(format!(".{name}.oxsort-part-{}", std::process::id()));
         let done = File::create(&part)
-            .and_then(|out| records_to_lines(File::open(staged)?, out, n, trim))
+            .and_then(|out| records_to_lines(File::open(staged)?, out, n, width, trim))
             .and_then(|()| std::fs::rename(&part, to));
         if done.is_err() {
             let _ = std::fs::remove_file(&part);
@@ -142,12 +163,25 @@ mod tests {
     #[test]
     fn records_lose_their_trailing_blanks_in_ls_only() {
         let mut out = Vec::new();
-        records_to_lines(&b"ab  a b     "[..], &mut out, 4, true).unwrap();
+        records_to_lines(&b"ab  a b     "[..], &mut out, 4, 4, true).unwrap();
         assert_eq!(out, b"ab\na b\n\n");
         let mut out = Vec::new();
-        records_to_lines(&b"ab  a b "[..], &mut out, 4, false).unwrap();
+        records_to_lines(&b"ab  a b "[..], &mut out, 4, 4, false).unwrap();
         assert_eq!(out, b"ab  \na b \n");
-        assert!(records_to_lines(&b"ab  a"[..], Vec::new(), 4, true).is_err());
+        assert!(records_to_lines(&b"ab  a"[..], Vec::new(), 4, 4, true).is_err());
+    }
+
+    #[test]
+    fn records_are_cut_or_filled_to_the_give_width() {
+        let mut out = Vec::new();
+        records_to_lines(&b"abcdxy z"[..], &mut out, 4, 2, false).unwrap();
+        assert_eq!(out, b"ab\nxy\n");
+        let mut out = Vec::new();
+        records_to_lines(&b"abcdxy z"[..], &mut out, 4, 6, false).unwrap();
+        assert_eq!(out, b"abcd  \nxy z  \n");
+        let mut out = Vec::new();
+        records_to_lines(&b"abc xy z"[..], &mut out, 4, 3, true).unwrap();
+        assert_eq!(out, b"abc\nxy\n");
     }
 
     #[test]
@@ -164,10 +198,10 @@ mod tests {
                 lines_to_records(File::open(&lines).unwrap(), File::create(&staged).unwrap(), 3)
                     .unwrap();
             assert_eq!((std::fs::read(&staged).unwrap(), cut), (b"b  a  ".to_vec(), 1));
-            st.deliver(&staged, &out, 3, true).unwrap();
+            st.deliver(&staged, &out, 3, 3, true).unwrap();
             assert_eq!(std::fs::read_to_string(&out).unwrap(), "b\na\n");
             // Records of another length: an error, and the output as it was.
-            assert!(st.deliver(&staged, &out, 4, true).is_err());
+            assert!(st.deliver(&staged, &out, 4, 4, true).is_err());
             assert_eq!(std::fs::read_to_string(&out).unwrap(), "b\na\n");
         }
         let mut left: Vec<_> =

@@ -8,24 +8,26 @@
 //!  USE  file ORG SQ|LS|LSF RECORD F,n|V,min,max     an input (repeat to concatenate)
 //!  GIVE file ORG SQ|LS|LSF RECORD F,n|V,min,max     the output
 //!  TAKE file                                        statements read from file, in place
-//!  SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, OPTION, RECORD   as DFSORT's
+//!  SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, OUTFIL, OPTION, RECORD, ALTSEQ, END
+//!                                                   as DFSORT's
 //!  JOINKEYS FILES=F1 / FILES=F2, JOIN, REFORMAT      a join: the first USE is F1, the second F2
 //! ```
 //!
 //! The statements are free form as GCSORT reads them (see `oxsort_lang::parse_gcsort`). A
-//! USE, GIVE or TAKE name stands for the value of the environment variable `DD_name`,
-//! `dd_name` or `name` (the first set), as GnuCOBOL's `ASSIGN` names do. A JOINKEYS job runs
-//! through the job layer as `oxsort sort --control` runs it (its USE files as `SORTJNF1` and
-//! `SORTJNF2`, each with its own record length). GCSORT's options `-fsign=ASCII`,
-//! `-fcolseq=NATIVE|ASCII` and `-mt[=N]` are read, and its environment variables
-//! `GCSORT_MEMSIZE` (memory), `GCSORT_PATHTMP` (temp directory) and `GCSORT_STATISTICS`
-//! (statistics on stderr when not 0); oxsort's own `--memory SIZE`, `--temp-dir DIR`,
+//! USE, GIVE, TAKE or OUTFIL `FNAMES=` name stands for the value of the environment variable
+//! `DD_name`, `dd_name` or `name` (the first set), as GnuCOBOL's `ASSIGN` names do. The job
+//! layer sets the files in the request (`oxsort_job::GcsortRun`: a JOINKEYS job's USE files
+//! as `SORTJNF1` and `SORTJNF2`, line sequential `RECORD F,n` files staged as `n`-byte
+//! records). GCSORT's options `-fsign=ASCII`, `-fcolseq=NATIVE|ASCII` and `-mt[=N]` are read,
+//! and its environment variables `GCSORT_MEMSIZE` (memory), `GCSORT_PATHTMP` (temp
+//! directory), `GCSORT_STATISTICS` (0: quiet, 1: the closing report, 2: statistics too) and
+//! `GCSORT_TESTCMD` (1: check only); oxsort's own `--memory SIZE`, `--temp-dir DIR`,
 //! `--threads N` and `--quiet` may come before the statements. The exit status is GCSORT's:
 //! 0 when the job ran, 16 when it did not (the message says why). A link named `gcsort` runs
 //! this command.
 //!
-//! The statements are read by `oxsort_lang::parse_gcsort`; this door cuts the arguments, reads
-//! TAKE files, resolves names, and builds the job request.
+//! The statements are read by `oxsort_lang::parse_gcsort`; this door reads the arguments and
+//! TAKE files, resolves names, and prints.
 
 use std::path::{Path, PathBuf};
 

@@ -102,3 +102,15 @@ fn outfil_groups_named_by_environment_variables() {
     assert_eq!(written, ["FOUT201_1", "FOUT201_SAVE"]);
     assert_eq!(c.outfil[0].names, [job.fnames[0].0.clone()]);
 }
+
+#[test]
+fn any_case_as_gcsort_syntax_is_case_insensitive() {
+    let (job, c) = read(
+        "sort fields=(1,1,ch,d) use s.txt org ls record f,3 give lc.out org lsf record f,3 \
+         include cond=(3,1,ch,ne,c'3')",
+    );
+    assert_eq!(c.key.unwrap().fields, vec![ch(1, 1, true)]);
+    assert!(c.filter.is_some());
+    assert_eq!(job.uses[0].org, GcsortOrg::LinesFixed { len: 3, trim: true });
+    assert_eq!(job.give.unwrap().org, GcsortOrg::LinesFixed { len: 3, trim: false });
+}

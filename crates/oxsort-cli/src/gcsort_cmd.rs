@@ -8,37 +8,57 @@
 //!  USE  file ORG SQ|LS|LSF RECORD F,n|V,min,max     an input (repeat to concatenate)
 //!  GIVE file ORG SQ|LS|LSF RECORD F,n|V,min,max     the output
 //!  TAKE file                                        statements read from file, in place
-//!  SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, OPTION, RECORD   as DFSORT's
+//!  SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, OUTFIL, OPTION, RECORD, ALTSEQ, END
+//!                                                   as DFSORT's
 //!  JOINKEYS FILES=F1 / FILES=F2, JOIN, REFORMAT      a join: the first USE is F1, the second F2
 //! ```
 //!
-//! `ORG SQ` with `RECORD F,n` is fixed n-byte records; `ORG SQ` with `RECORD V,min,max` is
-//! RDW-prefixed variable records (each a 4-byte RDW, whose big-endian length counts the RDW,
-//! then `min` to `max` data bytes; positions count the RDW as bytes 1-4); `ORG LS` and `LSF`
-//! are line sequential files (text lines). A file name that is the name of an environment variable stands for its
-//! value, as GnuCOBOL's `ASSIGN TO EXTERNAL` names do. Lines whose first non-blank is `*` are
-//! comments. A JOINKEYS job runs through the job layer as `oxsort sort --control` runs it (its
-//! USE files as `SORTJNF1` and `SORTJNF2`, each with its own record length). oxsort's own
-//! `--memory SIZE`, `--temp-dir DIR`, `--threads N` and `--quiet` may come before the
-//! statements.
+//! The statements are free form as GCSORT reads them (see `oxsort_lang::parse_gcsort`). A
+//! USE, GIVE, TAKE or OUTFIL `FNAMES=` name stands for the value of the environment variable
+//! `DD_name`, `dd_name` or `name` (the first set), as GnuCOBOL's `ASSIGN` names do. The job
+//! layer sets the files in the request (`oxsort_job::GcsortRun`: a JOINKEYS job's USE files
+//! as `SORTJNF1` and `SORTJNF2`, line sequential `RECORD F,n` files staged as `n`-byte
+//! records). GCSORT's options `-fsign=ASCII`, `-fcolseq=NATIVE|ASCII` and `-mt[=N]` are read,
+//! and its environment variables `GCSORT_MEMSIZE` (memory), `GCSORT_PATHTMP` (temp
+//! directory), `GCSORT_STATISTICS` (0: quiet, 1: the closing report, 2: statistics too) and
+//! `GCSORT_TESTCMD` (1: check only); oxsort's own `--memory SIZE`, `--temp-dir DIR`,
+//! `--threads N` and `--quiet` may come before the statements. The exit status is GCSORT's:
+//! 0 when the job ran, 16 when it did not (the message says why). A link named `gcsort` runs
+//! this command.
 //!
-//! The statements are read by `oxsort_lang::parse_gcsort`; this door cuts the arguments, reads
-//! TAKE files, resolves names, and builds the job request.
+//! The statements are read by `oxsort_lang::parse_gcsort`; this door reads the arguments and
+//! TAKE files, resolves names, and prints.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
-use oxsort_job::{ControlText, JobRequest};
-use oxsort_lang::{GcsortFiles, GcsortJob, GcsortOrg};
+use oxsort_job::{ControlText, GcsortRun, JobRequest};
+use oxsort_lang::{GcsortFile, GcsortFiles, GcsortOrg};
 
 use crate::keys_args::KeyArgs;
 use crate::sort_cmd::Report;
 
+/// GCSORT's exit status for a job that did not run.
+const GCSORT_ERROR: i32 = 16;
+
+/// Runs `oxsort gcsort` (or a link named `gcsort`); prints what went wrong and returns the
+/// exit status.
+pub fn main(argv: Vec<String>) -> i32 {
+    match run(argv) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("oxsort gcsort: {}", oxsort_engine::error_message(err.as_ref()));
+            GCSORT_ERROR
+        }
+    }
+}
+
 /// Runs `oxsort gcsort`; returns the exit status.
-pub fn run(argv: Vec<String>) -> Result<i32> {
+fn run(argv: Vec<String>) -> Result<i32> {
     let mut req = JobRequest::new(Vec::new(), PathBuf::from(oxsort_job::STD));
     let mut report =
         Report { quiet: false, stats: None, summary: None, timeline: None, progress: false };
+    let test_only = environment(&mut req, &mut report)?;
     let mut rest = argv.as_slice();
     loop {
         match rest {
@@ -66,6 +86,10 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
                 gcsort_option(flag)?;
                 rest = tail;
             }
+            [flag, tail @ ..] if flag.to_ascii_lowercase().starts_with("-mt") => {
+                req.resources.threads = threads_option(flag)?;
+                rest = tail;
+            }
             _ => break,
         }
     }
@@ -76,50 +100,65 @@ pub fn run(argv: Vec<String>) -> Result<i32> {
         );
     }
     let text = oxsort_lang::gcsort_statements(rest);
-    let job = oxsort_lang::parse_gcsort(&text, "the gcsort command line", &mut Files)?;
-    if job.join {
-        return run_join(req, report, job);
+    let mut job = oxsort_lang::parse_gcsort(&text, "the gcsort command line", &mut Files)?;
+    // Checked here so that a message points at the statement as written.
+    let control = oxsort_lang::parse_control(&job.control).map_err(|e| job.locate(&e))?;
+    for u in &job.uses {
+        check_use(u)?;
     }
-    let files = job.sort_files()?;
-    req.inputs = job.uses.iter().map(|u| u.path.clone()).collect();
-    req.output = files.give.path.clone();
+    // OUTFIL's FNAMES are names too: an environment variable's value when one is set.
+    for name in control.outfil.iter().flat_map(|o| &o.names).filter(|n| *n != "SORTOUT") {
+        let written = job.fnames.iter().find(|(dd, _)| dd == name).map_or(name, |(_, w)| w);
+        req.data_sets.dd.push((name.clone(), Files.path(written)));
+    }
+    job.fit_to_give();
+    if test_only {
+        eprintln!("oxsort gcsort: the statements are correct; nothing was run (GCSORT_TESTCMD=1)");
+        return Ok(0);
+    }
+    let run = GcsortRun::new(&mut req, &job)?;
+    for w in &run.warnings {
+        eprintln!("oxsort gcsort: warning: {w}");
+    }
     let mut keys = KeyArgs::default();
-    match files.org {
-        GcsortOrg::Lines => keys.lines = true,
-        GcsortOrg::Fixed(n) => keys.record_size = Some(n),
-        GcsortOrg::Variable(max) => keys.rdw = Some(max),
+    match run.org {
+        // A JOINKEYS job: each side's length is in the request.
+        None => {}
+        Some(GcsortOrg::Lines) => keys.lines = true,
+        Some(GcsortOrg::Fixed(n) | GcsortOrg::LinesFixed { len: n, .. }) => {
+            keys.record_size = Some(n)
+        }
+        Some(GcsortOrg::Variable(max)) => keys.rdw = Some(max),
     }
     req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
     oxsort_io::cleanup::install_signal_handlers();
-    crate::sort_cmd::run_job(req, &keys, &report)
-}
-
-/// Runs a JOINKEYS application: the first USE file is F1 (`SORTJNF1`), the second F2
-/// (`SORTJNF2`), each with its own record length; GIVE is the main task's output.
-fn run_join(mut req: JobRequest, report: Report, job: GcsortJob) -> Result<i32> {
-    let files = job.join_files()?;
-    for (dd, (path, n)) in [("SORTJNF1", files.f1), ("SORTJNF2", files.f2)] {
-        req.data_sets.dd.push((dd.to_string(), path.to_path_buf()));
-        req.data_sets.lrecl.push((dd.to_string(), n));
-    }
-    req.output = files.give.0.to_path_buf();
-    let keys = KeyArgs::default();
-    req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
-    oxsort_io::cleanup::install_signal_handlers();
-    crate::sort_cmd::run_job(req, &keys, &report)
+    let code = crate::sort_cmd::run_job(req, &keys, &report)?;
+    run.finish()?;
+    Ok(code)
 }
 
 /// File names as GCSORT reads them, TAKE files from disk.
 struct Files;
 
+/// The environment variables a file name may stand for, in the order GnuCOBOL looks.
+fn variables(name: &str) -> [String; 3] {
+    [format!("DD_{name}"), format!("dd_{name}"), name.to_string()]
+}
+
+/// The environment variable a file name stands for, and its value.
+fn variable(name: &str) -> Option<(String, std::ffi::OsString)> {
+    if name.contains('/') {
+        return None;
+    }
+    variables(name)
+        .into_iter()
+        .find_map(|v| std::env::var_os(&v).filter(|x| !x.is_empty()).map(|x| (v, x)))
+}
+
 impl GcsortFiles for Files {
-    /// An environment variable's value when one has the name (GnuCOBOL's `ASSIGN TO
-    /// EXTERNAL`).
+    /// The value of the environment variable the name stands for, or the name itself.
     fn path(&self, name: &str) -> PathBuf {
-        match std::env::var_os(name) {
-            Some(v) if !name.contains('/') && !v.is_empty() => PathBuf::from(v),
-            _ => PathBuf::from(name),
-        }
+        variable(name).map_or_else(|| PathBuf::from(name), |(_, v)| PathBuf::from(v))
     }
 
     fn read(&mut self, path: &Path) -> std::io::Result<String> {
@@ -136,5 +175,57 @@ fn gcsort_option(flag: &str) -> Result<()> {
             "gcsort option {flag} is not supported (oxsort's data is ASCII: -fsign=ASCII and \
              -fcolseq=NATIVE|ASCII are accepted)"
         ),
+    }
+}
+
+/// A USE file that is not there, named with where its name came from.
+fn check_use(u: &GcsortFile) -> Result<()> {
+    if u.path.exists() || oxsort_job::is_std(&u.path) {
+        return Ok(());
+    }
+    let from = match variable(&u.name) {
+        Some((var, _)) => format!("the value of the environment variable {var}"),
+        None => {
+            format!("none of the environment variables {} is set", variables(&u.name).join(", "))
+        }
+    };
+    bail!("USE {}: the input {} does not exist ({from})", u.name, u.path.display())
+}
+
+/// GCSORT's `-mt` (threads as oxsort chooses) and `-mt=N`.
+fn threads_option(flag: &str) -> Result<Option<usize>> {
+    match flag.split_once('=') {
+        None if flag.eq_ignore_ascii_case("-mt") => Ok(None),
+        Some((_, n)) => match n.parse::<usize>() {
+            Ok(t) if t >= 1 => Ok(Some(t)),
+            _ => bail!("gcsort option {flag}: expected -mt or -mt=N with N at least 1"),
+        },
+        None => bail!("gcsort option {flag} is not supported (-mt and -mt=N are)"),
+    }
+}
+
+/// GCSORT's environment variables: `GCSORT_MEMSIZE`, `GCSORT_PATHTMP`, `GCSORT_STATISTICS`
+/// (0: no closing report, 1: the closing report, 2: the statistics too) and
+/// `GCSORT_TESTCMD` (1: check the statements, run nothing); returns whether to run nothing.
+fn environment(req: &mut JobRequest, report: &mut Report) -> Result<bool> {
+    let var = |name: &str| std::env::var(name).ok().map(|v| v.trim().to_string());
+    let var = |name: &str| var(name).filter(|v| !v.is_empty());
+    if let Some(v) = var("GCSORT_MEMSIZE") {
+        let bytes = oxsort_lang::parse_bytes(&v).map_err(|e| anyhow!("GCSORT_MEMSIZE={v}: {e}"))?;
+        req.resources.memory = Some(bytes);
+    }
+    if let Some(v) = var("GCSORT_PATHTMP") {
+        req.resources.temp_dirs.push(PathBuf::from(v));
+    }
+    match var("GCSORT_STATISTICS").as_deref() {
+        None | Some("1") => {}
+        Some("0") => report.quiet = true,
+        Some("2") => report.stats = Some(crate::sort_cmd::StatsFormat::Text),
+        Some(v) => bail!("GCSORT_STATISTICS={v}: expected 0, 1 or 2"),
+    }
+    match var("GCSORT_TESTCMD").as_deref() {
+        None | Some("0") => Ok(false),
+        Some("1") => Ok(true),
+        Some(v) => bail!("GCSORT_TESTCMD={v}: expected 0 or 1"),
     }
 }

@@ -88,6 +88,10 @@ fn main() {
     if gnu::invoked_as_sort(&argv0) {
         std::process::exit(gnu::main(rest));
     }
+    // GCSORT's command line: through a link named `gcsort`, or `oxsort gcsort ARGS...`.
+    if std::path::Path::new(&argv0).file_name().is_some_and(|n| n == "gcsort") {
+        std::process::exit(gcsort_cmd::main(rest));
+    }
     if rest.first().is_some_and(|a| a == "gnu") {
         std::process::exit(gnu::main(rest[1..].to_vec()));
     }
@@ -100,7 +104,7 @@ fn main() {
         Command::Nsort(args) => nsort_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
         Command::Gnu { args } => Ok(gnu::main(args)),
-        Command::Gcsort { args } => gcsort_cmd::run(args),
+        Command::Gcsort { args } => Ok(gcsort_cmd::main(args)),
         Command::Clean(args) => clean_cmd::run(args),
         Command::Man(args) => docs_cmd::man(args),
         Command::Completions(args) => docs_cmd::completions(args),

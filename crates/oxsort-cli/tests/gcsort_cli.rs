@@ -64,7 +64,7 @@ fn mistakes_name_the_statement() {
     let out = dir.path().join("out");
     let try_it = |stmts: String| {
         let o = run(oxsort().args(["gcsort", "-q"]).arg(stmts));
-        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(o.status.code(), Some(16), "GCSORT's exit status for an error");
         assert!(!out.exists());
         stderr(&o)
     };

@@ -15,6 +15,9 @@
 //!   datasets: DD map, JCL DDs, DSN/LRECL/RECFM, OUTFIL files, MAINSIZE
 //! ```
 //!
+//! [`GcsortRun`] sets a GCSORT job's USE and GIVE files in a request, its line sequential
+//! files staged as fixed-length records ([`line_sequential`]).
+//!
 //! [`cluster`] holds the stages of a sort across a cluster (sample, split by splitters) that
 //! Python's `oxsort.ray` calls.
 //!
@@ -42,8 +45,10 @@ pub mod cluster;
 mod datasets;
 pub mod dd;
 mod error;
+mod gcsort;
 mod join_direct;
 pub mod joinkeys;
+pub mod line_sequential;
 pub mod tuning;
 
 use std::path::{Path, PathBuf};
@@ -56,6 +61,7 @@ use oxsort_io::IoOptions;
 
 pub use datasets::{resolve, spec_of};
 pub use error::{Concepts, DataSetError, DoorError, JobError, LengthSource, Words};
+pub use gcsort::{GcsortFilesError, GcsortRun};
 pub use joinkeys::JoinFiles;
 pub use joinkeys::{JoinCounts, JoinExplain, JoinJob, JoinOutcome};
 

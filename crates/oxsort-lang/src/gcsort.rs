@@ -5,41 +5,55 @@
 //!  TAKE file                                        statements read from file, in place
 //!  USE  file ORG SQ|LS|LSF RECORD F,n|V,min,max     an input (repeat to concatenate)
 //!  GIVE file ORG SQ|LS|LSF RECORD F,n|V,min,max     the output
-//!  SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, OPTION, RECORD   as DFSORT's
+//!  SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, OUTFIL, OPTION, RECORD, ALTSEQ, END
+//!                                                   as DFSORT's
 //!  JOINKEYS FILES=F1 / FILES=F2, JOIN, REFORMAT      a join: the first USE is F1, the second F2
 //! ```
+//!
+//! The statements are free form, as GCSORT reads them: in any order, over as many
+//! lines as they like (a line may start or end with the comma between two operands), with
+//! blanks around `=` and `,`, operands without parentheses (`FINDREP IN=C'?',OUT=C'!'`), in
+//! any case; lines whose first non-blank is `*` are comments.
 //!
 //! `ORG SQ` with `RECORD F,n` is fixed n-byte records; `ORG SQ` with `RECORD V,min,max` is
 //! RDW-prefixed variable records (each a 4-byte RDW, whose big-endian length counts the RDW,
 //! then `min` to `max` data bytes); `ORG LS` and `LSF` are line sequential files (text lines).
-//! Lines whose first non-blank is `*` are comments. The caller says what a file name stands for
-//! and reads TAKE files ([`GcsortFiles`]): this module reads no file.
+//! The caller says what a file name stands for and reads TAKE files ([`GcsortFiles`]): this
+//! module reads no file.
 
 use std::path::{Path, PathBuf};
 
-use oxsort_format::{MAX_RECORD_SIZE, RDW_BYTES};
+use oxsort_format::{Location, ParseError, MAX_RECORD_SIZE, RDW_BYTES};
 
-/// Statement names that start a new statement in the one-line command form.
-const STATEMENTS: &[&str] = &[
-    "SORT", "MERGE", "USE", "GIVE", "TAKE", "SUM", "INCLUDE", "OMIT", "INREC", "OUTREC", "OUTFIL",
-    "OPTION", "RECORD", "JOINKEYS", "JOIN", "REFORMAT", "END",
-];
+mod lexer;
+
+use lexer::{Kind, Statement, Token};
+
+/// The statements oxsort runs, for messages.
+const ACCEPTED: &str = "USE, GIVE, TAKE, SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, \
+                        OUTFIL, OPTION, RECORD, ALTSEQ, JOINKEYS, JOIN, REFORMAT, END";
+
+/// The longest DD name.
+const DD_NAME_MAX: usize = 8;
 
 /// How deep TAKE files may nest (a file taking itself would never end).
 pub const MAX_TAKE_DEPTH: usize = 8;
 
-/// Where a statement is: the statements' name (a file, the command line) and the line.
+/// Where a statement (or a token) is: the statements' name (a file, the command line), the
+/// line and the column.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatementAt {
     /// Where the statements came from.
     pub name: String,
-    /// The statement's 1-based line.
+    /// The statement's (or the token's) 1-based line.
     pub line: usize,
+    /// Its 1-based column (in bytes).
+    pub column: usize,
 }
 
 impl std::fmt::Display for StatementAt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: line {}", self.name, self.line)
+        write!(f, "{}: line {}, column {}", self.name, self.line, self.column)
     }
 }
 
@@ -95,6 +109,39 @@ pub enum FileStatementError {
 /// GCSORT statements that cannot be run.
 #[derive(Debug, thiserror::Error)]
 pub enum GcsortError {
+    /// A constant whose quote does not close on its line.
+    #[error("{at}: expected a quote to end the constant")]
+    OpenQuote {
+        /// Where its opening quote is.
+        at: StatementAt,
+    },
+    /// A word where a statement starts that names no statement oxsort runs.
+    #[error(
+        "{at}: {found} is not a statement oxsort runs (GCSORT statements accepted: {})",
+        ACCEPTED
+    )]
+    NotAStatement {
+        /// The word.
+        at: StatementAt,
+        /// The word as written.
+        found: String,
+    },
+    /// A GCSORT statement or operand that oxsort does not run.
+    #[error("{at}: {name} is not supported by oxsort (GCSORT statements accepted: {})", ACCEPTED)]
+    Refused {
+        /// The statement or operand.
+        at: StatementAt,
+        /// Its name, upper case.
+        name: String,
+    },
+    /// A statement the DFSORT parser refused, where it is written.
+    #[error("{at}: {problem}")]
+    Statement {
+        /// The place in the statement.
+        at: StatementAt,
+        /// What is wrong.
+        problem: String,
+    },
     /// A USE or GIVE statement without its file name.
     #[error("{at}: expected a file name after {what}")]
     NoFileName {
@@ -216,7 +263,7 @@ pub enum GcsortError {
     },
     /// A JOINKEYS file whose records are not fixed.
     #[error(
-        "{name}: {what} {} is {}: oxsort joins fixed-length records only (ORG SQ RECORD F,n)",
+        "{name}: {what} {} is {}: oxsort joins fixed-length records only (RECORD F,n)",
         path.display(),
         org.kind()
     )]
@@ -239,19 +286,45 @@ type Result<T> = std::result::Result<T, GcsortError>;
 pub enum GcsortOrg {
     /// `SQ`: fixed records of `n` bytes.
     Fixed(usize),
-    /// `LS`/`LSF`: text lines.
+    /// `LS`/`LSF` with `RECORD V,min,max`: text lines as they are.
     Lines,
+    /// `LS`/`LSF` with `RECORD F,n`: text lines read as records of `len` bytes (a short line
+    /// filled out with blanks, a long one cut), records written as lines; `trim` (`LS`):
+    /// written without their trailing blanks, as GnuCOBOL writes them (`LSF` keeps them).
+    LinesFixed {
+        /// The record length.
+        len: usize,
+        /// Whether written records lose their trailing blanks.
+        trim: bool,
+    },
     /// `SQ` with `RECORD V,min,max`: RDW-prefixed records of at most this many bytes, RDW
     /// included (`max` data bytes and the 4-byte RDW).
     Variable(usize),
 }
 
 impl GcsortOrg {
+    /// The length of its records when they are (or are read as) fixed-length ones.
+    pub fn fixed_len(self) -> Option<usize> {
+        match self {
+            GcsortOrg::Fixed(n) | GcsortOrg::LinesFixed { len: n, .. } => Some(n),
+            GcsortOrg::Lines | GcsortOrg::Variable(_) => None,
+        }
+    }
+
+    /// Whether records of `self` and `other` go through a sort alike: one organization, or
+    /// fixed-length records of one length (line sequential ones read as such).
+    fn agrees(self, other: GcsortOrg) -> bool {
+        match (self.fixed_len(), other.fixed_len()) {
+            (Some(a), Some(b)) => a == b,
+            _ => self == other,
+        }
+    }
+
     /// The kind of file, for the USE/GIVE agreement check.
     pub fn kind(self) -> &'static str {
         match self {
             GcsortOrg::Fixed(_) => "fixed",
-            GcsortOrg::Lines => "line sequential",
+            GcsortOrg::Lines | GcsortOrg::LinesFixed { .. } => "line sequential",
             GcsortOrg::Variable(_) => "variable (RDW-prefixed)",
         }
     }
@@ -260,6 +333,8 @@ impl GcsortOrg {
 /// A USE or GIVE statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GcsortFile {
+    /// The name as written (quotes taken off).
+    pub name: String,
     /// The file (what its name stands for: [`GcsortFiles::path`]).
     pub path: PathBuf,
     /// How it is organized.
@@ -273,13 +348,20 @@ pub struct GcsortJob {
     pub uses: Vec<GcsortFile>,
     /// The GIVE file.
     pub give: Option<GcsortFile>,
-    /// The sort statements, one per line, USE/GIVE/TAKE lines blanked.
+    /// The sort statements for the DFSORT parser, one a line (on its own line number when
+    /// that is still free), as DFSORT writes them.
     pub control: String,
     /// Where the statements came from, for messages.
     pub name: String,
     /// Whether the statements are a JOINKEYS application: the first USE file is F1, the
     /// second F2 (GCSORT's `JOINKEYS FILES=F1` and `FILES=F2`).
     pub join: bool,
+    /// OUTFIL `FNAMES=` names given DD names of their own in `control`: (the DD name, the
+    /// name as written).
+    pub fnames: Vec<(String, String)>,
+    /// For each line of `control`: where its pieces start (1-based column) and where each
+    /// was written.
+    places: Vec<Vec<(usize, StatementAt)>>,
 }
 
 /// The files a sort job names, as [`GcsortJob::sort_files`] checks them.
@@ -304,12 +386,14 @@ pub struct GcsortJoinFiles<'a> {
 
 impl GcsortJob {
     /// The files of a sort (or merge or copy): at least one USE file, all of one organization
-    /// and record format, and a GIVE file of the same kind.
+    /// and record format (or all of fixed-length records of one length, line sequential
+    /// `RECORD F,n` ones read as such), and a GIVE file of the same kind (or of fixed-length
+    /// records, sequential or line sequential).
     pub fn sort_files(&self) -> Result<GcsortSortFiles<'_>> {
         let [first, ..] = self.uses.as_slice() else {
             return Err(GcsortError::NoUse { name: self.name.clone() });
         };
-        if let Some(other) = self.uses.iter().find(|u| u.org != first.org) {
+        if let Some(other) = self.uses.iter().find(|u| !u.org.agrees(first.org)) {
             return Err(GcsortError::MixedUse {
                 name: self.name.clone(),
                 first: first.path.clone(),
@@ -321,7 +405,8 @@ impl GcsortJob {
         let Some(give) = &self.give else {
             return Err(GcsortError::NoGive { name: self.name.clone() });
         };
-        if give.org.kind() != first.org.kind() {
+        let both_fixed = give.org.fixed_len().is_some() && first.org.fixed_len().is_some();
+        if give.org.kind() != first.org.kind() && !both_fixed {
             return Err(GcsortError::Conversion {
                 name: self.name.clone(),
                 used: first.path.clone(),
@@ -334,7 +419,7 @@ impl GcsortJob {
     }
 
     /// The files of a JOINKEYS application: two USE files (F1 and F2) and a GIVE file, all of
-    /// fixed-length records.
+    /// fixed-length records (line sequential `RECORD F,n` ones read as such).
     pub fn join_files(&self) -> Result<GcsortJoinFiles<'_>> {
         let [f1, f2] = self.uses.as_slice() else {
             return Err(GcsortError::JoinFiles { name: self.name.clone(), found: self.uses.len() });
@@ -351,13 +436,13 @@ impl GcsortJob {
 
     /// A file of fixed-length records and its record length.
     fn fixed<'a>(&self, what: &'static str, f: &'a GcsortFile) -> Result<(&'a Path, usize)> {
-        match f.org {
-            GcsortOrg::Fixed(n) => Ok((f.path.as_path(), n)),
-            org => Err(GcsortError::JoinNotFixed {
+        match f.org.fixed_len() {
+            Some(n) => Ok((f.path.as_path(), n)),
+            None => Err(GcsortError::JoinNotFixed {
                 name: self.name.clone(),
                 what,
                 path: f.path.clone(),
-                org,
+                org: f.org,
             }),
         }
     }
@@ -373,86 +458,16 @@ pub trait GcsortFiles {
     fn read(&mut self, path: &Path) -> std::io::Result<String>;
 }
 
-/// GCSORT's one-line command form (the arguments as the shell split them) cut into
-/// statements, one per line, for [`parse_gcsort`].
+/// GCSORT's command form (the arguments as the shell split them, or all the statements in
+/// one argument) as one text for [`parse_gcsort`]: the arguments joined by blanks.
 pub fn gcsort_statements(args: &[String]) -> String {
-    let tokens = words(&args.join(" "));
-    let mut out = String::new();
-    let mut current = String::new();
-    let mut in_file_statement = false;
-    let mut depth = 0i32;
-    for t in tokens {
-        let upper = t.to_ascii_uppercase();
-        let starts = depth == 0
-            && STATEMENTS.contains(&upper.as_str())
-            && !(in_file_statement && (upper == "RECORD" || upper == "ORG"))
-            && !current.ends_with([',', '=']);
-        if starts {
-            if !current.is_empty() {
-                out.push_str(&current);
-                out.push('\n');
-            }
-            in_file_statement = matches!(upper.as_str(), "USE" | "GIVE" | "TAKE");
-            current = t.clone();
-            if !in_file_statement {
-                current.push(' ');
-            }
-            continue;
-        }
-        if in_file_statement {
-            current.push(' ');
-        }
-        current.push_str(&t);
-        depth += paren_depth(&t);
-    }
-    if !current.is_empty() {
-        out.push_str(&current);
-        out.push('\n');
-    }
-    out
+    args.join(" ")
 }
 
-/// Net parentheses of a token outside quotes.
-fn paren_depth(t: &str) -> i32 {
-    let mut quote = false;
-    let mut d = 0;
-    for c in t.chars() {
-        match c {
-            '\'' => quote = !quote,
-            '(' if !quote => d += 1,
-            ')' if !quote => d -= 1,
-            _ => {}
-        }
-    }
-    d
-}
-
-/// Blank-separated words, a quoted constant (`C'a b'`) kept whole.
-fn words(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quote = false;
-    for c in s.chars() {
-        if c == '\'' {
-            quote = !quote;
-        }
-        if c.is_whitespace() && !quote {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// Reads GCSORT statements (one per line; `name` says where they came from, for messages):
-/// USE, GIVE and TAKE are taken out (TAKE files read in place through `files`), comment lines
-/// blanked, the rest left for the DFSORT parser on the same lines.
+/// Reads GCSORT statements (free form: any line layout, as the module says; `name` says where
+/// they came from, for messages): USE and GIVE are taken out, TAKE files read in place
+/// through `files`, and the other statements written for the DFSORT parser, one a line, as
+/// DFSORT writes them; [`GcsortJob::locate`] points a DFSORT message at the text as written.
 ///
 /// ```
 /// use std::path::{Path, PathBuf};
@@ -469,7 +484,7 @@ fn words(s: &str) -> Vec<String> {
 /// }
 ///
 /// let args: Vec<String> = "SORT FIELDS=(1,5,CH,A) USE in.dat ORG SQ RECORD F,80 \
-///                          GIVE out.dat ORG SQ RECORD F,80"
+///                          GIVE out.dat ORG SQ RECORD F , 80 OUTREC FIELDS=(1,10\n,20,5)"
 ///     .split(' ')
 ///     .map(String::from)
 ///     .collect();
@@ -478,119 +493,283 @@ fn words(s: &str) -> Vec<String> {
 /// let files = job.sort_files().unwrap();
 /// assert_eq!(files.org, GcsortOrg::Fixed(80));
 /// assert_eq!(files.give.path, PathBuf::from("out.dat"));
-/// assert_eq!(job.control.trim(), "SORT FIELDS=(1,5,CH,A)");
+/// assert_eq!(job.control, "SORT FIELDS=(1,5,CH,A)\nOUTREC FIELDS=(1,10,20,5)\n");
 /// ```
 pub fn parse_gcsort(text: &str, name: &str, files: &mut dyn GcsortFiles) -> Result<GcsortJob> {
-    translate(text, name, 0, files)
-}
-
-fn translate(
-    text: &str,
-    name: &str,
-    depth: usize,
-    files: &mut dyn GcsortFiles,
-) -> Result<GcsortJob> {
+    let top = statements_of(text, name)?;
     let mut job = GcsortJob {
         uses: Vec::new(),
         give: None,
         control: String::new(),
         name: name.to_string(),
         join: false,
+        fnames: Vec::new(),
+        places: Vec::new(),
     };
-    for (i, raw) in text.split('\n').enumerate() {
-        let line = raw.strip_suffix('\r').unwrap_or(raw);
-        let w = words(line);
-        let keyword = w.first().map(|s| s.to_ascii_uppercase()).unwrap_or_default();
-        let at = || StatementAt { name: name.to_string(), line: i + 1 };
-        if keyword.starts_with('*') {
-            job.control.push('\n');
-            continue;
+    if let [only] = top.as_slice() {
+        if only.upper() == "TAKE" {
+            // The job is the TAKE file: its statements keep their own line numbers.
+            job.name = files.path(&take_name(only)?).display().to_string();
         }
-        match keyword.as_str() {
-            "USE" | "GIVE" => {
-                let f = file_statement(&w, at, &*files)?;
-                if keyword == "USE" {
-                    job.uses.push(f);
-                } else if job.give.replace(f).is_some() {
-                    return Err(GcsortError::SecondGive { at: at() });
+    }
+    let mut all = Vec::new();
+    expand(top, 0, files, &mut all)?;
+    for st in all {
+        let upper = st.upper();
+        match upper.as_str() {
+            "USE" => job.uses.push(file_statement(&st, &*files)?),
+            "GIVE" => {
+                let f = file_statement(&st, &*files)?;
+                if job.give.replace(f).is_some() {
+                    return Err(GcsortError::SecondGive { at: st.name.at.clone() });
                 }
             }
-            "TAKE" => {
-                let [_, file] = w.as_slice() else {
-                    return Err(GcsortError::TakeWords { at: at() });
-                };
-                if depth >= MAX_TAKE_DEPTH {
-                    return Err(GcsortError::TakeDepth { at: at() });
-                }
-                let path = files.path(file);
-                let inner = files.read(&path).map_err(|source| GcsortError::TakeRead {
-                    at: at(),
-                    path: path.clone(),
-                    source,
-                })?;
-                let taken = translate(&inner, &path.display().to_string(), depth + 1, files)?;
-                job.uses.extend(taken.uses);
-                job.join |= taken.join;
-                if let Some(g) = taken.give {
-                    if job.give.replace(g).is_some() {
-                        return Err(GcsortError::SecondGive { at: at() });
-                    }
-                }
-                if depth == 0 && job.control.trim().is_empty() {
-                    // The job is the TAKE file: its statements keep their own line numbers.
-                    job.name = taken.name;
-                    job.control = taken.control;
-                    continue;
-                }
-                job.control.push_str(&taken.control);
+            _ if lexer::REFUSED.contains(&upper.as_str()) => {
+                return Err(refused(&st.name));
             }
             _ => {
-                job.join |= keyword == "JOINKEYS";
-                job.control.push_str(line);
+                if let Some(x) = st.operands.iter().find(|t| t.upper() == "XSUM") {
+                    return Err(refused(x));
+                }
+                job.join |= upper == "JOINKEYS";
+                job.write(&st);
             }
         }
-        job.control.push('\n');
     }
     Ok(job)
 }
 
+/// The statements of one text.
+fn statements_of(text: &str, name: &str) -> Result<Vec<Statement>> {
+    let tokens = lexer::tokens(text, name).map_err(|q| GcsortError::OpenQuote { at: q.0 })?;
+    lexer::statements(tokens)
+        .map_err(|e| GcsortError::NotAStatement { at: e.0.at.clone(), found: e.0.text.clone() })
+}
+
+/// The file name of a TAKE statement.
+fn take_name(st: &Statement) -> Result<String> {
+    match st.operands.as_slice() {
+        [file] if file.kind == lexer::Kind::Atom => Ok(unquote(&file.text)),
+        _ => Err(GcsortError::TakeWords { at: st.name.at.clone() }),
+    }
+}
+
+/// `statements` with each TAKE replaced by the statements of its file.
+fn expand(
+    statements: Vec<Statement>,
+    depth: usize,
+    files: &mut dyn GcsortFiles,
+    out: &mut Vec<Statement>,
+) -> Result<()> {
+    for st in statements {
+        if st.upper() != "TAKE" {
+            out.push(st);
+            continue;
+        }
+        let at = st.name.at.clone();
+        let file = take_name(&st)?;
+        if depth >= MAX_TAKE_DEPTH {
+            return Err(GcsortError::TakeDepth { at });
+        }
+        let path = files.path(&file);
+        let text = files.read(&path).map_err(|source| GcsortError::TakeRead {
+            at,
+            path: path.clone(),
+            source,
+        })?;
+        let inner = statements_of(&text, &path.display().to_string())?;
+        expand(inner, depth + 1, files, out)?;
+    }
+    Ok(())
+}
+
+/// The message for a statement (or operand) GCSORT has and oxsort does not run.
+fn refused(t: &Token) -> GcsortError {
+    GcsortError::Refused { at: t.at.clone(), name: t.upper() }
+}
+
+/// A file name without the quotes around it.
+fn unquote(name: &str) -> String {
+    for q in ['"', '\''] {
+        if let Some(inner) = name.strip_prefix(q).and_then(|n| n.strip_suffix(q)) {
+            return inner.to_string();
+        }
+    }
+    name.to_string()
+}
+
+impl GcsortJob {
+    /// Writes `st` as a DFSORT statement line, on its own line number when the text it came
+    /// from is the job's and that line is still ahead.
+    fn write(&mut self, st: &Statement) {
+        if st.name.at.name == self.name {
+            while self.places.len() + 1 < st.name.at.line {
+                self.control.push('\n');
+                self.places.push(Vec::new());
+            }
+        }
+        let mut places = vec![(1, st.name.at.clone())];
+        let mut line = st.name.text.clone();
+        let mut operands = lexer::dfsort_operands(&st.operands);
+        if st.upper() == "OUTFIL" {
+            self.alias_fnames(&mut operands);
+        }
+        if !operands.is_empty() {
+            line.push(' ');
+        }
+        for (text, at) in operands {
+            places.push((line.len() + 1, at));
+            line.push_str(&text);
+        }
+        self.control.push_str(&line);
+        self.control.push('\n');
+        self.places.push(places);
+    }
+
+    /// GCSORT writes each record at the GIVE file's length: when the USE and GIVE files hold
+    /// fixed-length records of different lengths and no INREC, OUTREC or OUTFIL sets the
+    /// records written, an OUTREC statement that cuts them to the GIVE length or fills them
+    /// out with blanks is put first in [`GcsortJob::control`].
+    pub fn fit_to_give(&mut self) {
+        let (Some(first), Some(give)) = (self.uses.first(), &self.give) else { return };
+        let (Some(n), Some(m)) = (first.org.fixed_len(), give.org.fixed_len()) else { return };
+        if n == m || self.join {
+            return;
+        }
+        let Ok(c) = crate::parse_control(&self.control) else { return };
+        if c.inrec.is_some() || c.outrec.is_some() || !c.outfil.is_empty() {
+            return;
+        }
+        let outrec = if m < n {
+            format!("OUTREC FIELDS=(1,{m})\n")
+        } else {
+            format!("OUTREC FIELDS=(1,{n},{}X)\n", m - n)
+        };
+        self.control.insert_str(0, &outrec);
+        let at = StatementAt { name: self.name.clone(), line: 1, column: 1 };
+        self.places.insert(0, vec![(1, at)]);
+    }
+
+    /// OUTFIL's `FNAMES=` names that are no DD names (GCSORT's are environment variable
+    /// names such as `FOUT_01`) replaced by DD names of their own, kept in
+    /// [`GcsortJob::fnames`].
+    fn alias_fnames(&mut self, operands: &mut [(String, StatementAt)]) {
+        let mut in_fnames = false;
+        let mut depth = 0;
+        for i in 0..operands.len() {
+            let text = operands[i].0.clone();
+            if !in_fnames {
+                let after_fnames = i >= 2
+                    && operands[i - 1].0 == "="
+                    && operands[i - 2].0.eq_ignore_ascii_case("FNAMES");
+                if !after_fnames {
+                    continue;
+                }
+                in_fnames = true;
+            }
+            match text.as_str() {
+                "(" => {
+                    depth += 1;
+                    continue;
+                }
+                ")" => {
+                    depth -= 1;
+                    in_fnames = depth > 0;
+                    continue;
+                }
+                "," => continue,
+                _ => {}
+            }
+            let dd_name =
+                text.len() <= DD_NAME_MAX && text.bytes().all(|b| b.is_ascii_alphanumeric());
+            if !dd_name {
+                let alias = format!("GCSF{:04}", self.fnames.len() + 1);
+                self.fnames.push((alias.clone(), text));
+                operands[i].0 = alias;
+            }
+            in_fnames = depth > 0;
+        }
+    }
+
+    /// A DFSORT parser's message about [`GcsortJob::control`], pointed at the statement's
+    /// text as written (its file, line and column).
+    pub fn locate(&self, e: &ParseError) -> GcsortError {
+        let whole = StatementAt { name: self.name.clone(), line: 1, column: 1 };
+        let at = match e.location {
+            Location::Line { line, column } => self
+                .places
+                .get(line.wrapping_sub(1))
+                .and_then(|places| {
+                    let (start, at) = places.iter().rev().find(|(start, _)| *start <= column)?;
+                    let mut at = at.clone();
+                    // Inside a piece that kept its text (not an inserted comma): the column
+                    // inside it.
+                    at.column += column - start;
+                    Some(at)
+                })
+                .unwrap_or(whole),
+            _ => whole,
+        };
+        GcsortError::Statement { at, problem: e.message() }
+    }
+}
+
 /// `USE|GIVE file ORG SQ|LS|LSF RECORD F,n|V,min,max` (ORG and RECORD in either order).
-fn file_statement(
-    w: &[String],
-    at: impl Fn() -> StatementAt,
-    files: &dyn GcsortFiles,
-) -> Result<GcsortFile> {
-    let what = w[0].to_ascii_uppercase();
-    let Some(file) = w.get(1) else {
+fn file_statement(st: &Statement, files: &dyn GcsortFiles) -> Result<GcsortFile> {
+    let what = st.upper();
+    let at = || st.name.at.clone();
+    let Some((file, rest)) = st.operands.split_first().filter(|(f, _)| f.kind == Kind::Atom) else {
         return Err(GcsortError::NoFileName { at: at(), what });
     };
+    let name = unquote(&file.text);
     let fail = |problem| GcsortError::FileStatement {
         at: at(),
         what: what.clone(),
-        file: file.clone(),
+        file: name.clone(),
         problem,
     };
     use FileStatementError as E;
     let mut org = None;
     let mut record = None;
-    let mut i = 2;
-    while i < w.len() {
-        let keyword = w[i].to_ascii_uppercase();
-        let Some(value) = w.get(i + 1) else {
-            return Err(GcsortError::NoValue { at: at(), keyword });
-        };
+    let mut i = 0;
+    while i < rest.len() {
+        let t = &rest[i];
+        let keyword = t.upper();
+        let no_value = || GcsortError::NoValue { at: t.at.clone(), keyword: keyword.clone() };
         match keyword.as_str() {
-            "ORG" => org = Some(value.to_ascii_uppercase()),
-            "RECORD" => record = Some(value.to_ascii_uppercase()),
+            "ORG" => {
+                let v = rest.get(i + 1).filter(|v| v.kind == Kind::Atom).ok_or_else(no_value)?;
+                org = Some(v.upper());
+                i += 2;
+            }
+            "RECORD" => {
+                let v = rest.get(i + 1).filter(|v| v.kind == Kind::Atom).ok_or_else(no_value)?;
+                let mut value = v.upper();
+                i += 2;
+                while let (Some(c), Some(n)) = (rest.get(i), rest.get(i + 1)) {
+                    if c.kind != Kind::Comma || n.kind != Kind::Atom {
+                        break;
+                    }
+                    value.push(',');
+                    value.push_str(&n.upper());
+                    i += 2;
+                }
+                record = Some(value);
+            }
             "KEY" => return Err(fail(E::Indexed)),
-            _ => return Err(fail(E::Operand { found: w[i].clone() })),
+            _ => return Err(fail(E::Operand { found: t.text.clone() })),
         }
-        i += 2;
     }
     let org = org.ok_or_else(|| fail(E::NoOrg))?;
     let record = record.ok_or_else(|| fail(E::NoRecord))?;
     let parts: Vec<&str> = record.split(',').collect();
     let org = match (org.as_str(), parts.as_slice()) {
+        ("LS" | "LSF", ["F", n]) => match n.parse::<usize>() {
+            Ok(n) if n > 0 && n <= MAX_RECORD_SIZE => {
+                GcsortOrg::LinesFixed { len: n, trim: org == "LS" }
+            }
+            _ => return Err(fail(E::FixedLength { length: n.to_string() })),
+        },
         ("LS" | "LSF", _) => GcsortOrg::Lines,
         ("SQ", ["F", n]) => match n.parse::<usize>() {
             Ok(n) if n > 0 => GcsortOrg::Fixed(n),
@@ -610,7 +789,7 @@ fn file_statement(
         ("SQ", _) => return Err(fail(E::RecordForm { record: record.clone() })),
         (o, _) => return Err(fail(E::Org { org: o.to_string() })),
     };
-    Ok(GcsortFile { path: files.path(file), org })
+    Ok(GcsortFile { path: files.path(&name), name, org })
 }
 
 #[cfg(test)]
@@ -641,7 +820,7 @@ mod tests {
     }
 
     #[test]
-    fn the_command_form_is_cut_into_statements() {
+    fn the_command_form_is_one_text() {
         let args: Vec<String> = [
             "SORT",
             "FIELDS=(1,5,CH,A)",
@@ -659,17 +838,89 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         let text = gcsort_statements(&args);
-        assert_eq!(
-            text,
-            "SORT FIELDS=(1,5,CH,A)\nUSE in.dat ORG SQ RECORD F,100\n\
-             GIVE out.dat RECORD F,100 ORG SQ\nINCLUDE COND=(1,1,CH,EQ,C'A B')\n"
-        );
         let job = parse_gcsort(&text, "x", &mut Files::default()).unwrap();
         assert_eq!(job.uses.len(), 1);
         assert_eq!(job.uses[0].org, GcsortOrg::Fixed(100));
         assert_eq!(job.sort_files().unwrap().org, GcsortOrg::Fixed(100));
         assert_eq!(job.give.unwrap().path, PathBuf::from("out.dat"));
-        assert_eq!(job.control, "SORT FIELDS=(1,5,CH,A)\n\n\nINCLUDE COND=(1,1,CH,EQ,C'A B')\n\n");
+        assert_eq!(job.control, "SORT FIELDS=(1,5,CH,A)\nINCLUDE COND=(1,1,CH,EQ,C'A B')\n");
+    }
+
+    #[test]
+    fn statements_after_give_and_over_lines_keep_their_line_numbers() {
+        let text = "* a job\n USE in ORG LS RECORD F,20\n GIVE out ORG LS RECORD F,20\n \
+                    SORT FIELDS=(1,5,CH,A,\n   6,2,CH,D)\n OUTREC FIELDS=(1,10\n  ,20,1)";
+        let job = parse(text).unwrap();
+        assert_eq!(
+            job.control,
+            "\n\n\nSORT FIELDS=(1,5,CH,A,6,2,CH,D)\n\nOUTREC FIELDS=(1,10,20,1)\n"
+        );
+        assert_eq!(job.sort_files().unwrap().give.name, "out");
+    }
+
+    #[test]
+    fn dfsort_messages_point_at_the_text_as_written() {
+        let text = "USE in ORG LS RECORD F,20\nGIVE out ORG LS RECORD F,20\n\
+                    SORT FIELDS=(1,5,CH,A,\n   6 , 2 , CQ , D)";
+        let job = parse(text).unwrap();
+        let e = crate::parse_control(&job.control).unwrap_err();
+        // CQ is on line 4, column 12, of the text as written.
+        let at = job.locate(&e);
+        assert!(at.to_string().starts_with("t: line 4, column 12: "), "{at}");
+        let job = parse("SORT FIELDS=(1,5,CH,A)\n INCLUDE COND=(1,2,CH,EQ)").unwrap();
+        let e = crate::parse_control(&job.control).unwrap_err();
+        assert!(job.locate(&e).to_string().starts_with("t: line 2, column"), "{e}");
+    }
+
+    #[test]
+    fn records_are_fitted_to_the_give_length() {
+        let mut job =
+            parse("SORT FIELDS=COPY\nUSE a ORG LS RECORD F,10\nGIVE b ORG SQ RECORD F,4").unwrap();
+        job.fit_to_give();
+        assert_eq!(job.control, "OUTREC FIELDS=(1,4)\nSORT FIELDS=COPY\n");
+        let mut job =
+            parse("SORT FIELDS=COPY\nUSE a ORG SQ RECORD F,3\nGIVE b ORG SQ RECORD F,5").unwrap();
+        job.fit_to_give();
+        assert_eq!(job.control, "OUTREC FIELDS=(1,3,2X)\nSORT FIELDS=COPY\n");
+        // An OUTREC says the length itself; so do equal lengths.
+        for text in [
+            "SORT FIELDS=COPY OUTREC FIELDS=(1,2) USE a ORG SQ RECORD F,3 GIVE b ORG SQ RECORD F,5",
+            "SORT FIELDS=COPY USE a ORG SQ RECORD F,3 GIVE b ORG LS RECORD F,3",
+        ] {
+            let mut job = parse(text).unwrap();
+            let before = job.control.clone();
+            job.fit_to_give();
+            assert_eq!(job.control, before);
+        }
+    }
+
+    #[test]
+    fn outfil_names_that_are_no_dd_names_get_one() {
+        let job =
+            parse("OUTFIL FNAMES=(FOUT_1,OK,F_2),INCLUDE=(1,1,CH,EQ,C'A')\nOUTFIL SAVE,FNAMES=X_Y")
+                .unwrap();
+        assert_eq!(
+            job.control,
+            "OUTFIL FNAMES=(GCSF0001,OK,GCSF0002),INCLUDE=(1,1,CH,EQ,C'A')\n\
+             OUTFIL SAVE,FNAMES=GCSF0003\n"
+        );
+        let names: Vec<(&str, &str)> =
+            job.fnames.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(names, [("GCSF0001", "FOUT_1"), ("GCSF0002", "F_2"), ("GCSF0003", "X_Y")]);
+    }
+
+    #[test]
+    fn unsupported_statements_name_their_place_and_what_runs() {
+        let err = |text: &str| parse(text).unwrap_err().to_string();
+        let e = err("SORT FIELDS=COPY\n  MODS E15=(X,1000)");
+        assert!(e.starts_with("t: line 2, column 3: MODS is not supported by oxsort"), "{e}");
+        assert!(e.contains("SORT, MERGE, SUM"), "{e}");
+        let e = err("SORT FIELDS=(1,2,CH,A)\nSUM FIELDS=NONE,XSUM");
+        assert!(e.starts_with("t: line 2, column 17: XSUM is not supported"), "{e}");
+        let e = err("SORT FIELDS=COPY\n COPYX FIELDS=(1,2)");
+        assert!(e.starts_with("t: line 2, column 2: COPYX is not a statement"), "{e}");
+        let e = err("SORT FIELDS=COPY\n INCLUDE COND=(1,1,CH,EQ,C'x)");
+        assert_eq!(e, "t: line 2, column 27: expected a quote to end the constant");
     }
 
     #[test]
@@ -677,18 +928,22 @@ mod tests {
         let err = |line: &str| parse(line).unwrap_err().to_string();
         assert!(err("USE a ORG SQ RECORD V,20,10").contains("RECORD V,20,10"));
         assert!(err("USE a ORG SQ RECORD V,10").contains("expected RECORD F,n or V,min,max"));
-        let job = parse("USE a ORG SQ RECORD V,10,300").unwrap();
+        let job = parse("USE a ORG SQ RECORD V , 10 , 300").unwrap();
         assert_eq!(job.uses[0].org, GcsortOrg::Variable(304));
         assert_eq!(
             err("USE a ORG IX RECORD F,10"),
-            "t: line 1: USE a: ORG IX is not supported by oxsort (SQ, LS and LSF are)"
+            "t: line 1, column 1: USE a: ORG IX is not supported by oxsort (SQ, LS and LSF are)"
         );
         assert!(err("USE a ORG SQ").contains("expected RECORD"));
         assert!(err("GIVE a ORG SQ RECORD F,x").contains("RECORD F,X"));
-        assert_eq!(err("\nUSE a ORG"), "t: line 2: expected a value after ORG");
+        assert_eq!(err("\nUSE a ORG"), "t: line 2, column 7: expected a value after ORG");
         assert!(matches!(
             parse("USE a KEY k").unwrap_err(),
             GcsortError::FileStatement { problem: FileStatementError::Indexed, .. }
+        ));
+        assert!(matches!(
+            parse("GIVE a ORG LS RECORD F,1 GIVE b ORG LS RECORD F,1").unwrap_err(),
+            GcsortError::SecondGive { .. }
         ));
     }
 
@@ -699,14 +954,17 @@ mod tests {
         files.take.insert(PathBuf::from("job.take"), "* a comment\nUSE dd_in ORG LS RECORD F,10\n SORT FIELDS=COPY\nGIVE out ORG LSF RECORD F,10\n");
         let job = parse_gcsort("TAKE job.take", "cmd", &mut files).unwrap();
         assert_eq!((job.name.as_str(), job.uses[0].path.to_str()), ("job.take", Some("in.dat")));
-        assert_eq!(job.control, "\n\n SORT FIELDS=COPY\n\n\n");
+        assert_eq!(job.uses[0].name, "dd_in");
+        assert_eq!(job.control, "\n\nSORT FIELDS=COPY\n");
         assert_eq!(job.sort_files().unwrap().give.path, PathBuf::from("out"));
         let err = parse_gcsort("TAKE none", "cmd", &mut files).unwrap_err();
-        assert_eq!(err.to_string(), "cmd: line 1: reading the TAKE file none");
+        assert_eq!(err.to_string(), "cmd: line 1, column 1: reading the TAKE file none");
         assert!(std::error::Error::source(&err).is_some());
         files.take.insert(PathBuf::from("self"), "TAKE self");
         let err = parse_gcsort("TAKE self", "cmd", &mut files).unwrap_err();
         assert!(matches!(err, GcsortError::TakeDepth { .. }), "{err}");
+        let err = parse_gcsort("SORT FIELDS=COPY TAKE", "cmd", &mut files).unwrap_err();
+        assert!(matches!(err, GcsortError::TakeWords { .. }), "{err}");
     }
 
     #[test]
@@ -717,8 +975,17 @@ mod tests {
             "t: the USE files must have one organization and record format (a is Fixed(10), \
              b is Variable(13))"
         );
-        let job = parse("USE a ORG SQ RECORD F,10\nGIVE b ORG LS RECORD F,10").unwrap();
+        let job = parse("USE a ORG SQ RECORD V,1,10\nGIVE b ORG LS RECORD F,10").unwrap();
         assert!(job.sort_files().unwrap_err().to_string().contains("differ in organization"));
+        // Fixed-length records, sequential or line sequential, go together.
+        let job =
+            parse("USE a ORG SQ RECORD F,10\nUSE b ORG LSF RECORD F,10\nGIVE c ORG LS RECORD F,4")
+                .unwrap();
+        let f = job.sort_files().unwrap();
+        assert_eq!(f.give.org, GcsortOrg::LinesFixed { len: 4, trim: true });
+        assert_eq!(job.uses[1].org, GcsortOrg::LinesFixed { len: 10, trim: false });
+        let job = parse("USE a ORG SQ RECORD F,10\nUSE b ORG LS RECORD F,9").unwrap();
+        assert!(matches!(job.sort_files(), Err(GcsortError::MixedUse { .. })));
         assert!(matches!(parse("").unwrap().sort_files(), Err(GcsortError::NoUse { .. })));
         let job = parse(
             "JOINKEYS FILES=F1,FIELDS=(1,2,A)\nUSE a ORG SQ RECORD F,10\n\
@@ -729,7 +996,7 @@ mod tests {
         let f = job.join_files().unwrap();
         assert_eq!((f.f1.1, f.f2.1, f.give.1), (10, 20, 30));
         let job =
-            parse("USE a ORG SQ RECORD F,10\nUSE b ORG LS RECORD F,2\nGIVE c ORG SQ RECORD F,3")
+            parse("USE a ORG SQ RECORD F,10\nUSE b ORG LS RECORD V,1,2\nGIVE c ORG SQ RECORD F,3")
                 .unwrap();
         assert!(job.join_files().unwrap_err().to_string().contains("USE b is line sequential"));
         assert!(matches!(

@@ -7,8 +7,8 @@
 //! - DFSORT control statements: [`parse_control`] into a [`Control`], [`parse_fields`] for a
 //!   key in DFSORT's field syntax, [`parse_join_input_control`] for a JOINKEYS side's
 //!   statements; [`jcl`] for the DD statements of a JCL step (data set names, record formats).
-//! - GCSORT's command form (GnuCOBOL's sort): [`gcsort_statements`] cuts its one-line form
-//!   into statements, [`parse_gcsort`] reads them into a [`GcsortJob`] (its USE and GIVE
+//! - GCSORT's command form (GnuCOBOL's sort): [`gcsort_statements`] joins its arguments,
+//!   [`parse_gcsort`] reads its free-form statements into a [`GcsortJob`] (its USE and GIVE
 //!   files and the DFSORT statements), TAKE files read through the caller's [`GcsortFiles`].
 //! - nsort's command line and specification files: [`parse_nsort`], [`parse_nsort_with`],
 //!   [`parse_nsort_spec`] into an [`NsortCommand`].

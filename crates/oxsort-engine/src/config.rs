@@ -174,6 +174,8 @@ pub struct SortConfig {
     pub(crate) passes: PassChoice,
     /// The files of the `OUTFIL` outputs, by DD name.
     pub(crate) outfil_paths: Vec<(String, PathBuf)>,
+    /// Small inputs may be sorted in the calling thread (see [`crate::small_input_limit`]).
+    pub(crate) small_inputs: bool,
 }
 
 impl std::fmt::Debug for SortConfig {
@@ -213,6 +215,7 @@ impl SortConfig {
             restart: false,
             passes: PassChoice::Auto,
             outfil_paths: Vec::new(),
+            small_inputs: false,
         }
     }
     /// The inputs, in concatenation order.
@@ -285,6 +288,7 @@ pub struct SortConfigBuilder {
     restart: bool,
     passes: PassChoice,
     outfil_paths: Vec<(String, PathBuf)>,
+    small_inputs: bool,
 }
 
 impl SortConfigBuilder {
@@ -421,6 +425,14 @@ impl SortConfigBuilder {
         Ok(())
     }
 
+    /// Lets a sort of delimited records whose inputs turn out small run in the calling thread,
+    /// without the planned machinery (see [`crate::small_input_limit`]); its statistics then
+    /// have no phases. Off by default.
+    pub fn small_inputs(mut self, on: bool) -> Self {
+        self.small_inputs = on;
+        self
+    }
+
     /// Validates and builds.
     pub fn build(self) -> Result<SortConfig> {
         if self.inputs.is_empty() {
@@ -521,6 +533,7 @@ impl SortConfigBuilder {
             restart: self.restart,
             passes: self.passes,
             outfil_paths: self.outfil_paths,
+            small_inputs: self.small_inputs,
         })
     }
 }

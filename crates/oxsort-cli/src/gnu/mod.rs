@@ -301,7 +301,8 @@ fn engine_config(
         .collect();
     let layout = if eol == 0 { RecordLayout::NUL } else { RecordLayout::LINES };
     let what = SortSpec { key: spec.cloned(), unique: a.unique, ..SortSpec::with_layout(layout) };
-    let mut b = SortConfig::builder(inputs, output).spec(what);
+    // Small inputs are sorted in this thread, as GNU sort sorts them: scripts call it in loops.
+    let mut b = SortConfig::builder(inputs, output).spec(what).small_inputs(true);
     if let Some(m) = memory {
         b = b.memory(m);
     }

@@ -1,0 +1,396 @@
+//! The small-input path: a sort of delimited records whose inputs hold at most
+//! [`small_input_limit`] bytes runs in the calling thread, as a C program's sort would: the
+//! inputs read into one buffer with ordinary buffered reads, the records sorted by index, the
+//! output written in one piece. No thread pool, no io_uring ring, no chunk buffers or pool
+//! reservation, no leftover sweep of the temp directories (nothing is spilled): what a
+//! three-line sort costs is the process's start, and the memory grows with the input.
+//!
+//! ```text
+//!  inputs ─► read (each to its end, at most the limit in all) ─┬─► fits:    sort in memory ─► verify ─► out
+//!                                                             └─► too big: the planned sort
+//! ```
+//!
+//! Inputs are streams until proven regular files: nothing is sized or read ahead of the sort.
+//! A regular file whose length passes the limit is left to the planned sort unread; a stream
+//! that turns out bigger goes on into the planned sort, the bytes already read first (fed
+//! through a pipe, followed by the rest of the stream), so nothing read is lost.
+//!
+//! The self-verification is the planned sort's: every record read is summed into the checksum,
+//! every record written is summed again and checked in order; a mismatch fails the sort and
+//! nothing appears under the output name.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use oxsort_format::{Mode, SortKey};
+use oxsort_io::{AtomicOutput, OutputTarget};
+
+use crate::config::{Input, Output, PassChoice, SortConfig, Stream};
+use crate::error::{EngineError, Result};
+use crate::stats::SortStats;
+use crate::verify::{checksum_hex, OrderBuilder, OrderCheck};
+
+/// What [`try_sort`] did.
+pub(crate) enum Outcome {
+    /// Sorted in memory: the output is complete and verified.
+    Sorted(SortStats),
+    /// Not a small-path sort, or inputs too big for it of which nothing was consumed: the
+    /// planned sort reads the configuration's inputs.
+    Planned,
+    /// A stream too big for the small path: the planned sort reads what was read of it first.
+    Handoff(Handoff),
+}
+
+/// The inputs' size up to which a sort runs in the calling thread: `OXSORT_SMALL_INPUT_BYTES`
+/// when set (`0` turns the small path off, for tests that compare both paths on one input),
+/// else [`crate::tuning::SMALL_INPUT_BYTES`].
+pub fn small_input_limit() -> u64 {
+    std::env::var("OXSORT_SMALL_INPUT_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(crate::tuning::SMALL_INPUT_BYTES)
+}
+
+/// Whether the configuration is one the small path sorts: delimited records sorted as they
+/// are read (no reshaping, filter, sums, window or journal) to a file or standard output.
+fn eligible(cfg: &SortConfig) -> bool {
+    let k = &cfg.key;
+    let s = &cfg.spec;
+    cfg.small_inputs
+        && k.layout().terminator().is_some()
+        && k.input_layout() == k.layout()
+        && k.inrec().is_none()
+        && k.outrec().is_none()
+        && k.var_outrec().is_none()
+        && k.outfil().is_none()
+        && s.sum.is_none()
+        && s.filter.is_none()
+        && s.skiprec.is_none()
+        && s.stopaft.is_none()
+        && s.mode == Mode::Sort
+        && !cfg.resume
+        && cfg.passes == PassChoice::Auto
+        && cfg.progress.is_none()
+        && cfg.cancel.is_none()
+        && matches!(cfg.output, Output::Stdout | Output::Path(_))
+}
+
+/// Sorts in the calling thread when the inputs turn out small, else says which inputs the
+/// planned sort is to read.
+pub(crate) fn try_sort(cfg: &SortConfig) -> Result<Outcome> {
+    if !eligible(cfg) {
+        return Ok(Outcome::Planned);
+    }
+    let t0 = Instant::now();
+    // A share of the budget at most: the records' index and the output take as much again.
+    let limit = small_input_limit().min(cfg.memory / 4);
+    let eol = cfg.key.layout().terminator().unwrap_or(b'\n');
+    let mut data = Vec::new();
+    // Where each input's records start (record number, input's name), for key errors.
+    let mut starts: Vec<(usize, PathBuf)> = Vec::new();
+    let mut streamed = false;
+    for (i, input) in cfg.inputs.iter().enumerate() {
+        let (file, name) = open(input)?;
+        let meta =
+            file.metadata().map_err(|e| EngineError::Input { path: name.clone(), source: e })?;
+        // A regular file's length says whether it fits (`/proc` and `/sys` files, whose length
+        // says nothing, are read as streams: the limit still holds as they are read).
+        if meta.is_file() && data.len() as u64 + meta.len() > limit {
+            return Ok(match streamed {
+                true => Outcome::Handoff(handoff(data, None, &cfg.inputs[i..])?),
+                false => Outcome::Planned,
+            });
+        }
+        starts.push((data.len(), name.clone()));
+        let room = limit - data.len() as u64;
+        let before = data.len();
+        let mut reader = file;
+        (&mut reader)
+            .take(room + 1)
+            .read_to_end(&mut data)
+            .map_err(|e| EngineError::Input { path: name.clone(), source: e })?;
+        streamed |= !meta.is_file();
+        if data.len() as u64 > limit {
+            // Bigger than it may be here: what was read goes first, then the rest of it.
+            let partial = Some((reader, name));
+            return Ok(Outcome::Handoff(handoff(data, partial, &cfg.inputs[i + 1..])?));
+        }
+        // An input's last record gets a terminator if it lacks one (as GNU sort writes it).
+        if data.len() > before && data.last() != Some(&eol) {
+            data.push(eol);
+        }
+    }
+    let stats = sort_buffer(cfg, &data, eol, &starts)?;
+    Ok(Outcome::Sorted(SortStats { elapsed_s: t0.elapsed().as_secs_f64(), ..stats }))
+}
+
+/// Opens an input for reading, with its name in messages.
+fn open(input: &Input) -> Result<(std::fs::File, PathBuf)> {
+    match input {
+        Input::Path(p) => std::fs::File::open(p)
+            .map(|f| (f, p.clone()))
+            .map_err(|e| EngineError::Input { path: p.clone(), source: e }),
+        Input::Stdin => {
+            let name = PathBuf::from("-");
+            let fd = std::os::fd::AsFd::as_fd(&std::io::stdin())
+                .try_clone_to_owned()
+                .map_err(|e| EngineError::Input { path: name.clone(), source: e })?;
+            Ok((std::fs::File::from(fd), name))
+        }
+        Input::Stream(st) => {
+            let name = PathBuf::from(st.name());
+            st.file()
+                .map(|f| (f, name.clone()))
+                .map_err(|e| EngineError::Input { path: name, source: e })
+        }
+    }
+}
+
+/// A stream that turned out too big for the small path, handed to the planned sort: one
+/// stream of the bytes read so far followed by the rest of the input being read, fed by a
+/// thread through a pipe, then the inputs not opened yet.
+pub(crate) struct Handoff {
+    inputs: Vec<Input>,
+    /// Set by the feeder when the rest of the input fails to read, before it closes the pipe:
+    /// the planned sort then stops before it commits anything (its end of the stream looks
+    /// like the input's end).
+    cancel: Arc<AtomicBool>,
+    /// Why the feeder stopped early.
+    failed: Arc<Mutex<Option<std::io::Error>>>,
+    /// The name of the input the feeder reads, for its read error.
+    name: PathBuf,
+}
+
+impl Handoff {
+    /// Runs `sort` (the planned sort) on the handed-over inputs; a read error of the feeder is
+    /// the sort's error.
+    pub(crate) fn run(
+        self,
+        cfg: &SortConfig,
+        sort: impl FnOnce(&SortConfig) -> Result<SortStats>,
+    ) -> Result<SortStats> {
+        let handed =
+            SortConfig { inputs: self.inputs, cancel: Some(self.cancel.clone()), ..cfg.clone() };
+        let r = sort(&handed);
+        match self.failed.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(source) => Err(EngineError::Input { path: self.name, source }),
+            None => r,
+        }
+    }
+}
+
+/// Bytes the feeder of a [`Handoff`] moves per read of the rest of its input.
+const FEED_BYTES: usize = 1 << 20;
+
+/// The [`Handoff`] of `read` (the bytes read so far, each input's records whole), the rest of
+/// `partial` (the input being read when the limit was passed, called `name`), and `rest`.
+fn handoff(
+    read: Vec<u8>,
+    partial: Option<(std::fs::File, PathBuf)>,
+    rest: &[Input],
+) -> Result<Handoff> {
+    let (rx, mut tx) =
+        std::io::pipe().map_err(|e| EngineError::Input { path: PathBuf::from("-"), source: e })?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let failed = Arc::new(Mutex::new(None));
+    let name = partial.as_ref().map_or_else(|| PathBuf::from("-"), |(_, n)| n.clone());
+    let (cancel2, failed2) = (cancel.clone(), failed.clone());
+    let feeder = move || {
+        // A reader that stopped (its sort failed) makes the writes fail with EPIPE here rather
+        // than end the process: the sort's own error is the one to report.
+        oxsort_io::cleanup::block_sigpipe_in_this_thread();
+        if tx.write_all(&read).is_err() {
+            return;
+        }
+        drop(read);
+        let Some((mut f, _)) = partial else { return };
+        let mut buf = vec![0u8; FEED_BYTES];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => {
+                    if tx.write_all(&buf[..n]).is_err() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    *failed2.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    cancel2.store(true, Ordering::SeqCst);
+                    return; // Closes the pipe after the cancel is set.
+                }
+            }
+        }
+    };
+    std::thread::Builder::new()
+        .name("oxsort-feed".into())
+        .spawn(feeder)
+        .map_err(|e| EngineError::Input { path: name.clone(), source: e })?;
+    let mut inputs = vec![Input::Stream(Stream::new(std::os::fd::OwnedFd::from(rx), "-"))];
+    inputs.extend(rest.iter().cloned());
+    Ok(Handoff { inputs, cancel, failed, name })
+}
+
+/// Sorts the records of `data` (whole records, each ending with `eol`) into the output and
+/// verifies what was written.
+fn sort_buffer(
+    cfg: &SortConfig,
+    data: &[u8],
+    eol: u8,
+    starts: &[(usize, PathBuf)],
+) -> Result<SortStats> {
+    let keys: &SortKey = &cfg.key;
+    let mut recs: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    for end in memchr::memchr_iter(eol, data) {
+        recs.push((at, end + 1));
+        at = end + 1;
+    }
+    let rec = |i: usize| &data[recs[i].0..recs[i].1];
+    let in_checksum = oxsort_kernels::crc32_sum((0..recs.len()).map(rec));
+    let input_record = |i: usize| {
+        // The input holding record `i` and the record's number in it (1-based).
+        let byte = recs[i].0;
+        let k = starts.partition_point(|(s, _)| *s <= byte).saturating_sub(1);
+        let first = recs.partition_point(|r| r.0 < starts[k].0);
+        (starts[k].1.clone(), (i - first) as u64 + 1)
+    };
+
+    // Whole keys, built once (raw lines compare their bytes in place).
+    let built = !keys.is_raw_lines() && !keys.is_copy();
+    let mut key_bytes = Vec::new();
+    let mut key_ends = Vec::new();
+    if built {
+        let mut scratch = Vec::new();
+        for i in 0..recs.len() {
+            let before = key_bytes.len();
+            keys.append_key(rec(i), &mut key_bytes);
+            if key_bytes.len() == before {
+                // Nothing built: an empty key, or a record no key can be built from.
+                if let Err(source) = keys.prefix(rec(i), &mut scratch) {
+                    let (path, record) = input_record(i);
+                    return Err(EngineError::Key { path, record, source });
+                }
+            }
+            key_ends.push(key_bytes.len());
+        }
+    }
+    let key = |i: usize| -> &[u8] {
+        if built {
+            let start = if i == 0 { 0 } else { key_ends[i - 1] };
+            &key_bytes[start..key_ends[i]]
+        } else if keys.is_copy() {
+            &[]
+        } else {
+            keys.key_part(rec(i))
+        }
+    };
+    let mut order: Vec<usize> = (0..recs.len()).collect();
+    // Stable: records of equal keys keep their input order.
+    order.sort_by(|&a, &b| key(a).cmp(key(b)));
+
+    let mut out = Vec::with_capacity(data.len());
+    let mut check = OrderBuilder::new(keys);
+    let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
+    let mut last: Option<usize> = None;
+    for &i in &order {
+        if cfg.spec.unique && last.is_some_and(|l| key(l) == key(i)) {
+            dropped += 1;
+            dropped_checksum += crc32fast::hash(rec(i)) as u128;
+            continue;
+        }
+        last = Some(i);
+        out.extend_from_slice(rec(i));
+        check.push(rec(i));
+    }
+    let mut check = check.finish();
+    check.dropped = dropped;
+    check.dropped_checksum = dropped_checksum;
+    verify(&check, recs.len() as u64, in_checksum, cfg.spec.unique)?;
+    write_output(cfg, &out)?;
+    Ok(SortStats {
+        records: recs.len() as u64,
+        records_written: check.records,
+        bytes: data.len() as u64,
+        input_bytes_read: data.len() as u64,
+        passes: 1,
+        memory_budget: cfg.memory,
+        threads: 1,
+        checksum: checksum_hex(check.checksum),
+        input_checksum: checksum_hex(in_checksum),
+        dropped_duplicates: dropped,
+        dropped_checksum: checksum_hex(dropped_checksum),
+        duplicate_keys: check.duplicates,
+        notes: cfg.notes.clone(),
+        peak_rss: crate::sysinfo::peak_rss(),
+        ..SortStats::default()
+    })
+}
+
+/// What was written (plus the duplicates dropped) is what was read, in order: the planned
+/// sort's own checks, with its words.
+fn verify(check: &OrderCheck, records: u64, checksum: u128, unique: bool) -> Result<()> {
+    if check.records + check.dropped != records
+        || check.checksum + check.dropped_checksum != checksum
+    {
+        return Err(EngineError::Verify(format!(
+            "wrote {} records (and dropped {}) with checksum {}, read {} records with checksum {}",
+            check.records,
+            check.dropped,
+            checksum_hex(check.checksum + check.dropped_checksum),
+            records,
+            checksum_hex(checksum)
+        )));
+    }
+    if unique && check.duplicates > 0 {
+        return Err(EngineError::Verify(format!(
+            "{} duplicate keys remain in the output of a unique sort",
+            check.duplicates
+        )));
+    }
+    if check.unordered > 0 {
+        return Err(EngineError::Verify(format!(
+            "{} records out of order in the output, the first at record {}",
+            check.unordered,
+            check.first_unordered.unwrap_or(0)
+        )));
+    }
+    Ok(())
+}
+
+/// Writes the sorted, verified bytes: a file under a temporary name renamed when complete, a
+/// stream (standard output, a device, a FIFO) in order where it is.
+fn write_output(cfg: &SortConfig, bytes: &[u8]) -> Result<()> {
+    let (mut w, name): (Box<dyn Write>, PathBuf) = match &cfg.output {
+        Output::Path(p) => {
+            let output_error = |why: String| EngineError::Output { path: p.clone(), why };
+            match oxsort_io::probe_output(p).map_err(|e| output_error(e.to_string()))? {
+                OutputTarget::Directory => return Err(output_error("it is a directory".into())),
+                OutputTarget::File => {
+                    let o = AtomicOutput::create_spare(p, &cfg.io, &crate::config::spare_dir(cfg))?;
+                    o.file().write_at(bytes, 0)?;
+                    o.file().set_len(bytes.len() as u64)?;
+                    return o.commit().map_err(EngineError::from);
+                }
+                OutputTarget::Stream => {
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(p)
+                        .map_err(|e| output_error(crate::sink::os_message(&e)))?;
+                    (Box::new(f), p.clone())
+                }
+            }
+        }
+        _ => (Box::new(std::io::stdout().lock()), PathBuf::from("-")),
+    };
+    w.write_all(bytes).and_then(|()| w.flush()).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            EngineError::OutputClosed { path: name.clone() }
+        } else {
+            EngineError::Output { path: name.clone(), why: crate::sink::os_message(&e) }
+        }
+    })
+}

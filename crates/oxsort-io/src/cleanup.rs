@@ -109,7 +109,8 @@ pub fn registered_count() -> usize {
     lock().0.as_ref().map_or(0, |r| r.entries.len())
 }
 
-/// Installs SIGINT/SIGTERM/SIGHUP handling: on any of them, every registered temp directory
+/// Installs SIGINT/SIGTERM/SIGHUP handling (for those not ignored when it is called: an
+/// ignored one stays ignored, as GNU sort leaves it): on any of them, every registered temp directory
 /// and uncommitted output is removed and the process exits with 128 + the signal (130 for
 /// SIGINT, 143 for SIGTERM, 129 for SIGHUP: a closed terminal cleans up like Ctrl-C). SIGPIPE,
 /// unless the process was started with it ignored, removes them too and then kills the process
@@ -122,9 +123,15 @@ pub fn registered_count() -> usize {
 pub fn install_signal_handlers() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let mut wanted = vec![SIGINT, SIGTERM, SIGHUP];
+        // A signal the parent set to be ignored stays ignored, as GNU sort leaves it (a
+        // script's background job ignores SIGINT: Ctrl-C is not for it).
+        let mut wanted: Vec<i32> =
+            [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !ignored_now(s)).collect();
         if !sigpipe_ignored_at_start() {
             wanted.push(SIGPIPE);
+        }
+        if wanted.is_empty() {
+            return;
         }
         let mut signals = match Signals::new(wanted) {
             Ok(s) => s,
@@ -182,6 +189,18 @@ pub fn die_of_broken_pipe() -> ! {
     }
     // Not reached; should the signal not end the process, the shell's status for it.
     std::process::exit(128 + SIGPIPE)
+}
+
+/// Whether `sig` is ignored now. Nothing in the process ignores SIGINT, SIGTERM or SIGHUP
+/// before the handlers are installed, so for them this is the disposition the process was
+/// started with.
+fn ignored_now(sig: i32) -> bool {
+    // SAFETY: `old` is writable memory of the right type; sigaction with a null new action
+    // only reads the current one into it.
+    unsafe {
+        let mut old = std::mem::zeroed::<libc::sigaction>();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// Blocks SIGPIPE in the calling thread: a write of this thread to a pipe whose reader is gone

@@ -339,6 +339,16 @@ fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
             let name = oxsort_io::cleanup::closed_output(&path);
             Fail::plain(format!("write failed: {}: Broken pipe", quotef(&name)))
         }
+        // A temp directory is checked when the first temp file is needed, in GNU's words.
+        EngineError::Io(oxsort_io::IoError::Other { op, path, source })
+            if op == oxsort_io::TEMP_DIR_CHECK =>
+        {
+            Fail::plain(format!(
+                "cannot create temporary file in {}: {}",
+                quoteaf(&path.to_string_lossy()),
+                msg::errno_text(&source)
+            ))
+        }
         e => Fail::plain(e.to_string()),
     };
     // -S is a wish: below what the engine needs, it gets the least budget the engine reports

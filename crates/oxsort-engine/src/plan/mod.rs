@@ -391,12 +391,21 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
             (vec![0; cfg.temp_dirs.len()], vec![0; cfg.temp_dirs.len()])
         };
         for ((d, reused), freed) in cfg.temp_dirs.iter().zip(reused).zip(freed) {
-            oxsort_io::check_dir_writable_as(d, "checking the temp directory")?;
+            // Runs that are only possible (a stream's size is known at its end) refuse
+            // nothing: a temp directory is checked when its first run is made, as GNU sort
+            // checks it when it first needs a temp file, so a sort that fits in memory runs
+            // with no usable temp directory at all.
+            let free = if share > 0 || cfg.passes == PassChoice::Two || cfg.resume {
+                oxsort_io::check_dir_writable_as(d, oxsort_io::TEMP_DIR_CHECK)?;
+                oxsort_io::free_space(d)?
+            } else {
+                oxsort_io::free_space(d).unwrap_or(0)
+            };
             temp.push(TempPlan {
                 dir: d.clone(),
                 bytes: share,
                 reused: reused.min(share),
-                free: oxsort_io::free_space(d)? + freed,
+                free: free + freed,
             });
         }
     }

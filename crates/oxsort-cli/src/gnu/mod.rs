@@ -337,7 +337,9 @@ fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
     let engine = |e: EngineError| match e {
         EngineError::OutputClosed { path } => {
             let name = oxsort_io::cleanup::closed_output(&path);
-            Fail::plain(format!("write failed: {}: Broken pipe", quotef(&name)))
+            // Standard output's stream keeps the error: GNU's close at exit says it again.
+            let again = if path.as_os_str() == "-" { "\nsort: write error" } else { "" };
+            Fail::plain(format!("write failed: {}: Broken pipe{again}", quotef(&name)))
         }
         // A temp directory is checked when the first temp file is needed, in GNU's words.
         EngineError::Io(oxsort_io::IoError::Other { op, path, source })

@@ -87,6 +87,10 @@ pub(crate) fn try_sort(cfg: &SortConfig) -> Result<Outcome> {
     let t0 = Instant::now();
     // A share of the budget at most: the records' index and the output take as much again.
     let limit = small_input_limit().min(cfg.memory / 4);
+    if limit == 0 {
+        // Off: not even a stream is read before the plan.
+        return Ok(Outcome::Planned);
+    }
     let eol = cfg.key.layout().terminator().unwrap_or(b'\n');
     let mut data = Vec::new();
     // Where each input's records start (record number, input's name), for key errors.
@@ -325,7 +329,6 @@ fn sort_buffer(
         dropped_checksum: checksum_hex(dropped_checksum),
         duplicate_keys: check.duplicates,
         notes: cfg.notes.clone(),
-        peak_rss: crate::sysinfo::peak_rss(),
         ..SortStats::default()
     })
 }

@@ -44,8 +44,15 @@ pub(crate) struct Registry {
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Set by [`install_signal_handlers_when_needed`]: the handlers go in with the first path.
+static WHEN_NEEDED: AtomicBool = AtomicBool::new(false);
+
 /// Locks the registry; creations hold this guard while they create the path they register.
 pub(crate) fn lock() -> RegistryGuard {
+    if WHEN_NEEDED.load(Ordering::Relaxed) {
+        // Before the path exists: a signal from now on removes it.
+        install_signal_handlers();
+    }
     RegistryGuard(REGISTRY.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
@@ -153,6 +160,14 @@ pub fn install_signal_handlers() {
             eprintln!("oxsort: cannot start the signal thread: {e}");
         }
     });
+}
+
+/// [`install_signal_handlers`], deferred until the first temp path or uncommitted output is
+/// about to be made: until then a signal has nothing to clean up, and its default action ends
+/// the process as it ends GNU sort (which re-raises it after its cleanup). A call that makes
+/// no temp file (a small sort to standard output) then starts no signal thread at all.
+pub fn install_signal_handlers_when_needed() {
+    WHEN_NEEDED.store(true, Ordering::Relaxed);
 }
 
 /// Removes every registered path and returns the registry, still locked: no new temp path can

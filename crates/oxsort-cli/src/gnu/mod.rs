@@ -32,6 +32,9 @@ pub fn main(argv: Vec<String>) -> i32 {
     if !oxsort_io::cleanup::sigpipe_ignored_at_start() {
         oxsort_locale::sys::default_sigpipe();
     }
+    // From the first temp file on, SIGPIPE (and SIGINT, SIGTERM, SIGHUP) remove the temp
+    // files before they end the process; before it, they have nothing to remove.
+    oxsort_io::cleanup::install_signal_handlers_when_needed();
     let locale = oxsort_locale::Locale::from_env();
     msg::set_utf8(locale.utf8);
     if locale.collate.is_some() {
@@ -332,8 +335,6 @@ const MIN_BUFFER: u64 = 4 << 20;
 
 /// Sorts (or merges) the inputs into `output`.
 fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
-    // From here SIGPIPE removes the temp files before it ends the process.
-    oxsort_io::cleanup::install_signal_handlers();
     let engine = |e: EngineError| match e {
         EngineError::OutputClosed { path } => {
             let name = oxsort_io::cleanup::closed_output(&path);

@@ -1,7 +1,7 @@
 //! The small-input path: a sort of delimited records whose inputs hold at most
 //! [`small_input_limit`] bytes runs in the calling thread, as a C program's sort would: the
-//! inputs read into one buffer with ordinary buffered reads, the records sorted by index, the
-//! output written in one piece. No thread pool, no io_uring ring, no chunk buffers or pool
+//! inputs read into one buffer with ordinary buffered reads, the records sorted by index and
+//! written in order through a small buffer. No thread pool, no io_uring ring, no chunk buffers or pool
 //! reservation, no leftover sweep of the temp directories (nothing is spilled): what a
 //! three-line sort costs is the process's start, and the memory grows with the input.
 //!
@@ -111,6 +111,11 @@ pub(crate) fn try_sort(cfg: &SortConfig) -> Result<Outcome> {
         starts.push((data.len(), name.clone()));
         let room = limit - data.len() as u64;
         let before = data.len();
+        if meta.is_file() {
+            // Read in place (its length fits the limit: checked above); one byte more shows
+            // whether it grew.
+            data.reserve(meta.len() as usize + 1);
+        }
         let mut reader = file;
         (&mut reader)
             .take(room + 1)
@@ -292,11 +297,22 @@ fn sort_buffer(
             keys.key_part(rec(i))
         }
     };
-    let mut order: Vec<usize> = (0..recs.len()).collect();
-    // Stable: records of equal keys keep their input order.
-    order.sort_by(|&a, &b| key(a).cmp(key(b)));
+    let order: Vec<usize> = if keys.is_raw_lines() {
+        // Equal keys are equal records here, so their order among themselves cannot show and
+        // an unstable sort serves; each entry carries its key's first 8 bytes (big-endian,
+        // zero-padded: a prefix orders as its key does until it ties), so most comparisons
+        // are one integer comparison.
+        let mut e: Vec<(u64, usize)> = (0..recs.len()).map(|i| (prefix8(key(i)), i)).collect();
+        e.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| key(a.1).cmp(key(b.1))));
+        e.into_iter().map(|(_, i)| i).collect()
+    } else {
+        let mut order: Vec<usize> = (0..recs.len()).collect();
+        // Stable: records of equal keys keep their input order.
+        order.sort_by(|&a, &b| key(a).cmp(key(b)));
+        order
+    };
 
-    let mut out = Vec::with_capacity(data.len());
+    let mut out = OutSink::open(cfg)?;
     let mut check = OrderBuilder::new(keys);
     let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
     let mut last: Option<usize> = None;
@@ -307,14 +323,14 @@ fn sort_buffer(
             continue;
         }
         last = Some(i);
-        out.extend_from_slice(rec(i));
+        out.write(rec(i))?;
         check.push(rec(i));
     }
     let mut check = check.finish();
     check.dropped = dropped;
     check.dropped_checksum = dropped_checksum;
     verify(&check, recs.len() as u64, in_checksum, cfg.spec.unique)?;
-    write_output(cfg, &out)?;
+    out.commit()?;
     Ok(SortStats {
         records: recs.len() as u64,
         records_written: check.records,
@@ -331,6 +347,14 @@ fn sort_buffer(
         notes: cfg.notes.clone(),
         ..SortStats::default()
     })
+}
+
+/// The first 8 bytes of `key` as a big-endian integer, zero-padded.
+fn prefix8(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
 }
 
 /// What was written (plus the duplicates dropped) is what was read, in order: the planned
@@ -364,36 +388,80 @@ fn verify(check: &OrderCheck, records: u64, checksum: u128, unique: bool) -> Res
     Ok(())
 }
 
-/// Writes the sorted, verified bytes: a file under a temporary name renamed when complete, a
-/// stream (standard output, a device, a FIFO) in order where it is.
-fn write_output(cfg: &SortConfig, bytes: &[u8]) -> Result<()> {
-    let (mut w, name): (Box<dyn Write>, PathBuf) = match &cfg.output {
-        Output::Path(p) => {
-            let output_error = |why: String| EngineError::Output { path: p.clone(), why };
-            match oxsort_io::probe_output(p).map_err(|e| output_error(e.to_string()))? {
-                OutputTarget::Directory => return Err(output_error("it is a directory".into())),
-                OutputTarget::File => {
-                    let o = AtomicOutput::create_spare(p, &cfg.io, &crate::config::spare_dir(cfg))?;
-                    o.file().write_at(bytes, 0)?;
-                    o.file().set_len(bytes.len() as u64)?;
-                    return o.commit().map_err(EngineError::from);
+/// Bytes of output gathered before a write: the records go out in order from wherever they
+/// are in the input, through one small buffer that stays in cache (a copy of the whole output
+/// would touch as much fresh memory as the input again).
+const OUT_BUFFER: usize = 64 << 10;
+
+/// Where the sorted records go: a stream (standard output, a device, a FIFO) written in order
+/// where it is, or a file written under a temporary name and renamed once verified.
+enum OutSink {
+    Stream { w: std::io::BufWriter<std::fs::File>, name: PathBuf },
+    File { o: AtomicOutput, buf: Vec<u8>, at: u64 },
+}
+
+impl OutSink {
+    fn open(cfg: &SortConfig) -> Result<OutSink> {
+        let stream = |f: std::fs::File, name: PathBuf| OutSink::Stream {
+            w: std::io::BufWriter::with_capacity(OUT_BUFFER, f),
+            name,
+        };
+        let Output::Path(p) = &cfg.output else {
+            let name = PathBuf::from("-");
+            let fd = std::os::fd::AsFd::as_fd(&std::io::stdout())
+                .try_clone_to_owned()
+                .map_err(|e| EngineError::Output { path: name.clone(), why: e.to_string() })?;
+            return Ok(stream(std::fs::File::from(fd), name));
+        };
+        let output_error = |why: String| EngineError::Output { path: p.clone(), why };
+        match oxsort_io::probe_output(p).map_err(|e| output_error(e.to_string()))? {
+            OutputTarget::Directory => Err(output_error("it is a directory".into())),
+            OutputTarget::File => {
+                let o = AtomicOutput::create_spare(p, &cfg.io, &crate::config::spare_dir(cfg))?;
+                Ok(OutSink::File { o, buf: Vec::with_capacity(OUT_BUFFER), at: 0 })
+            }
+            OutputTarget::Stream => std::fs::OpenOptions::new()
+                .write(true)
+                .open(p)
+                .map(|f| stream(f, p.clone()))
+                .map_err(|e| output_error(crate::sink::os_message(&e))),
+        }
+    }
+
+    fn write(&mut self, rec: &[u8]) -> Result<()> {
+        match self {
+            OutSink::Stream { w, name } => w.write_all(rec).map_err(|e| stream_error(e, name)),
+            OutSink::File { o, buf, at } => {
+                buf.extend_from_slice(rec);
+                if buf.len() >= OUT_BUFFER {
+                    o.file().write_at(buf, *at)?;
+                    *at += buf.len() as u64;
+                    buf.clear();
                 }
-                OutputTarget::Stream => {
-                    let f = std::fs::OpenOptions::new()
-                        .write(true)
-                        .open(p)
-                        .map_err(|e| output_error(crate::sink::os_message(&e)))?;
-                    (Box::new(f), p.clone())
-                }
+                Ok(())
             }
         }
-        _ => (Box::new(std::io::stdout().lock()), PathBuf::from("-")),
-    };
-    w.write_all(bytes).and_then(|()| w.flush()).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            EngineError::OutputClosed { path: name.clone() }
-        } else {
-            EngineError::Output { path: name.clone(), why: crate::sink::os_message(&e) }
+    }
+
+    /// Ends the output once what was written is verified: the rest written, a file renamed
+    /// to its name. (Dropped instead, a file's temporary goes.)
+    fn commit(self) -> Result<()> {
+        match self {
+            OutSink::Stream { mut w, name } => w.flush().map_err(|e| stream_error(e, &name)),
+            OutSink::File { o, buf, at } => {
+                o.file().write_at(&buf, at)?;
+                o.file().set_len(at + buf.len() as u64)?;
+                o.commit().map_err(EngineError::from)
+            }
         }
-    })
+    }
+}
+
+/// A stream's write error: a reader that went away, or anything else.
+fn stream_error(e: std::io::Error, name: &std::path::Path) -> EngineError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        EngineError::OutputClosed { path: name.to_path_buf() }
+    } else {
+        EngineError::Output { path: name.to_path_buf(), why: crate::sink::os_message(&e) }
+    }
 }

@@ -105,6 +105,9 @@ fn numbers(n: u64) -> Vec<u8> {
     out
 }
 
+/// A call: its arguments, its environment added, its standard input, what it is.
+type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a [u8], &'a str);
+
 #[test]
 fn a_missing_temp_directory_fails_only_the_sorts_that_need_a_temp_file() {
     let Some(s) = Sorts::new() else { return };
@@ -112,7 +115,7 @@ fn a_missing_temp_directory_fails_only_the_sorts_that_need_a_temp_file() {
     let big = numbers(150_000); // 3 MB: -S 1M needs temp files.
     let f = s.file("big.txt", &big);
     let missing = "/nonexistent-oxsort-temp";
-    let cases: Vec<(Vec<&str>, Vec<(&str, &str)>, &[u8], &str)> = vec![
+    let cases: Vec<Case> = vec![
         (vec![], vec![("TMPDIR", missing)], small, "small input, TMPDIR missing"),
         (vec!["-T", missing], vec![], small, "small input, -T missing"),
         (vec!["-S", "1M"], vec![("TMPDIR", missing)], &big, "spilling stream, TMPDIR missing"),

@@ -113,7 +113,7 @@ use stats::{Meters, PhaseTimer};
 /// same verification (a stream found bigger goes on into the plan, nothing read lost).
 pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     match small::try_sort(cfg)? {
-        small::Outcome::Sorted(stats) => Ok(stats),
+        small::Outcome::Sorted(stats) => Ok(*stats),
         small::Outcome::Planned => sort_planned(cfg),
         small::Outcome::Handoff(h) => h.run(cfg, sort_planned),
     }

@@ -36,7 +36,7 @@ use crate::verify::{checksum_hex, OrderBuilder, OrderCheck};
 /// What [`try_sort`] did.
 pub(crate) enum Outcome {
     /// Sorted in memory: the output is complete and verified.
-    Sorted(SortStats),
+    Sorted(Box<SortStats>),
     /// Not a small-path sort, or inputs too big for it of which nothing was consumed: the
     /// planned sort reads the configuration's inputs.
     Planned,
@@ -133,7 +133,7 @@ pub(crate) fn try_sort(cfg: &SortConfig) -> Result<Outcome> {
         }
     }
     let stats = sort_buffer(cfg, &data, eol, &starts)?;
-    Ok(Outcome::Sorted(SortStats { elapsed_s: t0.elapsed().as_secs_f64(), ..stats }))
+    Ok(Outcome::Sorted(Box::new(SortStats { elapsed_s: t0.elapsed().as_secs_f64(), ..stats })))
 }
 
 /// Opens an input for reading, with its name in messages.
@@ -201,8 +201,9 @@ fn handoff(
     partial: Option<(std::fs::File, PathBuf)>,
     rest: &[Input],
 ) -> Result<Handoff> {
-    let (rx, mut tx) =
-        std::io::pipe().map_err(|e| EngineError::Input { path: PathBuf::from("-"), source: e })?;
+    let (rx, tx) = oxsort_io::sized_pipe(FEED_BYTES)
+        .map_err(|e| EngineError::Input { path: PathBuf::from("-"), source: e })?;
+    let mut tx = std::fs::File::from(tx);
     let cancel = Arc::new(AtomicBool::new(false));
     let failed = Arc::new(Mutex::new(None));
     let name = partial.as_ref().map_or_else(|| PathBuf::from("-"), |(_, n)| n.clone());
@@ -238,7 +239,7 @@ fn handoff(
         .name("oxsort-feed".into())
         .spawn(feeder)
         .map_err(|e| EngineError::Input { path: name.clone(), source: e })?;
-    let mut inputs = vec![Input::Stream(Stream::new(std::os::fd::OwnedFd::from(rx), "-"))];
+    let mut inputs = vec![Input::Stream(Stream::new(rx, "-"))];
     inputs.extend(rest.iter().cloned());
     Ok(Handoff { inputs, cancel, failed, name })
 }

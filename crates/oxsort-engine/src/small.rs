@@ -81,12 +81,17 @@ fn eligible(cfg: &SortConfig) -> bool {
 /// Sorts in the calling thread when the inputs turn out small, else says which inputs the
 /// planned sort is to read.
 pub(crate) fn try_sort(cfg: &SortConfig) -> Result<Outcome> {
+    try_sort_within(cfg, small_input_limit())
+}
+
+/// [`try_sort`] with the limit given.
+fn try_sort_within(cfg: &SortConfig, limit: u64) -> Result<Outcome> {
     if !eligible(cfg) {
         return Ok(Outcome::Planned);
     }
     let t0 = Instant::now();
     // A share of the budget at most: the records' index and the output take as much again.
-    let limit = small_input_limit().min(cfg.memory / 4);
+    let limit = limit.min(cfg.memory / 4);
     if limit == 0 {
         // Off: not even a stream is read before the plan.
         return Ok(Outcome::Planned);
@@ -464,5 +469,145 @@ fn stream_error(e: std::io::Error, name: &std::path::Path) -> EngineError {
         EngineError::OutputClosed { path: name.to_path_buf() }
     } else {
         EngineError::Output { path: name.to_path_buf(), why: crate::sink::os_message(&e) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxsort_format::{FieldType, KeyField, KeySpec, RecordLayout, SortSpec};
+
+    /// `n` random lines of 0 to 12 bytes of a few letters (many ties), the last one without
+    /// its newline.
+    fn lines(seed: u64, n: usize) -> Vec<u8> {
+        let mut x = seed | 1;
+        let mut out = Vec::new();
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for j in 0..(x % 13) {
+                out.push(b"abcA B"[((x >> (8 + 3 * j)) % 6) as usize]);
+            }
+            out.push(b'\n');
+        }
+        out.pop();
+        out
+    }
+
+    /// The lines of `t`, each with its newline (one added to an unterminated last line).
+    fn lines_of(t: &[u8]) -> Vec<Vec<u8>> {
+        let mut v: Vec<Vec<u8>> = t.split(|&c| c == b'\n').map(|l| [l, b"\n"].concat()).collect();
+        if t.is_empty() || t.ends_with(b"\n") {
+            v.pop(); // The empty piece after the last newline.
+        }
+        v
+    }
+
+    fn config(inputs: Vec<Input>, out: &std::path::Path, spec: SortSpec) -> SortConfig {
+        SortConfig::builder(inputs, Output::Path(out.to_path_buf()))
+            .spec(spec)
+            .memory(64 << 20)
+            .threads(2)
+            .temp_dir(out.parent().unwrap())
+            .small_inputs(true)
+            .build()
+            .unwrap()
+    }
+
+    /// The small path's output, which it must have taken.
+    fn small(cfg: &SortConfig, limit: u64) -> SortStats {
+        match try_sort_within(cfg, limit).unwrap() {
+            Outcome::Sorted(s) => *s,
+            _ => panic!("the small path was not taken"),
+        }
+    }
+
+    #[test]
+    fn the_small_path_writes_what_the_planned_sort_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        let b = d.path().join("b");
+        std::fs::write(&a, lines(1, 3000)).unwrap();
+        std::fs::write(&b, lines(2, 500)).unwrap();
+        let inputs = vec![Input::Path(a.clone()), Input::Path(b.clone())];
+        let specs = [
+            SortSpec::with_layout(RecordLayout::LINES),
+            SortSpec { unique: true, ..SortSpec::with_layout(RecordLayout::LINES) },
+        ];
+        // The oracle for whole lines: the lines of both inputs (each ending with a newline),
+        // sorted as bytes.
+        let mut all: Vec<Vec<u8>> = Vec::new();
+        for f in [&a, &b] {
+            all.extend(lines_of(&std::fs::read(f).unwrap()));
+        }
+        all.sort();
+        for spec in specs {
+            let unique = spec.unique;
+            let (x, y) = (d.path().join("small.out"), d.path().join("planned.out"));
+            let s = small(&config(inputs.clone(), &x, spec.clone()), 1 << 20);
+            let p = crate::sort_planned(&config(inputs.clone(), &y, spec)).unwrap();
+            let (x, y) = (std::fs::read(&x).unwrap(), std::fs::read(&y).unwrap());
+            let mut want = all.clone();
+            if unique {
+                want.dedup();
+            }
+            assert!(x == want.concat(), "unique={unique}: the small path's order");
+            assert!(x == y, "unique={unique}: the planned sort's bytes");
+            assert_eq!((s.records, s.records_written), (p.records, p.records_written));
+            assert_eq!((&s.checksum, &s.input_checksum), (&p.checksum, &p.input_checksum));
+            assert_eq!(s.dropped_duplicates, p.dropped_duplicates);
+        }
+    }
+
+    #[test]
+    fn a_key_that_cannot_be_built_names_the_input_and_record_the_planned_sort_names() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        let b = d.path().join("b");
+        std::fs::write(&a, b"abc\nxyz\n").unwrap();
+        std::fs::write(&b, b"abcd\nabc\nq\nabc\n").unwrap();
+        let key = KeySpec::new(vec![KeyField::bytes(0, 2, FieldType::Char, true)]).unwrap();
+        let spec = SortSpec { key: Some(key), ..SortSpec::with_layout(RecordLayout::LINES) };
+        let inputs = vec![Input::Path(a), Input::Path(b.clone())];
+        let out = d.path().join("out");
+        let cfg = config(inputs, &out, spec);
+        let small = match try_sort_within(&cfg, 1 << 20) {
+            Err(EngineError::Key { path, record, .. }) => (path, record),
+            _ => panic!("no key error"),
+        };
+        let planned = match crate::sort_planned(&cfg) {
+            Err(EngineError::Key { path, record, .. }) => (path, record),
+            _ => panic!("no key error"),
+        };
+        assert_eq!(small, (b, 3));
+        assert_eq!(small, planned);
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn a_stream_past_the_limit_goes_on_into_the_planned_sort_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        std::fs::write(&a, lines(3, 100)).unwrap();
+        let piped = lines(4, 20_000);
+        let (rx, tx) = oxsort_io::sized_pipe(1 << 16).unwrap();
+        let sent = piped.clone();
+        let writer = std::thread::spawn(move || std::fs::File::from(tx).write_all(&sent));
+        let inputs = vec![Input::Path(a.clone()), Input::Stream(Stream::new(rx, "pipe"))];
+        let out = d.path().join("out");
+        let cfg = config(inputs, &out, SortSpec::with_layout(RecordLayout::LINES));
+        let Outcome::Handoff(h) = try_sort_within(&cfg, 4096).unwrap() else {
+            panic!("no handoff");
+        };
+        let stats = h.run(&cfg, crate::sort_planned).unwrap();
+        writer.join().unwrap().unwrap();
+        let mut want: Vec<Vec<u8>> = Vec::new();
+        for t in [std::fs::read(&a).unwrap(), piped] {
+            want.extend(lines_of(&t));
+        }
+        want.sort();
+        assert_eq!(stats.records, want.len() as u64);
+        assert!(std::fs::read(&out).unwrap() == want.concat());
     }
 }

@@ -10,6 +10,7 @@
 #   CALLS        calls per loop (default 1000)
 #   SCRATCH_DIR  where the inputs go (default bench/scratch)
 #   OUT=DIR      environment: where the CSV and summary go (default bench/runs/<date>)
+#   CASES="small3 small100 pipe2 text1M text100M"  environment: the cases to run
 #
 # Per run: the loop's wall time, and its user and system CPU seconds (of the loop's shell too,
 # the same for both tools); per tool and case, the peak RSS of one call (/usr/bin/time -f %M,
@@ -72,6 +73,7 @@ loop() {
     pipe2) /usr/bin/time -f "%e %U %S" -o "$log" bash -c 'for ((i = 0; i < $2; i++)); do printf "b\na\n" | "$1" >/dev/null; done' _ "$tool" "$n" ;;
     *) /usr/bin/time -f "%e %U %S" -o "$log" bash -c 'for ((i = 0; i < $3; i++)); do "$1" "$2" >/dev/null; done' _ "$tool" "$scratch/$case.txt" "$n" ;;
   esac
+  [ -s "$log" ] || { echo "no timing for $tool on $case" >&2; exit 1; }
   tail -1 "$log"
   rm -f "$log"
 }
@@ -98,7 +100,7 @@ echo "uptime: $(uptime)" >&2
   echo "| case | calls | oxsort s | GNU s | ratio | oxsort ms/call | GNU ms/call | oxsort CPU s | GNU CPU s | oxsort peak KB | GNU peak KB |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } > "$md"
-for case in small3 small100 pipe2 text1M text100M; do
+for case in ${CASES:-small3 small100 pipe2 text1M text100M}; do
   case $case in
     text1M) n=$((calls / 10)) ;;
     text100M) n=1 ;;

@@ -114,8 +114,8 @@ use stats::{Meters, PhaseTimer};
 pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
     match small::try_sort(cfg)? {
         small::Outcome::Sorted(stats) => Ok(*stats),
-        small::Outcome::Planned => sort_planned(cfg),
-        small::Outcome::Handoff(h) => h.run(cfg, sort_planned),
+        small::Outcome::Planned => sort_planned(&cfg.resolved()),
+        small::Outcome::Handoff(h) => h.run(&cfg.resolved(), sort_planned),
     }
 }
 

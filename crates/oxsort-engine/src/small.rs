@@ -91,7 +91,9 @@ fn try_sort_within(cfg: &SortConfig, limit: u64) -> Result<Outcome> {
     }
     let t0 = Instant::now();
     // A share of the budget at most: the records' index and the output take as much again.
-    let limit = limit.min(cfg.memory / 4);
+    // (A budget not asked for is the machine's, far more than the limit.)
+    let memory = cfg.pending.map_or(Some(cfg.memory), |(_, m)| m);
+    let limit = memory.map_or(limit, |m| limit.min(m / 4));
     if limit == 0 {
         // Off: not even a stream is read before the plan.
         return Ok(Outcome::Planned);

@@ -154,7 +154,7 @@ pub struct Plan {
 /// Computes the plan and checks it against the machine: inputs present and whole, output
 /// directory writable, memory enough, temp and output space enough.
 pub fn plan(cfg: &SortConfig) -> Result<Plan> {
-    let plan = plan_unchecked(cfg)?;
+    let plan = plan_unchecked(&cfg.resolved())?;
     plan.check_space()?;
     Ok(plan)
 }
@@ -162,7 +162,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
 /// The plan as [`plan`] computes it, for showing it (`explain`): too little temp or output
 /// space does not refuse it but is said in [`Plan::warnings`].
 pub fn plan_to_show(cfg: &SortConfig) -> Result<Plan> {
-    let mut plan = plan_unchecked(cfg)?;
+    let mut plan = plan_unchecked(&cfg.resolved())?;
     match plan.check_space() {
         Err(e @ (EngineError::NoTempSpace { .. } | EngineError::NoOutputSpace { .. })) => {
             plan.warnings.push(e.to_string())

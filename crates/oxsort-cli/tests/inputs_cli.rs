@@ -298,6 +298,9 @@ fn a_file_changed_between_plan_and_read_fails_with_nothing_written() {
         let out = d.path().join("out");
         let mut cmd = oxsort();
         if door == "oxsort gnu" {
+            // The planned sort (the small path plans nothing: it reads each input to its end
+            // when it gets to it, as GNU sort does).
+            cmd.env("OXSORT_SMALL_INPUT_BYTES", "0");
             cmd.args(["gnu", "-o"]).arg(&out);
         } else {
             cmd.args(["sort", "--lines", "-o"]).arg(&out);

@@ -174,6 +174,11 @@ pub struct SortConfig {
     pub(crate) passes: PassChoice,
     /// The files of the `OUTFIL` outputs, by DD name.
     pub(crate) outfil_paths: Vec<(String, PathBuf)>,
+    /// Small inputs may be sorted in the calling thread (see [`crate::small_input_limit`]).
+    pub(crate) small_inputs: bool,
+    /// The threads and memory asked for, while `threads`, `memory` and `notes` wait to be
+    /// worked out from the machine ([`SortConfig::resolved`]): a small sort never needs them.
+    pub(crate) pending: Option<(Option<usize>, Option<u64>)>,
 }
 
 impl std::fmt::Debug for SortConfig {
@@ -213,6 +218,7 @@ impl SortConfig {
             restart: false,
             passes: PassChoice::Auto,
             outfil_paths: Vec::new(),
+            small_inputs: false,
         }
     }
     /// The inputs, in concatenation order.
@@ -225,11 +231,11 @@ impl SortConfig {
     }
     /// The memory budget in bytes.
     pub fn memory(&self) -> u64 {
-        self.memory
+        self.resolved().memory
     }
     /// Worker threads.
     pub fn threads(&self) -> usize {
-        self.threads
+        self.resolved().threads
     }
     /// Temp directories runs are striped over.
     pub fn temp_dirs(&self) -> &[PathBuf] {
@@ -249,7 +255,25 @@ impl SortConfig {
     }
     /// What the builder changed from what was asked, and why: print them as warnings.
     pub fn notes(&self) -> &[String] {
+        // (Those of the machine's resources come when a small-inputs sort goes on into the
+        // plan: see `resolved`.)
         &self.notes
+    }
+
+    /// This configuration with its threads, memory and notes worked out from the machine
+    /// (itself when they are already).
+    pub(crate) fn resolved(&self) -> std::borrow::Cow<'_, SortConfig> {
+        let Some((threads, memory)) = self.pending else {
+            return std::borrow::Cow::Borrowed(self);
+        };
+        let (threads, memory, notes) = resources(threads, memory);
+        std::borrow::Cow::Owned(SortConfig {
+            threads,
+            memory,
+            notes,
+            pending: None,
+            ..self.clone()
+        })
     }
     /// The files of the `OUTFIL` outputs, by DD name.
     pub fn outfil_outputs(&self) -> &[(String, PathBuf)] {
@@ -285,6 +309,7 @@ pub struct SortConfigBuilder {
     restart: bool,
     passes: PassChoice,
     outfil_paths: Vec<(String, PathBuf)>,
+    small_inputs: bool,
 }
 
 impl SortConfigBuilder {
@@ -421,6 +446,14 @@ impl SortConfigBuilder {
         Ok(())
     }
 
+    /// Lets a sort of delimited records whose inputs turn out small run in the calling thread,
+    /// without the planned machinery (see [`crate::small_input_limit`]); its statistics then
+    /// have no phases. Off by default.
+    pub fn small_inputs(mut self, on: bool) -> Self {
+        self.small_inputs = on;
+        self
+    }
+
     /// Validates and builds.
     pub fn build(self) -> Result<SortConfig> {
         if self.inputs.is_empty() {
@@ -439,22 +472,9 @@ impl SortConfigBuilder {
             }
         }
         self.check_outputs_apart()?;
-        let mut threads = self.threads.unwrap_or_else(sysinfo::cores);
-        if threads == 0 {
+        if self.threads == Some(0) {
             return Err(EngineError::Config("the thread count must be at least 1".into()));
         }
-        // Capped before any work: more workers than a few per core only cost memory.
-        let cores = sysinfo::cores().max(1);
-        let most = cores.saturating_mul(tuning::MAX_THREADS_PER_CORE);
-        let threads_note = (threads > most).then(|| {
-            let note = format!(
-                "{threads} threads asked for: {most} are used ({} per core on {cores} cores; more \
-                 would only take memory)",
-                tuning::MAX_THREADS_PER_CORE
-            );
-            threads = most;
-            note
-        });
         if let Some(l) = self.chunk_records_log2 {
             if !(1..=30).contains(&l) {
                 return Err(EngineError::Config(format!(
@@ -484,10 +504,13 @@ impl SortConfigBuilder {
         if matches!(self.max_fan_in, Some(f) if f < 2) {
             return Err(EngineError::Config("merge fan-in must be at least 2".into()));
         }
-        let mut notes = Vec::new();
-        let (memory, note) = budget(self.memory);
-        notes.extend(note);
-        notes.extend(threads_note);
+        // A sort that may run in the calling thread reads the machine (cores, available memory,
+        // a dozen /proc and /sys files) only if it goes on into the plan.
+        let pending = self.small_inputs.then_some((self.threads, self.memory));
+        let (threads, memory, notes) = match pending {
+            Some(_) => (1, self.memory.unwrap_or(0), Vec::new()),
+            None => resources(self.threads, self.memory),
+        };
         let temp_dirs = if self.temp_dirs.is_empty() {
             vec![default_temp_dir(&self.output)]
         } else {
@@ -521,8 +544,31 @@ impl SortConfigBuilder {
             restart: self.restart,
             passes: self.passes,
             outfil_paths: self.outfil_paths,
+            small_inputs: self.small_inputs,
+            pending,
         })
     }
+}
+
+/// The threads and memory budget of a sort asked for `threads` and `memory` (or nothing), and
+/// the notes that say what was changed from what was asked.
+fn resources(threads: Option<usize>, memory: Option<u64>) -> (usize, u64, Vec<String>) {
+    let mut threads = threads.unwrap_or_else(sysinfo::cores);
+    // Capped before any work: more workers than a few per core only cost memory.
+    let cores = sysinfo::cores().max(1);
+    let most = cores.saturating_mul(tuning::MAX_THREADS_PER_CORE);
+    let threads_note = (threads > most).then(|| {
+        let note = format!(
+            "{threads} threads asked for: {most} are used ({} per core on {cores} cores; more \
+             would only take memory)",
+            tuning::MAX_THREADS_PER_CORE
+        );
+        threads = most;
+        note
+    });
+    let (memory, note) = budget(memory);
+    let notes = note.into_iter().chain(threads_note).collect();
+    (threads, memory, notes)
 }
 
 /// The memory budget a sort asked for `requested` bytes (or nothing) gets: what it asked for,

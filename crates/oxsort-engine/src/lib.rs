@@ -61,6 +61,7 @@ mod plan;
 mod progress;
 mod resume;
 mod sink;
+mod small;
 mod sorted;
 mod source;
 mod spill;
@@ -84,6 +85,7 @@ pub use plan::{
     TempPlan,
 };
 pub use progress::{Phase, Progress, ProgressFn};
+pub use small::small_input_limit;
 pub use sorted::{merge_sources, MergeSourcesOptions, SortedSource, SourcesMerged};
 pub use stats::{
     human_bytes, FileStats, PhaseStats, Reclaimed, SortStats, TextAsRecords, ThreadStats,
@@ -105,7 +107,20 @@ use stats::{Meters, PhaseTimer};
 /// plan's size; a load that holds the whole input is written straight to the output (one pass),
 /// otherwise each becomes a run in the spill room and the runs are merged by the plan's
 /// schedule for their number.
+///
+/// With [`SortConfigBuilder::small_inputs`], delimited records whose inputs turn out to hold
+/// at most [`small_input_limit`] bytes are sorted in the calling thread instead, with the
+/// same verification (a stream found bigger goes on into the plan, nothing read lost).
 pub fn sort(cfg: &SortConfig) -> Result<SortStats> {
+    match small::try_sort(cfg)? {
+        small::Outcome::Sorted(stats) => Ok(*stats),
+        small::Outcome::Planned => sort_planned(&cfg.resolved()),
+        small::Outcome::Handoff(h) => h.run(&cfg.resolved(), sort_planned),
+    }
+}
+
+/// [`sort()`] by the plan.
+fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     let t0 = Instant::now();
     // Leftovers of killed sorts go first: the plan's free-space check counts their room.
     let reclaimed = reclaim_leftovers(cfg);

@@ -336,6 +336,8 @@ impl SpillRoom {
                 self.open_kept()?;
             } else {
                 for d in &self.dirs {
+                    // Checked now if the plan did not (runs were only possible then).
+                    oxsort_io::check_dir_writable_as(d, oxsort_io::TEMP_DIR_CHECK)?;
                     self.temps.push(TempDir::new(d)?);
                 }
             }

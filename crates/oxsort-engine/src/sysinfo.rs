@@ -3,9 +3,11 @@
 
 use std::fs;
 
-/// Online cores (at least 1).
+/// Online cores (at least 1), as the process found them first (reading the cgroup's CPU
+/// quota costs a dozen system calls; a configuration asks more than once).
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
 /// Memory this process can use without swapping others out: `MemAvailable` plus the free pages

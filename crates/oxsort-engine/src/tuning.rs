@@ -21,6 +21,14 @@ pub const READ_DEPTH: usize = 2;
 /// reader, on the core the reader leaves idle, hides it.
 pub const PROVISION_AHEAD: usize = 3;
 
+/// Inputs' bytes up to which a sort of delimited records may run in the calling thread (the
+/// small path, [`crate::small_input_limit`]): no worker threads, no io_uring ring, no chunk
+/// buffers. A 3-line sort through the planned machinery paid 9 threads, a ring and tens of
+/// MiB of reservations for 6 bytes, 15x GNU sort's time; one thread sorts a few MB in about
+/// the time the planned sort takes to start its threads and fault in its buffers, so past
+/// this size the planned sort's parallel work pays for its start.
+pub const SMALL_INPUT_BYTES: u64 = 4 << 20;
+
 /// Worker threads per core at most. The workers sort, gather and verify: past a few per core
 /// they only add stacks and buffers (each its own share of the budget) and contend for the
 /// cores; 100,000 asked for exhausted memory for their stacks before any work. GNU sort caps

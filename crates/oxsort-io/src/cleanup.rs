@@ -44,8 +44,15 @@ pub(crate) struct Registry {
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Set by [`install_signal_handlers_when_needed`]: the handlers go in with the first path.
+static WHEN_NEEDED: AtomicBool = AtomicBool::new(false);
+
 /// Locks the registry; creations hold this guard while they create the path they register.
 pub(crate) fn lock() -> RegistryGuard {
+    if WHEN_NEEDED.load(Ordering::Relaxed) {
+        // Before the path exists: a signal from now on removes it.
+        install_signal_handlers();
+    }
     RegistryGuard(REGISTRY.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
@@ -109,7 +116,8 @@ pub fn registered_count() -> usize {
     lock().0.as_ref().map_or(0, |r| r.entries.len())
 }
 
-/// Installs SIGINT/SIGTERM/SIGHUP handling: on any of them, every registered temp directory
+/// Installs SIGINT/SIGTERM/SIGHUP handling (for those not ignored when it is called: an
+/// ignored one stays ignored, as GNU sort leaves it): on any of them, every registered temp directory
 /// and uncommitted output is removed and the process exits with 128 + the signal (130 for
 /// SIGINT, 143 for SIGTERM, 129 for SIGHUP: a closed terminal cleans up like Ctrl-C). SIGPIPE,
 /// unless the process was started with it ignored, removes them too and then kills the process
@@ -122,9 +130,15 @@ pub fn registered_count() -> usize {
 pub fn install_signal_handlers() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let mut wanted = vec![SIGINT, SIGTERM, SIGHUP];
+        // A signal the parent set to be ignored stays ignored, as GNU sort leaves it (a
+        // script's background job ignores SIGINT: Ctrl-C is not for it).
+        let mut wanted: Vec<i32> =
+            [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !ignored_now(s)).collect();
         if !sigpipe_ignored_at_start() {
             wanted.push(SIGPIPE);
+        }
+        if wanted.is_empty() {
+            return;
         }
         let mut signals = match Signals::new(wanted) {
             Ok(s) => s,
@@ -146,6 +160,14 @@ pub fn install_signal_handlers() {
             eprintln!("oxsort: cannot start the signal thread: {e}");
         }
     });
+}
+
+/// [`install_signal_handlers`], deferred until the first temp path or uncommitted output is
+/// about to be made: until then a signal has nothing to clean up, and its default action ends
+/// the process as it ends GNU sort (which re-raises it after its cleanup). A call that makes
+/// no temp file (a small sort to standard output) then starts no signal thread at all.
+pub fn install_signal_handlers_when_needed() {
+    WHEN_NEEDED.store(true, Ordering::Relaxed);
 }
 
 /// Removes every registered path and returns the registry, still locked: no new temp path can
@@ -182,6 +204,32 @@ pub fn die_of_broken_pipe() -> ! {
     }
     // Not reached; should the signal not end the process, the shell's status for it.
     std::process::exit(128 + SIGPIPE)
+}
+
+/// Whether `sig` is ignored now. Nothing in the process ignores SIGINT, SIGTERM or SIGHUP
+/// before the handlers are installed, so for them this is the disposition the process was
+/// started with.
+fn ignored_now(sig: i32) -> bool {
+    // SAFETY: `old` is writable memory of the right type; sigaction with a null new action
+    // only reads the current one into it.
+    unsafe {
+        let mut old = std::mem::zeroed::<libc::sigaction>();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// Blocks SIGPIPE in the calling thread: a write of this thread to a pipe whose reader is gone
+/// fails with EPIPE instead of ending the process (the signal stays pending on the thread and
+/// goes with it). For helper threads that feed a pipe another part of the process reads.
+pub fn block_sigpipe_in_this_thread() {
+    // SAFETY: the set is initialised by sigemptyset before use; pthread_sigmask only changes
+    // the calling thread's mask and reads the set given.
+    unsafe {
+        let mut set = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 /// Whether SIGPIPE was ignored when the process started (its parent ignored it, as after

@@ -90,7 +90,7 @@ pub use stream::read_full;
 pub use temp::{
     check_dir_writable, check_dir_writable_as, device_of, effective_uid, free_space,
     private_dir_problem, probe_input, probe_output, try_lock_exclusive, user_label, user_name,
-    AtomicOutput, OutputTarget, TempDir,
+    AtomicOutput, OutputTarget, TempDir, TEMP_DIR_CHECK,
 };
 pub use tuning::DIRECT_ALIGN;
 pub use uring::probe as uring_probe;

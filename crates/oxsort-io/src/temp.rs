@@ -532,6 +532,12 @@ pub fn check_dir_writable(dir: &Path) -> Result<(), IoError> {
     check_dir_writable_as(dir, "checking the directory")
 }
 
+/// What a failed check of a temp directory says it was doing: a sort checks a temp directory
+/// when it is about to make its first temp file there (and before any work when runs are
+/// certain), and a front end that words the error its own way (GNU sort's "cannot create
+/// temporary file in") knows it by this.
+pub const TEMP_DIR_CHECK: &str = "checking the temp directory";
+
 /// [`check_dir_writable`], with `op` saying what the directory is for in its errors:
 /// "checking the output directory".
 pub fn check_dir_writable_as(dir: &Path, op: &'static str) -> Result<(), IoError> {

@@ -32,6 +32,9 @@ pub fn main(argv: Vec<String>) -> i32 {
     if !oxsort_io::cleanup::sigpipe_ignored_at_start() {
         oxsort_locale::sys::default_sigpipe();
     }
+    // From the first temp file on, SIGPIPE (and SIGINT, SIGTERM, SIGHUP) remove the temp
+    // files before they end the process; before it, they have nothing to remove.
+    oxsort_io::cleanup::install_signal_handlers_when_needed();
     let locale = oxsort_locale::Locale::from_env();
     msg::set_utf8(locale.utf8);
     if locale.collate.is_some() {
@@ -301,7 +304,8 @@ fn engine_config(
         .collect();
     let layout = if eol == 0 { RecordLayout::NUL } else { RecordLayout::LINES };
     let what = SortSpec { key: spec.cloned(), unique: a.unique, ..SortSpec::with_layout(layout) };
-    let mut b = SortConfig::builder(inputs, output).spec(what);
+    // Small inputs are sorted in this thread, as GNU sort sorts them: scripts call it in loops.
+    let mut b = SortConfig::builder(inputs, output).spec(what).small_inputs(true);
     if let Some(m) = memory {
         b = b.memory(m);
     }
@@ -331,12 +335,22 @@ const MIN_BUFFER: u64 = 4 << 20;
 
 /// Sorts (or merges) the inputs into `output`.
 fn sort(a: &Args, spec: &KeySpec, eol: u8, output: Output) -> Result<(), Fail> {
-    // From here SIGPIPE removes the temp files before it ends the process.
-    oxsort_io::cleanup::install_signal_handlers();
     let engine = |e: EngineError| match e {
         EngineError::OutputClosed { path } => {
             let name = oxsort_io::cleanup::closed_output(&path);
-            Fail::plain(format!("write failed: {}: Broken pipe", quotef(&name)))
+            // Standard output's stream keeps the error: GNU's close at exit says it again.
+            let again = if path.as_os_str() == "-" { "\nsort: write error" } else { "" };
+            Fail::plain(format!("write failed: {}: Broken pipe{again}", quotef(&name)))
+        }
+        // A temp directory is checked when the first temp file is needed, in GNU's words.
+        EngineError::Io(oxsort_io::IoError::Other { op, path, source })
+            if op == oxsort_io::TEMP_DIR_CHECK =>
+        {
+            Fail::plain(format!(
+                "cannot create temporary file in {}: {}",
+                quoteaf(&path.to_string_lossy()),
+                msg::errno_text(&source)
+            ))
         }
         e => Fail::plain(e.to_string()),
     };

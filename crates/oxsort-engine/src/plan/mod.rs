@@ -154,7 +154,7 @@ pub struct Plan {
 /// Computes the plan and checks it against the machine: inputs present and whole, output
 /// directory writable, memory enough, temp and output space enough.
 pub fn plan(cfg: &SortConfig) -> Result<Plan> {
-    let plan = plan_unchecked(cfg)?;
+    let plan = plan_unchecked(&cfg.resolved())?;
     plan.check_space()?;
     Ok(plan)
 }
@@ -162,7 +162,7 @@ pub fn plan(cfg: &SortConfig) -> Result<Plan> {
 /// The plan as [`plan`] computes it, for showing it (`explain`): too little temp or output
 /// space does not refuse it but is said in [`Plan::warnings`].
 pub fn plan_to_show(cfg: &SortConfig) -> Result<Plan> {
-    let mut plan = plan_unchecked(cfg)?;
+    let mut plan = plan_unchecked(&cfg.resolved())?;
     match plan.check_space() {
         Err(e @ (EngineError::NoTempSpace { .. } | EngineError::NoOutputSpace { .. })) => {
             plan.warnings.push(e.to_string())
@@ -391,12 +391,21 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
             (vec![0; cfg.temp_dirs.len()], vec![0; cfg.temp_dirs.len()])
         };
         for ((d, reused), freed) in cfg.temp_dirs.iter().zip(reused).zip(freed) {
-            oxsort_io::check_dir_writable_as(d, "checking the temp directory")?;
+            // Runs that are only possible (a stream's size is known at its end) refuse
+            // nothing: a temp directory is checked when its first run is made, as GNU sort
+            // checks it when it first needs a temp file, so a sort that fits in memory runs
+            // with no usable temp directory at all.
+            let free = if share > 0 || cfg.passes == PassChoice::Two || cfg.resume {
+                oxsort_io::check_dir_writable_as(d, oxsort_io::TEMP_DIR_CHECK)?;
+                oxsort_io::free_space(d)?
+            } else {
+                oxsort_io::free_space(d).unwrap_or(0)
+            };
             temp.push(TempPlan {
                 dir: d.clone(),
                 bytes: share,
                 reused: reused.min(share),
-                free: oxsort_io::free_space(d)? + freed,
+                free: free + freed,
             });
         }
     }

@@ -3,8 +3,9 @@
 //! Latin Extended-A and B, Greek and Cyrillic, every ASCII character and the signs of Latin-1
 //! are in the table with all their levels, and the image `xfrm` writes for random text drawn
 //! from them is byte for byte the one glibc's `strxfrm` writes. `C.UTF-8` (no levels: the
-//! image is the bytes) is checked the same way in a process of its own (the locale is
-//! process-wide and the table is fixed once filled): the test re-runs itself.
+//! image is the bytes), de_DE.UTF-8, sv_SE.UTF-8 and hu_HU.UTF-8 (contractions) are checked
+//! the same way, each locale in a process of its own (the locale is process-wide and the
+//! table is fixed once filled): the tests re-run this executable.
 
 use std::ffi::CString;
 use std::path::PathBuf;
@@ -83,13 +84,7 @@ fn check_images(seed: u64) -> usize {
 
 #[test]
 fn whole_images_are_glibcs_in_en_us() {
-    if let Some(p) = locpath() {
-        std::env::set_var("LOCPATH", p);
-    }
-    std::env::set_var("LC_ALL", "en_US.UTF-8");
-    let loc = oxsort_locale::Locale::from_env();
-    if loc.collate.is_none() {
-        eprintln!("skipped: en_US.UTF-8 is not available (see .ci/gnu-conformance)");
+    if !in_child("whole_images_are_glibcs_in_en_us", "en_US.UTF-8") || !set_locale("en_US.UTF-8") {
         return;
     }
     // U+00B7 (middle dot) is in a contraction: "l·" weighs as "ŀ" on the later levels.
@@ -112,27 +107,74 @@ fn whole_images_are_glibcs_in_en_us() {
     }
 }
 
+/// Runs `test` of this file in a child process with `OXSORT_WHOLE_IMAGE_LOCALE=locale` (the
+/// locale is process-wide and the table is fixed once filled); true in the child.
+fn in_child(test: &str, locale: &str) -> bool {
+    if std::env::var("OXSORT_WHOLE_IMAGE_LOCALE").is_ok_and(|l| l == locale) {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("test executable");
+    let out = std::process::Command::new(exe)
+        .args(["--exact", test, "--nocapture"])
+        .env("OXSORT_WHOLE_IMAGE_LOCALE", locale)
+        .output()
+        .expect("run the child");
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{locale}: {}", String::from_utf8_lossy(&out.stdout));
+    false
+}
+
+/// Sets `locale` (from `target/locales` when there); false when it is not available.
+fn set_locale(locale: &str) -> bool {
+    if let Some(p) = locpath() {
+        std::env::set_var("LOCPATH", p);
+    }
+    std::env::set_var("LC_ALL", locale);
+    let loc = oxsort_locale::Locale::from_env();
+    let ok = loc.ok && loc.collate.as_deref().is_some_and(|c| c == locale);
+    if !ok {
+        eprintln!("skipped: {locale} is not available (see .ci/gnu-conformance)");
+    }
+    ok
+}
+
 #[test]
 fn whole_images_are_glibcs_in_c_utf8() {
-    // In a child of its own: the first test fixes the table for en_US.UTF-8.
-    if std::env::var_os("OXSORT_WHOLE_IMAGE_CHILD").is_none() {
-        let exe = std::env::current_exe().expect("test executable");
-        let out = std::process::Command::new(exe)
-            .args(["--exact", "whole_images_are_glibcs_in_c_utf8", "--nocapture"])
-            .env("OXSORT_WHOLE_IMAGE_CHILD", "1")
-            .output()
-            .expect("run the child");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
-        return;
-    }
-    std::env::set_var("LC_ALL", "C.UTF-8");
-    let loc = oxsort_locale::Locale::from_env();
-    if loc.collate.is_none() {
-        eprintln!("skipped: C.UTF-8 is not available");
+    if !in_child("whole_images_are_glibcs_in_c_utf8", "C.UTF-8") || !set_locale("C.UTF-8") {
         return;
     }
     // C.UTF-8 collates by code point with no levels: nothing is in the table, and xfrm is
     // glibc's.
     let built = check_images(0x2545_F491_4F6C_DD1D);
     assert_eq!(built, 0, "C.UTF-8 has no levels to build");
+}
+
+/// German, Swedish (its own order of å ä ö, v and w alike on the first level) and Hungarian
+/// (contractions: cs, dzs, ly, sz...): images equal glibc's whatever the table holds, and
+/// the letters of contractions are not all in it.
+#[test]
+fn whole_images_are_glibcs_in_other_locales() {
+    for locale in ["de_DE.UTF-8", "sv_SE.UTF-8", "hu_HU.UTF-8"] {
+        let test = "whole_images_are_glibcs_in_other_locales";
+        if !in_child(test, locale) {
+            continue;
+        }
+        if !set_locale(locale) {
+            return;
+        }
+        let built = check_images(0x0DDB_1A5E_5BAD_5EED);
+        eprintln!("{locale}: {built} of 20000 strings built from the table");
+        let out: String =
+            (' '..='~').chain(letters()).filter(|&c| !oxsort_locale::whole_weights(c)).collect();
+        eprintln!("{locale}: not in the table whole: {out}");
+        if locale == "hu_HU.UTF-8" {
+            // "cs", "sz", "zs"...: one letter of each pair is out, so every string holding
+            // it is transformed by glibc.
+            let out = ['c', 's', 'z'].iter().filter(|&&c| !oxsort_locale::whole_weights(c));
+            assert!(out.count() > 0, "the letters of Hungarian's contractions are all in");
+        } else {
+            assert!(built >= 18_000, "{locale}: only {built} of 20000 from the table");
+        }
+        return;
+    }
 }

@@ -125,8 +125,7 @@ fn slot(c: char) -> &'static Slot {
 }
 
 /// The locale's level shape (see [`SHAPE`]); `None` when the locale has no levels (C,
-/// POSIX) or a shape the table cannot build (more than [`MAX_LEVELS`], a `position` level
-/// before the last).
+/// POSIX) or more than [`MAX_LEVELS`].
 fn shape() -> Option<&'static [bool]> {
     if let Some(s) = SHAPE.get() {
         return Some(s);
@@ -158,10 +157,7 @@ fn read_shape() -> Option<Box<[bool]>> {
         }
         std::slice::from_raw_parts(p, nrules).to_vec()
     };
-    // Only the last level may count positions here: before it, a count byte 0x01 could not
-    // be told from the level's end.
-    let position: Box<[bool]> = rules.iter().map(|r| r & SORT_POSITION != 0).collect();
-    (!position[..nrules - 1].contains(&true)).then_some(position)
+    Some(rules.iter().map(|r| r & SORT_POSITION != 0).collect())
 }
 
 /// Other C libraries: no table (every collated key is transformed whole).
@@ -181,11 +177,15 @@ impl Admitted {
         let own = c.encode_utf8(&mut utf8).as_bytes();
         let mut image = Vec::new();
         crate::strxfrm(own, &mut image);
-        let mut entry = split_levels(&image, shape)?;
+        // An image the table cannot cut into levels still gives the primary weight.
+        let (mut entry, whole) = match split_levels(&image, shape) {
+            Some(e) => (e, true),
+            None => (primary_entry(&image, shape.len())?, false),
+        };
         if entry.primary().contains(&0) || !self.concatenates(c, &entry, shape, true) {
             return None;
         }
-        entry.full = self.concatenates(c, &entry, shape, false);
+        entry.full = whole && self.concatenates(c, &entry, shape, false);
         let entry: &'static Entry = Box::leak(Box::new(entry));
         self.primary.push((c, entry));
         if entry.full {
@@ -227,8 +227,12 @@ impl Admitted {
 /// A lone character's entry (not yet `full`), its image cut into levels; `None` when the
 /// image does not have the locale's shape: each level but the last ends at a [`LEVEL_END`];
 /// the last, with the `position` rule, is empty or `0x01` (one character since the last
-/// weight) and the weight.
+/// weight) and the weight. (A locale counting positions on an earlier level has none.)
 fn split_levels(image: &[u8], shape: &[bool]) -> Option<Entry> {
+    if shape[..shape.len() - 1].contains(&true) {
+        // A count byte 0x01 before a level's end could not be told from it.
+        return None;
+    }
     let mut bytes = Vec::with_capacity(image.len());
     let mut ends = Vec::with_capacity(shape.len());
     let mut rest = image;
@@ -257,6 +261,14 @@ fn split_levels(image: &[u8], shape: &[bool]) -> Option<Entry> {
         ends.push(bytes.len());
     }
     Some(Entry { bytes: bytes.into_boxed_slice(), ends: ends.into_boxed_slice(), full: false })
+}
+
+/// The entry of a character whose image is not cut into levels: its primary weight only (up
+/// to the first level's end), never `full`.
+fn primary_entry(image: &[u8], levels: usize) -> Option<Entry> {
+    let end = image.iter().position(|&b| b == LEVEL_END)?;
+    let bytes: Box<[u8]> = image[..end].into();
+    Some(Entry { bytes, ends: vec![end; levels].into_boxed_slice(), full: false })
 }
 
 /// Appends the image glibc's `strxfrm` writes for the string of `entries`' characters, whose

@@ -88,7 +88,8 @@ static PAGES: [OnceLock<Box<[Slot]>>; (char::MAX as usize >> PAGE_BITS) + 1] =
 static SHAPE: OnceLock<Box<[bool]>> = OnceLock::new();
 
 /// The characters admitted so far, in order.
-static ADMITTED: Mutex<Admitted> = Mutex::new(Admitted { primary: Vec::new(), full: Vec::new() });
+static ADMITTED: Mutex<Admitted> =
+    Mutex::new(Admitted { primary: Vec::new(), full: Vec::new(), ascii_first: false });
 
 /// The admitted characters (under [`ADMITTED`]'s lock).
 struct Admitted {
@@ -96,6 +97,8 @@ struct Admitted {
     primary: Vec<(char, &'static Entry)>,
     /// Those whose every level concatenates.
     full: Vec<(char, &'static Entry)>,
+    /// Printable ASCII has been checked (before the first character beyond it).
+    ascii_first: bool,
 }
 
 /// The entry of `c`, deciding it (with glibc's help) on the first call.
@@ -106,9 +109,12 @@ pub(crate) fn entry(c: char) -> Option<&'static Entry> {
         return *e;
     }
     let mut admitted = ADMITTED.lock().unwrap_or_else(PoisonError::into_inner);
-    if admitted.primary.is_empty() && shape().is_some() {
-        // Printable ASCII first, whatever the text: of the two letters of a contraction the
-        // one checked second stays out, and it should not be the common one ("l·": U+00B7).
+    if !c.is_ascii() && !admitted.ascii_first && shape().is_some() {
+        // Printable ASCII before the first other character, whatever the text: of the two
+        // letters of a contraction the one checked second stays out, and it should not be
+        // the common one ("l·": U+00B7). (Not before: ASCII text checks only the characters
+        // it holds, which keeps a small sort's start-up short.)
+        admitted.ascii_first = true;
         for a in ' '..='~' {
             slot(a).get_or_init(|| admitted.admit(a));
         }

@@ -109,3 +109,62 @@ fn order_of_european_text_is_strcoll_order() {
         eprintln!("note: {gnu} is not GNU sort: checked against strcoll only");
     }
 }
+
+/// Keyed, as scripts sort CSV: `-t, -k2,2n -k1,1` on lines `TEXT,NUMBER,TEXT` whose numbers
+/// repeat (so the text key decides within each number), against the system's GNU sort byte
+/// for byte, and each pair of neighbours with equal numbers in `strcoll` order of the first
+/// field (then the whole line as GNU's last resort). The texts hold no comma.
+#[test]
+fn keyed_order_of_european_text_is_gnu_sorts() {
+    let loc = common::locpath("en_US.UTF-8");
+    if let Some(p) = &loc {
+        std::env::set_var("LOCPATH", p);
+    }
+    // SAFETY: as in the test above.
+    let set = unsafe { libc::setlocale(libc::LC_ALL, c"en_US.UTF-8".as_ptr()) };
+    if set.is_null() {
+        eprintln!("skipped: the en_US.UTF-8 locale is not available (see .ci/gnu-conformance)");
+        return;
+    }
+    let letters = letters();
+    let mut rng = Rng::new(seed() ^ 0x6B_6579_6564);
+    let lines: Vec<String> = (0..LINES)
+        .map(|_| {
+            let a = random_line(&mut rng, &letters).replace(',', ";");
+            let b = random_line(&mut rng, &letters).replace(',', ";");
+            format!("{a},{},{b}", rng.index(50))
+        })
+        .collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("in");
+    std::fs::write(&file, lines.iter().map(|l| format!("{l}\n")).collect::<String>())
+        .expect("write input");
+    let args = ["-t,", "-k2,2n", "-k1,1"];
+    let ox = env!("CARGO_BIN_EXE_oxsort");
+    let got = String::from_utf8(sort(ox, &args, &file, &loc)).expect("UTF-8 output");
+    let got: Vec<&str> = got.lines().collect();
+    assert_eq!(got.len(), lines.len(), "the output is not the input's lines");
+    let field = |l: &str, i: usize| l.split(',').nth(i).unwrap_or("").to_string();
+    for pair in got.windows(2) {
+        let (na, nb) = (field(pair[0], 1), field(pair[1], 1));
+        let (na, nb): (u32, u32) = (na.parse().expect("number"), nb.parse().expect("number"));
+        assert!(na <= nb, "out of numeric order: {:?} before {:?}", pair[0], pair[1]);
+        if na == nb {
+            let order = strcoll(&field(pair[0], 0), &field(pair[1], 0))
+                .then_with(|| strcoll(pair[0], pair[1]))
+                .then_with(|| pair[0].cmp(pair[1]));
+            assert!(order.is_le(), "out of strcoll order: {:?} before {:?}", pair[0], pair[1]);
+        }
+    }
+    let gnu = "/usr/bin/sort";
+    let is_gnu = Command::new(gnu)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU coreutils"));
+    if is_gnu {
+        let want = sort(gnu, &args, &file, &loc);
+        assert!(sort(ox, &args, &file, &loc) == want, "the output differs from GNU sort's");
+    } else {
+        eprintln!("note: {gnu} is not GNU sort: checked against strcoll only");
+    }
+}

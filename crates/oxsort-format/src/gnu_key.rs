@@ -239,35 +239,96 @@ const CONTRACTION_REACH: usize = 8;
 /// transform, whose first bytes are the primary weights. The [`CONTRACTION_REACH`] characters
 /// after the last one used must have weights too (or the text end there). Returns false
 /// (appending nothing) when a character up to there has no weight, is a NUL or is not UTF-8,
-/// or when the primary weights are too short (then the level separator and later levels would
-/// follow within the prefix).
+/// when the primary weights are too short (then the level separator and later levels would
+/// follow within the prefix), or when `want` is over [`STACK_PREFIX`].
 fn collated_prefix(t: &[u8], out: &mut Vec<u8>, want: usize) -> bool {
     let (Some(weight), Some(_)) = (PRIMARY.get(), COLLATOR.get()) else {
         return false;
     };
-    let start = out.len();
-    out.push(0x01);
+    if want > STACK_PREFIX {
+        return false;
+    }
+    let ascii = ascii_weights(*weight);
+    // Built on the stack: a weight of ASCII is written as 4 bytes at once, its length counted.
+    let mut buf = [0u8; STACK_PREFIX + WEIGHT_ROOM];
+    buf[0] = 0x01;
+    let mut len = 1;
     let mut rest = t;
     let mut enough = false;
     let mut ahead = 0;
-    while let Some((c, n)) = next_char(rest) {
-        let Some(w) = weight(c) else { break };
+    while let Some(&b) = rest.first() {
+        let n = if b < 0x80 && ascii.len[b as usize] <= 4 {
+            if !enough {
+                buf[len..len + 4].copy_from_slice(&ascii.padded[b as usize]);
+                len += ascii.len[b as usize] as usize;
+            }
+            1
+        } else {
+            let Some((c, n)) = next_char(rest) else { break };
+            let Some(w) = weight(c) else { break };
+            if !enough {
+                if w.len() > WEIGHT_ROOM {
+                    break;
+                }
+                buf[len..len + w.len()].copy_from_slice(w);
+                len += w.len();
+            }
+            n
+        };
         rest = &rest[n..];
         if enough {
             ahead += 1;
             if ahead == CONTRACTION_REACH {
-                return true;
+                break;
             }
         } else {
-            out.extend_from_slice(w);
-            enough = out.len() - start >= want;
+            enough = len >= want;
         }
     }
-    if enough && rest.is_empty() {
+    if enough && (rest.is_empty() || ahead == CONTRACTION_REACH) {
+        out.extend_from_slice(&buf[..len]);
         return true;
     }
-    out.truncate(start);
     false
+}
+
+/// The longest collated prefix built from primary weights (longer ones are transformed
+/// whole): the engine asks for 10 bytes (the entry's prefix) and 64 (the first stage of ties).
+const STACK_PREFIX: usize = 128;
+
+/// The longest primary weight of one character a collated prefix takes (a longer one sends
+/// the key to the whole transform); en_US.UTF-8's are 1 to 4 bytes.
+const WEIGHT_ROOM: usize = 32;
+
+/// The primary weights of the 128 ASCII characters, asked of the installed
+/// [`PrimaryWeights`] once: the text of most keys is mostly ASCII, and an array look-up costs
+/// less than a call through the hook per character (the hook's answers are fixed once given).
+struct AsciiWeights {
+    /// Each weight, zero-padded to 4 bytes.
+    padded: [[u8; 4]; 128],
+    /// Each weight's length; [`ASK_HOOK`] for NUL, a character without a weight, or a weight
+    /// longer than 4 bytes (asked of the hook each time).
+    len: [u8; 128],
+}
+
+/// [`AsciiWeights::len`] of a character the table does not hold.
+const ASK_HOOK: u8 = 0xFF;
+
+static ASCII_WEIGHTS: std::sync::OnceLock<AsciiWeights> = std::sync::OnceLock::new();
+
+/// [`ASCII_WEIGHTS`], asked of `weight` on the first call.
+#[inline]
+fn ascii_weights(weight: PrimaryWeights) -> &'static AsciiWeights {
+    ASCII_WEIGHTS.get_or_init(|| {
+        let mut t = AsciiWeights { padded: [[0; 4]; 128], len: [ASK_HOOK; 128] };
+        for b in 1..128u8 {
+            if let Some(w) = weight(b as char).filter(|w| w.len() <= 4) {
+                t.padded[b as usize][..w.len()].copy_from_slice(w);
+                t.len[b as usize] = w.len() as u8;
+            }
+        }
+        t
+    })
 }
 
 /// The UTF-8 character at the start of `b` and its length; `None` at the end, at a NUL and

@@ -20,6 +20,8 @@
 
 use std::ffi::CStr;
 
+mod table;
+
 /// What sort needs to know about the locale the environment selects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Locale {
@@ -132,7 +134,19 @@ const XFRM_GUESS_PER_BYTE: usize = 8;
 
 /// Appends `strxfrm(s)` for the process's `LC_COLLATE` (never a NUL byte). `s` must not
 /// contain NUL (the part after one is ignored, as C strings end there).
+///
+/// The image is built from the locale's weight table (see [`primary_weight`]) when every
+/// character of `s` is in it with all its levels: the same bytes, at a table look-up per
+/// character and level. Otherwise glibc transforms `s`.
 pub fn xfrm(s: &[u8], out: &mut Vec<u8>) {
+    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+    if !table::xfrm_from_table(&s[..end], out) {
+        strxfrm(&s[..end], out);
+    }
+}
+
+/// Appends glibc's `strxfrm(s)` (see [`xfrm`]).
+fn strxfrm(s: &[u8], out: &mut Vec<u8>) {
     let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
     SRC.with(|src| {
         let mut src = src.borrow_mut();
@@ -178,92 +192,42 @@ pub fn xfrm(s: &[u8], out: &mut Vec<u8>) {
 /// in a contraction or context rule (Czech "ch", say), or past [`MAX_TABLE_CHARS`].
 ///
 /// The table fills as characters are first asked for, each checked once against glibc
-/// itself: the image of `c` alone gives its weight; then one `strxfrm` of `c c x1 c x2 ... c
-/// xk c`, over the k characters admitted before it, must start with the concatenation of the
-/// weights. So every pair of admitted characters, in both orders, is known to concatenate (a
-/// contraction of two characters, or a context rule between neighbours, shows as a
-/// mismatch). Safe to call from many threads; the checks run one at a time. An answer once
+/// itself: the image of `c` alone gives its weights (every level's); then one `strxfrm` of
+/// `c c x1 c x2 ... c xk c`, over the k characters admitted before it, must start with the
+/// concatenation of the primary weights. So every pair of admitted characters, in both
+/// orders, is known to concatenate (a contraction of two characters, or a context rule
+/// between neighbours, shows as a mismatch). A second such check of the whole image admits
+/// `c` with all its levels, for [`xfrm`] to build whole images from. Safe to call from many threads; the checks run one at a time. An answer once
 /// given is kept for the process: ask only after [`Locale::from_env`] set the locale.
 pub fn primary_weight(c: char) -> Option<&'static [u8]> {
-    let page = PAGES[c as usize >> PAGE_BITS]
-        .get_or_init(|| (0..1 << PAGE_BITS).map(|_| std::sync::OnceLock::new()).collect());
-    let slot = &page[c as usize & ((1 << PAGE_BITS) - 1)];
-    if let Some(w) = slot.get() {
-        return *w;
+    table::entry(c).map(|e| e.primary())
+}
+
+pub use table::MAX_TABLE_CHARS;
+
+/// Whether [`xfrm`] builds the image of a string of `c` (with other such characters) from the
+/// weight table, every level of it, rather than calling glibc (see [`primary_weight`]).
+pub fn whole_weights(c: char) -> bool {
+    table::entry(c).is_some_and(|e| e.full)
+}
+
+/// The UTF-8 character at the start of `b` and its length; `None` at the end, at a NUL and
+/// at bytes that are not UTF-8.
+#[inline]
+fn next_char(b: &[u8]) -> Option<(char, usize)> {
+    let &first = b.first()?;
+    if first < 0x80 {
+        return (first != 0).then_some((first as char, 1));
     }
-    let mut table = TABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    *slot.get_or_init(|| table.admit(c))
+    let n = match first {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return None,
+    };
+    let s = std::str::from_utf8(b.get(..n)?).ok()?;
+    s.chars().next().map(|c| (c, n))
 }
-
-/// How many characters the primary-weight table admits at most: each admission transforms a
-/// string twice as long as the table, so text of thousands of distinct characters (CJK)
-/// stops paying for checks and goes to `strxfrm` whole past this many. Latin-1, Latin
-/// Extended-A and B, Greek, Cyrillic and ASCII together are about 1,000 characters.
-pub const MAX_TABLE_CHARS: usize = 1500;
-
-/// Characters per page of the weight table (2^8): a page is made when one of its characters
-/// is first asked for.
-const PAGE_BITS: usize = 8;
-
-/// One character's entry: `Some(weight)` or `None` (not in the table), fixed once decided.
-type Slot = std::sync::OnceLock<Option<&'static [u8]>>;
-
-/// The weight table's pages, indexed by code point >> [`PAGE_BITS`].
-static PAGES: [std::sync::OnceLock<Box<[Slot]>>; (char::MAX as usize >> PAGE_BITS) + 1] =
-    [const { std::sync::OnceLock::new() }; (char::MAX as usize >> PAGE_BITS) + 1];
-
-/// The characters admitted so far, in order, with their weights.
-static TABLE: std::sync::Mutex<Admitted> = std::sync::Mutex::new(Admitted { chars: Vec::new() });
-
-/// The admitted characters (under [`TABLE`]'s lock).
-struct Admitted {
-    chars: Vec<(char, &'static [u8])>,
-}
-
-impl Admitted {
-    /// Decides `c`'s entry (see [`primary_weight`]); admits it when it concatenates.
-    fn admit(&mut self, c: char) -> Option<&'static [u8]> {
-        if c == '\0' || self.chars.len() >= MAX_TABLE_CHARS {
-            return None;
-        }
-        let mut utf8 = [0u8; 4];
-        let own = c.encode_utf8(&mut utf8).as_bytes();
-        let mut image = Vec::new();
-        let weight = primary(own, &mut image)?;
-        // c c x1 c x2 c ... xk c: every neighbour pair of c and an admitted character.
-        let mut probe = Vec::with_capacity((own.len() + 4) * (2 * self.chars.len() + 2));
-        let mut expect = Vec::with_capacity(probe.capacity());
-        probe.extend_from_slice(own);
-        probe.extend_from_slice(own);
-        expect.extend_from_slice(&weight);
-        expect.extend_from_slice(&weight);
-        for &(x, w) in &self.chars {
-            probe.extend_from_slice(x.encode_utf8(&mut [0; 4]).as_bytes());
-            probe.extend_from_slice(own);
-            expect.extend_from_slice(w);
-            expect.extend_from_slice(&weight);
-        }
-        if primary(&probe, &mut image)? != expect {
-            return None;
-        }
-        let weight: &'static [u8] = Box::leak(weight.into_boxed_slice());
-        self.chars.push((c, weight));
-        Some(weight)
-    }
-}
-
-/// The primary part of `strxfrm(s)` (up to the first level separator), if the image has
-/// one and no NUL in it.
-fn primary(s: &[u8], image: &mut Vec<u8>) -> Option<Vec<u8>> {
-    image.clear();
-    xfrm(s, image);
-    let end = image.iter().position(|&b| b == PRIMARY_END)?;
-    let w = &image[..end];
-    (!w.contains(&0)).then(|| w.to_vec())
-}
-
-/// The byte glibc's `strxfrm` writes after each level's weights.
-const PRIMARY_END: u8 = 0x01;
 
 /// The other C library calls of GNU sort's command line, made safe.
 pub mod sys {

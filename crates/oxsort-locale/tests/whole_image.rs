@@ -1,0 +1,180 @@
+//! `xfrm` builds glibc's whole `strxfrm` image from the weight table: in `en_US.UTF-8` (built
+//! by `.ci/gnu-conformance` under `target/locales`, or installed) every letter of Latin-1,
+//! Latin Extended-A and B, Greek and Cyrillic, every ASCII character and the signs of Latin-1
+//! are in the table with all their levels, and the image `xfrm` writes for random text drawn
+//! from them is byte for byte the one glibc's `strxfrm` writes. `C.UTF-8` (no levels: the
+//! image is the bytes), de_DE.UTF-8, sv_SE.UTF-8 and hu_HU.UTF-8 (contractions) are checked
+//! the same way, each locale in a process of its own (the locale is process-wide and the
+//! table is fixed once filled): the tests re-run this executable.
+
+use std::ffi::CString;
+use std::path::PathBuf;
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn locpath() -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/locales");
+    p.join("en_US.UTF-8").is_dir().then_some(p)
+}
+
+/// The blocks the text is drawn from: Latin-1 (from U+00A0), Latin Extended-A and B, Greek
+/// (the assigned letters and signs), Cyrillic.
+fn letters() -> Vec<char> {
+    let ranges = [0xA0..=0xFF, 0x100..=0x24F, 0x370..=0x3FF, 0x400..=0x4FF];
+    ranges.into_iter().flatten().filter_map(char::from_u32).collect()
+}
+
+/// glibc's own `strxfrm(s)`, independent of the table.
+fn glibc_strxfrm(s: &str) -> Vec<u8> {
+    let c = CString::new(s).expect("no NUL");
+    // SAFETY: a null destination with size 0 only measures; `c` is NUL-terminated.
+    let n = unsafe { libc::strxfrm(std::ptr::null_mut(), c.as_ptr(), 0) };
+    let mut buf = vec![0u8; n + 1];
+    // SAFETY: `buf` holds n + 1 bytes, the image and its NUL.
+    unsafe { libc::strxfrm(buf.as_mut_ptr().cast(), c.as_ptr(), n + 1) };
+    buf.truncate(n);
+    buf
+}
+
+/// Random strings of 1 to 60 characters: a quarter drawn from `letters`, the rest printable
+/// ASCII.
+fn random_strings(seed: u64, count: usize, letters: &[char]) -> Vec<String> {
+    let ascii: Vec<char> = (' '..='~').collect();
+    let mut rng = Rng(seed);
+    (0..count)
+        .map(|_| {
+            let len = 1 + rng.below(60);
+            (0..len)
+                .map(|_| match rng.below(4) {
+                    0 => letters[rng.below(letters.len())],
+                    _ => ascii[rng.below(ascii.len())],
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Checks `xfrm` against `strxfrm` in the current locale; returns how many strings were
+/// built wholly from the table's characters.
+fn check_images(seed: u64) -> usize {
+    let letters = letters();
+    let mut image = Vec::new();
+    let mut from_table = 0;
+    for s in random_strings(seed, 20_000, &letters) {
+        image.clear();
+        oxsort_locale::xfrm(s.as_bytes(), &mut image);
+        assert!(image == glibc_strxfrm(&s), "{s:?}: the image differs from strxfrm's");
+        from_table += usize::from(s.chars().all(oxsort_locale::whole_weights));
+    }
+    from_table
+}
+
+#[test]
+fn whole_images_are_glibcs_in_en_us() {
+    if !in_child("whole_images_are_glibcs_in_en_us", "en_US.UTF-8") || !set_locale("en_US.UTF-8") {
+        return;
+    }
+    // U+00B7 (middle dot) is in a contraction: "l·" weighs as "ŀ" on the later levels.
+    assert!(!oxsort_locale::whole_weights('·'), "the middle dot contracts with l");
+    let missing: Vec<char> = (' '..='~')
+        .chain(letters().into_iter().filter(|c| c.is_alphabetic() || (*c as u32) < 0x100))
+        .filter(|&c| c != '·' && !oxsort_locale::whole_weights(c))
+        .collect();
+    assert!(missing.is_empty(), "characters without whole weights: {missing:?}");
+    // Some signs of the blocks contract or are not plain (U+00B7, combining marks): their
+    // strings go to glibc. Most strings are built from the table.
+    let built = check_images(0x9E37_79B9_7F4A_7C15);
+    eprintln!("{built} of 20000 strings built from the table");
+    assert!(built >= 18_000, "only {built} of 20000 strings built from the table");
+    // Bytes that are not UTF-8, and characters past the blocks, go to glibc: still its image.
+    for s in ["a\u{20AC}b", "\u{4E2D}\u{6587}", "x\u{1F600}"] {
+        let mut image = Vec::new();
+        oxsort_locale::xfrm(s.as_bytes(), &mut image);
+        assert_eq!(image, glibc_strxfrm(s), "{s:?}");
+    }
+}
+
+/// Runs `test` of this file in a child process with `OXSORT_WHOLE_IMAGE_LOCALE=locale` (the
+/// locale is process-wide and the table is fixed once filled); true in the child.
+fn in_child(test: &str, locale: &str) -> bool {
+    if std::env::var("OXSORT_WHOLE_IMAGE_LOCALE").is_ok_and(|l| l == locale) {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("test executable");
+    let out = std::process::Command::new(exe)
+        .args(["--exact", test, "--nocapture"])
+        .env("OXSORT_WHOLE_IMAGE_LOCALE", locale)
+        .output()
+        .expect("run the child");
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{locale}: {}", String::from_utf8_lossy(&out.stdout));
+    false
+}
+
+/// Sets `locale` (from `target/locales` when there); false when it is not available.
+fn set_locale(locale: &str) -> bool {
+    if let Some(p) = locpath() {
+        std::env::set_var("LOCPATH", p);
+    }
+    std::env::set_var("LC_ALL", locale);
+    let loc = oxsort_locale::Locale::from_env();
+    let ok = loc.ok && loc.collate.as_deref().is_some_and(|c| c == locale);
+    if !ok {
+        eprintln!("skipped: {locale} is not available (see .ci/gnu-conformance)");
+    }
+    ok
+}
+
+#[test]
+fn whole_images_are_glibcs_in_c_utf8() {
+    if !in_child("whole_images_are_glibcs_in_c_utf8", "C.UTF-8") || !set_locale("C.UTF-8") {
+        return;
+    }
+    // C.UTF-8 collates by code point with no levels: nothing is in the table, and xfrm is
+    // glibc's.
+    let built = check_images(0x2545_F491_4F6C_DD1D);
+    assert_eq!(built, 0, "C.UTF-8 has no levels to build");
+}
+
+/// German, Swedish (its own order of å ä ö, v and w alike on the first level) and Hungarian
+/// (contractions: cs, dzs, ly, sz...): images equal glibc's whatever the table holds, and
+/// the letters of contractions are not all in it.
+#[test]
+fn whole_images_are_glibcs_in_other_locales() {
+    for locale in ["de_DE.UTF-8", "sv_SE.UTF-8", "hu_HU.UTF-8"] {
+        let test = "whole_images_are_glibcs_in_other_locales";
+        if !in_child(test, locale) {
+            continue;
+        }
+        if !set_locale(locale) {
+            return;
+        }
+        let built = check_images(0x0DDB_1A5E_5BAD_5EED);
+        eprintln!("{locale}: {built} of 20000 strings built from the table");
+        let out: String =
+            (' '..='~').chain(letters()).filter(|&c| !oxsort_locale::whole_weights(c)).collect();
+        eprintln!("{locale}: not in the table whole: {out}");
+        if locale == "hu_HU.UTF-8" {
+            // "cs", "sz", "zs"...: one letter of each pair is out, so every string holding
+            // it is transformed by glibc.
+            let out = ['c', 's', 'z'].iter().filter(|&&c| !oxsort_locale::whole_weights(c));
+            assert!(out.count() > 0, "the letters of Hungarian's contractions are all in");
+        } else {
+            assert!(built >= 18_000, "{locale}: only {built} of 20000 from the table");
+        }
+        return;
+    }
+}

@@ -41,7 +41,7 @@ use crate::tuning::{
     ENTRY_BYTES, LINE_BYTES_ESTIMATE, MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD,
     PIECES_AHEAD_OF_WRITER, PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS, TIE_KEY_START,
 };
-use crate::verify::{OrderBuilder, OrderCheck};
+use crate::verify::{FixedCheck, OrderBuilder, OrderCheck};
 
 /// Writes the load's records in sorted order to `sink` and returns the order facts of what was
 /// written (checked when `verify`; duplicates are dropped first with `unique`).
@@ -493,10 +493,18 @@ impl Worker<'_, '_> {
                 Some(o) if !streamed => (o % DIRECT_ALIGN as u64) as usize,
                 _ => 0,
             };
-            // Delimited pieces are checked as they are gathered (no second pass).
-            let mut fused = (keys.record_size().is_none() && job.verify && !unique)
-                .then(|| OrderBuilder::new(keys));
-            let (mut buf, len) = self.gather(ents, pad, fused.as_mut());
+            // Pieces are checked as they are gathered (no second pass): fixed records block by
+            // block, delimited records one by one.
+            let checked = job.verify && !unique;
+            let mut fused = match (checked, FixedCheck::new(keys)) {
+                (false, _) => Fused::None,
+                (true, Some(f)) => Fused::Fixed(f),
+                (true, None) if keys.record_size().is_none() => {
+                    Fused::Records(OrderBuilder::new(keys))
+                }
+                (true, None) => Fused::None,
+            };
+            let (mut buf, len) = self.gather(ents, pad, &mut fused);
             let pad = if off.is_none() {
                 // A chained part's first piece: wait for where it goes, then move it to the same
                 // place in its page as in the file (direct I/O).
@@ -511,9 +519,10 @@ impl Worker<'_, '_> {
             let (len, dropped, dropped_checksum) =
                 if unique { dedupe(keys, &mut buf[pad..pad + len], key_buf) } else { (len, 0, 0) };
             let mut check = match fused {
-                Some(f) => f.finish(),
-                None if job.verify || unique => OrderCheck::of(&buf[pad..pad + len], keys),
-                None => OrderCheck {
+                Fused::Records(f) => f.finish(),
+                Fused::Fixed(f) => f.finish(),
+                Fused::None if job.verify || unique => OrderCheck::of(&buf[pad..pad + len], keys),
+                Fused::None => OrderCheck {
                     records: ents.len() as u64,
                     bytes: len as u64,
                     ..OrderCheck::default()
@@ -544,13 +553,13 @@ impl Worker<'_, '_> {
         }
     }
 
-    /// Gathers the records of `ents` into a buffer, `pad` bytes in (records pushed to `fused`
-    /// as they are copied); returns the buffer and the bytes gathered.
+    /// Gathers the records of `ents` into a buffer, `pad` bytes in (records or blocks handed to
+    /// `fused` as they are copied); returns the buffer and the bytes gathered.
     fn gather<'r>(
         &'r self,
         ents: &[Entry],
         pad: usize,
-        mut fused: Option<&mut OrderBuilder<'_, 'r>>,
+        fused: &mut Fused<'_, 'r>,
     ) -> (AlignedBuf, usize) {
         let job = self.job;
         let locate = |idx| job.locate(idx);
@@ -562,7 +571,18 @@ impl Worker<'_, '_> {
                 let (c, i) = ((idx >> log2) as usize, (idx & mask) as usize);
                 &chunks[c][i * r..(i + 1) * r]
             };
-            oxsort_kernels::gather(ents, r, fixed, &mut buf[pad..pad + len]);
+            let out = &mut buf[pad..pad + len];
+            match fused {
+                Fused::Fixed(f) => oxsort_kernels::gather_blocks(
+                    ents,
+                    r,
+                    fixed,
+                    out,
+                    FixedCheck::BLOCK_RECORDS,
+                    |block| f.push_block(block),
+                ),
+                _ => oxsort_kernels::gather(ents, r, fixed, out),
+            }
             return (buf, len);
         }
         // Sized from the load's mean record, grown if the records are longer; an aligned block
@@ -575,17 +595,15 @@ impl Worker<'_, '_> {
         let (mut done, mut pos) = (0, pad);
         loop {
             let room = buf.len() - DIRECT_ALIGN;
-            let (c, b) = match fused.as_deref_mut() {
-                Some(f) => oxsort_kernels::gather_var_with(
+            let (c, b) = match fused {
+                Fused::Records(f) => oxsort_kernels::gather_var_with(
                     &ents[done..],
                     hint,
                     locate,
                     &mut buf[pos..room],
                     |rec| f.push(rec),
                 ),
-                None => {
-                    oxsort_kernels::gather_var(&ents[done..], hint, locate, &mut buf[pos..room])
-                }
+                _ => oxsort_kernels::gather_var(&ents[done..], hint, locate, &mut buf[pos..room]),
             };
             done += c;
             pos += b;
@@ -597,6 +615,16 @@ impl Worker<'_, '_> {
             buf = bigger;
         }
     }
+}
+
+/// How a piece is checked while it is gathered.
+enum Fused<'k, 'a> {
+    /// After it is gathered, if at all.
+    None,
+    /// Fixed records: block by block.
+    Fixed(FixedCheck<'k>),
+    /// Delimited records: record by record.
+    Records(OrderBuilder<'k, 'a>),
 }
 
 /// The main thread's side: pieces arrive in any order and are written in (part, seq) order.

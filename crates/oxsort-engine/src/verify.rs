@@ -45,7 +45,7 @@ pub struct OrderCheck {
 impl OrderCheck {
     /// Checks `data` (whole records) on its own, ordered by `keys`.
     pub fn of(data: &[u8], keys: &SortKey) -> OrderCheck {
-        let (KeyKind::RawBytes { offset, len }, Some(r)) = (keys.kind(), keys.record_size()) else {
+        let Some(mut fixed) = FixedCheck::new(keys) else {
             // Copy mode, lines, normalized keys: record by record, as the gather checks them.
             let mut b = OrderBuilder::new(keys);
             for rec in keys.records(data) {
@@ -53,29 +53,10 @@ impl OrderCheck {
             }
             return b.finish();
         };
-        // The fast path: raw keys compared in place.
-        let key = *offset..offset + len;
-        let mut c = OrderCheck {
-            bytes: data.len() as u64,
-            records: (data.len() / r) as u64,
-            ..OrderCheck::default()
-        };
-        let mut prev: Option<&[u8]> = None;
-        for (b, block) in data.chunks(CHECK_BLOCK_RECORDS * r).enumerate() {
-            c.checksum += oxsort_kernels::crc32_sum_fixed(block, r);
-            for (j, rec) in block.chunks_exact(r).enumerate() {
-                let k = &rec[key.clone()];
-                match prev {
-                    None => c.first_key = k.to_vec(),
-                    Some(p) => c.compare_step(p, k, b * CHECK_BLOCK_RECORDS + j),
-                }
-                prev = Some(k);
-            }
+        for block in data.chunks(CHECK_BLOCK_RECORDS * fixed.record_size) {
+            fixed.push_block(block);
         }
-        if let Some(p) = prev {
-            c.last_key = p.to_vec();
-        }
-        c
+        fixed.finish()
     }
 
     #[inline]
@@ -126,6 +107,85 @@ impl OrderCheck {
     }
 }
 
+/// [`OrderCheck`] of fixed records, built block by block as the blocks are written (each
+/// checked while it is in cache): the CRCs of a block are summed in one interleaved call over
+/// its bytes, then its keys are compared: raw keys in place, other keys as [`OrderBuilder`]
+/// compares them.
+pub(crate) struct FixedCheck<'k> {
+    check: OrderCheck,
+    record_size: usize,
+    order: FixedOrder<'k>,
+}
+
+/// How [`FixedCheck`] compares keys.
+enum FixedOrder<'k> {
+    /// Raw bytes at this range of each record, compared in place.
+    Raw(std::ops::Range<usize>),
+    /// Built keys (parsed, normalized) or none (copy mode): record by record.
+    Built(&'k SortKey),
+}
+
+impl<'k> FixedCheck<'k> {
+    /// Records the output checks per block (see [`CHECK_BLOCK_RECORDS`]).
+    pub(crate) const BLOCK_RECORDS: usize = CHECK_BLOCK_RECORDS;
+
+    /// A check for `keys`, if its records are fixed.
+    pub(crate) fn new(keys: &'k SortKey) -> Option<FixedCheck<'k>> {
+        let r = keys.record_size()?;
+        let order = match keys.kind() {
+            KeyKind::RawBytes { offset, len } => FixedOrder::Raw(*offset..offset + len),
+            _ => FixedOrder::Built(keys),
+        };
+        Some(FixedCheck { check: OrderCheck::default(), record_size: r, order })
+    }
+
+    /// The next whole records of the stretch.
+    pub(crate) fn push_block(&mut self, block: &[u8]) {
+        let r = self.record_size;
+        let checksum = oxsort_kernels::crc32_sum_fixed(block, r);
+        let key = match &self.order {
+            FixedOrder::Raw(key) => key.clone(),
+            FixedOrder::Built(keys) => {
+                let mut b = OrderBuilder::without_checksum(keys);
+                for rec in block.chunks_exact(r) {
+                    b.push(rec);
+                }
+                let mut c = b.finish();
+                c.checksum = checksum;
+                self.check.append(&c);
+                return;
+            }
+        };
+        let c = &mut self.check;
+        let base = c.records as usize;
+        c.records += (block.len() / r) as u64;
+        c.bytes += block.len() as u64;
+        c.checksum += checksum;
+        let mut recs = block.chunks_exact(r);
+        let Some(first) = recs.next() else { return };
+        let mut prev = &first[key.clone()];
+        if base == 0 {
+            c.first_key = prev.to_vec();
+        } else {
+            let last = std::mem::take(&mut c.last_key);
+            c.compare_step(&last, prev, base);
+            c.last_key = last;
+        }
+        for (j, rec) in recs.enumerate() {
+            let k = &rec[key.clone()];
+            c.compare_step(prev, k, base + 1 + j);
+            prev = k;
+        }
+        c.last_key.clear();
+        c.last_key.extend_from_slice(prev);
+    }
+
+    /// The facts of the blocks pushed.
+    pub(crate) fn finish(self) -> OrderCheck {
+        self.check
+    }
+}
+
 /// Records whose CRCs [`OrderBuilder`] sums in one interleaved call.
 const CRC_BATCH: usize = 64;
 
@@ -143,6 +203,8 @@ pub(crate) struct OrderBuilder<'k, 'a> {
     prev_prefix: Option<Prefix>,
     /// Records whose CRCs are not summed yet.
     pending: Vec<&'a [u8]>,
+    /// Whether CRCs are summed here (else the caller sums them, [`FixedCheck`]).
+    sums: bool,
     /// Whole keys, built on prefix ties.
     prev: Vec<u8>,
     cur: Vec<u8>,
@@ -157,10 +219,16 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
             prev_rec: None,
             prev_prefix: None,
             pending: Vec::with_capacity(CRC_BATCH),
+            sums: true,
             prev: Vec::new(),
             cur: Vec::new(),
             scratch: Vec::new(),
         }
+    }
+
+    /// A builder that leaves the checksum at 0: the caller sums the records' CRCs itself.
+    fn without_checksum(keys: &'k SortKey) -> Self {
+        OrderBuilder { pending: Vec::new(), sums: false, ..OrderBuilder::new(keys) }
     }
 
     /// The next record of the stretch (with its terminator, if delimited).
@@ -169,9 +237,11 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
         let i = self.check.records as usize;
         self.check.records += 1;
         self.check.bytes += rec.len() as u64;
-        self.pending.push(rec);
-        if self.pending.len() == CRC_BATCH {
-            self.sum_pending();
+        if self.sums {
+            self.pending.push(rec);
+            if self.pending.len() == CRC_BATCH {
+                self.sum_pending();
+            }
         }
         if self.keys.is_copy() {
             return;

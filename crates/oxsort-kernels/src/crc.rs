@@ -20,6 +20,11 @@
 //!  (independent chains: the multiplier starts one while the others' results are in flight)
 //! ```
 //!
+//! Where the CPU has VPCLMULQDQ and AVX-512 (detected at run time), records of one size go four
+//! to a 512-bit register, one per 128-bit lane, so one multiply instruction folds four records
+//! (`vclmul`): measured with `examples/crc_sum.rs` (100-byte records in cache, an AMD EPYC with
+//! both, builds alternated) 3.64 ns per record against 9.2 ns for the 128-bit kernel.
+//!
 //! Other CPUs, records under 16 bytes and the few records past the last whole group of
 //! [`LANES`] go through `crc32fast` one by one. Every result is exact: the same sum as adding
 //! `crc32fast::hash` of each record.
@@ -45,6 +50,12 @@ pub const LANES: usize = 8;
 /// If `record_size` is 0.
 pub fn crc32_sum_fixed(data: &[u8], record_size: usize) -> u128 {
     assert!(record_size > 0, "record size 0");
+    #[cfg(target_arch = "x86_64")]
+    if record_size >= clmul::BLOCK && vclmul::available() {
+        // SAFETY: `available()` just confirmed AVX-512 F and BW, VPCLMULQDQ, PCLMULQDQ, SSSE3
+        // and SSE4.1 on this CPU, the features `vclmul::sum_fixed` is compiled for.
+        return unsafe { vclmul::sum_fixed(data, record_size) };
+    }
     #[cfg(target_arch = "x86_64")]
     if record_size >= clmul::BLOCK && clmul::available() {
         // SAFETY: `available()` just confirmed PCLMULQDQ, SSSE3 and SSE4.1 on this CPU, the
@@ -154,7 +165,7 @@ mod clmul {
 
     /// Records summed in a `u64` before it is widened: `u32::MAX` each, so at most 2^32 of
     /// them fit; flushed far before.
-    const FLUSH_EVERY: usize = 1 << 24;
+    pub(super) const FLUSH_EVERY: usize = 1 << 24;
 
     /// Whether this CPU has what [`sum_fixed`] and [`sum_each`] are compiled for (a cached
     /// feature test: one atomic load).
@@ -193,21 +204,21 @@ mod clmul {
 
     /// How records of one length are cut into blocks.
     #[derive(Clone, Copy)]
-    struct Shape {
+    pub(super) struct Shape {
         /// Control moving the first block's bytes into place.
-        shift: __m128i,
+        pub(super) shift: __m128i,
         /// The start value, where the first block needs it.
-        init: __m128i,
+        pub(super) init: __m128i,
         /// The part of the start value in the second block (zero unless `z > 12`).
-        init_next: __m128i,
+        pub(super) init_next: __m128i,
         /// Bytes of the record in the first block (16 - z).
-        head: usize,
+        pub(super) head: usize,
         /// Whole blocks after the first.
-        blocks: usize,
+        pub(super) blocks: usize,
     }
 
     #[target_feature(enable = "pclmulqdq,ssse3,sse4.1")]
-    fn shape(len: usize) -> Shape {
+    pub(super) fn shape(len: usize) -> Shape {
         debug_assert!(len >= BLOCK);
         let z = (BLOCK - len % BLOCK) % BLOCK;
         // SAFETY: z < 16, so the reads end at 32 - z <= 32 (SHIFT_UP: 32 bytes) and
@@ -341,6 +352,131 @@ mod clmul {
         for rec in records {
             let crc = if rec.len() >= BLOCK { crc_one(rec) } else { crc32fast::hash(rec) };
             total += crc as u128;
+        }
+        total
+    }
+}
+
+/// [`crc32_sum_fixed`] on CPUs with VPCLMULQDQ and AVX-512: one 512-bit register holds the
+/// states of four records, one per 128-bit lane, so one instruction folds four records and the
+/// final reduction of four records runs in the same few instructions as one:
+///
+/// ```text
+///   zmm v  = [ state of record 4v | 4v+1 | 4v+2 | 4v+3 ]     (VLANES registers per group)
+///   block b of the four records: four 16-byte loads into the register's lanes
+///   v = clmul(v, K, lo) ^ clmul(v, K, hi) ^ blocks           (one ternary XOR)
+/// ```
+#[cfg(target_arch = "x86_64")]
+mod vclmul {
+    use super::clmul::{shape, BLOCK, FLUSH_EVERY};
+    use super::consts::{BARRETT_MU, BARRETT_P, FINAL_64, FINAL_96, FOLD_HI, FOLD_LO};
+    use std::arch::x86_64::*;
+
+    /// 512-bit registers of record states per group. Each fold's multiplies take several
+    /// cycles to return; four independent registers (sixteen records) keep the multiplier fed
+    /// while the others' results are in flight, as [`super::LANES`] does with 128-bit ones.
+    const VLANES: usize = 4;
+    /// Records per 512-bit register.
+    const PER_REG: usize = 4;
+    /// Records per group.
+    const GROUP: usize = VLANES * PER_REG;
+
+    /// Whether this CPU has what [`sum_fixed`] is compiled for (cached feature tests).
+    #[inline]
+    pub(super) fn available() -> bool {
+        is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("vpclmulqdq")
+            && super::clmul::available()
+    }
+
+    /// Four 16-byte blocks, `stride` bytes apart from `p`, as the four lanes of a register.
+    ///
+    /// # Safety
+    /// `p + j * stride .. + 16` must be readable for j in 0..4.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,vpclmulqdq,pclmulqdq,ssse3,sse4.1")]
+    unsafe fn load4(p: *const u8, stride: usize) -> __m512i {
+        // SAFETY: the caller vouches for the four 16-byte reads.
+        unsafe {
+            let v = _mm512_castsi128_si512(_mm_loadu_si128(p.cast()));
+            let v = _mm512_inserti32x4::<1>(v, _mm_loadu_si128(p.add(stride).cast()));
+            let v = _mm512_inserti32x4::<2>(v, _mm_loadu_si128(p.add(2 * stride).cast()));
+            _mm512_inserti32x4::<3>(v, _mm_loadu_si128(p.add(3 * stride).cast()))
+        }
+    }
+
+    /// The sum of the CRCs of four records whose folded states are the lanes of `x`:
+    /// `clmul::finish` lane by lane (every step stays within a 128-bit lane).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,vpclmulqdq,pclmulqdq,ssse3,sse4.1")]
+    fn finish4(x: __m512i) -> u64 {
+        let k = _mm512_broadcast_i32x4(_mm_set_epi64x(FINAL_64, FINAL_96));
+        let high_only = _mm512_broadcast_i32x4(_mm_set_epi64x(-1, 0));
+        let y = _mm512_xor_si512(
+            _mm512_clmulepi64_epi128(x, k, 0x00),
+            _mm512_bsrli_epi128::<4>(_mm512_and_si512(x, high_only)),
+        );
+        let z = _mm512_xor_si512(_mm512_clmulepi64_epi128(y, k, 0x10), y);
+        let pm = _mm512_broadcast_i32x4(_mm_set_epi64x(BARRETT_P, BARRETT_MU));
+        let zh = _mm512_and_si512(z, _mm512_broadcast_i32x4(_mm_set_epi64x(0xffff_ffff, 0)));
+        let q = _mm512_clmulepi64_epi128(zh, pm, 0x01);
+        let q = _mm512_and_si512(q, _mm512_broadcast_i32x4(_mm_set_epi64x(0, 0xffff_ffff)));
+        let qp = _mm512_clmulepi64_epi128(q, pm, 0x10);
+        let r = _mm512_xor_si512(qp, _mm512_bsrli_epi128::<8>(z));
+        let mut lanes = [0u32; 16];
+        // SAFETY: `lanes` is 64 writable bytes; the store is unaligned.
+        unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), r) };
+        // Dword 1 of each lane holds that record's CRC, inverted.
+        [1, 5, 9, 13].iter().map(|&i| !lanes[i] as u64).sum()
+    }
+
+    /// [`super::crc32_sum_fixed`] for `record_size >= BLOCK`: [`GROUP`] records at a time, the
+    /// rest by `clmul`.
+    #[target_feature(enable = "avx512f,avx512bw,vpclmulqdq,pclmulqdq,ssse3,sse4.1")]
+    pub(super) fn sum_fixed(data: &[u8], record_size: usize) -> u128 {
+        debug_assert!(record_size >= BLOCK);
+        let s = shape(record_size);
+        let k = _mm512_broadcast_i32x4(_mm_set_epi64x(FOLD_HI, FOLD_LO));
+        let shift = _mm512_broadcast_i32x4(s.shift);
+        let init = _mm512_broadcast_i32x4(s.init);
+        let init_next = _mm512_broadcast_i32x4(s.init_next);
+        let r = record_size;
+        let mut total = 0u128;
+        for part in data.chunks(FLUSH_EVERY * r) {
+            let mut sum = 0u64;
+            let mut groups = part.chunks_exact(GROUP * r);
+            for g in &mut groups {
+                let p = g.as_ptr();
+                // SAFETY: `g` holds GROUP whole records of r >= 16 bytes; register v's lane j
+                // reads record 4v + j's block b, which ends at head + 16·(b + 1) <= r within it.
+                unsafe {
+                    let mut x = [_mm512_setzero_si512(); VLANES];
+                    for (v, x) in x.iter_mut().enumerate() {
+                        let b0 = load4(p.add(v * PER_REG * r), r);
+                        *x = _mm512_xor_si512(_mm512_shuffle_epi8(b0, shift), init);
+                    }
+                    for b in 0..s.blocks {
+                        let at = s.head + b * BLOCK;
+                        // The start value's spill into the second block (zero unless z > 12).
+                        let extra = if b == 0 { init_next } else { _mm512_setzero_si512() };
+                        for (v, x) in x.iter_mut().enumerate() {
+                            let next =
+                                _mm512_xor_si512(load4(p.add(v * PER_REG * r + at), r), extra);
+                            let lo = _mm512_clmulepi64_epi128(*x, k, 0x00);
+                            let hi = _mm512_clmulepi64_epi128(*x, k, 0x11);
+                            *x = _mm512_ternarylogic_epi64::<0x96>(lo, hi, next);
+                        }
+                    }
+                    for x in x {
+                        sum += finish4(x);
+                    }
+                }
+            }
+            total += sum as u128;
+            // The records past the last whole group (this function's features include those
+            // `clmul` is compiled for).
+            total += super::clmul::sum_fixed(groups.remainder(), r);
         }
         total
     }

@@ -81,7 +81,7 @@ pub fn extract_entries(
 ) {
     assert!(rec_size > 0, "record size must be positive");
     assert!(
-        records.len() % rec_size == 0,
+        records.len().is_multiple_of(rec_size),
         "records length {} is not a multiple of the record size {rec_size}",
         records.len()
     );

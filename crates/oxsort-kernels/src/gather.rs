@@ -77,6 +77,50 @@ pub fn gather<'a, L: Fn(u64) -> &'a [u8]>(
     );
 }
 
+/// [`gather`] that hands `seen` every block of `block_records` records (the last block may be
+/// shorter) as soon as it is complete in `out`, while it is still in cache: checks of the output
+/// (checksums, order) then cost no second pass over it from memory.
+///
+/// # Panics
+/// As [`gather`], and if `block_records` is 0.
+pub fn gather_blocks<'a, L: Fn(u64) -> &'a [u8]>(
+    entries: &[Entry],
+    rec_size: usize,
+    locate: L,
+    out: &mut [u8],
+    block_records: usize,
+    mut seen: impl FnMut(&[u8]),
+) {
+    assert_eq!(
+        Some(out.len()),
+        entries.len().checked_mul(rec_size),
+        "gather output must hold exactly entries.len() * rec_size bytes"
+    );
+    assert!(block_records > 0, "blocks of 0 records");
+    if rec_size == 0 {
+        return;
+    }
+    let block = block_records * rec_size;
+    let (mut pos, mut start) = (0, 0);
+    prefetched(
+        entries,
+        |_| {},
+        locate,
+        |rec| {
+            out[pos..pos + rec_size].copy_from_slice(rec);
+            pos += rec_size;
+            if pos - start == block {
+                seen(&out[start..pos]);
+                start = pos;
+            }
+            true
+        },
+    );
+    if pos > start {
+        seen(&out[start..pos]);
+    }
+}
+
 /// Calls `each` with the record of every entry, in entry order, until it returns `false`;
 /// returns how many records it accepted. Lookups are batched (OzSort's pointer set) in a
 /// three-stage pipeline of [`GATHER_PREFETCH_DISTANCE`] entries per batch:
@@ -234,5 +278,36 @@ mod var_tests {
             |r| seen.extend_from_slice(r),
         );
         assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn gather_blocks_hands_over_every_block_in_order() {
+        let r = 5;
+        let recs: Vec<u8> = (0..1000u32).map(|i| (i * 31 % 251) as u8).collect();
+        let n = recs.len() / r;
+        let order: Vec<u64> = (0..n as u64).map(|i| (i * 77) % n as u64).collect();
+        let entries: Vec<Entry> = order.iter().map(|&i| make_entry(&[0; 10], i)).collect();
+        let want: Vec<u8> =
+            order.iter().flat_map(|&i| recs[i as usize * r..][..r].to_vec()).collect();
+        for block in [1, 3, 8, 64, n, n + 1] {
+            let mut out = vec![0u8; want.len()];
+            let mut seen = Vec::new();
+            let mut sizes = Vec::new();
+            gather_blocks(
+                &entries,
+                r,
+                |i| &recs[i as usize * r..][..r],
+                &mut out,
+                block,
+                |b| {
+                    seen.extend_from_slice(b);
+                    sizes.push(b.len() / r);
+                },
+            );
+            assert_eq!(out, want, "blocks of {block}");
+            assert_eq!(seen, want, "blocks of {block}");
+            assert!(sizes.iter().rev().skip(1).all(|&s| s == block), "blocks of {block}");
+            assert_eq!(sizes.iter().sum::<usize>(), n);
+        }
     }
 }

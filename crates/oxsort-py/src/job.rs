@@ -82,6 +82,9 @@ pub(crate) fn start(
             Box::new(move || oxsort_engine::sort(&cfg).map_err(JobError::from))
         }
         Resolved::Join(job) => Box::new(move || joinkeys::run(&job).map(|done| done.stats)),
+        Resolved::Table(job) => {
+            Box::new(move || job.run().map(|done| done.engine).map_err(JobError::from))
+        }
     };
     let outcome: Arc<Outcome> = Arc::new((Mutex::new(None), Condvar::new()));
     let o = outcome.clone();
@@ -179,6 +182,12 @@ pub(crate) fn explain(
                 .map_err(|e| Error::new_err(format!("internal error: plan: {e}")))?
         }
         Resolved::Join(job) => joinkeys::explain(&job).map_err(|e| job_error(e, &spec))?.json,
+        Resolved::Table(_) => {
+            return Err(crate::errors::SpecError::new_err(
+                "explain: a table sort's plan is made as its rows are read (their encoded size \
+                 is not known before)",
+            ))
+        }
     };
     Ok(json.to_string())
 }

@@ -2,8 +2,8 @@
 //! sorted by column names; the job layer runs them.
 
 use anyhow::{anyhow, Result};
-use oxsort_job::table::{TableJob, TableSpec};
 use oxsort_job::table::{SortColumn, TableFormat};
+use oxsort_job::table::{TableJob, TableSpec};
 
 use crate::sort_cmd::{Report, StatsFormat};
 
@@ -27,10 +27,7 @@ impl TableArgs {
     /// The table sort these flags ask for, if they ask for one.
     pub fn spec(&self) -> Result<Option<TableSpec>> {
         let format = |flag: &str, f: &Option<String>| {
-            f.as_deref()
-                .map(TableFormat::parse)
-                .transpose()
-                .map_err(|e| anyhow!("{flag}: {e}"))
+            f.as_deref().map(TableFormat::parse).transpose().map_err(|e| anyhow!("{flag}: {e}"))
         };
         let input_format = format("--format", &self.format)?;
         let output_format = format("--output-format", &self.output_format)?;

@@ -157,12 +157,11 @@ fn table_spec(a: &SpecArgs) -> PyResult<Option<TableSpec>> {
         }
         return Ok(None);
     }
-    let by = a
-        .by
-        .iter()
-        .map(|c| SortColumn::parse(c))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| spec_err(format!("by=: {e}")))?;
+    let by =
+        a.by.iter()
+            .map(|c| SortColumn::parse(c))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| spec_err(format!("by=: {e}")))?;
     oxsort_job::table::check_distinct(&by).map_err(|e| spec_err(format!("by=: {e}")))?;
     Ok(Some(TableSpec { by, input_format, output_format }))
 }

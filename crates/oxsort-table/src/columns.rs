@@ -92,14 +92,8 @@ mod tests {
     fn keys_read_with_their_options() {
         let cols = SortColumn::parse_list("a,b:desc:nulls_first,c:nulls-first:ASC").unwrap();
         assert_eq!(cols[0], SortColumn::new("a"));
-        assert_eq!(
-            cols[1],
-            SortColumn { name: "b".into(), descending: true, nulls_first: true }
-        );
-        assert_eq!(
-            cols[2],
-            SortColumn { name: "c".into(), descending: false, nulls_first: true }
-        );
+        assert_eq!(cols[1], SortColumn { name: "b".into(), descending: true, nulls_first: true });
+        assert_eq!(cols[2], SortColumn { name: "c".into(), descending: false, nulls_first: true });
     }
 
     #[test]

@@ -144,14 +144,17 @@ impl TableInput {
         match &self.kind {
             Kind::Parquet(meta) => self.feed_parquet(meta, codec, first, lanes, out),
             Kind::ArrowFile => {
-                let r = arrow_ipc::reader::FileReader::try_new(BufReader::new(open_file(path)?), None)
-                    .map_err(|e| read_error(path, e))?;
+                let r =
+                    arrow_ipc::reader::FileReader::try_new(BufReader::new(open_file(path)?), None)
+                        .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
             Kind::ArrowStream => {
-                let r =
-                    arrow_ipc::reader::StreamReader::try_new(BufReader::new(open_file(path)?), None)
-                        .map_err(|e| read_error(path, e))?;
+                let r = arrow_ipc::reader::StreamReader::try_new(
+                    BufReader::new(open_file(path)?),
+                    None,
+                )
+                .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
             Kind::Text(f, _) => {
@@ -286,7 +289,13 @@ fn corrupt(path: &Path, meta: &ArrowReaderMetadata, g: usize, why: String) -> Ta
 
 /// The rows of `batch` (row `row` of its input first; numbered from `first + row` in the
 /// whole input) as records.
-fn frame(codec: &RowCodec, batch: &RecordBatch, first: u64, row: u64, path: &Path) -> Result<Framed> {
+fn frame(
+    codec: &RowCodec,
+    batch: &RecordBatch,
+    first: u64,
+    row: u64,
+    path: &Path,
+) -> Result<Framed> {
     let rows = codec.encode(batch, first + row)?;
     let mut bytes = Vec::with_capacity(rows.size() + 4 * rows.num_rows());
     let mut sum = RowSum::default();
@@ -326,7 +335,7 @@ pub(crate) fn schema_difference(first: &Schema, schema: &Schema) -> Option<Strin
             ));
         }
         if x.is_nullable() != y.is_nullable() {
-            let word = |n: bool| if n { "nullable" } else { "not nullable" };
+            let word = |n: bool| if n { "nullable" } else { "non-nullable" };
             return Some(format!(
                 "column '{}' is {}, not {}",
                 x.name(),

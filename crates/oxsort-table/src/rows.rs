@@ -62,10 +62,34 @@ pub(crate) struct RowCodec {
 fn key_type(t: &DataType) -> bool {
     use DataType::*;
     match t {
-        Boolean | Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 | Float16
-        | Float32 | Float64 | Utf8 | LargeUtf8 | Utf8View | Binary | LargeBinary | BinaryView
-        | FixedSizeBinary(_) | Date32 | Date64 | Time32(_) | Time64(_) | Timestamp(_, _)
-        | Duration(_) | Decimal32(_, _) | Decimal64(_, _) | Decimal128(_, _)
+        Boolean
+        | Int8
+        | Int16
+        | Int32
+        | Int64
+        | UInt8
+        | UInt16
+        | UInt32
+        | UInt64
+        | Float16
+        | Float32
+        | Float64
+        | Utf8
+        | LargeUtf8
+        | Utf8View
+        | Binary
+        | LargeBinary
+        | BinaryView
+        | FixedSizeBinary(_)
+        | Date32
+        | Date64
+        | Time32(_)
+        | Time64(_)
+        | Timestamp(_, _)
+        | Duration(_)
+        | Decimal32(_, _)
+        | Decimal64(_, _)
+        | Decimal128(_, _)
         | Decimal256(_, _) => true,
         Dictionary(_, v) => key_type(v) && !matches!(**v, Float16 | Float32 | Float64),
         _ => false,
@@ -106,7 +130,8 @@ impl RowCodec {
                 DataType::Float64 => Some(FloatKey::F64),
                 _ => None,
             };
-            let key_t = if matches!(float, Some(FloatKey::F16)) { DataType::Float32 } else { t.clone() };
+            let key_t =
+                if matches!(float, Some(FloatKey::F16)) { DataType::Float32 } else { t.clone() };
             let options = SortOptions { descending: key.descending, nulls_first: key.nulls_first };
             fields.push(SortField::new_with_options(key_t, options));
             if float.is_none() {
@@ -157,14 +182,16 @@ impl RowCodec {
                 Part::Sequence => Arc::new(UInt64Array::from_iter_values(first..first + n)),
             })
             .collect();
-        self.converter.convert_columns(&columns).map_err(|e| TableError::Read {
-            path: "row encoding".into(),
-            why: e.to_string(),
-        })
+        self.converter
+            .convert_columns(&columns)
+            .map_err(|e| TableError::Read { path: "row encoding".into(), why: e.to_string() })
     }
 
     /// The batch of the rows `rows` (each the bytes of one row this codec encoded).
-    pub(crate) fn decode<'a>(&self, rows: impl IntoIterator<Item = &'a [u8]>) -> Result<RecordBatch> {
+    pub(crate) fn decode<'a>(
+        &self,
+        rows: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<RecordBatch> {
         let parser = self.converter.parser();
         let decoded = self
             .converter
@@ -192,17 +219,15 @@ fn decode_error(why: String) -> TableError {
 /// The canonical copy of a float key column: NaN as the positive quiet NaN, `-0.0` as `0.0`.
 fn canonical(a: &ArrayRef, f: FloatKey) -> ArrayRef {
     match f {
-        FloatKey::F64 => Arc::new(
-            a.as_primitive::<Float64Type>().unary::<_, Float64Type>(|x| {
-                if x.is_nan() {
-                    f64::NAN
-                } else if x == 0.0 {
-                    0.0
-                } else {
-                    x
-                }
-            }),
-        ),
+        FloatKey::F64 => Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(|x| {
+            if x.is_nan() {
+                f64::NAN
+            } else if x == 0.0 {
+                0.0
+            } else {
+                x
+            }
+        })),
         FloatKey::F32 | FloatKey::F16 => {
             let a = if matches!(f, FloatKey::F16) {
                 // Widening a half float is exact.
@@ -261,7 +286,10 @@ mod tests {
         // The float column keeps its sign bits (the key's copy is the canonical one).
         assert!(x.value(0).is_sign_negative() && x.value(0) == 0.0);
         assert!(x.value(1).is_nan() && x.value(1).is_sign_negative());
-        assert_eq!(back.column(2).as_primitive::<arrow_array::types::Int32Type>().values(), &[3, 1, 4, 2]);
+        assert_eq!(
+            back.column(2).as_primitive::<arrow_array::types::Int32Type>().values(),
+            &[3, 1, 4, 2]
+        );
         assert_eq!(back.schema(), *codec.schema());
     }
 

@@ -25,9 +25,7 @@ use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 use crate::read::{schema_difference, TableInput};
 use crate::rows::RowCodec;
-use crate::tuning::{
-    BATCH_ROWS, MIN_ENGINE_BYTES, PIPE_BYTES, QUEUE_DEPTH, TABLE_RESERVE_BYTES,
-};
+use crate::tuning::{BATCH_ROWS, MIN_ENGINE_BYTES, PIPE_BYTES, QUEUE_DEPTH, TABLE_RESERVE_BYTES};
 use crate::write::TableWriter;
 
 /// A table sort: inputs of one schema, concatenated, sorted by columns into one output.
@@ -106,10 +104,8 @@ pub fn sort_tables(
     let compression = inputs.iter().find_map(|i| i.compression());
     let mut writer = TableWriter::create(&req.output, output_format, codec.schema(), compression)?;
 
-    let (rx_fd, tx_fd) = oxsort_io::sized_pipe(PIPE_BYTES).map_err(|e| TableError::Read {
-        path: "a pipe".into(),
-        why: oxsort_io::os_message(&e),
-    })?;
+    let (rx_fd, tx_fd) = oxsort_io::sized_pipe(PIPE_BYTES)
+        .map_err(|e| TableError::Read { path: "a pipe".into(), why: oxsort_io::os_message(&e) })?;
     let (chunks_tx, chunks_rx) = bounded::<Vec<u8>>(QUEUE_DEPTH);
     let name = req.inputs[0].display().to_string();
     let cfg = engine(
@@ -189,9 +185,9 @@ struct ChunkWriter(Sender<Vec<u8>>);
 
 impl Write for ChunkWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .send(buf.to_vec())
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the table writer stopped"))?;
+        self.0.send(buf.to_vec()).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the table writer stopped")
+        })?;
         Ok(buf.len())
     }
 

@@ -80,7 +80,9 @@ impl TableWriter {
                 let props = WriterProperties::builder()
                     .set_compression(compression.unwrap_or(Compression::SNAPPY))
                     .build();
-                Writer::Parquet(ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(|x| e(&x))?)
+                Writer::Parquet(
+                    ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(|x| e(&x))?,
+                )
             }
             TableFormat::ArrowFile => Writer::ArrowFile(
                 arrow_ipc::writer::FileWriter::try_new(out, schema).map_err(|x| e(&x))?,

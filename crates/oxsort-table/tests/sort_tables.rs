@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int32Type, Int64Type};
-use arrow_array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{
+    Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use oxsort_table::{sort_tables, SortColumn, TableError, TableFormat, TableSort};
 use parquet::arrow::ArrowWriter;
@@ -63,7 +65,11 @@ fn rows(n: usize, first: i64, rng: &mut Rng) -> Vec<Row> {
         .map(|i| {
             let s = match rng.below(8) {
                 0 => None,
-                r => Some(format!("{}{}", ["", "a", "ab", "b", "\u{e9}"][r as usize % 5], rng.below(4))),
+                r => Some(format!(
+                    "{}{}",
+                    ["", "a", "ab", "b", "\u{e9}"][r as usize % 5],
+                    rng.below(4)
+                )),
             };
             let x = match rng.below(10) {
                 0 => None,
@@ -109,10 +115,12 @@ fn read_any(path: &Path, format: TableFormat) -> RecordBatch {
             .map(|b| b.unwrap())
             .collect()
         }
-        TableFormat::ArrowFile => arrow_ipc::reader::FileReader::try_new(File::open(path).unwrap(), None)
-            .unwrap()
-            .map(|b| b.unwrap())
-            .collect(),
+        TableFormat::ArrowFile => {
+            arrow_ipc::reader::FileReader::try_new(File::open(path).unwrap(), None)
+                .unwrap()
+                .map(|b| b.unwrap())
+                .collect()
+        }
         TableFormat::ArrowStream => {
             arrow_ipc::reader::StreamReader::try_new(File::open(path).unwrap(), None)
                 .unwrap()
@@ -136,14 +144,36 @@ fn read_any(path: &Path, format: TableFormat) -> RecordBatch {
 }
 
 /// A value's order with nulls placed as asked and the direction applied to values only.
-fn place<T>(a: &Option<T>, b: &Option<T>, desc: bool, nulls_first: bool, cmp: impl Fn(&T, &T) -> Ordering) -> Ordering {
+fn place<T>(
+    a: &Option<T>,
+    b: &Option<T>,
+    desc: bool,
+    nulls_first: bool,
+    cmp: impl Fn(&T, &T) -> Ordering,
+) -> Ordering {
     match (a, b) {
         (None, None) => Ordering::Equal,
-        (None, Some(_)) => if nulls_first { Ordering::Less } else { Ordering::Greater },
-        (Some(_), None) => if nulls_first { Ordering::Greater } else { Ordering::Less },
+        (None, Some(_)) => {
+            if nulls_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (Some(_), None) => {
+            if nulls_first {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
         (Some(x), Some(y)) => {
             let o = cmp(x, y);
-            if desc { o.reverse() } else { o }
+            if desc {
+                o.reverse()
+            } else {
+                o
+            }
         }
     }
 }
@@ -163,10 +193,16 @@ fn oracle(rows: &[Row], by: &[SortColumn]) -> Vec<i64> {
     v.sort_by(|a, b| {
         for c in by {
             let o = match c.name.as_str() {
-                "s" => place(&a.s, &b.s, c.descending, c.nulls_first, |x, y| x.as_bytes().cmp(y.as_bytes())),
+                "s" => place(&a.s, &b.s, c.descending, c.nulls_first, |x, y| {
+                    x.as_bytes().cmp(y.as_bytes())
+                }),
                 "x" => place(&a.x, &b.x, c.descending, c.nulls_first, float_cmp),
                 "k" => place(&a.k, &b.k, c.descending, c.nulls_first, |x, y| x.cmp(y)),
-                "pad" => place(&Some(&a.pad), &Some(&b.pad), c.descending, c.nulls_first, |x, y| x.cmp(y)),
+                "pad" => {
+                    place(&Some(&a.pad), &Some(&b.pad), c.descending, c.nulls_first, |x, y| {
+                        x.cmp(y)
+                    })
+                }
                 _ => unreachable!(),
             };
             if o != Ordering::Equal {
@@ -223,10 +259,13 @@ fn parquet_sorts_by_every_combination_of_options_in_one_pass() {
     let rows = rows(20_000, 0, &mut rng);
     let input = dir.path().join("in.parquet");
     write_parquet(&input, &rows, 3_000);
-    for by in ["s", "x:desc", "s:nulls_first,x", "k:desc:nulls_first,s:desc,x:nulls_first", "x,k:desc"] {
+    for by in
+        ["s", "x:desc", "s:nulls_first,x", "k:desc:nulls_first,s:desc,x:nulls_first", "x,k:desc"]
+    {
         let out = dir.path().join("out.parquet");
-        let stats = sort_tables(&request(vec![input.clone()], out.clone(), by), |b| b.memory(256 << 20))
-            .unwrap();
+        let stats =
+            sort_tables(&request(vec![input.clone()], out.clone(), by), |b| b.memory(256 << 20))
+                .unwrap();
         assert_eq!(stats.rows, rows.len() as u64);
         assert_eq!(stats.engine.passes, 1);
         check_output(&out, TableFormat::Parquet, &rows, by);
@@ -272,10 +311,9 @@ fn several_inputs_of_several_formats_are_one_table_and_ties_keep_their_order() {
     write_parquet(&pb, &b, 2_000);
     let all: Vec<Row> = a.iter().chain(&b).cloned().collect();
     // k has five values: most rows tie, and must keep their input order across the files.
-    for (out, format) in [
-        ("o.arrows", TableFormat::ArrowStream),
-        ("o.parquet", TableFormat::Parquet),
-    ] {
+    for (out, format) in
+        [("o.arrows", TableFormat::ArrowStream), ("o.parquet", TableFormat::Parquet)]
+    {
         let out = dir.path().join(out);
         sort_tables(&request(vec![pa.clone(), pb.clone()], out.clone(), "k"), |b| b).unwrap();
         check_output(&out, format, &all, "k");
@@ -291,7 +329,10 @@ fn csv_and_tsv_sort_with_their_header() {
     let out = dir.path().join("out.tsv");
     sort_tables(&request(vec![csv], out.clone(), "name,n:desc"), |b| b).unwrap();
     let text = std::fs::read_to_string(&out).unwrap();
-    assert_eq!(text, "name\tn\twhen\na\t10\t2023-05-06\nb\t2\t2024-01-02\nb\t1\t2020-01-01\n\t3\t\n");
+    assert_eq!(
+        text,
+        "name\tn\twhen\na\t10\t2023-05-06\nb\t2\t2024-01-02\nb\t1\t2020-01-01\n\t3\t\n"
+    );
 }
 
 #[test]
@@ -307,17 +348,26 @@ fn errors_name_the_file_and_the_problem_and_leave_nothing() {
     };
 
     let e = run(vec![input.clone()], "nope");
-    assert!(e.contains("in.parquet") && e.contains("'nope'") && e.contains("id, s, x, k, pad"), "{e}");
+    assert!(
+        e.contains("in.parquet") && e.contains("'nope'") && e.contains("id, s, x, k, pad"),
+        "{e}"
+    );
 
     // A schema that differs: its first difference is named.
     let other = dir.path().join("other.csv");
     std::fs::write(&other, "id,s\n1,a\n").unwrap();
     let e = run(vec![input.clone(), other.clone()], "s");
-    assert!(e.contains("other.csv") && e.contains("in.parquet") && e.contains("column 2"), "{e}");
+    assert!(
+        e.contains("other.csv")
+            && e.contains("in.parquet")
+            && e.contains("column 'id' is nullable, not non-nullable"),
+        "{e}"
+    );
 
     // A corrupt page: the file, the row group and the column.
     let mut bytes = std::fs::read(&input).unwrap();
-    let meta = parquet::file::reader::SerializedFileReader::new(File::open(&input).unwrap()).unwrap();
+    let meta =
+        parquet::file::reader::SerializedFileReader::new(File::open(&input).unwrap()).unwrap();
     let col = parquet::file::reader::FileReader::metadata(&meta).row_group(2).column(4).clone();
     let (start, len) = col.byte_range();
     for b in &mut bytes[(start + len / 2) as usize..(start + len / 2 + 64) as usize] {

@@ -14,6 +14,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use oxsort_engine::{Input, Output, SortConfig, SortConfigBuilder, SortStats, Stream};
@@ -121,8 +122,11 @@ pub fn sort_tables(
     .build()?;
     let lanes = if req.threads == 0 { cfg.threads() } else { req.threads };
 
+    // Whether the feeder stopped because the sort stopped reading (its error is then a
+    // consequence of the sort's).
+    let cut = AtomicBool::new(false);
     let (fed, decoded, sorted) = std::thread::scope(|s| {
-        let feeder = s.spawn(|| feed(&inputs, &codec, lanes, File::from(tx_fd)));
+        let feeder = s.spawn(|| feed(&inputs, &codec, lanes, File::from(tx_fd), &cut));
         let decoder = s.spawn(|| decode(chunks_rx, &codec, &mut writer, &req.output));
         let sorted = oxsort_engine::sort(&cfg);
         // The pipe's read end and the output's writer go with the configuration: a feeder
@@ -130,11 +134,16 @@ pub fn sort_tables(
         drop(cfg);
         (join(feeder), join(decoder), sorted)
     });
-    // The feeder's error first (the engine sorted what it was given: too few rows); then the
-    // decoder's (the engine's write error is its consequence); then the engine's.
-    let fed = fed?;
+    // The feeder's own error first (the engine sorted what it was given: too few rows); then
+    // the decoder's (the engine's write error is its consequence); then the engine's (a feeder
+    // cut off is its consequence).
+    let fed = match fed {
+        Err(e) if !cut.load(Relaxed) => return Err(e),
+        fed => fed,
+    };
     let decoded = decoded?;
     let engine = sorted?;
+    let fed = fed?;
     if fed != decoded {
         return Err(TableError::Check {
             path: req.output.clone(),
@@ -153,15 +162,24 @@ fn join<T>(h: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
 }
 
 /// Encodes every input's rows into the pipe, numbered through all inputs.
-fn feed(inputs: &[TableInput], codec: &RowCodec, lanes: usize, mut pipe: File) -> Result<RowSum> {
+fn feed(
+    inputs: &[TableInput],
+    codec: &RowCodec,
+    lanes: usize,
+    mut pipe: File,
+    cut: &AtomicBool,
+) -> Result<RowSum> {
     let mut total = RowSum::default();
     let mut first = 0u64;
     for input in inputs {
         let path = &input.path;
         let mut put = |f: crate::read::Framed| {
-            pipe.write_all(&f.bytes).map_err(|e| TableError::Read {
-                path: path.clone(),
-                why: format!("handing rows to the sort: {}", oxsort_io::os_message(&e)),
+            pipe.write_all(&f.bytes).map_err(|e| {
+                cut.store(true, Relaxed);
+                TableError::Read {
+                    path: path.clone(),
+                    why: format!("handing rows to the sort: {}", oxsort_io::os_message(&e)),
+                }
             })?;
             total.merge(f.sum);
             Ok(())

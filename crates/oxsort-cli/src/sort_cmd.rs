@@ -315,7 +315,10 @@ pub(crate) fn run_job(mut req: JobRequest, keys: &KeyArgs, report: &Report) -> R
     let job = match resolve(req, keys, report)? {
         Job::Sort(job) => job,
         Job::Join(job) => return run_join(&job, report),
-        Job::Table(job) => return crate::table_args::run_table(&job, report),
+        Job::Table(job) => {
+            let json = report.stats.map(|s| s == StatsFormat::Json);
+            return crate::table_args::run_table(&job, report.quiet, json);
+        }
     };
     check_paths(&job, report)?;
     if let Some(path) = &report.summary {

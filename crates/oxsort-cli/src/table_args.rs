@@ -5,8 +5,6 @@ use anyhow::{anyhow, Result};
 use oxsort_job::table::{SortColumn, TableFormat};
 use oxsort_job::table::{TableJob, TableSpec};
 
-use crate::sort_cmd::{Report, StatsFormat};
-
 /// The table flags of `oxsort sort`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct TableArgs {
@@ -42,10 +40,11 @@ impl TableArgs {
     }
 }
 
-/// Runs a table sort with the CLI's printing; returns the exit status.
-pub(crate) fn run_table(job: &TableJob, report: &Report) -> Result<i32> {
+/// Runs a table sort with the CLI's printing (`stats`: `--stats`, `Some(true)` for JSON);
+/// returns the exit status.
+pub(crate) fn run_table(job: &TableJob, quiet: bool, stats_json: Option<bool>) -> Result<i32> {
     let stats = job.run()?;
-    if !report.quiet {
+    if !quiet {
         for n in &stats.engine.notes {
             eprintln!("oxsort: note: {n}");
         }
@@ -53,9 +52,9 @@ pub(crate) fn run_table(job: &TableJob, report: &Report) -> Result<i32> {
         eprintln!("Checksum: {:016x}", stats.sum.sum);
         eprintln!("SUCCESS - all rows are in order");
     }
-    match report.stats {
-        Some(StatsFormat::Text) => eprint!("{}", stats.engine.to_text()),
-        Some(StatsFormat::Json) => eprintln!("{}", serde_json::to_string(&stats.engine)?),
+    match stats_json {
+        Some(false) => eprint!("{}", stats.engine.to_text()),
+        Some(true) => eprintln!("{}", serde_json::to_string(&stats.engine)?),
         None => {}
     }
     Ok(0)

@@ -500,7 +500,7 @@ mod tests {
     fn sort_job(req: JobRequest) -> SortJob {
         match resolve(req).unwrap() {
             Job::Sort(j) => j,
-            Job::Join(_) => panic!("a sort was expected"),
+            Job::Join(_) | Job::Table(_) => panic!("a sort was expected"),
         }
     }
 

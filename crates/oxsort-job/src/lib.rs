@@ -33,6 +33,9 @@
 //!     Job::Join(job) => {
 //!         oxsort_job::joinkeys::run(&job)?;
 //!     }
+//!     Job::Table(job) => {
+//!         job.run()?;
+//!     }
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -43,7 +43,7 @@ enum Writer {
     Parquet(ArrowWriter<Out>),
     ArrowFile(arrow_ipc::writer::FileWriter<Out>),
     ArrowStream(arrow_ipc::writer::StreamWriter<Out>),
-    Text(arrow_csv::Writer<Out>),
+    Text(Box<arrow_csv::Writer<Out>>),
 }
 
 /// An output table being written.
@@ -97,7 +97,7 @@ impl TableWriter {
                     .build(out);
                 // The header, even when no row follows.
                 w.write(&RecordBatch::new_empty(schema.clone())).map_err(|x| e(&x))?;
-                Writer::Text(w)
+                Writer::Text(Box::new(w))
             }
         };
         Ok(TableWriter { writer, output, path: path.to_path_buf(), rows: 0 })

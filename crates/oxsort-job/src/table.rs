@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-pub use oxsort_table::{SortColumn, TableError, TableFormat, TableSort, TableStats};
+pub use oxsort_table::{
+    check_distinct, SortColumn, TableError, TableFormat, TableSort, TableStats,
+};
 
 use crate::error::JobError;
 use crate::{configure, is_std, DataSets, Job, Resources, SpecSource};

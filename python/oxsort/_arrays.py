@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
@@ -148,21 +149,31 @@ def sort_array(
 
 
 def sort_table(
-    table: Any, by: Union[str, Sequence[Union[str, tuple[str, str]]]], threads: Optional[int] = None
+    table: Any,
+    by: Union[str, Sequence[Union[str, tuple[str, ...]]]],
+    threads: Optional[int] = None,
+    memory: Union[int, str, None] = None,
+    temp_dirs: Optional[Sequence[Any]] = None,
 ) -> Any:
     """A pyarrow table sorted stably by columns: ``by=[("k", "descending"), "j"]`` (a name
-    alone is ascending). Key columns: integers, floats, bools, fixed-size binary; no nulls."""
-    np = _numpy("sort_table")
-    pa = _pyarrow("sort_table")
+    alone is ascending; a third item ``"at_start"`` puts the column's nulls first).
 
+    Keys of integers, floats, bools or fixed-size binary without nulls sort in memory. Any
+    other key (strings, binary, dates, timestamps, decimals, nulls), or ``memory=``/
+    ``temp_dirs=``, goes through the engine as :func:`oxsort.sort` of an Arrow file does: within
+    the budget, spilling to ``temp_dirs``, the result memory-mapped from the sorted file."""
+    pa = _pyarrow("sort_table")
     if isinstance(by, str):
         by = [by]
+    if memory is not None or temp_dirs is not None or not _in_memory_keys(table, by, pa):
+        return _sort_table_past_memory(table, by, threads, memory, temp_dirs, pa)
+    np = _numpy("sort_table")
     names, flags = [], []
     for item in by:
         if isinstance(item, str):
             name, direction = item, "ascending"
         else:
-            name, direction = item
+            name, direction = item[0], item[1]
         if direction not in ("ascending", "descending"):
             raise SpecError(f"by=: '{direction}' for column '{name}': ascending or descending")
         if name not in table.column_names:
@@ -189,3 +200,49 @@ def sort_table(
         keys[f"f{i}"] = c
     idx = argsort(keys, order=[f"f{i}" for i in range(len(cols))], reverse=flags, threads=threads)
     return table.take(pa.array(idx))
+
+
+def _in_memory_keys(table: Any, by: Sequence[Any], pa: Any) -> bool:
+    """Whether the in-memory path orders these keys: numbers, bools or fixed-size binary
+    without nulls, named with at most a direction."""
+    for item in by:
+        if not isinstance(item, str) and len(item) != 2:
+            return False
+        name = item if isinstance(item, str) else item[0]
+        if name not in table.column_names:
+            return True  # the in-memory path names the missing column
+        col = table.column(name)
+        t = col.type
+        if col.null_count or not (
+            pa.types.is_fixed_size_binary(t)
+            or pa.types.is_integer(t)
+            or pa.types.is_floating(t)
+            or pa.types.is_boolean(t)
+        ):
+            return False
+    return True
+
+
+def _sort_table_past_memory(
+    table: Any, by: Sequence[Any], threads: Optional[int], memory: Any, temp_dirs: Any, pa: Any
+) -> Any:
+    """``table`` sorted through the engine: written as an Arrow file, sorted file to file, the
+    result memory-mapped (the files go once it is read: the mapping keeps the data)."""
+    import shutil
+    import tempfile
+
+    import pyarrow.ipc
+
+    from ._files import sort as sort_files
+
+    dirs = [os.fspath(d) for d in (temp_dirs or [])]
+    d = tempfile.mkdtemp(prefix=".oxsort-table-", dir=dirs[0] if dirs else None)
+    try:
+        src, dst = os.path.join(d, "in.arrow"), os.path.join(d, "out.arrow")
+        with pa.OSFile(src, "wb") as f, pyarrow.ipc.new_file(f, table.schema) as w:
+            w.write_table(table)
+        sort_files([src], dst, by=by, memory=memory, temp_dirs=dirs or None, threads=threads)
+        os.unlink(src)
+        return pyarrow.ipc.open_file(pa.memory_map(dst)).read_all()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

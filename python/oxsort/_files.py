@@ -147,6 +147,9 @@ def _spec(
     threads: Optional[int],
     temp_dirs: Optional[Sequence[PathLike]],
     dd: Optional[DataSets] = None,
+    by: Optional[By] = None,
+    format: Optional[str] = None,
+    output_format: Optional[str] = None,
 ) -> dict[str, Any]:
     import shlex
 
@@ -172,7 +175,51 @@ def _spec(
         "temp_dirs": [os.fspath(d) for d in (temp_dirs or [])],
         "resume": False,
         "dd": _data_sets(dd),
+        "by": _by(by),
+        "format": format,
+        "output_format": output_format,
     }
+
+
+#: A table sort's columns: a name, ``"a,b:desc"``, or a list of names and tuples
+#: ``(name, "ascending"|"descending"[, "at_start"|"at_end"])`` (pyarrow's words).
+By = Union[str, Sequence[Union[str, tuple[str, ...]]]]
+
+_ORDERS = {"ascending": "", "asc": "", "descending": ":desc", "desc": ":desc"}
+_NULLS = {
+    "at_end": "",
+    "nulls_last": "",
+    "last": "",
+    "at_start": ":nulls_first",
+    "nulls_first": ":nulls_first",
+    "first": ":nulls_first",
+}
+
+
+def _by(by: Optional[By]) -> list[str]:
+    """``by=`` as the job layer reads it: one ``NAME[:desc][:nulls_first]`` per column."""
+    if by is None:
+        return []
+    if isinstance(by, str):
+        return [c for c in by.split(",")]
+    out = []
+    for item in by:
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        if not isinstance(item, (tuple, list)) or not 1 <= len(item) <= 3:
+            raise SpecError(f"by=: {item!r}: a name or (name, order[, null placement])")
+        name, *rest = item
+        order = rest[0] if rest else "ascending"
+        nulls = rest[1] if len(rest) > 1 else "at_end"
+        if order not in _ORDERS:
+            raise SpecError(f"by=: '{order}' for column '{name}': ascending or descending")
+        if nulls not in _NULLS:
+            raise SpecError(f"by=: '{nulls}' for column '{name}': at_start or at_end")
+        out.append(f"{name}{_ORDERS[order]}{_NULLS[nulls]}")
+    if not out:
+        raise SpecError("by=: no column given")
+    return out
 
 
 def _data_sets(dd: Optional[DataSets]) -> list[tuple[str, str]]:
@@ -357,9 +404,18 @@ def sort(
     progress: ProgressArg = None,
     resume: bool = False,
     dd: Optional[DataSets] = None,
+    by: Optional[By] = None,
+    format: Optional[str] = None,
+    output_format: Optional[str] = None,
 ) -> SortStats:
     """Sorts ``inputs`` (a path, a list of paths or binary file objects, concatenated) into
     ``output`` (a path or a binary file object), stably, as ``oxsort sort`` does.
+
+    Tables: ``by=["k1", ("k2", "descending"), ("k3", "ascending", "at_start")]`` sorts
+    Parquet, Arrow IPC or CSV/TSV files (with a header) by column names, past memory, the
+    schema kept: nulls last unless ``"at_start"``, NaN after every number, ties in input order.
+    The formats come from the extensions, or ``format=``/``output_format=`` (``"parquet"``,
+    ``"arrow"``, ``"arrows"``, ``"csv"``, ``"tsv"``); several inputs must share one schema.
 
     Records: ``record_size=N`` fixed records (default 100), ``lines=True`` or ``nul=True``.
     Key: ``fields="1,10,CH,A"`` (DFSORT), ``control="SORT FIELDS=..."`` (DFSORT statements) or
@@ -393,6 +449,9 @@ def sort(
         threads=threads,
         temp_dirs=temp_dirs,
         dd=dd,
+        by=by,
+        format=format,
+        output_format=output_format,
     )
     return _sort(inputs, output, False, progress, resume, spec)
 

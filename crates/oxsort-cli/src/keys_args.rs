@@ -162,6 +162,7 @@ impl KeyArgs {
             })),
             unique: self.unique,
             merge: false,
+            table: None,
         })
     }
 

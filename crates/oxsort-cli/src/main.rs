@@ -13,6 +13,7 @@ mod keys_args;
 mod nsort_cmd;
 mod sort_cmd;
 mod summary;
+mod table_args;
 mod valsort_cmd;
 mod words;
 

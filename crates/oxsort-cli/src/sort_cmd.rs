@@ -108,6 +108,9 @@ pub struct SortArgs {
     /// Record layout, key, filter and mode.
     #[command(flatten)]
     pub keys: KeyArgs,
+    /// Tables sorted by column names.
+    #[command(flatten)]
+    pub table: crate::table_args::TableArgs,
 }
 
 /// What the CLI prints around a job, and where.
@@ -155,7 +158,8 @@ impl SortArgs {
         if let Some(t) = self.threads {
             anyhow::ensure!(t >= 1, "--threads must be at least 1");
         }
-        let spec = self.keys.spec_source(self.keys.control_text()?)?;
+        let mut spec = self.keys.spec_source(self.keys.control_text()?)?;
+        spec.table = self.table.spec()?;
         Ok(JobRequest {
             inputs: self.inputs.clone(),
             output: self.output.clone(),
@@ -311,6 +315,10 @@ pub(crate) fn run_job(mut req: JobRequest, keys: &KeyArgs, report: &Report) -> R
     let job = match resolve(req, keys, report)? {
         Job::Sort(job) => job,
         Job::Join(job) => return run_join(&job, report),
+        Job::Table(job) => {
+            let json = report.stats.map(|s| s == StatsFormat::Json);
+            return crate::table_args::run_table(&job, report.quiet, json);
+        }
     };
     check_paths(&job, report)?;
     if let Some(path) = &report.summary {
@@ -507,6 +515,10 @@ pub fn run_explain(args: SortArgs, json: bool) -> Result<i32> {
             }
             return Ok(0);
         }
+        Job::Table(_) => anyhow::bail!(
+            "explain: a table sort's plan is made as its rows are read (their encoded size is \
+             not known before); run it with --stats to see the plan it followed"
+        ),
     };
     let cfg = job.builder().build()?;
     // Too little space is shown as a warning: the plan is what one wants to see then.

@@ -38,6 +38,9 @@ type Result<T> = std::result::Result<T, JobError>;
 /// application becomes a [`Job::Join`]. Every error comes before any file is written.
 pub fn resolve(req: JobRequest) -> Result<Job> {
     let JobRequest { mut inputs, mut output, mut spec, data_sets, mut resources } = req;
+    if let Some(table) = spec.table.take() {
+        return crate::table::resolve(inputs, output, table, &spec, &data_sets, resources);
+    }
     if inputs.is_empty() {
         inputs = vec![STD.into()];
     }
@@ -497,7 +500,7 @@ mod tests {
     fn sort_job(req: JobRequest) -> SortJob {
         match resolve(req).unwrap() {
             Job::Sort(j) => j,
-            Job::Join(_) => panic!("a sort was expected"),
+            Job::Join(_) | Job::Table(_) => panic!("a sort was expected"),
         }
     }
 

@@ -454,6 +454,12 @@ pub enum JobError {
     /// An engine error.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A table sort's error.
+    #[error(transparent)]
+    Table(#[from] oxsort_table::TableError),
+    /// A table sort asked with what applies to records only.
+    #[error("a table is sorted by column names: {0} does not apply to it")]
+    TableWith(&'static str),
 }
 
 fn source_name(from: &LengthSource, w: &dyn Words) -> String {

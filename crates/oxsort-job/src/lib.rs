@@ -12,6 +12,7 @@
 //! ```text
 //!  door (flags, arguments) ──> JobRequest ──resolve──> Job::Sort(SortJob) ──> engine sort
 //!                                  │                    Job::Join(JoinJob) ──> joinkeys::run
+//!                                  │                    Job::Table(TableJob) ──> oxsort_table
 //!   datasets: DD map, JCL DDs, DSN/LRECL/RECFM, OUTFIL files, MAINSIZE
 //! ```
 //!
@@ -35,6 +36,9 @@
 //!     Job::Join(job) => {
 //!         oxsort_job::joinkeys::run(&job)?;
 //!     }
+//!     Job::Table(job) => {
+//!         job.run()?;
+//!     }
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -49,6 +53,7 @@ mod gcsort;
 mod join_direct;
 pub mod joinkeys;
 pub mod line_sequential;
+pub mod table;
 pub mod tuning;
 
 use std::path::{Path, PathBuf};
@@ -129,6 +134,8 @@ pub struct SpecSource {
     pub unique: bool,
     /// The inputs are presorted: merge them.
     pub merge: bool,
+    /// The inputs are tables sorted by column names ([`table`]).
+    pub table: Option<table::TableSpec>,
 }
 
 impl std::fmt::Debug for SpecSource {
@@ -142,6 +149,7 @@ impl std::fmt::Debug for SpecSource {
             .field("gnu_flags", &self.gnu_flags)
             .field("unique", &self.unique)
             .field("merge", &self.merge)
+            .field("table", &self.table)
             .finish()
     }
 }
@@ -243,6 +251,8 @@ pub enum Job {
     Sort(SortJob),
     /// A JOINKEYS application.
     Join(JoinJob),
+    /// A sort of tables by column names.
+    Table(table::TableJob),
 }
 
 impl Job {
@@ -252,6 +262,7 @@ impl Job {
         match self {
             Job::Sort(j) => &j.ignored,
             Job::Join(j) => &j.ignored,
+            Job::Table(_) => &[],
         }
     }
 
@@ -260,6 +271,7 @@ impl Job {
         match self {
             Job::Sort(j) => j.main_size,
             Job::Join(j) => j.main_size,
+            Job::Table(_) => None,
         }
     }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use oxsort_engine::{Input, Output, Progress, SortConfig};
 use oxsort_format::RecordLayout;
+use oxsort_job::table::{SortColumn, TableError, TableFormat, TableSpec};
 use oxsort_job::{ControlText, DataSets, JobError, JobRequest, Resources, SpecSource, Words};
 use oxsort_lang::{parse_fields, GnuArgs, GnuEnv, GnuOptions, SourceConflict, Vocabulary};
 use pyo3::prelude::*;
@@ -44,6 +45,12 @@ pub(crate) struct SpecArgs {
     pub resume: bool,
     /// `dd=`: DD (or data set) names mapped to files, as `(name, path)` pairs.
     pub dd: Vec<(String, PathBuf)>,
+    /// `by=`: tables sorted by these columns, each `NAME[:desc][:nulls_first]`.
+    pub by: Vec<String>,
+    /// `format=`: the input tables' format.
+    pub format: Option<String>,
+    /// `output_format=`: the output table's format.
+    pub output_format: Option<String>,
 }
 
 /// Hooks of a running sort: its cancel flag and progress callback.
@@ -129,7 +136,49 @@ fn spec_source(a: &SpecArgs, merge: bool) -> PyResult<SpecSource> {
         })),
         unique: a.unique,
         merge,
+        table: table_spec(a)?,
     })
+}
+
+/// The table sort `by=` asks for, if it asks for one.
+fn table_spec(a: &SpecArgs) -> PyResult<Option<TableSpec>> {
+    let spec_err = |m: String| SpecError::new_err(m);
+    let format = |arg: &str, f: &Option<String>| {
+        f.as_deref()
+            .map(TableFormat::parse)
+            .transpose()
+            .map_err(|e| spec_err(format!("{arg}: {e}")))
+    };
+    let input_format = format("format=", &a.format)?;
+    let output_format = format("output_format=", &a.output_format)?;
+    if a.by.is_empty() {
+        if input_format.is_some() || output_format.is_some() {
+            return Err(spec_err("a table sort needs its sort columns: give by=[...]".into()));
+        }
+        return Ok(None);
+    }
+    let by =
+        a.by.iter()
+            .map(|c| SortColumn::parse(c))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| spec_err(format!("by=: {e}")))?;
+    oxsort_job::table::check_distinct(&by).map_err(|e| spec_err(format!("by=: {e}")))?;
+    Ok(Some(TableSpec { by, input_format, output_format }))
+}
+
+/// A table sort's error as the Python exception it is.
+pub(crate) fn table_error(e: TableError) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        TableError::Engine(e) => engine_error(e),
+        TableError::Read { .. } | TableError::Corrupt { .. } | TableError::RowTooLong { .. } => {
+            BadInputError::new_err(msg)
+        }
+        TableError::Write { .. } | TableError::Check { .. } | TableError::Io(_) => {
+            Error::new_err(msg)
+        }
+        _ => SpecError::new_err(msg),
+    }
 }
 
 /// The job `a` asks for: `inputs` into `output` (either may be left out, as `[]` and `None`,
@@ -172,6 +221,7 @@ pub(crate) fn resolve(req: JobRequest, a: &SpecArgs) -> PyResult<oxsort_job::Job
     let (inputs, output): (&[PathBuf], &PathBuf) = match &job {
         oxsort_job::Job::Sort(j) => (&j.inputs, &j.output),
         oxsort_job::Job::Join(j) => (&[], &j.output),
+        oxsort_job::Job::Table(j) => (&j.sort.inputs, &j.sort.output),
     };
     if inputs.iter().any(|p| oxsort_job::is_std(p)) {
         return Err(SpecError::new_err(
@@ -204,6 +254,7 @@ pub(crate) fn job_error(e: JobError, a: &SpecArgs) -> PyErr {
         JobError::Conflict { conflict: c, .. } => SpecError::new_err(conflict(c, a)),
         JobError::Door(e) => SpecError::new_err(e.to_string()),
         JobError::Engine(e) => engine_error(e),
+        JobError::Table(e) => table_error(e),
         JobError::EngineIn { source: oxsort_engine::EngineError::Interrupted, .. } => {
             engine_error(oxsort_engine::EngineError::Interrupted)
         }

@@ -1,0 +1,88 @@
+//! Tables sorted by column names: a [`TableSpec`] in the request's spec sources resolves to a
+//! [`TableJob`], run by `oxsort-table` on the engine with the job's resources.
+
+use std::path::PathBuf;
+
+pub use oxsort_table::{
+    check_distinct, SortColumn, TableError, TableFormat, TableSort, TableStats,
+};
+
+use crate::error::JobError;
+use crate::{configure, is_std, DataSets, Job, Resources, SpecSource};
+
+/// What makes a sort a table sort: the sort columns and the formats.
+#[derive(Debug, Clone, Default)]
+pub struct TableSpec {
+    /// The sort columns, most significant first.
+    pub by: Vec<SortColumn>,
+    /// The inputs' format; default: each input's extension.
+    pub input_format: Option<TableFormat>,
+    /// The output's format; default: its extension, else the input's format.
+    pub output_format: Option<TableFormat>,
+}
+
+/// A table sort, resolved.
+#[derive(Debug)]
+pub struct TableJob {
+    /// The sort.
+    pub sort: TableSort,
+    /// What it may use.
+    pub resources: Resources,
+}
+
+impl TableJob {
+    /// Runs the sort: the memory budget is the whole process's (the engine gets its share of
+    /// it), the other resources go to the engine as they are.
+    pub fn run(&self) -> Result<TableStats, TableError> {
+        let mut r = self.resources.clone();
+        r.memory = r.memory.map(oxsort_table::engine_memory);
+        oxsort_table::sort_tables(&self.sort, |b| configure(b, &r))
+    }
+}
+
+/// The table job of a request whose spec sources hold `table`: nothing of records' specs may
+/// come with it, and its files are files.
+pub(crate) fn resolve(
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    table: TableSpec,
+    spec: &SpecSource,
+    data_sets: &DataSets,
+    resources: Resources,
+) -> Result<Job, JobError> {
+    let with = [
+        (spec.control.is_some(), "control statements"),
+        (spec.fields.is_some(), "a key of record fields"),
+        (spec.delimited.is_some(), "a delimited record layout"),
+        (spec.record_size.is_some(), "a record size"),
+        (spec.rdw.is_some(), "an RDW record layout"),
+        (spec.gnu_flags, "a key of GNU sort's options"),
+        (spec.unique, "keeping one record per key"),
+        (spec.merge, "merging presorted inputs"),
+        (!data_sets.dd.is_empty(), "a data-set map"),
+        (resources.resume, "resuming"),
+    ];
+    if let Some((_, what)) = with.iter().find(|(given, _)| *given) {
+        return Err(JobError::TableWith(what));
+    }
+    if inputs.is_empty() {
+        return Err(TableError::NoInput.into());
+    }
+    if let Some(p) = inputs.iter().chain([&output]).find(|p| is_std(p)) {
+        return Err(TableError::Read {
+            path: p.clone(),
+            why: "a table is read from and written to files, not standard streams".into(),
+        }
+        .into());
+    }
+    oxsort_table::check_distinct(&table.by)?;
+    let sort = TableSort {
+        inputs,
+        output,
+        by: table.by,
+        input_format: table.input_format,
+        output_format: table.output_format,
+        threads: resources.threads.unwrap_or(0),
+    };
+    Ok(Job::Table(TableJob { sort, resources }))
+}

@@ -1,0 +1,351 @@
+//! The inputs: table files opened, their schemas checked against each other, and their rows
+//! encoded into framed records in input order (Parquet row groups decoded in parallel).
+//!
+//! ```text
+//!  row group 0 ─ lane 0 ─┐
+//!  row group 1 ─ lane 1 ─┼─> feeder, row groups in order ─> framed records ─> engine
+//!  row group 2 ─ lane 0 ─┘
+//! ```
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, Schema, SchemaRef};
+use crossbeam_channel::bounded;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use parquet::arrow::ProjectionMask;
+use parquet::basic::Compression;
+
+use crate::check::RowSum;
+use crate::error::{Result, TableError};
+use crate::format::TableFormat;
+use crate::rows::RowCodec;
+use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS, QUEUE_DEPTH};
+
+/// The longest encoded row: an RDW-prefixed record holds at most this after its RDW.
+pub(crate) const MAX_ROW_BYTES: usize = oxsort_format::MAX_RECORD_SIZE - oxsort_format::RDW_BYTES;
+
+/// The magic that opens an Arrow IPC file (a stream opens with a message instead).
+const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
+
+/// An input table, opened.
+pub(crate) struct TableInput {
+    pub(crate) path: PathBuf,
+    kind: Kind,
+    pub(crate) schema: SchemaRef,
+}
+
+enum Kind {
+    Parquet(ArrowReaderMetadata),
+    ArrowFile,
+    ArrowStream,
+    Text(arrow_csv::reader::Format, TableFormat),
+}
+
+/// Encoded rows ready for the engine: records (RDW + row) in order.
+pub(crate) struct Framed {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) sum: RowSum,
+}
+
+fn read_error(path: &Path, e: impl std::fmt::Display) -> TableError {
+    TableError::Read { path: path.to_path_buf(), why: e.to_string() }
+}
+
+fn open_file(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| read_error(path, oxsort_io::os_message(&e)))
+}
+
+impl TableInput {
+    /// Opens `path` (as `given`, else as its extension says) and reads its schema.
+    pub(crate) fn open(path: &Path, given: Option<TableFormat>) -> Result<TableInput> {
+        let format = TableFormat::of(path, given)?;
+        let file = open_file(path)?;
+        let (kind, schema) = match format {
+            TableFormat::Parquet => {
+                let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+                    .map_err(|e| read_error(path, format!("not a readable Parquet file: {e}")))?;
+                let schema = meta.schema().clone();
+                (Kind::Parquet(meta), schema)
+            }
+            TableFormat::ArrowFile | TableFormat::ArrowStream => {
+                let mut magic = [0u8; 6];
+                let n = (&file).take(6).read(&mut magic).map_err(|e| read_error(path, e))?;
+                let file = open_file(path)?;
+                if n == 6 && &magic == ARROW_FILE_MAGIC {
+                    let r = arrow_ipc::reader::FileReader::try_new(BufReader::new(file), None)
+                        .map_err(|e| read_error(path, format!("not a readable Arrow file: {e}")))?;
+                    (Kind::ArrowFile, r.schema())
+                } else {
+                    let r = arrow_ipc::reader::StreamReader::try_new(BufReader::new(file), None)
+                        .map_err(|e| {
+                            read_error(path, format!("not a readable Arrow IPC stream: {e}"))
+                        })?;
+                    (Kind::ArrowStream, r.schema())
+                }
+            }
+            TableFormat::Csv | TableFormat::Tsv => {
+                let f = arrow_csv::reader::Format::default()
+                    .with_header(true)
+                    .with_delimiter(format.delimiter());
+                let (schema, _) = f
+                    .infer_schema(BufReader::new(file), Some(CSV_INFER_ROWS))
+                    .map_err(|e| read_error(path, format!("reading its header and types: {e}")))?;
+                (Kind::Text(f, format), std::sync::Arc::new(schema))
+            }
+        };
+        Ok(TableInput { path: path.to_path_buf(), kind, schema })
+    }
+
+    /// The format read.
+    pub(crate) fn format(&self) -> TableFormat {
+        match &self.kind {
+            Kind::Parquet(_) => TableFormat::Parquet,
+            Kind::ArrowFile => TableFormat::ArrowFile,
+            Kind::ArrowStream => TableFormat::ArrowStream,
+            Kind::Text(_, t) => *t,
+        }
+    }
+
+    /// A Parquet input's compression (its first column chunk's).
+    pub(crate) fn compression(&self) -> Option<Compression> {
+        match &self.kind {
+            Kind::Parquet(m) => {
+                let md = m.metadata();
+                (md.num_row_groups() > 0 && md.row_group(0).num_columns() > 0)
+                    .then(|| md.row_group(0).column(0).compression())
+            }
+            _ => None,
+        }
+    }
+
+    /// Rows, when the file says before it is read.
+    pub(crate) fn rows(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::Parquet(m) => Some(m.metadata().file_metadata().num_rows() as u64),
+            _ => None,
+        }
+    }
+
+    /// Encodes every row into `out` in order, numbered from `first` (`lanes`: Parquet row
+    /// groups decoded at once). Returns the rows read.
+    pub(crate) fn feed(
+        &self,
+        codec: &RowCodec,
+        first: u64,
+        lanes: usize,
+        out: &mut dyn FnMut(Framed) -> Result<()>,
+    ) -> Result<u64> {
+        let path = &self.path;
+        match &self.kind {
+            Kind::Parquet(meta) => self.feed_parquet(meta, codec, first, lanes, out),
+            Kind::ArrowFile => {
+                let r =
+                    arrow_ipc::reader::FileReader::try_new(BufReader::new(open_file(path)?), None)
+                        .map_err(|e| read_error(path, e))?;
+                self.feed_batches(r, codec, first, out)
+            }
+            Kind::ArrowStream => {
+                let r = arrow_ipc::reader::StreamReader::try_new(
+                    BufReader::new(open_file(path)?),
+                    None,
+                )
+                .map_err(|e| read_error(path, e))?;
+                self.feed_batches(r, codec, first, out)
+            }
+            Kind::Text(f, _) => {
+                let r = arrow_csv::ReaderBuilder::new(self.schema.clone())
+                    .with_format(f.clone())
+                    .with_batch_size(BATCH_ROWS)
+                    .build(BufReader::new(open_file(path)?))
+                    .map_err(|e| read_error(path, e))?;
+                self.feed_batches(r, codec, first, out)
+            }
+        }
+    }
+
+    /// Feeds batches read one after another.
+    fn feed_batches(
+        &self,
+        batches: impl Iterator<Item = std::result::Result<RecordBatch, ArrowError>>,
+        codec: &RowCodec,
+        first: u64,
+        out: &mut dyn FnMut(Framed) -> Result<()>,
+    ) -> Result<u64> {
+        let mut row = 0u64;
+        for b in batches {
+            let b = b.map_err(|e| read_error(&self.path, e))?;
+            out(frame(codec, &b, first, row, &self.path)?)?;
+            row += b.num_rows() as u64;
+        }
+        Ok(row)
+    }
+
+    /// Feeds a Parquet file's row groups, decoded and encoded in `lanes` threads, in order.
+    fn feed_parquet(
+        &self,
+        meta: &ArrowReaderMetadata,
+        codec: &RowCodec,
+        first: u64,
+        lanes: usize,
+        out: &mut dyn FnMut(Framed) -> Result<()>,
+    ) -> Result<u64> {
+        let md = meta.metadata();
+        let groups = md.num_row_groups();
+        let mut starts = Vec::with_capacity(groups + 1);
+        starts.push(0u64);
+        for g in 0..groups {
+            starts.push(starts[g] + md.row_group(g).num_rows() as u64);
+        }
+        let lanes = lanes.clamp(1, groups.max(1));
+        let path = &self.path;
+        std::thread::scope(|s| {
+            let mut rxs = Vec::with_capacity(lanes);
+            for lane in 0..lanes {
+                let (tx, rx) = bounded::<Result<Option<Framed>>>(QUEUE_DEPTH);
+                rxs.push(rx);
+                let starts = &starts;
+                s.spawn(move || {
+                    for g in (lane..groups).step_by(lanes) {
+                        let sent = decode_group(path, meta, g, codec, first, starts[g], &mut |f| {
+                            tx.send(Ok(Some(f))).map_err(|_| TableError::Read {
+                                path: path.clone(),
+                                why: "stopped".into(),
+                            })
+                        });
+                        let end = sent.map(|()| None);
+                        let failed = end.is_err();
+                        if tx.send(end).is_err() || failed {
+                            return;
+                        }
+                    }
+                });
+            }
+            for g in 0..groups {
+                loop {
+                    match rxs[g % lanes].recv() {
+                        Ok(Ok(Some(f))) => out(f)?,
+                        Ok(Ok(None)) => break,
+                        Ok(Err(e)) => return Err(e),
+                        Err(_) => {
+                            return Err(read_error(path, format!("row group {g} was not read")))
+                        }
+                    }
+                }
+            }
+            Ok(starts[groups])
+        })
+    }
+}
+
+/// Decodes row group `g` of `path` and hands its rows on, encoded; an error names the column
+/// that fails to decode.
+fn decode_group(
+    path: &Path,
+    meta: &ArrowReaderMetadata,
+    g: usize,
+    codec: &RowCodec,
+    first: u64,
+    start: u64,
+    out: &mut dyn FnMut(Framed) -> Result<()>,
+) -> Result<()> {
+    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(open_file(path)?, meta.clone())
+        .with_row_groups(vec![g])
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .map_err(|e| corrupt(path, meta, g, e.to_string()))?;
+    let mut row = start;
+    for b in reader {
+        let b = b.map_err(|e| corrupt(path, meta, g, e.to_string()))?;
+        out(frame(codec, &b, first, row, path)?)?;
+        row += b.num_rows() as u64;
+    }
+    Ok(())
+}
+
+/// The error of row group `g` failing to decode: each column is decoded alone to find the one
+/// at fault.
+fn corrupt(path: &Path, meta: &ArrowReaderMetadata, g: usize, why: String) -> TableError {
+    let schema = meta.parquet_schema();
+    let column = (0..schema.num_columns())
+        .find(|&c| {
+            let Ok(f) = File::open(path) else { return false };
+            let r = ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta.clone())
+                .with_row_groups(vec![g])
+                .with_projection(ProjectionMask::leaves(schema, [c]))
+                .build();
+            match r {
+                Err(_) => true,
+                Ok(mut r) => r.any(|b| b.is_err()),
+            }
+        })
+        .map_or_else(|| "?".to_string(), |c| schema.column(c).path().string());
+    TableError::Corrupt { path: path.to_path_buf(), row_group: g, column, why }
+}
+
+/// The rows of `batch` (row `row` of its input first; numbered from `first + row` in the
+/// whole input) as records.
+fn frame(
+    codec: &RowCodec,
+    batch: &RecordBatch,
+    first: u64,
+    row: u64,
+    path: &Path,
+) -> Result<Framed> {
+    let rows = codec.encode(batch, first + row)?;
+    let mut bytes = Vec::with_capacity(rows.size() + 4 * rows.num_rows());
+    let mut sum = RowSum::default();
+    for (i, r) in rows.iter().enumerate() {
+        let data = r.data();
+        if data.len() > MAX_ROW_BYTES {
+            return Err(TableError::RowTooLong {
+                path: path.to_path_buf(),
+                row: row + i as u64,
+                bytes: data.len(),
+                max: MAX_ROW_BYTES,
+            });
+        }
+        let len = (data.len() + oxsort_format::RDW_BYTES) as u16;
+        bytes.extend_from_slice(&len.to_be_bytes());
+        bytes.extend_from_slice(&[0, 0]);
+        bytes.extend_from_slice(data);
+        sum.add(data);
+    }
+    Ok(Framed { bytes, sum })
+}
+
+/// The first difference between `schema` and the first input's, if any (field names, types and
+/// nullability; metadata may differ).
+pub(crate) fn schema_difference(first: &Schema, schema: &Schema) -> Option<String> {
+    let (a, b) = (first.fields(), schema.fields());
+    for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
+        if x.name() != y.name() {
+            return Some(format!("column {} is '{}', not '{}'", i + 1, y.name(), x.name()));
+        }
+        if x.data_type() != y.data_type() {
+            return Some(format!(
+                "column '{}' is of type {}, not {}",
+                x.name(),
+                y.data_type(),
+                x.data_type()
+            ));
+        }
+        if x.is_nullable() != y.is_nullable() {
+            let word = |n: bool| if n { "nullable" } else { "non-nullable" };
+            return Some(format!(
+                "column '{}' is {}, not {}",
+                x.name(),
+                word(y.is_nullable()),
+                word(x.is_nullable())
+            ));
+        }
+    }
+    if a.len() != b.len() {
+        return Some(format!("it has {} columns, not {}", b.len(), a.len()));
+    }
+    None
+}

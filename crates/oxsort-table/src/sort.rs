@@ -1,0 +1,286 @@
+//! [`sort_tables`]: the table sort on the engine.
+//!
+//! ```text
+//!  inputs ─ read + encode (lanes) ─ feeder ─ pipe ─> engine sort (budget, runs, merge, checks)
+//!                                                          │ sorted records, in order
+//!  output <─ rename when whole <─ writer <─ decode batches <─ channel
+//! ```
+//!
+//! The engine sorts RDW-prefixed records by the bytes after the RDW (its default key for that
+//! layout), which [`crate::rows`] makes the stable order of the rows. The feeder counts and sums
+//! the rows it encodes; the decoder counts and sums the rows it decodes and checks each is
+//! greater than the one before; both must agree before the output gets its name.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+use oxsort_engine::{Input, Output, SortConfig, SortConfigBuilder, SortStats, Stream};
+use oxsort_format::{RecordLayout, SortSpec, RDW_BYTES};
+
+use crate::check::RowSum;
+use crate::columns::{check_distinct, SortColumn};
+use crate::error::{Result, TableError};
+use crate::format::TableFormat;
+use crate::read::{schema_difference, TableInput};
+use crate::rows::RowCodec;
+use crate::tuning::{BATCH_ROWS, MIN_ENGINE_BYTES, PIPE_BYTES, QUEUE_DEPTH, TABLE_RESERVE_BYTES};
+use crate::write::TableWriter;
+
+/// A table sort: inputs of one schema, concatenated, sorted by columns into one output.
+#[derive(Debug, Clone)]
+pub struct TableSort {
+    /// The input tables, in order.
+    pub inputs: Vec<PathBuf>,
+    /// The output table.
+    pub output: PathBuf,
+    /// The sort columns, most significant first.
+    pub by: Vec<SortColumn>,
+    /// The inputs' format; default: each input's extension.
+    pub input_format: Option<TableFormat>,
+    /// The output's format; default: its extension, else the first input's format.
+    pub output_format: Option<TableFormat>,
+    /// Threads decoding the inputs (Parquet row groups at once); 0: the engine's count.
+    pub threads: usize,
+}
+
+/// What a table sort did.
+#[derive(Debug, Clone)]
+pub struct TableStats {
+    /// Rows read and written.
+    pub rows: u64,
+    /// The count and checksum of the rows, as encoded (read and written alike).
+    pub sum: RowSum,
+    /// The output's format.
+    pub output_format: TableFormat,
+    /// The engine's statistics of the sort of the encoded rows.
+    pub engine: SortStats,
+}
+
+/// The engine's share of a table sort's memory budget `memory`: the table sort keeps
+/// [`TABLE_RESERVE_BYTES`] for its readers and writer.
+pub fn engine_memory(memory: u64) -> u64 {
+    memory.saturating_sub(TABLE_RESERVE_BYTES).max(MIN_ENGINE_BYTES)
+}
+
+/// The inputs opened, their schemas checked alike.
+fn open_inputs(req: &TableSort) -> Result<Vec<TableInput>> {
+    if req.inputs.is_empty() {
+        return Err(TableError::NoInput);
+    }
+    let inputs = req
+        .inputs
+        .iter()
+        .map(|p| TableInput::open(p, req.input_format))
+        .collect::<Result<Vec<_>>>()?;
+    let first = &inputs[0];
+    for i in &inputs[1..] {
+        if let Some(difference) = schema_difference(&first.schema, &i.schema) {
+            return Err(TableError::SchemaMismatch {
+                path: i.path.clone(),
+                first: first.path.clone(),
+                difference,
+            });
+        }
+    }
+    Ok(inputs)
+}
+
+/// Sorts `req`'s tables. `engine` completes the engine's configuration (memory as
+/// [`engine_memory`] gives it, threads, temp directories, progress, cancel); inputs, output
+/// and spec are the table sort's. On error nothing is under the output's name.
+pub fn sort_tables(
+    req: &TableSort,
+    engine: impl FnOnce(SortConfigBuilder) -> SortConfigBuilder,
+) -> Result<TableStats> {
+    check_distinct(&req.by)?;
+    let inputs = open_inputs(req)?;
+    let codec = RowCodec::new(inputs[0].schema.clone(), &req.by, &inputs[0].path)?;
+    let output_format = req
+        .output_format
+        .or_else(|| TableFormat::from_path(&req.output))
+        .unwrap_or_else(|| inputs[0].format());
+    let compression = inputs.iter().find_map(|i| i.compression());
+    let mut writer = TableWriter::create(&req.output, output_format, codec.schema(), compression)?;
+
+    let (rx_fd, tx_fd) = oxsort_io::sized_pipe(PIPE_BYTES)
+        .map_err(|e| TableError::Read { path: "a pipe".into(), why: oxsort_io::os_message(&e) })?;
+    let (chunks_tx, chunks_rx) = bounded::<Vec<u8>>(QUEUE_DEPTH);
+    let name = req.inputs[0].display().to_string();
+    let cfg = engine(
+        SortConfig::builder(
+            vec![Input::Stream(Stream::new(rx_fd, format!("{name} (rows)")))],
+            Output::Stream(Stream::writer(
+                ChunkWriter(chunks_tx),
+                format!("{} (rows)", req.output.display()),
+            )),
+        )
+        .spec(SortSpec::with_layout(RecordLayout::VARIABLE)),
+    )
+    .build()?;
+    let lanes = if req.threads == 0 { cfg.threads() } else { req.threads };
+
+    // Whether the feeder stopped because the sort stopped reading (its error is then a
+    // consequence of the sort's).
+    let cut = AtomicBool::new(false);
+    let (fed, decoded, sorted) = std::thread::scope(|s| {
+        let feeder = s.spawn(|| feed(&inputs, &codec, lanes, File::from(tx_fd), &cut));
+        let decoder = s.spawn(|| decode(chunks_rx, &codec, &mut writer, &req.output));
+        let sorted = oxsort_engine::sort(&cfg);
+        // The pipe's read end and the output's writer go with the configuration: a feeder
+        // still writing, or a decoder still waiting, learns the sort is over.
+        drop(cfg);
+        (join(feeder), join(decoder), sorted)
+    });
+    // The feeder's own error first (the engine sorted what it was given: too few rows); then
+    // the decoder's (the engine's write error is its consequence); then the engine's (a feeder
+    // cut off is its consequence).
+    let fed = match fed {
+        Err(e) if !cut.load(Relaxed) => return Err(e),
+        fed => fed,
+    };
+    let decoded = decoded?;
+    let engine = sorted?;
+    let fed = fed?;
+    if fed != decoded {
+        return Err(TableError::Check {
+            path: req.output.clone(),
+            why: format!(
+                "{} rows read with checksum {:016x}, {} written with checksum {:016x}",
+                fed.rows, fed.sum, decoded.rows, decoded.sum
+            ),
+        });
+    }
+    writer.finish()?.commit()?;
+    Ok(TableStats { rows: fed.rows, sum: fed, output_format, engine })
+}
+
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// Encodes every input's rows into the pipe, numbered through all inputs.
+fn feed(
+    inputs: &[TableInput],
+    codec: &RowCodec,
+    lanes: usize,
+    mut pipe: File,
+    cut: &AtomicBool,
+) -> Result<RowSum> {
+    let mut total = RowSum::default();
+    let mut first = 0u64;
+    for input in inputs {
+        let path = &input.path;
+        let mut put = |f: crate::read::Framed| {
+            pipe.write_all(&f.bytes).map_err(|e| {
+                cut.store(true, Relaxed);
+                TableError::Read {
+                    path: path.clone(),
+                    why: format!("handing rows to the sort: {}", oxsort_io::os_message(&e)),
+                }
+            })?;
+            total.merge(f.sum);
+            Ok(())
+        };
+        let n = input.feed(codec, first, lanes, &mut put)?;
+        if let Some(expected) = input.rows() {
+            if expected != n {
+                return Err(TableError::Read {
+                    path: path.clone(),
+                    why: format!("{n} rows read, its metadata says {expected}"),
+                });
+            }
+        }
+        first += n;
+    }
+    Ok(total)
+}
+
+/// The engine's output: every chunk it writes is handed to the decoder.
+struct ChunkWriter(Sender<Vec<u8>>);
+
+impl Write for ChunkWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.send(buf.to_vec()).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the table writer stopped")
+        })?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Decodes the sorted records into batches and writes them; returns the rows' count and sum.
+fn decode(
+    chunks: Receiver<Vec<u8>>,
+    codec: &RowCodec,
+    writer: &mut TableWriter,
+    output: &Path,
+) -> Result<RowSum> {
+    let mut sum = RowSum::default();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut last: Vec<u8> = Vec::new();
+    let check = |why: String| TableError::Check { path: output.to_path_buf(), why };
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(BATCH_ROWS);
+    let mut flush = |pending: &[u8], spans: &mut Vec<(usize, usize)>, last: &mut Vec<u8>| {
+        if spans.is_empty() {
+            return Ok(());
+        }
+        let rows = spans.iter().map(|&(a, b)| &pending[a..b]);
+        let batch = codec.decode(rows)?;
+        writer.write(&batch)?;
+        let &(a, b) = spans.last().expect("not empty");
+        last.clear();
+        last.extend_from_slice(&pending[a..b]);
+        spans.clear();
+        Ok::<_, TableError>(())
+    };
+    // `pos`: where the next record starts in `pending`; bytes before it are dropped once
+    // their rows are written.
+    let mut pos = 0;
+    let mut end_of_input = false;
+    while !end_of_input {
+        match chunks.recv() {
+            Ok(c) => pending.extend_from_slice(&c),
+            Err(_) => end_of_input = true,
+        }
+        while pending.len() - pos >= RDW_BYTES {
+            let len = usize::from(u16::from_be_bytes([pending[pos], pending[pos + 1]]));
+            if len < RDW_BYTES {
+                return Err(check(format!("a record of {len} bytes in the sorted rows")));
+            }
+            if pending.len() - pos < len {
+                break;
+            }
+            let (a, b) = (pos + RDW_BYTES, pos + len);
+            let prev = match spans.last() {
+                Some(&(x, y)) => &pending[x..y],
+                None => &last[..],
+            };
+            if sum.rows > 0 && pending[a..b] <= *prev {
+                return Err(check(format!("row {} is out of order", sum.rows)));
+            }
+            sum.add(&pending[a..b]);
+            spans.push((a, b));
+            pos = b;
+            if spans.len() == BATCH_ROWS {
+                flush(&pending, &mut spans, &mut last)?;
+            }
+        }
+        if end_of_input {
+            flush(&pending, &mut spans, &mut last)?;
+        }
+        if spans.is_empty() {
+            pending.drain(..pos);
+            pos = 0;
+        }
+    }
+    if !pending.is_empty() {
+        return Err(check(format!("{} bytes of a cut record end the sorted rows", pending.len())));
+    }
+    Ok(sum)
+}

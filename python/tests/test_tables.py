@@ -1,0 +1,235 @@
+"""Tables sorted by column names (oxsort.sort with by=, oxsort.sort_table past memory, the CLI's
+--by) against pyarrow's sort_indices with the row number as the last key: every key type, nulls
+first and last, NaN, descending, stability, one and two passes, several inputs, errors."""
+
+from __future__ import annotations
+
+import os
+import random
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from conftest import leftovers, run_cli
+
+import oxsort
+
+pa = pytest.importorskip("pyarrow")
+pc = pytest.importorskip("pyarrow.compute")
+pq = pytest.importorskip("pyarrow.parquet")
+pacsv = pytest.importorskip("pyarrow.csv")
+
+SEED = int(os.environ.get("OXSORT_TEST_SEED", "26"))
+
+
+def make_table(n: int, seed: int = SEED, first: int = 0) -> pa.Table:
+    """Every key type, each with nulls, few distinct values (so ties are many) and, for
+    floats, NaN of both signs, infinities and both zeros."""
+    rng = random.Random(seed)
+
+    def col(gen, nulls=0.15):
+        return [None if rng.random() < nulls else gen() for _ in range(n)]
+
+    floats = [float("nan"), -float("nan"), 0.0, -0.0, float("inf"), -float("inf"), 1.5, -2.5, 3.0]
+    base = datetime(2020, 1, 1, tzinfo=timezone.utc)
+    return pa.table(
+        {
+            "row": pa.array(range(first, first + n), pa.int64()),
+            "i8": pa.array(col(lambda: rng.randint(-128, 127)), pa.int8()),
+            "i64": pa.array(col(lambda: rng.choice([-(2**63), -1, 0, 7, 2**63 - 1])), pa.int64()),
+            "u32": pa.array(col(lambda: rng.choice([0, 1, 2**31, 2**32 - 1])), pa.uint32()),
+            "u64": pa.array(col(lambda: rng.choice([0, 5, 2**63, 2**64 - 1])), pa.uint64()),
+            "f32": pa.array(col(lambda: rng.choice(floats)), pa.float32()),
+            "f64": pa.array(col(lambda: rng.choice(floats)), pa.float64()),
+            "s": pa.array(
+                col(lambda: rng.choice(["", "a", "ab", "b", "é", "a\x00", "zz"])), pa.string()
+            ),
+            "ls": pa.array(col(lambda: rng.choice(["x", "xy", "y"])), pa.large_string()),
+            "bin": pa.array(
+                col(lambda: rng.choice([b"", b"\x00", b"\xff", b"\x00\x01"])), pa.binary()
+            ),
+            "d": pa.array(
+                col(lambda: date(2000, 1, 1) + timedelta(days=rng.randint(-5, 5))), pa.date32()
+            ),
+            "ts": pa.array(
+                col(lambda: base + timedelta(seconds=rng.randint(-3, 3))),
+                pa.timestamp("us", tz="UTC"),
+            ),
+            "dec": pa.array(
+                col(lambda: Decimal(rng.randint(-300, 300)) / 100), pa.decimal128(10, 2)
+            ),
+            "b": pa.array(col(lambda: rng.random() < 0.5), pa.bool_()),
+            "payload": pa.array(["p" * rng.randint(0, 40) for _ in range(n)], pa.string()),
+        }
+    )
+
+
+KEY_COLUMNS = ["i8", "i64", "u32", "u64", "f32", "f64", "s", "ls", "bin", "d", "ts", "dec", "b"]
+
+
+def expected_rows(table: pa.Table, by: list[tuple[str, str, str]]) -> list[int]:
+    """The oracle: pyarrow's sort_indices, with nulls and NaN placed by helper columns (nulls
+    where asked, NaN as the largest value) and the row number last (a stable order)."""
+    cols, keys = {}, []
+    for i, (name, order, nulls) in enumerate(by):
+        c = table.column(name)
+        null = pc.is_null(c)
+        cols[f"n{i}"] = pc.cast(pc.invert(null) if nulls == "at_start" else null, pa.int8())
+        keys.append((f"n{i}", "ascending"))
+        if pa.types.is_floating(c.type):
+            nan = pc.fill_null(pc.is_nan(c), False)
+            cols[f"nan{i}"] = pc.cast(nan, pa.int8())
+            keys.append((f"nan{i}", order))
+        cols[f"v{i}"] = c
+        keys.append((f"v{i}", order))
+    cols["row"] = table.column("row")
+    keys.append(("row", "ascending"))
+    idx = pc.sort_indices(pa.table(cols), sort_keys=keys)
+    return table.column("row").take(idx).to_pylist()
+
+
+def spec(by: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    return [(n, o, p) for n, o, p in by]
+
+
+def same_rows(got: pa.Table, table: pa.Table, order: list[int]) -> None:
+    """``got`` is ``table``'s rows in ``order`` (by their row numbers), every value and the
+    schema kept."""
+    assert got.schema == table.schema
+    assert got.column("row").to_pylist() == order
+    want = table.take(pa.array(order))
+    for name in table.column_names:
+        a, b = got.column(name), want.column(name)
+        if pa.types.is_floating(a.type):
+            # NaN != NaN: compare the bits.
+            width = pa.int32() if a.type == pa.float32() else pa.int64()
+            a = pc.cast(a.combine_chunks().view(width), pa.int64())
+            b = pc.cast(b.combine_chunks().view(width), pa.int64())
+        assert a.to_pylist() == b.to_pylist(), name
+
+
+@pytest.fixture(scope="module")
+def table() -> pa.Table:
+    return make_table(3000)
+
+
+@pytest.mark.parametrize("name", KEY_COLUMNS)
+def test_every_key_type_both_directions_and_null_placements(tmp_path: Path, table, name) -> None:
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src, row_group_size=700)
+    for order in ("ascending", "descending"):
+        for nulls in ("at_end", "at_start"):
+            by = [(name, order, nulls)]
+            out = tmp_path / "out.parquet"
+            stats = oxsort.sort(src, out, by=by)
+            assert stats.records == table.num_rows
+            same_rows(pq.read_table(out), table, expected_rows(table, by))
+
+
+def test_several_keys_and_stability(tmp_path: Path, table) -> None:
+    src = tmp_path / "in.arrow"
+    with pa.OSFile(str(src), "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+        w.write_table(table)
+    for by in (
+        [("b", "ascending", "at_end"), ("s", "descending", "at_start")],
+        [
+            ("d", "descending", "at_end"),
+            ("f64", "ascending", "at_start"),
+            ("u32", "ascending", "at_end"),
+        ],
+        [("dec", "ascending", "at_start"), ("ls", "descending", "at_end")],
+    ):
+        out = tmp_path / "out.arrow"
+        oxsort.sort([src], out, by=by)
+        same_rows(pa.ipc.open_file(str(out)).read_all(), table, expected_rows(table, by))
+
+
+def test_two_passes_within_a_small_budget(tmp_path: Path) -> None:
+    t = make_table(150_000, seed=SEED + 1)
+    src = tmp_path / "big.parquet"
+    pq.write_table(t, src, row_group_size=20_000)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    by = [("s", "ascending", "at_end"), ("f64", "descending", "at_start")]
+    stats = oxsort.sort(src, tmp_path / "out.parquet", by=by, memory="8M", temp_dirs=[temp])
+    assert stats.passes == 2 and stats.runs > 1
+    same_rows(pq.read_table(tmp_path / "out.parquet"), t, expected_rows(t, by))
+    assert leftovers(temp) == []
+
+
+def test_several_inputs_are_one_table(tmp_path: Path) -> None:
+    parts = [make_table(1000, seed=SEED + 2 + i, first=1000 * i) for i in range(3)]
+    paths = []
+    for i, p in enumerate(parts):
+        paths.append(tmp_path / f"p{i}.parquet")
+        pq.write_table(p, paths[-1], row_group_size=300)
+    whole = pa.concat_tables(parts)
+    by = [("b", "ascending", "at_end")]  # few values: ties everywhere, across the files
+    oxsort.sort(paths, tmp_path / "out.parquet", by=by)
+    same_rows(pq.read_table(tmp_path / "out.parquet"), whole, expected_rows(whole, by))
+
+
+def test_csv_in_and_out(tmp_path: Path) -> None:
+    t = pa.table(
+        {"row": list(range(6)), "name": ["b", "a", None, "b", "c", "a"], "v": [3, 1, 2, 2, 0, 1]}
+    )
+    pacsv.write_csv(t, tmp_path / "in.csv")
+    oxsort.sort(tmp_path / "in.csv", tmp_path / "out.csv", by=["name", ("v", "descending")])
+    got = pacsv.read_csv(tmp_path / "out.csv")
+    by = [("name", "ascending", "at_end"), ("v", "descending", "at_end")]
+    # An empty field is a null (as arrow's CSV reader reads it).
+    nulls = pacsv.ConvertOptions(strings_can_be_null=True)
+    want = expected_rows(pacsv.read_csv(tmp_path / "in.csv", convert_options=nulls), by)
+    assert got.column("row").to_pylist() == want
+
+
+def test_sort_table_past_memory(table) -> None:
+    by = [("s", "descending"), ("ts", "ascending", "at_start")]
+    got = oxsort.sort_table(table, by=by, memory="64M")
+    full = [("s", "descending", "at_end"), ("ts", "ascending", "at_start")]
+    same_rows(got, table, expected_rows(table, full))
+    # Keys the in-memory path cannot order (strings, nulls) go through the engine by themselves.
+    got = oxsort.sort_table(table, by=["s"])
+    same_rows(got, table, expected_rows(table, [("s", "ascending", "at_end")]))
+
+
+def test_errors_name_the_problem_and_leave_nothing(tmp_path: Path, table) -> None:
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src)
+    out = tmp_path / "out.parquet"
+    with pytest.raises(oxsort.SpecError, match=r"no column 'nope'.*row, i8, i64"):
+        oxsort.sort(src, out, by=["nope"])
+    with pytest.raises(oxsort.SpecError, match="'s'.*named twice"):
+        oxsort.sort(src, out, by=["s", ("s", "descending")])
+    with pytest.raises(oxsort.SpecError, match="'sideways'"):
+        oxsort.sort(src, out, by=[("s", "sideways")])
+    other = tmp_path / "other.parquet"
+    pq.write_table(table.drop_columns(["payload"]), other)
+    with pytest.raises(
+        oxsort.SpecError, match=r"other.parquet.*in.parquet.*15 columns, not 16|other"
+    ):
+        oxsort.sort([src, other], out, by=["s"])
+    lists = tmp_path / "lists.parquet"
+    pq.write_table(pa.table({"l": [[1], [2]]}), lists)
+    with pytest.raises(oxsort.SpecError, match="(?i)'l'.*list"):
+        oxsort.sort(lists, out, by=["l"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "in.parquet",
+        "lists.parquet",
+        "other.parquet",
+    ]
+
+
+def test_cli_sorts_a_parquet_file_by_columns(cli: str, tmp_path: Path, table) -> None:
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src, row_group_size=500)
+    out = tmp_path / "out.parquet"
+    r = run_cli(
+        cli, "sort", str(src), "-o", str(out), "--by", "u64:desc:nulls_first,s", "--memory", "64M"
+    )
+    assert "Rows: 3000" in r.stderr
+    by = [("u64", "descending", "at_start"), ("s", "ascending", "at_end")]
+    same_rows(pq.read_table(out), table, expected_rows(table, by))
+    r = run_cli(cli, "sort", str(src), "-o", str(out), "--by", "zz", check=False)
+    assert r.returncode != 0 and "no column 'zz'" in r.stderr

@@ -8,8 +8,9 @@ use oxsort_job::table::{TableJob, TableSpec};
 /// The table flags of `oxsort sort`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct TableArgs {
-    /// Sort tables (Parquet, Arrow IPC, CSV/TSV with a header) by these columns:
-    /// COL[:asc|:desc][:nulls_first|:nulls_last],... (default ascending, nulls last).
+    /// Sort tables (Parquet, Arrow IPC, CSV/TSV with a header) by these columns, comma
+    /// separated, each a name with :asc or :desc and :nulls_first or :nulls_last if wanted
+    /// (default ascending, nulls last): k1,k2:desc:nulls_first.
     #[arg(long = "by", value_name = "COLS")]
     pub by: Option<String>,
     /// The input tables' format: parquet, arrow, arrows, csv or tsv (default: each file's

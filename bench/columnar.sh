@@ -67,13 +67,13 @@ f1=$(json_num floor1_s "$floor")
 f2=$(json_num floor2_s "$floor")
 row() { echo "$(date -Iseconds),$1,$2,$rows,$bytes,$3,$threads,$4,$5,$6,$f1,$f2" >> "$csv"; }
 mkdir -p "$scratch/tmp"
-cat > "$scratch/duck.py" <<PY
+cat > "$scratch/run_duckdb.py" <<PY
 import duckdb, sys
 c = duckdb.connect()
 c.execute("SET memory_limit='${memory/M/MB}'; SET threads=$threads; SET temp_directory='$scratch/tmp'")
 c.execute("COPY (SELECT * FROM read_parquet('$in') ORDER BY key, x) TO '$o' (FORMAT parquet, COMPRESSION snappy)")
 PY
-cat > "$scratch/polars.py" <<PY
+cat > "$scratch/run_polars.py" <<PY
 import os; os.environ["POLARS_MAX_THREADS"] = "$threads"
 import polars as pl
 pl.scan_parquet("$in").sort(["key", "x"], nulls_last=True).sink_parquet("$o", compression="snappy")
@@ -92,9 +92,9 @@ measure() {
   done
   echo "$(printf '%s\n' "${s[@]}" | median) $(printf '%s\n' "${m[@]}" | median)"
 }
-read -r duck_s duck_k < <(measure main duckdb "$memory" "$py" "$scratch/duck.py")
+read -r duck_s duck_k < <(measure main duckdb "$memory" "$py" "$scratch/run_duckdb.py")
 mv "$o" "$scratch/duck-out.parquet"
-read -r polars_s polars_k < <(measure main polars none "$py" "$scratch/polars.py")
+read -r polars_s polars_k < <(measure main polars none "$py" "$scratch/run_polars.py")
 read -r ox_s ox_k < <(measure main oxsort "$memory" "$bin/oxsort" sort "$in" -o "$o" --by key,x \
   --memory "$memory" --threads "$threads" --temp-dir "$scratch/tmp" --quiet)
 "$py" - "$o" "$scratch/duck-out.parquet" <<'PY'

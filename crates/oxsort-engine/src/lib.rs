@@ -413,32 +413,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     stats.warnings = std::mem::take(&mut source.warnings);
     drop(source);
 
-    // Verification: what was written (plus the duplicates dropped) is what was read, in order.
-    if check.records + check.dropped != in_records
-        || check.checksum + check.dropped_checksum != in_checksum
-    {
-        return Err(EngineError::Verify(format!(
-            "wrote {} records (and dropped {}) with checksum {}, read {} records with checksum {}",
-            check.records,
-            check.dropped,
-            checksum_hex(check.checksum + check.dropped_checksum),
-            in_records,
-            checksum_hex(in_checksum)
-        )));
-    }
-    if cfg.spec.unique && check.duplicates > 0 {
-        return Err(EngineError::Verify(format!(
-            "{} duplicate keys remain in the output of a unique sort",
-            check.duplicates
-        )));
-    }
-    if check.unordered > 0 {
-        return Err(EngineError::Verify(format!(
-            "{} records out of order in the output, the first at record {}",
-            check.unordered,
-            check.first_unordered.unwrap_or(0)
-        )));
-    }
+    check.verify(in_records, in_checksum, cfg.spec.unique)?;
     // A cancel that came while the last records were written still stops the commit: a
     // caller feeding the sort through a stream cancels it to say the stream is not whole.
     reporter.check()?;

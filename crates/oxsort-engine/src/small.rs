@@ -31,7 +31,7 @@ use oxsort_io::{AtomicOutput, OutputTarget};
 use crate::config::{Input, Output, PassChoice, SortConfig, Stream};
 use crate::error::{EngineError, Result};
 use crate::stats::SortStats;
-use crate::verify::{checksum_hex, OrderBuilder, OrderCheck};
+use crate::verify::{checksum_hex, OrderBuilder};
 
 /// What [`try_sort`] did.
 pub(crate) enum Outcome {
@@ -337,7 +337,7 @@ fn sort_buffer(
     let mut check = check.finish();
     check.dropped = dropped;
     check.dropped_checksum = dropped_checksum;
-    verify(&check, recs.len() as u64, in_checksum, cfg.spec.unique)?;
+    check.verify(recs.len() as u64, in_checksum, cfg.spec.unique)?;
     out.commit()?;
     Ok(SortStats {
         records: recs.len() as u64,
@@ -363,37 +363,6 @@ fn prefix8(key: &[u8]) -> u64 {
     let n = key.len().min(8);
     b[..n].copy_from_slice(&key[..n]);
     u64::from_be_bytes(b)
-}
-
-/// What was written (plus the duplicates dropped) is what was read, in order: the planned
-/// sort's own checks, with its words.
-fn verify(check: &OrderCheck, records: u64, checksum: u128, unique: bool) -> Result<()> {
-    if check.records + check.dropped != records
-        || check.checksum + check.dropped_checksum != checksum
-    {
-        return Err(EngineError::Verify(format!(
-            "wrote {} records (and dropped {}) with checksum {}, read {} records with checksum {}",
-            check.records,
-            check.dropped,
-            checksum_hex(check.checksum + check.dropped_checksum),
-            records,
-            checksum_hex(checksum)
-        )));
-    }
-    if unique && check.duplicates > 0 {
-        return Err(EngineError::Verify(format!(
-            "{} duplicate keys remain in the output of a unique sort",
-            check.duplicates
-        )));
-    }
-    if check.unordered > 0 {
-        return Err(EngineError::Verify(format!(
-            "{} records out of order in the output, the first at record {}",
-            check.unordered,
-            check.first_unordered.unwrap_or(0)
-        )));
-    }
-    Ok(())
 }
 
 /// Bytes of output gathered before a write: the records go out in order from wherever they

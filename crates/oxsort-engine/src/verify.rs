@@ -43,6 +43,44 @@ pub struct OrderCheck {
 }
 
 impl OrderCheck {
+    /// The sort's verdict on its output: what was written (plus the duplicates dropped) is
+    /// the `records` read with their `checksum`, in order, and without duplicate keys when
+    /// the sort is `unique`.
+    pub(crate) fn verify(
+        &self,
+        records: u64,
+        checksum: u128,
+        unique: bool,
+    ) -> Result<(), crate::error::EngineError> {
+        use crate::error::EngineError;
+        if self.records + self.dropped != records
+            || self.checksum + self.dropped_checksum != checksum
+        {
+            return Err(EngineError::Verify(format!(
+                "wrote {} records (and dropped {}) with checksum {}, read {} records with checksum {}",
+                self.records,
+                self.dropped,
+                checksum_hex(self.checksum + self.dropped_checksum),
+                records,
+                checksum_hex(checksum)
+            )));
+        }
+        if unique && self.duplicates > 0 {
+            return Err(EngineError::Verify(format!(
+                "{} duplicate keys remain in the output of a unique sort",
+                self.duplicates
+            )));
+        }
+        if self.unordered > 0 {
+            return Err(EngineError::Verify(format!(
+                "{} records out of order in the output, the first at record {}",
+                self.unordered,
+                self.first_unordered.unwrap_or(0)
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks `data` (whole records) on its own, ordered by `keys`.
     pub fn of(data: &[u8], keys: &SortKey) -> OrderCheck {
         let Some(mut fixed) = FixedCheck::new(keys) else {

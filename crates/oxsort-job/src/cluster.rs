@@ -379,7 +379,7 @@ pub fn map(
     let ties: Vec<Tie> =
         splitters.iter().map(|&(_, si, sp)| tie_of(index, start, end, si, sp)).collect();
     let counting = ties.iter().any(|t| matches!(t, Tie::Count(_)));
-    let cutter = Cutter::new(key.clone(), splitters.to_vec(), ties, dir);
+    let cutter = Cutter::new(key.clone(), splitters.to_vec(), ties.clone(), dir);
     if start >= end {
         let (buckets, below) = cutter.finish()?;
         return Ok((0, checksum_hex(0), summaries(buckets, None), below));
@@ -396,7 +396,7 @@ pub fn map(
         let feeder_cutter = cutter.handle();
         std::thread::scope(|s| {
             let feeder = s.spawn(move || {
-                let fed = feed(&key, input, index, (start, end), splitters, tx);
+                let fed = feed(&key, input, (start, end), splitters, &ties, tx);
                 fed.map(|counts| feeder_cutter.count_ties(&counts))
             });
             let sorted = sort_into(spec, &resources, Input::Stream(Stream::new(rx, &name)), out);
@@ -443,22 +443,19 @@ fn tie_of(index: u32, start: u64, end: u64, si: u32, sp: u64) -> Tie {
     }
 }
 
-/// Writes the records of `input` in `range` to `tx`; returns, per splitter positioned inside
-/// the range, how many records of its key start before its position (`None` for the others).
+/// Writes the records of `input` in `range` to `tx`; returns, per splitter whose tie is
+/// counted (positioned inside the range, [`tie_of`]), how many records of its key start before
+/// its position (`None` for the others).
 fn feed(
     key: &SortKey,
     input: &Path,
-    index: u32,
     range: (u64, u64),
     splitters: &[Splitter],
+    ties: &[Tie],
     tx: std::os::fd::OwnedFd,
 ) -> Result<Vec<Option<u64>>> {
-    let mut counts: Vec<Option<u64>> = splitters
-        .iter()
-        .map(|&(_, si, sp)| {
-            matches!(tie_of(index, range.0, range.1, si, sp), Tie::Count(_)).then_some(0)
-        })
-        .collect();
+    let mut counts: Vec<Option<u64>> =
+        ties.iter().map(|t| matches!(t, Tie::Count(_)).then_some(0)).collect();
     // Keys are built only for the records before the last such position.
     let until = splitters
         .iter()

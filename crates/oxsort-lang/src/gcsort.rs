@@ -631,6 +631,7 @@ impl GcsortJob {
     /// records written, an OUTREC statement that cuts them to the GIVE length or fills them
     /// out with blanks is put first in [`GcsortJob::control`].
     pub fn fit_to_give(&mut self) {
+        self.copy_unsorted_join();
         let (Some(first), Some(give)) = (self.uses.first(), &self.give) else { return };
         let (Some(n), Some(m)) = (first.org.fixed_len(), give.org.fixed_len()) else { return };
         if n == m || self.join {
@@ -648,6 +649,22 @@ impl GcsortJob {
         self.control.insert_str(0, &outrec);
         let at = StatementAt { name: self.name.clone(), line: 1, column: 1 };
         self.places.insert(0, vec![(1, at)]);
+    }
+
+    /// GCSORT writes a JOINKEYS job's joined records in the join's order when no SORT or
+    /// MERGE statement gives its main task a key: an `OPTION COPY` is put last in
+    /// [`GcsortJob::control`] for such a job (DFSORT asks for the statement).
+    fn copy_unsorted_join(&mut self) {
+        if !self.join {
+            return;
+        }
+        let Ok(c) = crate::parse_control(&self.control) else { return };
+        if c.key.is_some() || c.copy || c.merge {
+            return;
+        }
+        self.control.push_str("OPTION COPY\n");
+        let at = StatementAt { name: self.name.clone(), line: 1, column: 1 };
+        self.places.push(vec![(1, at)]);
     }
 
     /// OUTFIL's `FNAMES=` names that are no DD names (GCSORT's are environment variable

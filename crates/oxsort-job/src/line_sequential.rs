@@ -126,8 +126,9 @@ impl Staging {
     }
 
     /// The `n`-byte records of `staged` written as lines of `width` to `to`
-    /// ([`records_to_lines`]), whole or not at all: into a file beside `to`, renamed to `to`
-    /// when complete.
+    /// ([`records_to_lines`]), whole or not at all: into a temporary file beside `to`
+    /// ([`oxsort_io::AtomicOutput`], removed if the process is interrupted), put under the
+    /// name `to` when complete.
     pub fn deliver(
         &self,
         staged: &Path,
@@ -136,15 +137,30 @@ impl Staging {
         width: usize,
         trim: bool,
     ) -> io::Result<()> {
-        let name = to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let part = to.with_file_name(format!(".{name}.oxsort-part-{}", std::process::id()));
-        let done = File::create(&part)
-            .and_then(|out| records_to_lines(File::open(staged)?, out, n, width, trim))
-            .and_then(|()| std::fs::rename(&part, to));
-        if done.is_err() {
-            let _ = std::fs::remove_file(&part);
-        }
-        done
+        let out = oxsort_io::AtomicOutput::create(to, &oxsort_io::IoOptions::default())
+            .map_err(io::Error::other)?;
+        let mut at = AtOffset { file: out.file(), offset: 0 };
+        records_to_lines(File::open(staged)?, &mut at, n, width, trim)?;
+        // Dropped without commit on an error above: the temporary goes with it.
+        out.commit().map_err(io::Error::other)
+    }
+}
+
+/// A [`Write`] over a file written at increasing offsets.
+struct AtOffset<'a> {
+    file: &'a oxsort_io::DirectFile,
+    offset: u64,
+}
+
+impl Write for AtOffset<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write_at(buf, self.offset).map_err(io::Error::other)?;
+        self.offset += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 

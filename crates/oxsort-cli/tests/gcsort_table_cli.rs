@@ -129,3 +129,48 @@ fn a_join_with_sort_keeps_its_order_and_dfsort_still_asks_for_a_main_task() {
     assert_eq!(std::fs::read_to_string(d.join("all.bin")).unwrap(), "10 z      30 m      ");
     assert_eq!(std::fs::read_to_string(d.join("out1.bin")).unwrap(), "30 m      ");
 }
+
+#[test]
+fn an_sq_give_gets_its_length_after_outrec_and_reformat() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("in.sq"), "bbbb2222aaaa1111").unwrap();
+    // OUTREC builds 6-byte records; the GIVE file's are 10: filled out with blanks.
+    let o = run(oxsort().current_dir(d).args(["gcsort", "-q"]).arg(
+        "SORT FIELDS=(1,4,CH,A) OUTREC FIELDS=(5,4,C'|',1,1) \
+         USE in.sq ORG SQ RECORD F,8 GIVE wide.sq ORG SQ RECORD F,10",
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(d.join("wide.sq")).unwrap(), b"1111|a    2222|b    ");
+    // A join's 7-byte joined records to a GIVE file of 5: cut.
+    std::fs::write(d.join("f1.sq"), "k1AAk2BB").unwrap();
+    std::fs::write(d.join("f2.sq"), "k2xyzk1uvw").unwrap();
+    let o = run(oxsort().current_dir(d).args(["gcsort", "-q"]).arg(
+        "JOINKEYS FILES=F1,FIELDS=(1,2,A) JOINKEYS FILES=F2,FIELDS=(1,2,A) \
+         REFORMAT FIELDS=(F1:1,4,F2:3,3) \
+         USE f1.sq ORG SQ RECORD F,4 USE f2.sq ORG SQ RECORD F,5 GIVE cut.sq ORG SQ RECORD F,5",
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Joined in key order: k1AAuvw, k2BBxyz; cut to 5 bytes.
+    assert_eq!(std::fs::read(d.join("cut.sq")).unwrap(), b"k1AAuk2BBx");
+    assert_eq!(listing(d), ["cut.sq", "f1.sq", "f2.sq", "in.sq", "wide.sq"]);
+}
+
+#[test]
+fn a_job_with_a_warning_exits_4_and_still_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The second line is longer than the 5-byte record: cut, with a warning (GCSORT's 4).
+    write_lines(&d.join("in.txt"), &["bb", "aaaaaaaa"]);
+    let o = run(oxsort()
+        .current_dir(d)
+        .args(["gcsort", "-q"])
+        .arg("SORT FIELDS=(1,5,CH,A) USE in.txt ORG LS RECORD F,5 GIVE out.txt ORG LS RECORD F,5"));
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: USE in.txt: 1 lines longer than RECORD F,5"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(d.join("out.txt")).unwrap(), "aaaaa\nbb\n");
+}

@@ -34,11 +34,9 @@ pub enum GcsortFilesError {
         /// Why.
         source: std::io::Error,
     },
-    /// The output's records could not be written as the GIVE file's lines.
-    #[error(
-        "GIVE {}: writing the job's {len}-byte records as lines",
-        give.display()
-    )]
+    /// The output's records could not be written as the GIVE (or OUTFIL) file's lines or
+    /// records.
+    #[error("writing the job's {len}-byte records to {}", give.display())]
     Deliver {
         /// The GIVE file.
         give: PathBuf,
@@ -68,6 +66,10 @@ pub struct GcsortRun {
     /// as lines too: (staged records, the file, their length, whether lines lose their
     /// trailing blanks).
     outfil_lines: Vec<(PathBuf, PathBuf, usize, bool)>,
+    /// The staged output, the GIVE file, the length of the records the job writes and the
+    /// GIVE record length: when the GIVE file holds fixed records of another length than
+    /// those INREC, OUTREC or REFORMAT build (GCSORT writes each at the GIVE length).
+    fixed_out: Option<(PathBuf, PathBuf, usize, usize)>,
 }
 
 impl GcsortRun {
@@ -94,6 +96,7 @@ impl GcsortRun {
             staging: Staging::new(base),
             lines_out: None,
             outfil_lines: Vec::new(),
+            fixed_out: None,
         };
         // The length of the records the job writes: the USE records' through REFORMAT,
         // INREC and OUTREC (`None` when they are not of fixed length).
@@ -125,6 +128,17 @@ impl GcsortRun {
                     run.outfil_as_lines(req, c, written, trim)?;
                 }
                 staged
+            }
+            GcsortOrg::Fixed(m) => {
+                let written = records_in.and_then(|n| written_len(control.as_ref()?, n));
+                match written {
+                    Some(n) if n != m => {
+                        let staged = run.staged()?;
+                        run.fixed_out = Some((staged.clone(), give.path.clone(), n, m));
+                        staged
+                    }
+                    _ => give.path.clone(),
+                }
             }
             _ => give.path.clone(),
         };
@@ -164,9 +178,14 @@ impl GcsortRun {
         Ok(())
     }
 
-    /// The GIVE file written from the staged records, when it is line sequential: whole or
-    /// not at all.
+    /// The GIVE file (and OUTFIL files) written from the staged records, when it is line
+    /// sequential or of another record length than the job's: whole or not at all.
     pub fn finish(&self) -> Result<()> {
+        if let Some((staged, give, n, m)) = &self.fixed_out {
+            return self.staging.deliver_fixed(staged, give, *n, *m).map_err(|source| {
+                GcsortFilesError::Deliver { give: give.clone(), len: *n, source }
+            });
+        }
         let Some((staged, give, len, width, trim)) = &self.lines_out else { return Ok(()) };
         let outfil = self.outfil_lines.iter().map(|(s, f, n, t)| (s, f, *n, *n, *t));
         for (staged, to, len, width, trim) in

@@ -126,9 +126,7 @@ impl Staging {
     }
 
     /// The `n`-byte records of `staged` written as lines of `width` to `to`
-    /// ([`records_to_lines`]), whole or not at all: into a temporary file beside `to`
-    /// ([`oxsort_io::AtomicOutput`], removed if the process is interrupted), put under the
-    /// name `to` when complete.
+    /// ([`records_to_lines`]), whole or not at all ([`Staging::deliver_with`]).
     pub fn deliver(
         &self,
         staged: &Path,
@@ -137,13 +135,54 @@ impl Staging {
         width: usize,
         trim: bool,
     ) -> io::Result<()> {
+        self.deliver_with(to, |out| records_to_lines(File::open(staged)?, out, n, width, trim))
+    }
+
+    /// The `n`-byte records of `staged` written to `to` as records of `m` bytes
+    /// ([`records_to_fixed`]), whole or not at all ([`Staging::deliver_with`]).
+    pub fn deliver_fixed(&self, staged: &Path, to: &Path, n: usize, m: usize) -> io::Result<()> {
+        self.deliver_with(to, |out| records_to_fixed(File::open(staged)?, out, n, m))
+    }
+
+    /// `to` written by `write`, whole or not at all: into a temporary file beside `to`
+    /// ([`oxsort_io::AtomicOutput`], removed if the process is interrupted), put under the
+    /// name `to` when complete.
+    fn deliver_with(
+        &self,
+        to: &Path,
+        write: impl FnOnce(&mut AtOffset<'_>) -> io::Result<()>,
+    ) -> io::Result<()> {
         let out = oxsort_io::AtomicOutput::create(to, &oxsort_io::IoOptions::default())
             .map_err(io::Error::other)?;
-        let mut at = AtOffset { file: out.file(), offset: 0 };
-        records_to_lines(File::open(staged)?, &mut at, n, width, trim)?;
+        write(&mut AtOffset { file: out.file(), offset: 0 })?;
         // Dropped without commit on an error above: the temporary goes with it.
         out.commit().map_err(io::Error::other)
     }
+}
+
+/// Copies the `n`-byte records of `from` to `to` as records of `m` bytes: each cut to `m`
+/// bytes or filled out with blanks to it, as a COBOL program writes a record to a file of
+/// fixed `m`-byte records. A last record shorter than `n` is an error.
+pub fn records_to_fixed(from: impl Read, to: impl Write, n: usize, m: usize) -> io::Result<()> {
+    let mut input = BufReader::with_capacity(1 << 20, from);
+    let mut out = BufWriter::with_capacity(1 << 20, to);
+    let mut record = vec![0u8; n];
+    let fill = vec![BLANK; m.saturating_sub(n)];
+    loop {
+        let got = read_full(&mut input, &mut record)?;
+        if got == 0 {
+            break;
+        }
+        if got < n {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the last record has {got} bytes, not {n}"),
+            ));
+        }
+        out.write_all(&record[..n.min(m)])?;
+        out.write_all(&fill)?;
+    }
+    out.flush()
 }
 
 /// A [`Write`] over a file written at increasing offsets.
@@ -198,6 +237,17 @@ mod tests {
         let mut out = Vec::new();
         records_to_lines(&b"abc xy z"[..], &mut out, 4, 3, true).unwrap();
         assert_eq!(out, b"abc\nxy\n");
+    }
+
+    #[test]
+    fn records_are_cut_or_filled_to_fixed_records() {
+        let mut out = Vec::new();
+        records_to_fixed(&b"abcdefgh"[..], &mut out, 4, 6).unwrap();
+        assert_eq!(out, b"abcd  efgh  ");
+        out.clear();
+        records_to_fixed(&b"abcdefgh"[..], &mut out, 4, 3).unwrap();
+        assert_eq!(out, b"abcefg");
+        assert!(records_to_fixed(&b"abcdef"[..], &mut Vec::new(), 4, 4).is_err());
     }
 
     #[test]

@@ -174,3 +174,17 @@ fn a_job_with_a_warning_exits_4_and_still_writes() {
     );
     assert_eq!(std::fs::read_to_string(d.join("out.txt")).unwrap(), "aaaaa\nbb\n");
 }
+
+#[test]
+fn a_copy_of_records_shorter_than_the_default_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_lines(&d.join("in.txt"), &["ab", "ba"]);
+    // 3-byte records and no key (a copy): the default key (bytes 1-10) plays no part.
+    let o = run(oxsort().current_dir(d).args(["gcsort", "-q"]).arg(
+        "SORT FIELDS=COPY USE in.txt ORG LS RECORD F,3 GIVE out.txt ORG LS RECORD F,3 \
+         OUTREC FINDREP=(IN=C'a',OUT=C'x')",
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(d.join("out.txt")).unwrap(), "xb\nbx\n");
+}

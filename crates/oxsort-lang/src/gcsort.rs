@@ -602,6 +602,10 @@ impl GcsortJob {
     /// Writes `st` as a DFSORT statement line, on its own line number when the text it came
     /// from is the job's and that line is still ahead.
     fn write(&mut self, st: &Statement) {
+        if matches!(st.upper().as_str(), "SORT" | "MERGE") && self.repeats(st) {
+            // GCSORT takes a SORT or MERGE statement given twice alike as one.
+            return;
+        }
         if st.name.at.name == self.name {
             while self.places.len() + 1 < st.name.at.line {
                 self.control.push('\n');
@@ -624,6 +628,15 @@ impl GcsortJob {
         self.control.push_str(&line);
         self.control.push('\n');
         self.places.push(places);
+    }
+
+    /// Whether a statement alike `st` (the same name and operands, in any case) is already
+    /// in [`GcsortJob::control`].
+    fn repeats(&self, st: &Statement) -> bool {
+        let operands: String =
+            lexer::dfsort_operands(&st.operands).into_iter().map(|(t, _)| t).collect();
+        let line = format!("{} {}", st.upper(), operands.to_ascii_uppercase());
+        self.control.lines().any(|l| l.trim_end().to_ascii_uppercase() == line)
     }
 
     /// GCSORT writes each record at the GIVE file's length: when the USE and GIVE files hold
@@ -834,6 +847,23 @@ mod tests {
 
     fn parse(text: &str) -> Result<GcsortJob> {
         parse_gcsort(text, "t", &mut Files::default())
+    }
+
+    #[test]
+    fn a_sort_statement_given_twice_alike_is_one() {
+        let job = parse(
+            "SORT FIELDS=(1,6,CH,A) USE a ORG SQ RECORD F,10 GIVE b ORG SQ RECORD F,10\n\
+             sort fields=(1,6,ch,a)\n",
+        )
+        .unwrap();
+        assert_eq!(job.control.matches("SORT").count(), 1, "{}", job.control);
+        // Two different ones stay an error for the DFSORT parser.
+        let job = parse(
+            "SORT FIELDS=(1,6,CH,A) USE a ORG SQ RECORD F,10 GIVE b ORG SQ RECORD F,10\n\
+             SORT FIELDS=(1,6,CH,D)\n",
+        )
+        .unwrap();
+        assert!(crate::parse_control(&job.control).is_err());
     }
 
     #[test]

@@ -51,10 +51,31 @@ pub fn records_to_lines(
     width: usize,
     trim: bool,
 ) -> io::Result<()> {
+    let fill = vec![BLANK; width.saturating_sub(n)];
+    each_record(from, to, n, |record, out| {
+        let kept = &record[..n.min(width)];
+        if trim {
+            let end = kept.iter().rposition(|&b| b != BLANK).map_or(0, |p| p + 1);
+            out.write_all(&kept[..end])?;
+        } else {
+            out.write_all(kept)?;
+            out.write_all(&fill)?;
+        }
+        out.write_all(b"\n")
+    })
+}
+
+/// Calls `write` with each `n`-byte record of `from` and the buffered `to`; a last record
+/// shorter than `n` is an error: the data is no file of `n`-byte records.
+fn each_record<W: Write>(
+    from: impl Read,
+    to: W,
+    n: usize,
+    mut write: impl FnMut(&[u8], &mut BufWriter<W>) -> io::Result<()>,
+) -> io::Result<()> {
     let mut input = BufReader::with_capacity(1 << 20, from);
     let mut out = BufWriter::with_capacity(1 << 20, to);
     let mut record = vec![0u8; n];
-    let fill = vec![BLANK; width.saturating_sub(n)];
     loop {
         let got = read_full(&mut input, &mut record)?;
         if got == 0 {
@@ -66,15 +87,7 @@ pub fn records_to_lines(
                 format!("the last record has {got} bytes, not {n}"),
             ));
         }
-        let kept = &record[..n.min(width)];
-        if trim {
-            let end = kept.iter().rposition(|&b| b != BLANK).map_or(0, |p| p + 1);
-            out.write_all(&kept[..end])?;
-        } else {
-            out.write_all(kept)?;
-            out.write_all(&fill)?;
-        }
-        out.write_all(b"\n")?;
+        write(&record, &mut out)?;
     }
     out.flush()
 }
@@ -126,7 +139,9 @@ impl Staging {
     }
 
     /// The `n`-byte records of `staged` written as lines of `width` to `to`
-    /// ([`records_to_lines`]), whole or not at all ([`Staging::deliver_with`]).
+    /// ([`records_to_lines`]), whole or not at all: into a temporary file beside `to`
+    /// ([`oxsort_io::AtomicOutput`], removed if the process is interrupted), put under the name
+    /// `to` when complete.
     pub fn deliver(
         &self,
         staged: &Path,
@@ -139,7 +154,9 @@ impl Staging {
     }
 
     /// The `n`-byte records of `staged` written to `to` as records of `m` bytes
-    /// ([`records_to_fixed`]), whole or not at all ([`Staging::deliver_with`]).
+    /// ([`records_to_fixed`]), whole or not at all: into a temporary file beside `to`
+    /// ([`oxsort_io::AtomicOutput`], removed if the process is interrupted), put under the name
+    /// `to` when complete.
     pub fn deliver_fixed(&self, staged: &Path, to: &Path, n: usize, m: usize) -> io::Result<()> {
         self.deliver_with(to, |out| records_to_fixed(File::open(staged)?, out, n, m))
     }
@@ -164,25 +181,11 @@ impl Staging {
 /// bytes or filled out with blanks to it, as a COBOL program writes a record to a file of
 /// fixed `m`-byte records. A last record shorter than `n` is an error.
 pub fn records_to_fixed(from: impl Read, to: impl Write, n: usize, m: usize) -> io::Result<()> {
-    let mut input = BufReader::with_capacity(1 << 20, from);
-    let mut out = BufWriter::with_capacity(1 << 20, to);
-    let mut record = vec![0u8; n];
     let fill = vec![BLANK; m.saturating_sub(n)];
-    loop {
-        let got = read_full(&mut input, &mut record)?;
-        if got == 0 {
-            break;
-        }
-        if got < n {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("the last record has {got} bytes, not {n}"),
-            ));
-        }
+    each_record(from, to, n, |record, out| {
         out.write_all(&record[..n.min(m)])?;
-        out.write_all(&fill)?;
-    }
-    out.flush()
+        out.write_all(&fill)
+    })
 }
 
 /// A [`Write`] over a file written at increasing offsets.

@@ -254,6 +254,27 @@ mod tests {
     }
 
     #[test]
+    fn a_delivery_writes_a_temporary_beside_the_output_first() {
+        // The temporary is oxsort_io's AtomicOutput, registered for removal on a signal.
+        let dir = tempfile::tempdir().unwrap();
+        let st = Staging::new(dir.path());
+        let names = || -> Vec<String> {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect()
+        };
+        st.deliver_with(&dir.path().join("out"), |out| {
+            let during = names();
+            assert!(during.len() == 1 && during[0] != "out", "{during:?}");
+            out.write_all(b"x")
+        })
+        .unwrap();
+        assert_eq!(names(), ["out"]);
+        assert_eq!(std::fs::read(dir.path().join("out")).unwrap(), b"x");
+    }
+
+    #[test]
     fn a_staging_delivers_whole_and_leaves_nothing() {
         let base = std::env::temp_dir().join(format!("oxsort-ls-test-{}", std::process::id()));
         std::fs::create_dir_all(&base).unwrap();

@@ -188,3 +188,18 @@ fn a_copy_of_records_shorter_than_the_default_key() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(d.join("out.txt")).unwrap(), "xb\nbx\n");
 }
+
+#[test]
+fn sum_on_gcsort_separate_sign_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Key in byte 1; CSL in bytes 2-5 (sign, 3 digits); CST in bytes 6-8 (2 digits, sign).
+    write_lines(&d.join("in.txt"), &["b+00501+", "a-01002-", "b-00203+", "a+00105-"]);
+    let o = run(oxsort().current_dir(d).args(["gcsort", "-q"]).arg(
+        "SORT FIELDS=(1,1,CH,A) SUM FIELDS=(2,4,CSL,6,3,CST) \
+         USE in.txt ORG LS RECORD F,8 GIVE out.txt ORG LS RECORD F,8",
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a: -10 + 1 = -9, -2 - 5 = -7; b: 5 - 2 = 3, 1 + 3 = 4.
+    assert_eq!(std::fs::read_to_string(d.join("out.txt")).unwrap(), "a-00907-\nb+00304+\n");
+}

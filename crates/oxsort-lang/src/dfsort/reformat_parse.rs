@@ -742,6 +742,7 @@ impl Parser<'_> {
             SumKind::Bi | SumKind::Fi => 8,
             SumKind::Pd => 16,
             SumKind::Zd => 31,
+            SumKind::Csl | SumKind::Cst => 32,
         };
         if len > most {
             return Err(line_err(

@@ -202,4 +202,13 @@ fn sum_on_gcsort_separate_sign_fields() {
     assert!(o.status.success(), "{}", stderr(&o));
     // a: -10 + 1 = -9, -2 - 5 = -7; b: 5 - 2 = 3, 1 + 3 = 4.
     assert_eq!(std::fs::read_to_string(d.join("out.txt")).unwrap(), "a-00907-\nb+00304+\n");
+    // CLO in bytes 2-4: the sign over the first digit ('p' is a negative 0 in ASCII).
+    write_lines(&d.join("clo.txt"), &["a012", "ap05", "b100"]);
+    let o = run(oxsort().current_dir(d).args(["gcsort", "-q"]).arg(
+        "SORT FIELDS=(1,1,CH,A) SUM FIELDS=(2,3,CLO) \
+         USE clo.txt ORG LS RECORD F,4 GIVE clo.out ORG LS RECORD F,4",
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a: 12 - 5 = 7.
+    assert_eq!(std::fs::read_to_string(d.join("clo.out")).unwrap(), "a007\nb100\n");
 }

@@ -264,7 +264,7 @@ pub enum KeyError {
     /// and digits, for `CSL` and `CST`).
     #[error(
         "SUM field {field} ({format}): invalid {} data at byte {position} (0x{byte:02X})",
-        match *format { "PD" => "packed decimal", "ZD" => "zoned decimal", _ => "sign and digits" }
+        match *format { "PD" => "packed decimal", "ZD" | "CLO" => "zoned decimal", _ => "sign and digits" }
     )]
     SumData {
         /// 1-based index of the field in `SUM FIELDS=(...)`.

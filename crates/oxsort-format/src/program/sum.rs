@@ -8,7 +8,8 @@
 //!
 //! Formats: `BI` (unsigned binary, 2, 4 or 8 bytes), `FI` (signed binary, 2, 4 or 8 bytes), `PD`
 //! (packed decimal, 1 to 16 bytes), `ZD` (zoned decimal, 1 to 31 bytes), and GCSORT's `CSL` and
-//! `CST` (ASCII digits with a separate leading or trailing sign, 2 to 32 bytes). A sum that does not fit
+//! `CST` (ASCII digits with a separate leading or trailing sign, 2 to 32 bytes) and `CLO` (zoned
+//! decimal signed over its first digit, 1 to 31 bytes). A sum that does not fit
 //! its field is an overflow: as DFSORT does, the two records involved stay unsummed (the sum so
 //! far is written, and the record that overflowed starts a new sum) and the overflows are
 //! counted. Packed results carry sign C or D; zoned results keep the first record's zones
@@ -35,6 +36,9 @@ pub enum SumKind {
     /// `CST` (GCSORT's): ASCII digits before a separate trailing sign, as COBOL's
     /// `SIGN TRAILING SEPARATE`.
     Cst,
+    /// `CLO` (GCSORT's): zoned decimal with its sign over the first digit instead of the last,
+    /// as COBOL's `SIGN LEADING`.
+    Clo,
 }
 
 impl SumKind {
@@ -47,6 +51,7 @@ impl SumKind {
             "ZD" => SumKind::Zd,
             "CSL" => SumKind::Csl,
             "CST" => SumKind::Cst,
+            "CLO" => SumKind::Clo,
             _ => return None,
         })
     }
@@ -56,7 +61,7 @@ impl SumKind {
         let ok = match self {
             SumKind::Bi | SumKind::Fi => matches!(len, 2 | 4 | 8),
             SumKind::Pd => (1..=16).contains(&len),
-            SumKind::Zd => (1..=31).contains(&len),
+            SumKind::Zd | SumKind::Clo => (1..=31).contains(&len),
             SumKind::Csl | SumKind::Cst => (2..=32).contains(&len),
         };
         if ok {
@@ -65,13 +70,13 @@ impl SumKind {
             Err(match self {
                 SumKind::Bi | SumKind::Fi => "2, 4 or 8",
                 SumKind::Pd => "1 to 16",
-                SumKind::Zd => "1 to 31",
+                SumKind::Zd | SumKind::Clo => "1 to 31",
                 SumKind::Csl | SumKind::Cst => "2 to 32",
             })
         }
     }
 
-    /// `BI`, `FI`, `PD`, `ZD`, `CSL` or `CST`.
+    /// `BI`, `FI`, `PD`, `ZD`, `CSL`, `CST` or `CLO`.
     pub fn name(self) -> &'static str {
         match self {
             SumKind::Bi => "BI",
@@ -80,6 +85,7 @@ impl SumKind {
             SumKind::Zd => "ZD",
             SumKind::Csl => "CSL",
             SumKind::Cst => "CST",
+            SumKind::Clo => "CLO",
         }
     }
 }
@@ -383,6 +389,28 @@ fn value_by_digit(f: &SumField, b: &[u8], index: usize) -> Result<i128, KeyError
             }
         }
         SumKind::Csl | SumKind::Cst => separate_sign_value(f, b, index)?,
+        SumKind::Clo => {
+            // The first byte signed as a zoned field's last; the others plain zoned digits.
+            let bad = |i: usize| KeyError::SumData {
+                field: index,
+                format: "CLO",
+                position: position + i,
+                byte: b[i],
+            };
+            let (negative, first) = decimal::zoned_last(b[0]).ok_or_else(|| bad(0))?;
+            let mut v = first as i128;
+            for (i, &d) in b.iter().enumerate().skip(1) {
+                if !matches!(d >> 4, 0xF | 0x3) || d & 0x0F > 9 {
+                    return Err(bad(i));
+                }
+                v = v * 10 + (d & 0x0F) as i128;
+            }
+            if negative {
+                -v
+            } else {
+                v
+            }
+        }
     })
 }
 
@@ -424,7 +452,7 @@ fn bounds(f: &SumField) -> (i128, i128) {
             let max = 10i128.pow(2 * f.len as u32 - 1) - 1;
             (-max, max)
         }
-        SumKind::Zd => {
+        SumKind::Zd | SumKind::Clo => {
             let max = 10i128.pow(f.len as u32) - 1;
             (-max, max)
         }
@@ -527,6 +555,16 @@ fn store(f: &SumField, out: &mut [u8], s: i128) {
             }
             out[sign_at] = if s < 0 { b'-' } else { b'+' };
         }
+        SumKind::Clo => {
+            // ASCII digits; the first one's zone 7 when negative (GnuCOBOL's ASCII sign).
+            let mut m = Digits(s.unsigned_abs());
+            for b in out.iter_mut().rev() {
+                *b = b'0' + m.next_digit();
+            }
+            if s < 0 {
+                out[0] = 0x70 | (out[0] & 0x0F);
+            }
+        }
     }
 }
 
@@ -567,7 +605,7 @@ pub fn max_digits(kind: SumKind, len: usize) -> usize {
     match kind {
         SumKind::Bi | SumKind::Fi => ((8 * len) as f64 * std::f64::consts::LOG10_2).ceil() as usize,
         SumKind::Pd => 2 * len - 1,
-        SumKind::Zd => len,
+        SumKind::Zd | SumKind::Clo => len,
         SumKind::Csl | SumKind::Cst => len - 1,
     }
 }
@@ -650,6 +688,18 @@ mod tests {
         let e = sums.add(b"*00001+").unwrap_err().to_string();
         assert_eq!(e, "SUM field 1 (CSL): invalid sign and digits data at byte 1 (0x2A)");
         assert!(sums.add(b"+0a001+").is_err());
+        // CLO: the sign over the first digit (ASCII zone 7 negative, or an overpunch letter).
+        let fields = [f(0, 3, SumKind::Clo)];
+        let mut acc = *b"012";
+        let mut sums = GroupSum::new(&fields);
+        sums.start(&acc).unwrap();
+        assert_eq!(sums.add(&[0x70 | 1, b'0', b'5']), Ok(Added::Summed)); // -105
+        assert_eq!(sums.add(b"}01"), Ok(Added::Summed)); // -1
+        sums.store(&mut acc);
+        // 12 - 105 - 1 = -94.
+        assert_eq!(acc, [0x70, b'9', b'4']);
+        let e = sums.add(b"0x1").unwrap_err().to_string();
+        assert_eq!(e, "SUM field 1 (CLO): invalid zoned decimal data at byte 2 (0x78)");
     }
 
     #[test]

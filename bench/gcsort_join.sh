@@ -22,8 +22,10 @@
 # read_s of F1 plus read_s of F2 plus write_s of the joined output's size. Every run starts
 # with the page cache dropped (run as root). Each output is checked: its size, its indicators
 # (byte 100: B for the RECORDS/2 paired records, 1 and 2 for the others), and gcsort's output
-# is byte for byte sort's. Raw rows go to bench/runs/<date>/gcsort_join.csv; medians and
-# ratios are appended to summary.md there.
+# is byte for byte sort's. The two doors take turns run by run (the same program does the same
+# work behind both: one plan, one pass, the same bytes read and written), so that a difference
+# between them is not the order they ran in. Raw rows go to bench/runs/<date>/gcsort_join.csv;
+# medians and ratios are appended to summary.md there.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 records=${1:-20000000}
@@ -93,21 +95,28 @@ check_join() {
     || { echo "WRONG INDICATORS (B 1 2): $counts" >&2; exit 1; }
 }
 
-# measure DOOR VARIANT: RUNS timed joins; prints "median [runs] peak_rss"
-measure() {
-  local door=$1 variant=$2 times=() rss=() s m i out
-  out=$o
-  [ "$door" = sort ] && out=$ref
+# measure_both VARIANT: RUNS timed joins of each door, the doors taking turns (gcsort first on
+# odd runs, sort first on even ones) so that neither always runs on the machine state the other
+# left (page cache, memory just freed); prints
+# "gcsort_median [runs] gcsort_peak_rss sort_median [runs] sort_peak_rss".
+measure_both() {
+  local variant=$1 i door out s m
+  local gt=() gr=() st=() sr=()
   for ((i = 1; i <= runs; i++)); do
-    rm -f "$out"
-    read -r s m < <(run_door "$door" "$out" "$variant")
-    check_join "$out"
-    times+=("$s"); rss+=("$m")
-    echo "$(date -Iseconds),joinkeys-full-outer,$door-$variant,$records,$joined,$memory,$threads,$i,$s,$m,$floor" >> "$csv"
+    local order="gcsort sort"
+    [ $((i % 2)) = 0 ] && order="sort gcsort"
+    for door in $order; do
+      out=$o
+      [ "$door" = sort ] && out=$ref
+      rm -f "$out"
+      read -r s m < <(run_door "$door" "$out" "$variant")
+      check_join "$out"
+      if [ "$door" = gcsort ]; then gt+=("$s"); gr+=("$m"); else st+=("$s"); sr+=("$m"); fi
+      echo "$(date -Iseconds),joinkeys-full-outer,$door-$variant,$records,$joined,$memory,$threads,$i,$s,$m,$floor" >> "$csv"
+    done
   done
-  local all
-  all=$(IFS=,; echo "${times[*]}")
-  echo "$(printf '%s\n' "${times[@]}" | median) [$all] $(printf '%s\n' "${rss[@]}" | sort -g | tail -1)"
+  echo "$(printf '%s\n' "${gt[@]}" | median) [$(IFS=,; echo "${gt[*]}")] $(printf '%s\n' "${gr[@]}" | sort -g | tail -1)" \
+    "$(printf '%s\n' "${st[@]}" | median) [$(IFS=,; echo "${st[*]}")] $(printf '%s\n' "${sr[@]}" | sort -g | tail -1)"
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
@@ -124,8 +133,7 @@ variants="fresh pool"
 [ -n "${NO_DROP:-}" ] && variants=fresh # a smoke run leaves the machine's hugetlb pool alone
 for variant in $variants; do
   [ "$variant" = pool ] && pool_reserve "$memory"
-  read -r gmed gall grss < <(measure gcsort "$variant")
-  read -r smed sall srss < <(measure sort "$variant")
+  read -r gmed gall grss smed sall srss < <(measure_both "$variant")
   [ "$variant" = pool ] && pool_release
   cmp "$o" "$ref" || { echo "gcsort's output differs from sort's" >&2; exit 1; }
   {

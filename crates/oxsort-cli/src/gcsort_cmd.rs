@@ -23,8 +23,8 @@
 //! directory), `GCSORT_STATISTICS` (0: quiet, 1: the closing report, 2: statistics too) and
 //! `GCSORT_TESTCMD` (1: check only); oxsort's own `--memory SIZE`, `--temp-dir DIR`,
 //! `--threads N` and `--quiet` may come before the statements. The exit status is GCSORT's:
-//! 0 when the job ran, 16 when it did not (the message says why). A link named `gcsort` runs
-//! this command.
+//! 0 when the job ran, 4 when it ran with a warning, 16 when it did not (the message says
+//! why). A link named `gcsort` runs this command.
 //!
 //! The statements are read by `oxsort_lang::parse_gcsort`; this door reads the arguments and
 //! TAKE files, resolves names, and prints.
@@ -40,6 +40,8 @@ use crate::sort_cmd::Report;
 
 /// GCSORT's exit status for a job that did not run.
 const GCSORT_ERROR: i32 = 16;
+/// GCSORT's exit status for a job that ran with a warning.
+const GCSORT_WARNING: i32 = 4;
 
 /// Runs `oxsort gcsort` (or a link named `gcsort`); prints what went wrong and returns the
 /// exit status.
@@ -134,7 +136,8 @@ fn run(argv: Vec<String>) -> Result<i32> {
     oxsort_io::cleanup::install_signal_handlers();
     let code = crate::sort_cmd::run_job(req, &keys, &report)?;
     run.finish()?;
-    Ok(code)
+    // GCSORT's warning status, as DFSORT's: the job ran, with a warning on stderr.
+    Ok(if code == 0 && !run.warnings.is_empty() { GCSORT_WARNING } else { code })
 }
 
 /// File names as GCSORT reads them, TAKE files from disk.

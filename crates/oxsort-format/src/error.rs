@@ -260,10 +260,11 @@ pub enum KeyError {
         /// The bad byte.
         byte: u8,
     },
-    /// A field of `SUM FIELDS=(...)` holding invalid packed or zoned decimal data.
+    /// A field of `SUM FIELDS=(...)` holding invalid packed or zoned decimal data (or a sign
+    /// and digits, for `CSL` and `CST`).
     #[error(
         "SUM field {field} ({format}): invalid {} data at byte {position} (0x{byte:02X})",
-        if *format == "PD" { "packed decimal" } else { "zoned decimal" }
+        match *format { "PD" => "packed decimal", "ZD" | "CLO" => "zoned decimal", _ => "sign and digits" }
     )]
     SumData {
         /// 1-based index of the field in `SUM FIELDS=(...)`.

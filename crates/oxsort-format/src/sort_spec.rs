@@ -154,8 +154,8 @@ impl SortSpec {
             let written = outrec.as_ref().map_or(n, |p| p.out_len());
             Some(Arc::new(Outfil::compile(&self.outfil, written)?))
         };
-        let kind = self.key_kind(layout)?;
-        let kind = if self.mode == Mode::Copy { KeyKind::Copy } else { kind };
+        // A copy has no key: records shorter than the default key are no error.
+        let kind = if self.mode == Mode::Copy { KeyKind::Copy } else { self.key_kind(layout)? };
         let columns = match &kind {
             KeyKind::General(spec) => ColumnKey::compile(spec).map(Arc::new),
             _ => None,

@@ -157,7 +157,7 @@ pub fn resolve(req: JobRequest) -> Result<Job> {
             *slot = join_input_control(&join, which, find, &text, &mut dd, &name)?;
         }
         let (c1, c2) = (join.f1.control_dd(JoinSide::F1), join.f2.control_dd(JoinSide::F2));
-        dd.finish(&format!("{}, {}, {c1}, {c2}, SORTOUT", join.f1.dd, join.f2.dd))?;
+        let mut used = vec![join.f1.dd.clone(), join.f2.dd.clone(), c1, c2, "SORTOUT".into()];
         let files = JoinFiles { f1, f2, controls };
         let lens = joinkeys::side_lengths(&join, &files)?;
         let joined_len = join
@@ -173,6 +173,8 @@ pub fn resolve(req: JobRequest) -> Result<Job> {
         if main.key.is_none() && main.mode != Mode::Copy {
             return Err(JobError::JoinMainTask { control: name });
         }
+        let outfil = outfil_outputs(&main, &mut dd, &mut output, &mut resources, &mut used)?;
+        dd.finish(&used.join(", "))?;
         return Ok(Job::Join(JoinJob {
             spec: join,
             files,
@@ -180,6 +182,7 @@ pub fn resolve(req: JobRequest) -> Result<Job> {
             joined_len,
             main,
             output,
+            outfil,
             resources,
             ignored,
             main_size,
@@ -288,29 +291,26 @@ pub(crate) fn build_spec(
         })
 }
 
-/// The spec of a sort and the files of its OUTFIL outputs (`SORTOUT` is the output; any
-/// other is a mapped DD); a mapped name no part of the job uses is an error. With OUTFIL, the
-/// sorted records go to the main output only when a `SORTOUT` is given that no OUTFIL writes
-/// (as DFSORT writes such a SORTOUT without OUTFIL processing).
-fn finish_sort(
-    mut job: SortJob,
-    source: &SpecSource,
-    control: Option<Control>,
-    mut dd: DdMap,
-) -> Result<SortJob> {
-    let name = job.control.clone().unwrap_or_default();
-    let spec = build_spec(source, control, &name)?;
-    let mut used: Vec<String> = vec!["SORTIN".into(), "SORTOUT".into()];
+/// The files of `spec`'s OUTFIL outputs (`SORTOUT` is `output`; any other is a mapped DD),
+/// their names added to `used`. When only OUTFIL outputs are written, `output` becomes
+/// [`DISCARD`] and the temp directory, if none is given, the first OUTFIL output's.
+fn outfil_outputs(
+    spec: &SortSpec,
+    dd: &mut DdMap,
+    output: &mut PathBuf,
+    resources: &mut Resources,
+    used: &mut Vec<String>,
+) -> Result<Vec<(String, PathBuf)>> {
     let mut paths: Vec<(String, PathBuf)> = Vec::new();
     let mut sortout_by_outfil = false;
     for st in &spec.outfil {
         for name in &st.names {
             let path = if name == "SORTOUT" {
-                if is_std(&job.output) {
+                if is_std(output) {
                     return Err(JobError::OutfilSortout { line: st.line });
                 }
                 sortout_by_outfil = true;
-                job.output.clone()
+                output.clone()
             } else {
                 match dd.take_one(name)? {
                     Some(p) => p,
@@ -330,18 +330,35 @@ fn finish_sort(
             paths.push((name.clone(), path));
         }
     }
-    if !spec.outfil.is_empty() && (sortout_by_outfil || is_std(&job.output)) {
+    if !spec.outfil.is_empty() && (sortout_by_outfil || is_std(output)) {
         // The sorted records themselves go nowhere: only the OUTFIL outputs are written.
-        job.output = DISCARD.into();
-        if job.resources.temp_dirs.is_empty() {
+        *output = DISCARD.into();
+        if resources.temp_dirs.is_empty() {
             if let Some((_, p)) = paths.first() {
-                job.resources.temp_dirs.push(match p.parent() {
+                resources.temp_dirs.push(match p.parent() {
                     Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                     _ => PathBuf::from("."),
                 });
             }
         }
     }
+    Ok(paths)
+}
+
+/// The spec of a sort and the files of its OUTFIL outputs (`SORTOUT` is the output; any
+/// other is a mapped DD); a mapped name no part of the job uses is an error. With OUTFIL, the
+/// sorted records go to the main output only when a `SORTOUT` is given that no OUTFIL writes
+/// (as DFSORT writes such a SORTOUT without OUTFIL processing).
+fn finish_sort(
+    mut job: SortJob,
+    source: &SpecSource,
+    control: Option<Control>,
+    mut dd: DdMap,
+) -> Result<SortJob> {
+    let name = job.control.clone().unwrap_or_default();
+    let spec = build_spec(source, control, &name)?;
+    let mut used: Vec<String> = vec!["SORTIN".into(), "SORTOUT".into()];
+    let paths = outfil_outputs(&spec, &mut dd, &mut job.output, &mut job.resources, &mut used)?;
     dd.finish(&used.join(", "))?;
     job.outfil = paths;
     job.spec = spec;

@@ -34,11 +34,9 @@ pub enum GcsortFilesError {
         /// Why.
         source: std::io::Error,
     },
-    /// The output's records could not be written as the GIVE file's lines.
-    #[error(
-        "GIVE {}: writing the job's {len}-byte records as lines",
-        give.display()
-    )]
+    /// The output's records could not be written as the GIVE (or OUTFIL) file's lines or
+    /// records.
+    #[error("writing the job's {len}-byte records to {}", give.display())]
     Deliver {
         /// The GIVE file.
         give: PathBuf,
@@ -64,6 +62,14 @@ pub struct GcsortRun {
     /// record length and whether lines lose their trailing blanks: when the GIVE file is line
     /// sequential of `RECORD F,n`.
     lines_out: Option<(PathBuf, PathBuf, usize, usize, bool)>,
+    /// OUTFIL outputs of a job whose GIVE file is line sequential of `RECORD F,n`, written
+    /// as lines too: (staged records, the file, their length, whether lines lose their
+    /// trailing blanks).
+    outfil_lines: Vec<(PathBuf, PathBuf, usize, bool)>,
+    /// The staged output, the GIVE file, the length of the records the job writes and the
+    /// GIVE record length: when the GIVE file holds fixed records of another length than
+    /// those INREC, OUTREC or REFORMAT build (GCSORT writes each at the GIVE length).
+    fixed_out: Option<(PathBuf, PathBuf, usize, usize)>,
 }
 
 impl GcsortRun {
@@ -89,6 +95,8 @@ impl GcsortRun {
             warnings: Vec::new(),
             staging: Staging::new(base),
             lines_out: None,
+            outfil_lines: Vec::new(),
+            fixed_out: None,
         };
         // The length of the records the job writes: the USE records' through REFORMAT,
         // INREC and OUTREC (`None` when they are not of fixed length).
@@ -116,20 +124,78 @@ impl GcsortRun {
                 let staged = run.staged()?;
                 let written = written.unwrap_or(len);
                 run.lines_out = Some((staged.clone(), give.path.clone(), written, len, trim));
+                if let Some(c) = &control {
+                    run.outfil_as_lines(req, c, written, trim)?;
+                }
                 staged
+            }
+            GcsortOrg::Fixed(m) => {
+                let written = records_in.and_then(|n| written_len(control.as_ref()?, n));
+                match written {
+                    Some(n) if n != m => {
+                        let staged = run.staged()?;
+                        run.fixed_out = Some((staged.clone(), give.path.clone(), n, m));
+                        staged
+                    }
+                    _ => give.path.clone(),
+                }
             }
             _ => give.path.clone(),
         };
         Ok(run)
     }
 
-    /// The GIVE file written from the staged records, when it is line sequential: whole or
-    /// not at all.
+    /// The OUTFIL outputs of a job whose records are `len` bytes, given DD names in `req`,
+    /// staged as records to be written as lines by [`GcsortRun::finish`] (a report's, with
+    /// its headers and trailers, is written as it is).
+    fn outfil_as_lines(
+        &mut self,
+        req: &mut JobRequest,
+        control: &oxsort_lang::Control,
+        len: usize,
+        trim: bool,
+    ) -> Result<()> {
+        for o in &control.outfil {
+            if o.header1.is_some() || o.trailer1.is_some() {
+                continue;
+            }
+            let n = match &o.reformat {
+                Some(r) => match r.compile(Stage::Outfil, len) {
+                    Ok(p) => p.out_len(),
+                    Err(_) => continue,
+                },
+                None => len,
+            };
+            for name in &o.names {
+                let Some(entry) = req.data_sets.dd.iter_mut().find(|(dd, _)| dd == name) else {
+                    continue;
+                };
+                let staged = self.staged()?;
+                let file = std::mem::replace(&mut entry.1, staged.clone());
+                self.outfil_lines.push((staged, file, n, trim));
+            }
+        }
+        Ok(())
+    }
+
+    /// The GIVE file (and OUTFIL files) written from the staged records, when it is line
+    /// sequential or of another record length than the job's: whole or not at all.
     pub fn finish(&self) -> Result<()> {
+        if let Some((staged, give, n, m)) = &self.fixed_out {
+            return self.staging.deliver_fixed(staged, give, *n, *m).map_err(|source| {
+                GcsortFilesError::Deliver { give: give.clone(), len: *n, source }
+            });
+        }
         let Some((staged, give, len, width, trim)) = &self.lines_out else { return Ok(()) };
-        self.staging
-            .deliver(staged, give, *len, *width, *trim)
-            .map_err(|source| GcsortFilesError::Deliver { give: give.clone(), len: *len, source })
+        let outfil = self.outfil_lines.iter().map(|(s, f, n, t)| (s, f, *n, *n, *t));
+        for (staged, to, len, width, trim) in
+            std::iter::once((staged, give, *len, *width, *trim)).chain(outfil)
+        {
+            self.staging
+                .deliver(staged, to, len, width, trim)
+                .map_err(|source| GcsortFilesError::Deliver { give: to.clone(), len, source })?;
+        }
+        Ok(())
     }
 
     /// The file the job reads for a USE file: a line sequential file of `RECORD F,n` as

@@ -60,8 +60,11 @@ pub struct JoinJob {
     pub joined_len: usize,
     /// The main task's spec, on the joined records.
     pub main: SortSpec,
-    /// The output (`-`: standard output).
+    /// The output (`-`: standard output; [`crate::DISCARD`] when only OUTFIL outputs are
+    /// written).
     pub output: PathBuf,
+    /// The main task's OUTFIL outputs: (DD name, file).
+    pub outfil: Vec<(String, PathBuf)>,
     /// The resources (MAINSIZE applied).
     pub resources: Resources,
     /// Notes of statements read and ignored.
@@ -231,6 +234,9 @@ fn main_config(
     let input = Input::Stream(Stream::new(rx, "joined records"));
     let b = SortConfig::builder(vec![input], output).spec(job.main.clone());
     let mut b = configure(b, &job.resources).memory(memory);
+    for (name, path) in &job.outfil {
+        b = b.outfil_output(name.clone(), path.clone());
+    }
     if let Some(c) = cancel {
         b = b.cancel(c);
     }

@@ -51,10 +51,31 @@ pub fn records_to_lines(
     width: usize,
     trim: bool,
 ) -> io::Result<()> {
+    let fill = vec![BLANK; width.saturating_sub(n)];
+    each_record(from, to, n, |record, out| {
+        let kept = &record[..n.min(width)];
+        if trim {
+            let end = kept.iter().rposition(|&b| b != BLANK).map_or(0, |p| p + 1);
+            out.write_all(&kept[..end])?;
+        } else {
+            out.write_all(kept)?;
+            out.write_all(&fill)?;
+        }
+        out.write_all(b"\n")
+    })
+}
+
+/// Calls `write` with each `n`-byte record of `from` and the buffered `to`; a last record
+/// shorter than `n` is an error: the data is no file of `n`-byte records.
+fn each_record<W: Write>(
+    from: impl Read,
+    to: W,
+    n: usize,
+    mut write: impl FnMut(&[u8], &mut BufWriter<W>) -> io::Result<()>,
+) -> io::Result<()> {
     let mut input = BufReader::with_capacity(1 << 20, from);
     let mut out = BufWriter::with_capacity(1 << 20, to);
     let mut record = vec![0u8; n];
-    let fill = vec![BLANK; width.saturating_sub(n)];
     loop {
         let got = read_full(&mut input, &mut record)?;
         if got == 0 {
@@ -66,15 +87,7 @@ pub fn records_to_lines(
                 format!("the last record has {got} bytes, not {n}"),
             ));
         }
-        let kept = &record[..n.min(width)];
-        if trim {
-            let end = kept.iter().rposition(|&b| b != BLANK).map_or(0, |p| p + 1);
-            out.write_all(&kept[..end])?;
-        } else {
-            out.write_all(kept)?;
-            out.write_all(&fill)?;
-        }
-        out.write_all(b"\n")?;
+        write(&record, &mut out)?;
     }
     out.flush()
 }
@@ -126,8 +139,9 @@ impl Staging {
     }
 
     /// The `n`-byte records of `staged` written as lines of `width` to `to`
-    /// ([`records_to_lines`]), whole or not at all: into a file beside `to`, renamed to `to`
-    /// when complete.
+    /// ([`records_to_lines`]), whole or not at all: into a temporary file beside `to`
+    /// ([`oxsort_io::AtomicOutput`], removed if the process is interrupted), put under the name
+    /// `to` when complete.
     pub fn deliver(
         &self,
         staged: &Path,
@@ -136,15 +150,59 @@ impl Staging {
         width: usize,
         trim: bool,
     ) -> io::Result<()> {
-        let name = to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let part = to.with_file_name(format!(".{name}.oxsort-part-{}", std::process::id()));
-        let done = File::create(&part)
-            .and_then(|out| records_to_lines(File::open(staged)?, out, n, width, trim))
-            .and_then(|()| std::fs::rename(&part, to));
-        if done.is_err() {
-            let _ = std::fs::remove_file(&part);
-        }
-        done
+        self.deliver_with(to, |out| records_to_lines(File::open(staged)?, out, n, width, trim))
+    }
+
+    /// The `n`-byte records of `staged` written to `to` as records of `m` bytes
+    /// ([`records_to_fixed`]), whole or not at all: into a temporary file beside `to`
+    /// ([`oxsort_io::AtomicOutput`], removed if the process is interrupted), put under the name
+    /// `to` when complete.
+    pub fn deliver_fixed(&self, staged: &Path, to: &Path, n: usize, m: usize) -> io::Result<()> {
+        self.deliver_with(to, |out| records_to_fixed(File::open(staged)?, out, n, m))
+    }
+
+    /// `to` written by `write`, whole or not at all: into a temporary file beside `to`
+    /// ([`oxsort_io::AtomicOutput`], removed if the process is interrupted), put under the
+    /// name `to` when complete.
+    fn deliver_with(
+        &self,
+        to: &Path,
+        write: impl FnOnce(&mut AtOffset<'_>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let out = oxsort_io::AtomicOutput::create(to, &oxsort_io::IoOptions::default())
+            .map_err(io::Error::other)?;
+        write(&mut AtOffset { file: out.file(), offset: 0 })?;
+        // Dropped without commit on an error above: the temporary goes with it.
+        out.commit().map_err(io::Error::other)
+    }
+}
+
+/// Copies the `n`-byte records of `from` to `to` as records of `m` bytes: each cut to `m`
+/// bytes or filled out with blanks to it, as a COBOL program writes a record to a file of
+/// fixed `m`-byte records. A last record shorter than `n` is an error.
+pub fn records_to_fixed(from: impl Read, to: impl Write, n: usize, m: usize) -> io::Result<()> {
+    let fill = vec![BLANK; m.saturating_sub(n)];
+    each_record(from, to, n, |record, out| {
+        out.write_all(&record[..n.min(m)])?;
+        out.write_all(&fill)
+    })
+}
+
+/// A [`Write`] over a file written at increasing offsets.
+struct AtOffset<'a> {
+    file: &'a oxsort_io::DirectFile,
+    offset: u64,
+}
+
+impl Write for AtOffset<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write_at(buf, self.offset).map_err(io::Error::other)?;
+        self.offset += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -182,6 +240,38 @@ mod tests {
         let mut out = Vec::new();
         records_to_lines(&b"abc xy z"[..], &mut out, 4, 3, true).unwrap();
         assert_eq!(out, b"abc\nxy\n");
+    }
+
+    #[test]
+    fn records_are_cut_or_filled_to_fixed_records() {
+        let mut out = Vec::new();
+        records_to_fixed(&b"abcdefgh"[..], &mut out, 4, 6).unwrap();
+        assert_eq!(out, b"abcd  efgh  ");
+        out.clear();
+        records_to_fixed(&b"abcdefgh"[..], &mut out, 4, 3).unwrap();
+        assert_eq!(out, b"abcefg");
+        assert!(records_to_fixed(&b"abcdef"[..], &mut Vec::new(), 4, 4).is_err());
+    }
+
+    #[test]
+    fn a_delivery_writes_a_temporary_beside_the_output_first() {
+        // The temporary is oxsort_io's AtomicOutput, registered for removal on a signal.
+        let dir = tempfile::tempdir().unwrap();
+        let st = Staging::new(dir.path());
+        let names = || -> Vec<String> {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect()
+        };
+        st.deliver_with(&dir.path().join("out"), |out| {
+            let during = names();
+            assert!(during.len() == 1 && during[0] != "out", "{during:?}");
+            out.write_all(b"x")
+        })
+        .unwrap();
+        assert_eq!(names(), ["out"]);
+        assert_eq!(std::fs::read(dir.path().join("out")).unwrap(), b"x");
     }
 
     #[test]

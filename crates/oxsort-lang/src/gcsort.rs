@@ -602,6 +602,10 @@ impl GcsortJob {
     /// Writes `st` as a DFSORT statement line, on its own line number when the text it came
     /// from is the job's and that line is still ahead.
     fn write(&mut self, st: &Statement) {
+        if matches!(st.upper().as_str(), "SORT" | "MERGE") && self.repeats(st) {
+            // GCSORT takes a SORT or MERGE statement given twice alike as one.
+            return;
+        }
         if st.name.at.name == self.name {
             while self.places.len() + 1 < st.name.at.line {
                 self.control.push('\n');
@@ -626,11 +630,21 @@ impl GcsortJob {
         self.places.push(places);
     }
 
+    /// Whether a statement alike `st` (the same name and operands, in any case) is already
+    /// in [`GcsortJob::control`].
+    fn repeats(&self, st: &Statement) -> bool {
+        let operands: String =
+            lexer::dfsort_operands(&st.operands).into_iter().map(|(t, _)| t).collect();
+        let line = format!("{} {}", st.upper(), operands.to_ascii_uppercase());
+        self.control.lines().any(|l| l.trim_end().to_ascii_uppercase() == line)
+    }
+
     /// GCSORT writes each record at the GIVE file's length: when the USE and GIVE files hold
     /// fixed-length records of different lengths and no INREC, OUTREC or OUTFIL sets the
     /// records written, an OUTREC statement that cuts them to the GIVE length or fills them
     /// out with blanks is put first in [`GcsortJob::control`].
     pub fn fit_to_give(&mut self) {
+        self.copy_unsorted_join();
         let (Some(first), Some(give)) = (self.uses.first(), &self.give) else { return };
         let (Some(n), Some(m)) = (first.org.fixed_len(), give.org.fixed_len()) else { return };
         if n == m || self.join {
@@ -648,6 +662,22 @@ impl GcsortJob {
         self.control.insert_str(0, &outrec);
         let at = StatementAt { name: self.name.clone(), line: 1, column: 1 };
         self.places.insert(0, vec![(1, at)]);
+    }
+
+    /// GCSORT writes a JOINKEYS job's joined records in the join's order when no SORT or
+    /// MERGE statement gives its main task a key: an `OPTION COPY` is put last in
+    /// [`GcsortJob::control`] for such a job (DFSORT asks for the statement).
+    fn copy_unsorted_join(&mut self) {
+        if !self.join {
+            return;
+        }
+        let Ok(c) = crate::parse_control(&self.control) else { return };
+        if c.key.is_some() || c.copy || c.merge {
+            return;
+        }
+        self.control.push_str("OPTION COPY\n");
+        let at = StatementAt { name: self.name.clone(), line: 1, column: 1 };
+        self.places.push(vec![(1, at)]);
     }
 
     /// OUTFIL's `FNAMES=` names that are no DD names (GCSORT's are environment variable
@@ -817,6 +847,23 @@ mod tests {
 
     fn parse(text: &str) -> Result<GcsortJob> {
         parse_gcsort(text, "t", &mut Files::default())
+    }
+
+    #[test]
+    fn a_sort_statement_given_twice_alike_is_one() {
+        let job = parse(
+            "SORT FIELDS=(1,6,CH,A) USE a ORG SQ RECORD F,10 GIVE b ORG SQ RECORD F,10\n\
+             sort fields=(1,6,ch,a)\n",
+        )
+        .unwrap();
+        assert_eq!(job.control.matches("SORT").count(), 1, "{}", job.control);
+        // Two different ones stay an error for the DFSORT parser.
+        let job = parse(
+            "SORT FIELDS=(1,6,CH,A) USE a ORG SQ RECORD F,10 GIVE b ORG SQ RECORD F,10\n\
+             SORT FIELDS=(1,6,CH,D)\n",
+        )
+        .unwrap();
+        assert!(crate::parse_control(&job.control).is_err());
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! ```
 //!
 //! Formats: `BI` (unsigned binary, 2, 4 or 8 bytes), `FI` (signed binary, 2, 4 or 8 bytes), `PD`
-//! (packed decimal, 1 to 16 bytes), `ZD` (zoned decimal, 1 to 31 bytes). A sum that does not fit
+//! (packed decimal, 1 to 16 bytes), `ZD` (zoned decimal, 1 to 31 bytes), and GCSORT's `CSL` and
+//! `CST` (ASCII digits with a separate leading or trailing sign, 2 to 32 bytes) and `CLO` (zoned
+//! decimal signed over its first digit, 1 to 31 bytes). A sum that does not fit
 //! its field is an overflow: as DFSORT does, the two records involved stay unsummed (the sum so
 //! far is written, and the record that overflowed starts a new sum) and the overflows are
 //! counted. Packed results carry sign C or D; zoned results keep the first record's zones
@@ -28,16 +30,28 @@ pub enum SumKind {
     Pd,
     /// `ZD`: zoned decimal.
     Zd,
+    /// `CSL` (GCSORT's): ASCII digits after a separate leading sign, `+` or `-` (a blank is
+    /// `+`), as COBOL's `SIGN LEADING SEPARATE`.
+    Csl,
+    /// `CST` (GCSORT's): ASCII digits before a separate trailing sign, as COBOL's
+    /// `SIGN TRAILING SEPARATE`.
+    Cst,
+    /// `CLO` (GCSORT's): zoned decimal with its sign over the first digit instead of the last,
+    /// as COBOL's `SIGN LEADING`.
+    Clo,
 }
 
 impl SumKind {
-    /// Parses `BI FI PD ZD`.
+    /// Parses `BI FI PD ZD`, and GCSORT's `CSL CST`.
     pub fn from_dfsort(name: &str) -> Option<SumKind> {
         Some(match name {
             "BI" => SumKind::Bi,
             "FI" => SumKind::Fi,
             "PD" => SumKind::Pd,
             "ZD" => SumKind::Zd,
+            "CSL" => SumKind::Csl,
+            "CST" => SumKind::Cst,
+            "CLO" => SumKind::Clo,
             _ => return None,
         })
     }
@@ -47,7 +61,8 @@ impl SumKind {
         let ok = match self {
             SumKind::Bi | SumKind::Fi => matches!(len, 2 | 4 | 8),
             SumKind::Pd => (1..=16).contains(&len),
-            SumKind::Zd => (1..=31).contains(&len),
+            SumKind::Zd | SumKind::Clo => (1..=31).contains(&len),
+            SumKind::Csl | SumKind::Cst => (2..=32).contains(&len),
         };
         if ok {
             Ok(())
@@ -55,18 +70,22 @@ impl SumKind {
             Err(match self {
                 SumKind::Bi | SumKind::Fi => "2, 4 or 8",
                 SumKind::Pd => "1 to 16",
-                SumKind::Zd => "1 to 31",
+                SumKind::Zd | SumKind::Clo => "1 to 31",
+                SumKind::Csl | SumKind::Cst => "2 to 32",
             })
         }
     }
 
-    /// `BI`, `FI`, `PD` or `ZD`.
+    /// `BI`, `FI`, `PD`, `ZD`, `CSL`, `CST` or `CLO`.
     pub fn name(self) -> &'static str {
         match self {
             SumKind::Bi => "BI",
             SumKind::Fi => "FI",
             SumKind::Pd => "PD",
             SumKind::Zd => "ZD",
+            SumKind::Csl => "CSL",
+            SumKind::Cst => "CST",
+            SumKind::Clo => "CLO",
         }
     }
 }
@@ -369,7 +388,58 @@ fn value_by_digit(f: &SumField, b: &[u8], index: usize) -> Result<i128, KeyError
                 v
             }
         }
+        SumKind::Csl | SumKind::Cst => separate_sign_value(f, b, index)?,
+        SumKind::Clo => {
+            // The first byte signed as a zoned field's last; the others plain zoned digits.
+            let bad = |i: usize| KeyError::SumData {
+                field: index,
+                format: "CLO",
+                position: position + i,
+                byte: b[i],
+            };
+            let (negative, first) = decimal::zoned_last(b[0]).ok_or_else(|| bad(0))?;
+            let mut v = first as i128;
+            for (i, &d) in b.iter().enumerate().skip(1) {
+                if !matches!(d >> 4, 0xF | 0x3) || d & 0x0F > 9 {
+                    return Err(bad(i));
+                }
+                v = v * 10 + (d & 0x0F) as i128;
+            }
+            if negative {
+                -v
+            } else {
+                v
+            }
+        }
     })
+}
+
+/// The value of a `CSL` or `CST` field: a sign byte (`+`, `-` or blank) before or after
+/// ASCII digits.
+fn separate_sign_value(f: &SumField, b: &[u8], index: usize) -> Result<i128, KeyError> {
+    let (sign_at, digits_at) = match f.kind {
+        SumKind::Csl => (0, 1..b.len()),
+        _ => (b.len() - 1, 0..b.len() - 1),
+    };
+    let bad = |i: usize| KeyError::SumData {
+        field: index,
+        format: f.kind.name(),
+        position: f.offset + 1 + i,
+        byte: b[i],
+    };
+    let negative = match b[sign_at] {
+        b'-' => true,
+        b'+' | b' ' => false,
+        _ => return Err(bad(sign_at)),
+    };
+    let mut v = 0i128;
+    for i in digits_at {
+        if !b[i].is_ascii_digit() {
+            return Err(bad(i));
+        }
+        v = v * 10 + (b[i] - b'0') as i128;
+    }
+    Ok(if negative { -v } else { v })
 }
 
 /// The least and greatest sums field `f` holds.
@@ -382,8 +452,12 @@ fn bounds(f: &SumField) -> (i128, i128) {
             let max = 10i128.pow(2 * f.len as u32 - 1) - 1;
             (-max, max)
         }
-        SumKind::Zd => {
+        SumKind::Zd | SumKind::Clo => {
             let max = 10i128.pow(f.len as u32) - 1;
+            (-max, max)
+        }
+        SumKind::Csl | SumKind::Cst => {
+            let max = 10i128.pow(f.len as u32 - 1) - 1;
             (-max, max)
         }
     }
@@ -470,6 +544,27 @@ fn store(f: &SumField, out: &mut [u8], s: i128) {
             };
             out[last] = sign | (out[last] & 0x0F);
         }
+        SumKind::Csl | SumKind::Cst => {
+            let (sign_at, digits) = match f.kind {
+                SumKind::Csl => (0, 1..out.len()),
+                _ => (out.len() - 1, 0..out.len() - 1),
+            };
+            let mut m = Digits(s.unsigned_abs());
+            for b in out[digits].iter_mut().rev() {
+                *b = b'0' + m.next_digit();
+            }
+            out[sign_at] = if s < 0 { b'-' } else { b'+' };
+        }
+        SumKind::Clo => {
+            // ASCII digits; the first one's zone 7 when negative (GnuCOBOL's ASCII sign).
+            let mut m = Digits(s.unsigned_abs());
+            for b in out.iter_mut().rev() {
+                *b = b'0' + m.next_digit();
+            }
+            if s < 0 {
+                out[0] = 0x70 | (out[0] & 0x0F);
+            }
+        }
     }
 }
 
@@ -510,7 +605,8 @@ pub fn max_digits(kind: SumKind, len: usize) -> usize {
     match kind {
         SumKind::Bi | SumKind::Fi => ((8 * len) as f64 * std::f64::consts::LOG10_2).ceil() as usize,
         SumKind::Pd => 2 * len - 1,
-        SumKind::Zd => len,
+        SumKind::Zd | SumKind::Clo => len,
+        SumKind::Csl | SumKind::Cst => len - 1,
     }
 }
 
@@ -573,6 +669,37 @@ mod tests {
 
     fn f(offset: usize, len: usize, kind: SumKind) -> SumField {
         SumField { offset, len, kind }
+    }
+
+    #[test]
+    fn separate_signs_add_and_refuse_overflow_and_bad_data() {
+        // CSL in bytes 1-4 (+ and 3 digits), CST in bytes 5-7 (2 digits and the sign).
+        let fields = [f(0, 4, SumKind::Csl), f(4, 3, SumKind::Cst)];
+        let mut acc = *b"+12007-";
+        let mut sums = GroupSum::new(&fields);
+        sums.start(&acc).unwrap();
+        assert_eq!(sums.add(b"-13015+"), Ok(Added::Summed));
+        assert_eq!(sums.add(b" 00101 "), Ok(Added::Summed));
+        sums.store(&mut acc);
+        // 120 - 130 + 1 = -9; -7 + 15 + 1 = 9.
+        assert_eq!(&acc, b"-00909+");
+        // 9 + 91 does not fit the CST field's 2 digits.
+        assert_eq!(sums.add(b"+00091+"), Ok(Added::Overflow));
+        let e = sums.add(b"*00001+").unwrap_err().to_string();
+        assert_eq!(e, "SUM field 1 (CSL): invalid sign and digits data at byte 1 (0x2A)");
+        assert!(sums.add(b"+0a001+").is_err());
+        // CLO: the sign over the first digit (ASCII zone 7 negative, or an overpunch letter).
+        let fields = [f(0, 3, SumKind::Clo)];
+        let mut acc = *b"012";
+        let mut sums = GroupSum::new(&fields);
+        sums.start(&acc).unwrap();
+        assert_eq!(sums.add(&[0x70 | 1, b'0', b'5']), Ok(Added::Summed)); // -105
+        assert_eq!(sums.add(b"}01"), Ok(Added::Summed)); // -1
+        sums.store(&mut acc);
+        // 12 - 105 - 1 = -94.
+        assert_eq!(acc, [0x70, b'9', b'4']);
+        let e = sums.add(b"0x1").unwrap_err().to_string();
+        assert_eq!(e, "SUM field 1 (CLO): invalid zoned decimal data at byte 2 (0x78)");
     }
 
     #[test]

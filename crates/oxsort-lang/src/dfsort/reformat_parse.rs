@@ -741,7 +741,8 @@ impl Parser<'_> {
         let most = match from {
             SumKind::Bi | SumKind::Fi => 8,
             SumKind::Pd => 16,
-            SumKind::Zd => 31,
+            SumKind::Zd | SumKind::Clo => 31,
+            SumKind::Csl | SumKind::Cst => 32,
         };
         if len > most {
             return Err(line_err(

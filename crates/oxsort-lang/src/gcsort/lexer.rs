@@ -219,7 +219,11 @@ pub(super) fn dfsort_operands(operands: &[Token]) -> Vec<(String, StatementAt)> 
     let mut out: Vec<(String, StatementAt)> = Vec::new();
     let mut close_at_end: Option<StatementAt> = None;
     let mut skip_next_equals = false;
+    let mut skip_keyword = false;
     for (i, t) in operands.iter().enumerate() {
+        if std::mem::take(&mut skip_keyword) {
+            continue;
+        }
         if skip_next_equals && t.is(Kind::Equals) {
             skip_next_equals = false;
             continue;
@@ -238,6 +242,17 @@ pub(super) fn dfsort_operands(operands: &[Token]) -> Vec<(String, StatementAt)> 
             }
             // `a,` at a line's end and `,b` at the next one's start: one comma.
             if t.is(Kind::Comma) && t.line_start && p.is(Kind::Comma) {
+                continue;
+            }
+        }
+        // OUTFIL's `OUTREC BUILD=(...)` (or `OUTREC FIELDS=`): GCSORT's `OUTREC=(...)`.
+        if t.is(Kind::Atom) && t.upper() == "OUTREC" {
+            let next = operands.get(i + 1).filter(|n| n.is(Kind::Atom) && n.blank_before);
+            let then_equals = operands.get(i + 2).is_some_and(|a| a.is(Kind::Equals));
+            if next.is_some_and(|n| matches!(n.upper().as_str(), "BUILD" | "FIELDS")) && then_equals
+            {
+                out.push((t.text.clone(), t.at.clone()));
+                skip_keyword = true;
                 continue;
             }
         }
@@ -313,6 +328,18 @@ mod tests {
         assert_eq!(
             cut("INCLUDE COND=((1,1,CH,EQ,C'A') OR (2,1,CH,EQ,C'B'))"),
             vec![pair("INCLUDE", "COND=((1,1,CH,EQ,C'A'),OR,(2,1,CH,EQ,C'B'))")]
+        );
+    }
+
+    #[test]
+    fn outfil_outrec_build_is_outrec() {
+        assert_eq!(
+            cut("OUTFIL FNAMES=A,INCLUDE=(1,1,CH,EQ,C'1'),OUTREC BUILD=(1,27,23X)"),
+            vec![pair("OUTFIL", "FNAMES=A,INCLUDE=(1,1,CH,EQ,C'1'),OUTREC=(1,27,23X)")]
+        );
+        assert_eq!(
+            cut("OUTFIL FNAMES=A,\n OUTREC FIELDS = (1,2)"),
+            vec![pair("OUTFIL", "FNAMES=A,OUTREC=(1,2)")]
         );
     }
 

@@ -215,72 +215,101 @@ impl Write for ChunkWriter {
 }
 
 /// Decodes the sorted records into batches and writes them; returns the rows' count and sum.
+///
+/// Holds one chunk of the engine's output at a time and the record that straddles two chunks
+/// (copied whole into `carry`): a batch ends at the end of each chunk, so nothing of a chunk
+/// is kept once the next arrives.
 fn decode(
     chunks: Receiver<Vec<u8>>,
     codec: &RowCodec,
     writer: &mut TableWriter,
     output: &Path,
 ) -> Result<RowSum> {
-    let mut sum = RowSum::default();
-    let mut pending: Vec<u8> = Vec::new();
-    let mut last: Vec<u8> = Vec::new();
     let check = |why: String| TableError::Check { path: output.to_path_buf(), why };
-    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(BATCH_ROWS);
-    let mut flush = |pending: &[u8], spans: &mut Vec<(usize, usize)>, last: &mut Vec<u8>| {
-        if spans.is_empty() {
-            return Ok(());
-        }
-        let rows = spans.iter().map(|&(a, b)| &pending[a..b]);
-        let batch = codec.decode(rows)?;
-        writer.write(&batch)?;
-        let &(a, b) = spans.last().expect("not empty");
-        last.clear();
-        last.extend_from_slice(&pending[a..b]);
-        spans.clear();
-        Ok::<_, TableError>(())
-    };
-    // `pos`: where the next record starts in `pending`; bytes before it are dropped once
-    // their rows are written.
-    let mut pos = 0;
-    let mut end_of_input = false;
-    while !end_of_input {
-        match chunks.recv() {
-            Ok(c) => pending.extend_from_slice(&c),
-            Err(_) => end_of_input = true,
-        }
-        while pending.len() - pos >= RDW_BYTES {
-            let len = usize::from(u16::from_be_bytes([pending[pos], pending[pos + 1]]));
-            if len < RDW_BYTES {
-                return Err(check(format!("a record of {len} bytes in the sorted rows")));
+    let mut sum = RowSum::default();
+    // The last row written, to check the next is greater.
+    let mut last: Vec<u8> = Vec::new();
+    // The start of a record the previous chunk cut (its RDW included).
+    let mut carry: Vec<u8> = Vec::new();
+    for chunk in chunks {
+        let mut rows: Vec<&[u8]> = Vec::with_capacity(BATCH_ROWS);
+        let mut pos = 0;
+        if !carry.is_empty() {
+            // Complete the cut record: its RDW first, if the cut fell inside it.
+            let need_rdw = RDW_BYTES.saturating_sub(carry.len()).min(chunk.len());
+            carry.extend_from_slice(&chunk[..need_rdw]);
+            pos = need_rdw;
+            if carry.len() < RDW_BYTES {
+                continue;
             }
-            if pending.len() - pos < len {
+            let len = record_len(&carry).map_err(&check)?;
+            let rest = (len - carry.len()).min(chunk.len() - pos);
+            carry.extend_from_slice(&chunk[pos..pos + rest]);
+            pos += rest;
+            if carry.len() < len {
+                continue;
+            }
+        }
+        let first = (!carry.is_empty()).then(|| &carry[RDW_BYTES..]);
+        let mut next = pos;
+        if let Some(row) = first {
+            admit(&mut sum, &last, row).map_err(&check)?;
+            rows.push(row);
+        }
+        while chunk.len() - next >= RDW_BYTES {
+            let len = record_len(&chunk[next..]).map_err(&check)?;
+            if chunk.len() - next < len {
                 break;
             }
-            let (a, b) = (pos + RDW_BYTES, pos + len);
-            let prev = match spans.last() {
-                Some(&(x, y)) => &pending[x..y],
-                None => &last[..],
-            };
-            if sum.rows > 0 && pending[a..b] <= *prev {
-                return Err(check(format!("row {} is out of order", sum.rows)));
-            }
-            sum.add(&pending[a..b]);
-            spans.push((a, b));
-            pos = b;
-            if spans.len() == BATCH_ROWS {
-                flush(&pending, &mut spans, &mut last)?;
+            let row = &chunk[next + RDW_BYTES..next + len];
+            admit(&mut sum, rows.last().copied().unwrap_or(&last), row).map_err(&check)?;
+            rows.push(row);
+            next += len;
+            if rows.len() == BATCH_ROWS {
+                write_rows(codec, writer, &mut rows, &mut last)?;
             }
         }
-        if end_of_input {
-            flush(&pending, &mut spans, &mut last)?;
-        }
-        if spans.is_empty() {
-            pending.drain(..pos);
-            pos = 0;
-        }
+        write_rows(codec, writer, &mut rows, &mut last)?;
+        drop(rows);
+        carry.clear();
+        carry.extend_from_slice(&chunk[next..]);
     }
-    if !pending.is_empty() {
-        return Err(check(format!("{} bytes of a cut record end the sorted rows", pending.len())));
+    if !carry.is_empty() {
+        return Err(check(format!("{} bytes of a cut record end the sorted rows", carry.len())));
     }
     Ok(sum)
+}
+
+/// Counts `row`, checked greater than `prev`, the row before it (if `sum` counted one).
+fn admit(sum: &mut RowSum, prev: &[u8], row: &[u8]) -> std::result::Result<(), String> {
+    if sum.rows > 0 && row <= prev {
+        return Err(format!("row {} is out of order", sum.rows));
+    }
+    sum.add(row);
+    Ok(())
+}
+
+/// The length (RDW included) of the record whose RDW opens `b`.
+fn record_len(b: &[u8]) -> std::result::Result<usize, String> {
+    let len = usize::from(u16::from_be_bytes([b[0], b[1]]));
+    if len < RDW_BYTES {
+        return Err(format!("a record of {len} bytes in the sorted rows"));
+    }
+    Ok(len)
+}
+
+/// Decodes `rows` into one batch, writes it, and keeps the last row in `last`.
+fn write_rows(
+    codec: &RowCodec,
+    writer: &mut TableWriter,
+    rows: &mut Vec<&[u8]>,
+    last: &mut Vec<u8>,
+) -> Result<()> {
+    let Some(&end) = rows.last() else { return Ok(()) };
+    let batch = codec.decode(rows.iter().copied())?;
+    writer.write(&batch)?;
+    last.clear();
+    last.extend_from_slice(end);
+    rows.clear();
+    Ok(())
 }

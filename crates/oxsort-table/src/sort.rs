@@ -26,7 +26,10 @@ use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 use crate::read::{schema_difference, TableInput};
 use crate::rows::RowCodec;
-use crate::tuning::{BATCH_ROWS, MIN_ENGINE_BYTES, PIPE_BYTES, QUEUE_DEPTH, TABLE_RESERVE_BYTES};
+use crate::tuning::{
+    BATCH_ROWS, MIN_ENGINE_BYTES, MIN_ROW_GROUP_BYTES, OUTPUT_PIECE_BYTES, PIPE_BYTES, QUEUE_DEPTH,
+    ROW_GROUP_SHARE_DIVISOR, TABLE_SHARE_DIVISOR, TABLE_SHARE_MAX,
+};
 use crate::write::TableWriter;
 
 /// A table sort: inputs of one schema, concatenated, sorted by columns into one output.
@@ -60,9 +63,17 @@ pub struct TableStats {
 }
 
 /// The engine's share of a table sort's memory budget `memory`: the table sort keeps
-/// [`TABLE_RESERVE_BYTES`] for its readers and writer.
+/// 1/[`TABLE_SHARE_DIVISOR`] of it, at most [`TABLE_SHARE_MAX`], for its readers, decoder and
+/// writer.
 pub fn engine_memory(memory: u64) -> u64 {
-    memory.saturating_sub(TABLE_RESERVE_BYTES).max(MIN_ENGINE_BYTES)
+    let table = (memory / TABLE_SHARE_DIVISOR).min(TABLE_SHARE_MAX);
+    (memory - table).max(MIN_ENGINE_BYTES)
+}
+
+/// The table sort's share beside an engine budget of `engine` bytes, as [`engine_memory`]
+/// split the whole budget (the engine's is 3/4 of it, the table's 1/4, up to its maximum).
+fn table_share(engine: u64) -> u64 {
+    (engine / (TABLE_SHARE_DIVISOR - 1)).min(TABLE_SHARE_MAX)
 }
 
 /// The inputs opened, their schemas checked alike.
@@ -103,7 +114,6 @@ pub fn sort_tables(
         .or_else(|| TableFormat::from_path(&req.output))
         .unwrap_or_else(|| inputs[0].format());
     let compression = inputs.iter().find_map(|i| i.compression());
-    let mut writer = TableWriter::create(&req.output, output_format, codec.schema(), compression)?;
 
     let (rx_fd, tx_fd) = oxsort_io::sized_pipe(PIPE_BYTES)
         .map_err(|e| TableError::Read { path: "a pipe".into(), why: oxsort_io::os_message(&e) })?;
@@ -120,6 +130,9 @@ pub fn sort_tables(
         .spec(SortSpec::with_layout(RecordLayout::VARIABLE)),
     )
     .build()?;
+    let row_group = (table_share(cfg.memory()) / ROW_GROUP_SHARE_DIVISOR).max(MIN_ROW_GROUP_BYTES);
+    let mut writer =
+        TableWriter::create(&req.output, output_format, codec.schema(), compression, row_group)?;
     let lanes = if req.threads == 0 { cfg.threads() } else { req.threads };
 
     // Whether the feeder stopped because the sort stopped reading (its error is then a
@@ -198,14 +211,17 @@ fn feed(
     Ok(total)
 }
 
-/// The engine's output: every chunk it writes is handed to the decoder.
+/// The engine's output: what it writes is handed to the decoder in pieces of at most
+/// [`OUTPUT_PIECE_BYTES`].
 struct ChunkWriter(Sender<Vec<u8>>);
 
 impl Write for ChunkWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.send(buf.to_vec()).map_err(|_| {
-            std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the table writer stopped")
-        })?;
+        for piece in buf.chunks(OUTPUT_PIECE_BYTES) {
+            self.0.send(piece.to_vec()).map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the table writer stopped")
+            })?;
+        }
         Ok(buf.len())
     }
 

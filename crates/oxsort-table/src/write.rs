@@ -14,7 +14,6 @@ use parquet::file::properties::WriterProperties;
 
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
-use crate::tuning::ROW_GROUP_BYTES;
 
 /// Bytes buffered before a write to the output file.
 const WRITE_BUFFER_BYTES: usize = 4 << 20;
@@ -51,6 +50,8 @@ pub(crate) struct TableWriter {
     writer: Writer,
     output: AtomicOutput,
     path: PathBuf,
+    /// A Parquet row group is closed when the writer's memory for it reaches this.
+    row_group_bytes: usize,
     /// Rows written.
     pub(crate) rows: u64,
 }
@@ -61,12 +62,14 @@ fn write_error(path: &Path, e: impl std::fmt::Display) -> TableError {
 
 impl TableWriter {
     /// Creates the temporary of `path` and starts a table of `schema` in `format`
-    /// (`compression`: a Parquet output's, by default the input's).
+    /// (`compression`: a Parquet output's, by default the input's; `row_group_bytes`: the
+    /// memory a Parquet row group may take before it is closed).
     pub(crate) fn create(
         path: &Path,
         format: TableFormat,
         schema: &SchemaRef,
         compression: Option<Compression>,
+        row_group_bytes: u64,
     ) -> Result<TableWriter> {
         let io = IoOptions { buffered: true, ..IoOptions::default() };
         let output = AtomicOutput::create(path, &io)?;
@@ -100,7 +103,8 @@ impl TableWriter {
                 Writer::Text(Box::new(w))
             }
         };
-        Ok(TableWriter { writer, output, path: path.to_path_buf(), rows: 0 })
+        let row_group_bytes = usize::try_from(row_group_bytes).unwrap_or(usize::MAX);
+        Ok(TableWriter { writer, output, path: path.to_path_buf(), row_group_bytes, rows: 0 })
     }
 
     /// Writes one batch.
@@ -109,7 +113,7 @@ impl TableWriter {
         match &mut self.writer {
             Writer::Parquet(w) => {
                 w.write(batch).map_err(|e| write_error(path, e))?;
-                if w.in_progress_size() >= ROW_GROUP_BYTES {
+                if w.memory_size() >= self.row_group_bytes {
                     w.flush().map_err(|e| write_error(path, e))?;
                 }
             }

@@ -132,9 +132,15 @@ pub fn sort_tables(
     )
     .build()?;
     let row_group = (table_share(cfg.memory()) / ROW_GROUP_SHARE_DIVISOR).max(MIN_ROW_GROUP_BYTES);
-    let mut writer =
-        TableWriter::create(&req.output, output_format, codec.schema(), compression, row_group)?;
     let lanes = if req.threads == 0 { cfg.threads() } else { req.threads };
+    let mut writer = TableWriter::create(
+        &req.output,
+        output_format,
+        codec.schema(),
+        compression,
+        row_group,
+        lanes,
+    )?;
 
     // Whether the feeder stopped because the sort stopped reading (its error is then a
     // consequence of the sort's).

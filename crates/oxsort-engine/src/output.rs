@@ -166,8 +166,11 @@ impl Parts {
 }
 
 /// Sorts a part's entries by key: integer order when prefixes decide; otherwise tied prefixes
-/// are ordered by whole keys, built once per tied record when building costs (a parsed or
-/// collated key) and compared in place when the key is the raw line.
+/// are ordered by whole keys, built once per tied record (parsed, collated, or the raw line
+/// copied) and compared in one arena: copying a raw line once costs less than reaching it in
+/// the chunk at each of the `log2(group)` comparisons. Measured (user CPU, 2 threads): 3e6
+/// lines, half tied over their first 11 bytes or more, 2.4 s in place, 0.7 s so; a 4e6-row table
+/// sort (a quarter of its records tied over 20 bytes) 5.5 s in place, 3.8 s so.
 /// Whole keys built at once take at most `tie_bytes` (see [`Geometry::tie_bytes`]).
 fn sort_part<'a>(
     keys: &SortKey,
@@ -185,12 +188,10 @@ fn sort_part<'a>(
             &|idx, out| keys.append_key_start(locate(idx), out, TIE_KEY_START),
             &|idx, out| keys.append_key(locate(idx), out),
         );
-    } else if keys.builds_keys() {
+    } else {
         oxsort_kernels::sort_entries_with_keyed_ties(v, tie_bytes, &|idx, out| {
             keys.append_key(locate(idx), out)
         });
-    } else {
-        oxsort_kernels::sort_entries_with_ties(v, &|a, b| keys.cmp_full(locate(a), locate(b)));
     }
 }
 

@@ -34,6 +34,7 @@ mod check;
 mod columns;
 mod error;
 mod format;
+mod parquet_out;
 mod read;
 mod rows;
 mod sort;

@@ -209,7 +209,8 @@ impl TableInput {
                 let (tx, rx) = bounded::<Result<Option<Framed>>>(QUEUE_DEPTH);
                 rxs.push(rx);
                 let starts = &starts;
-                s.spawn(move || {
+                let name = format!("table-read-{lane}");
+                let spawned = std::thread::Builder::new().name(name).spawn_scoped(s, move || {
                     for g in (lane..groups).step_by(lanes) {
                         let sent = decode_group(path, meta, g, codec, first, starts[g], &mut |f| {
                             tx.send(Ok(Some(f))).map_err(|_| TableError::Read {
@@ -224,6 +225,8 @@ impl TableInput {
                         }
                     }
                 });
+                // A lane that does not start leaves its row groups unread: named below.
+                drop(spawned);
             }
             for g in 0..groups {
                 loop {
@@ -289,7 +292,7 @@ fn corrupt(path: &Path, meta: &ArrowReaderMetadata, g: usize, why: String) -> Ta
 
 /// The rows of `batch` (row `row` of its input first; numbered from `first + row` in the
 /// whole input) as records.
-fn frame(
+pub(crate) fn frame(
     codec: &RowCodec,
     batch: &RecordBatch,
     first: u64,

@@ -16,6 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
+use arrow_array::RecordBatch;
 use crossbeam_channel::{bounded, Receiver, Sender};
 use oxsort_engine::{Input, Output, SortConfig, SortConfigBuilder, SortStats, Stream};
 use oxsort_format::{RecordLayout, SortSpec, RDW_BYTES};
@@ -26,7 +27,10 @@ use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 use crate::read::{schema_difference, TableInput};
 use crate::rows::RowCodec;
-use crate::tuning::{BATCH_ROWS, MIN_ENGINE_BYTES, PIPE_BYTES, QUEUE_DEPTH, TABLE_RESERVE_BYTES};
+use crate::tuning::{
+    BATCH_ROWS, MIN_ENGINE_BYTES, MIN_ROW_GROUP_BYTES, OUTPUT_PIECE_BYTES, PIPE_BYTES, QUEUE_DEPTH,
+    ROW_GROUP_SHARE_DIVISOR, TABLE_SHARE_DIVISOR, TABLE_SHARE_MAX,
+};
 use crate::write::TableWriter;
 
 /// A table sort: inputs of one schema, concatenated, sorted by columns into one output.
@@ -60,9 +64,17 @@ pub struct TableStats {
 }
 
 /// The engine's share of a table sort's memory budget `memory`: the table sort keeps
-/// [`TABLE_RESERVE_BYTES`] for its readers and writer.
+/// 1/[`TABLE_SHARE_DIVISOR`] of it, at most [`TABLE_SHARE_MAX`], for its readers, decoder and
+/// writer.
 pub fn engine_memory(memory: u64) -> u64 {
-    memory.saturating_sub(TABLE_RESERVE_BYTES).max(MIN_ENGINE_BYTES)
+    let table = (memory / TABLE_SHARE_DIVISOR).min(TABLE_SHARE_MAX);
+    (memory - table).max(MIN_ENGINE_BYTES)
+}
+
+/// The table sort's share beside an engine budget of `engine` bytes, as [`engine_memory`]
+/// split the whole budget (the engine's is 3/4 of it, the table's 1/4, up to its maximum).
+fn table_share(engine: u64) -> u64 {
+    (engine / (TABLE_SHARE_DIVISOR - 1)).min(TABLE_SHARE_MAX)
 }
 
 /// The inputs opened, their schemas checked alike.
@@ -103,7 +115,6 @@ pub fn sort_tables(
         .or_else(|| TableFormat::from_path(&req.output))
         .unwrap_or_else(|| inputs[0].format());
     let compression = inputs.iter().find_map(|i| i.compression());
-    let mut writer = TableWriter::create(&req.output, output_format, codec.schema(), compression)?;
 
     let (rx_fd, tx_fd) = oxsort_io::sized_pipe(PIPE_BYTES)
         .map_err(|e| TableError::Read { path: "a pipe".into(), why: oxsort_io::os_message(&e) })?;
@@ -120,27 +131,42 @@ pub fn sort_tables(
         .spec(SortSpec::with_layout(RecordLayout::VARIABLE)),
     )
     .build()?;
+    let row_group = (table_share(cfg.memory()) / ROW_GROUP_SHARE_DIVISOR).max(MIN_ROW_GROUP_BYTES);
     let lanes = if req.threads == 0 { cfg.threads() } else { req.threads };
+    let mut writer = TableWriter::create(
+        &req.output,
+        output_format,
+        codec.schema(),
+        compression,
+        row_group,
+        lanes,
+    )?;
 
     // Whether the feeder stopped because the sort stopped reading (its error is then a
     // consequence of the sort's).
     let cut = AtomicBool::new(false);
-    let (fed, decoded, sorted) = std::thread::scope(|s| {
-        let feeder = s.spawn(|| feed(&inputs, &codec, lanes, File::from(tx_fd), &cut));
-        let decoder = s.spawn(|| decode(chunks_rx, &codec, &mut writer, &req.output));
+    let (batches_tx, batches_rx) = bounded::<RecordBatch>(QUEUE_DEPTH);
+    let (fed, decoded, written, sorted) = std::thread::scope(|s| {
+        let feeder =
+            spawn(s, "table-feed", || feed(&inputs, &codec, lanes, File::from(tx_fd), &cut));
+        let decoder =
+            spawn(s, "table-decode", || decode(chunks_rx, &codec, batches_tx, &req.output));
+        let written =
+            spawn(s, "table-write", || batches_rx.iter().try_for_each(|b| writer.write(&b)));
         let sorted = oxsort_engine::sort(&cfg);
         // The pipe's read end and the output's writer go with the configuration: a feeder
         // still writing, or a decoder still waiting, learns the sort is over.
         drop(cfg);
-        (join(feeder), join(decoder), sorted)
+        (join(feeder), join(decoder), join(written), sorted)
     });
     // The feeder's own error first (the engine sorted what it was given: too few rows); then
-    // the decoder's (the engine's write error is its consequence); then the engine's (a feeder
-    // cut off is its consequence).
+    // the writer's (the decoder's is then its consequence), the decoder's (the engine's write
+    // error is its consequence); then the engine's (a feeder cut off is its consequence).
     let fed = match fed {
         Err(e) if !cut.load(Relaxed) => return Err(e),
         fed => fed,
     };
+    written?;
     let decoded = decoded?;
     let engine = sorted?;
     let fed = fed?;
@@ -155,6 +181,18 @@ pub fn sort_tables(
     }
     writer.finish()?.commit()?;
     Ok(TableStats { rows: fed.rows, sum: fed, output_format, engine })
+}
+
+/// Starts `f` on a thread called `name` (so profiles and debuggers tell the stages apart).
+fn spawn<'scope, T: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, T> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn_scoped(s, f)
+        .unwrap_or_else(|e| panic!("starting the {name} thread: {e}"))
 }
 
 fn join<T>(h: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
@@ -198,14 +236,17 @@ fn feed(
     Ok(total)
 }
 
-/// The engine's output: every chunk it writes is handed to the decoder.
+/// The engine's output: what it writes is handed to the decoder in pieces of at most
+/// [`OUTPUT_PIECE_BYTES`].
 struct ChunkWriter(Sender<Vec<u8>>);
 
 impl Write for ChunkWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.send(buf.to_vec()).map_err(|_| {
-            std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the table writer stopped")
-        })?;
+        for piece in buf.chunks(OUTPUT_PIECE_BYTES) {
+            self.0.send(piece.to_vec()).map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the table writer stopped")
+            })?;
+        }
         Ok(buf.len())
     }
 
@@ -214,73 +255,151 @@ impl Write for ChunkWriter {
     }
 }
 
-/// Decodes the sorted records into batches and writes them; returns the rows' count and sum.
+/// Decodes the sorted records into batches for the writer; returns the rows' count and sum.
+///
+/// Holds one chunk of the engine's output at a time and the record that straddles two chunks
+/// (copied whole into `carry`): a batch ends at the end of each chunk, so nothing of a chunk
+/// is kept once the next arrives.
 fn decode(
     chunks: Receiver<Vec<u8>>,
     codec: &RowCodec,
-    writer: &mut TableWriter,
+    batches: Sender<RecordBatch>,
     output: &Path,
 ) -> Result<RowSum> {
-    let mut sum = RowSum::default();
-    let mut pending: Vec<u8> = Vec::new();
-    let mut last: Vec<u8> = Vec::new();
     let check = |why: String| TableError::Check { path: output.to_path_buf(), why };
-    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(BATCH_ROWS);
-    let mut flush = |pending: &[u8], spans: &mut Vec<(usize, usize)>, last: &mut Vec<u8>| {
-        if spans.is_empty() {
-            return Ok(());
-        }
-        let rows = spans.iter().map(|&(a, b)| &pending[a..b]);
-        let batch = codec.decode(rows)?;
-        writer.write(&batch)?;
-        let &(a, b) = spans.last().expect("not empty");
-        last.clear();
-        last.extend_from_slice(&pending[a..b]);
-        spans.clear();
-        Ok::<_, TableError>(())
-    };
-    // `pos`: where the next record starts in `pending`; bytes before it are dropped once
-    // their rows are written.
-    let mut pos = 0;
-    let mut end_of_input = false;
-    while !end_of_input {
-        match chunks.recv() {
-            Ok(c) => pending.extend_from_slice(&c),
-            Err(_) => end_of_input = true,
-        }
-        while pending.len() - pos >= RDW_BYTES {
-            let len = usize::from(u16::from_be_bytes([pending[pos], pending[pos + 1]]));
-            if len < RDW_BYTES {
-                return Err(check(format!("a record of {len} bytes in the sorted rows")));
+    let mut sum = RowSum::default();
+    // The last row written, to check the next is greater.
+    let mut last: Vec<u8> = Vec::new();
+    // The start of a record the previous chunk cut (its RDW included).
+    let mut carry: Vec<u8> = Vec::new();
+    for chunk in chunks {
+        let mut rows: Vec<&[u8]> = Vec::with_capacity(BATCH_ROWS);
+        let mut pos = 0;
+        if !carry.is_empty() {
+            // Complete the cut record: its RDW first, if the cut fell inside it.
+            let need_rdw = RDW_BYTES.saturating_sub(carry.len()).min(chunk.len());
+            carry.extend_from_slice(&chunk[..need_rdw]);
+            pos = need_rdw;
+            if carry.len() < RDW_BYTES {
+                continue;
             }
-            if pending.len() - pos < len {
+            let len = record_len(&carry).map_err(&check)?;
+            let rest = (len - carry.len()).min(chunk.len() - pos);
+            carry.extend_from_slice(&chunk[pos..pos + rest]);
+            pos += rest;
+            if carry.len() < len {
+                continue;
+            }
+        }
+        let first = (!carry.is_empty()).then(|| &carry[RDW_BYTES..]);
+        let mut next = pos;
+        if let Some(row) = first {
+            admit(&mut sum, &last, row).map_err(&check)?;
+            rows.push(row);
+        }
+        while chunk.len() - next >= RDW_BYTES {
+            let len = record_len(&chunk[next..]).map_err(&check)?;
+            if chunk.len() - next < len {
                 break;
             }
-            let (a, b) = (pos + RDW_BYTES, pos + len);
-            let prev = match spans.last() {
-                Some(&(x, y)) => &pending[x..y],
-                None => &last[..],
-            };
-            if sum.rows > 0 && pending[a..b] <= *prev {
-                return Err(check(format!("row {} is out of order", sum.rows)));
-            }
-            sum.add(&pending[a..b]);
-            spans.push((a, b));
-            pos = b;
-            if spans.len() == BATCH_ROWS {
-                flush(&pending, &mut spans, &mut last)?;
+            let row = &chunk[next + RDW_BYTES..next + len];
+            admit(&mut sum, rows.last().copied().unwrap_or(&last), row).map_err(&check)?;
+            rows.push(row);
+            next += len;
+            if rows.len() == BATCH_ROWS {
+                write_rows(codec, &batches, &mut rows, &mut last, output)?;
             }
         }
-        if end_of_input {
-            flush(&pending, &mut spans, &mut last)?;
-        }
-        if spans.is_empty() {
-            pending.drain(..pos);
-            pos = 0;
-        }
+        write_rows(codec, &batches, &mut rows, &mut last, output)?;
+        drop(rows);
+        carry.clear();
+        carry.extend_from_slice(&chunk[next..]);
     }
-    if !pending.is_empty() {
-        return Err(check(format!("{} bytes of a cut record end the sorted rows", pending.len())));
+    if !carry.is_empty() {
+        return Err(check(format!("{} bytes of a cut record end the sorted rows", carry.len())));
     }
     Ok(sum)
+}
+
+/// Counts `row`, checked greater than `prev`, the row before it (if `sum` counted one).
+fn admit(sum: &mut RowSum, prev: &[u8], row: &[u8]) -> std::result::Result<(), String> {
+    if sum.rows > 0 && row <= prev {
+        return Err(format!("row {} is out of order", sum.rows));
+    }
+    sum.add(row);
+    Ok(())
+}
+
+/// The length (RDW included) of the record whose RDW opens `b`.
+fn record_len(b: &[u8]) -> std::result::Result<usize, String> {
+    let len = usize::from(u16::from_be_bytes([b[0], b[1]]));
+    if len < RDW_BYTES {
+        return Err(format!("a record of {len} bytes in the sorted rows"));
+    }
+    Ok(len)
+}
+
+/// Decodes `rows` into one batch, hands it to the writer, and keeps the last row in `last`.
+fn write_rows(
+    codec: &RowCodec,
+    batches: &Sender<RecordBatch>,
+    rows: &mut Vec<&[u8]>,
+    last: &mut Vec<u8>,
+    output: &Path,
+) -> Result<()> {
+    let Some(&end) = rows.last() else { return Ok(()) };
+    let batch = codec.decode(rows.iter().copied())?;
+    batches.send(batch).map_err(|_| TableError::Write {
+        path: output.to_path_buf(),
+        why: "the writer stopped".into(),
+    })?;
+    last.clear();
+    last.extend_from_slice(end);
+    rows.clear();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int32Array, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+
+    /// The sorted stream cut anywhere (inside an RDW, inside a row, between rows) decodes to
+    /// the same rows: the ones framed, in order.
+    #[test]
+    fn records_cut_across_pieces_anywhere_decode_whole() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int32, false),
+            Field::new("s", DataType::Utf8, false),
+        ]));
+        let n = 40;
+        let k = Int32Array::from_iter_values(0..n);
+        let s = StringArray::from_iter_values((0..n).map(|i| "x".repeat(i as usize % 7)));
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(k), Arc::new(s.clone())]).unwrap();
+        let codec = RowCodec::new(schema, &[SortColumn::new("k")], Path::new("t")).unwrap();
+        let framed = crate::read::frame(&codec, &batch, 0, 0, Path::new("t")).unwrap();
+        for piece in 1..=framed.bytes.len() {
+            let (ctx, crx) = bounded(framed.bytes.len());
+            for p in framed.bytes.chunks(piece) {
+                ctx.send(p.to_vec()).unwrap();
+            }
+            drop(ctx);
+            let (btx, brx) = bounded(framed.bytes.len());
+            let sum = decode(crx, &codec, btx, Path::new("out")).unwrap();
+            assert_eq!(sum, framed.sum, "pieces of {piece}");
+            let got: Vec<RecordBatch> = brx.iter().collect();
+            let got = arrow_select::concat::concat_batches(codec.schema(), &got).unwrap();
+            assert_eq!(got, batch, "pieces of {piece}");
+        }
+        // A stream cut short is an error, not fewer rows.
+        let (ctx, crx) = bounded(1);
+        ctx.send(framed.bytes[..framed.bytes.len() - 1].to_vec()).unwrap();
+        drop(ctx);
+        let (btx, _brx) = bounded(framed.bytes.len());
+        let e = decode(crx, &codec, btx, Path::new("out")).unwrap_err().to_string();
+        assert!(e.contains("cut record") && e.contains("out"), "{e}");
+    }
 }

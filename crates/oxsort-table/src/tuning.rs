@@ -2,23 +2,40 @@
 
 /// Rows decoded at once from the sorted stream into one record batch, and the batch size of
 /// the readers: large enough that per-batch costs (a `convert_rows` call, a writer's column
-/// chunk bookkeeping) vanish, small enough that a batch of wide rows stays a few MiB.
-pub const BATCH_ROWS: usize = 16 * 1024;
+/// chunk bookkeeping) vanish, small enough that a batch's encoded rows (about 1 MiB for rows
+/// of 130 bytes) stay below the allocator's big-block size and reuse the heap's memory
+/// instead of faulting in fresh pages (16 Ki rows: 3% of the CPU went to zeroing pages).
+pub const BATCH_ROWS: usize = 8 * 1024;
 
-/// A Parquet output's row group is closed once its buffered, encoded size reaches this:
-/// `ArrowWriter` holds a whole row group in memory, so this bounds the writer's share of the
-/// memory the table sort keeps beside the engine's budget.
-pub const ROW_GROUP_BYTES: usize = 32 << 20;
+/// The table sort's share of the memory budget is 1/this of it (at most [`TABLE_SHARE_MAX`]):
+/// the readers' batches and encoded rows in flight, the sorted rows being decoded, and the
+/// Parquet writer's row group. The engine gets the rest, so the process stays within the
+/// budget. Measured on the bench's table (6 columns, 2 threads): the readers and the decoder
+/// hold about 12 MiB beside the writer's row group, which takes half the share.
+pub const TABLE_SHARE_DIVISOR: u64 = 4;
 
-/// The memory a table sort keeps outside the engine's budget (decoding readers, the batches
-/// in flight, the writer's row group): subtracted from the budget given, so the process stays
-/// within it. Counted as: `ROW_GROUP_BYTES` for the writer, the Parquet readers' row groups
-/// in flight, the channels' buffers.
-pub const TABLE_RESERVE_BYTES: u64 = 96 << 20;
+/// The largest table share: past it, a bigger row group or more rows in flight gain nothing
+/// measurable and the engine's runs would be smaller for it.
+pub const TABLE_SHARE_MAX: u64 = 96 << 20;
 
-/// The smallest engine budget left after [`TABLE_RESERVE_BYTES`] (a tiny budget given for a
-/// test still gives the engine room to work; the engine refuses what is too small for it).
+/// A Parquet output's row group is closed once the writer's memory for it (encoded pages,
+/// dictionaries, buffers: `ArrowWriter::memory_size`) reaches 1/this of the table share:
+/// `ArrowWriter` holds a whole row group until it is closed.
+pub const ROW_GROUP_SHARE_DIVISOR: u64 = 2;
+
+/// The smallest row group memory (a tiny budget still writes row groups of some thousands of
+/// rows, not one per batch).
+pub const MIN_ROW_GROUP_BYTES: u64 = 2 << 20;
+
+/// The smallest engine budget left beside the table share (a tiny budget given for a test
+/// still gives the engine room to work; the engine refuses what is too small for it).
 pub const MIN_ENGINE_BYTES: u64 = 8 << 20;
+
+/// The engine's sorted output is handed to the decoder in pieces of at most this many bytes
+/// ([`QUEUE_DEPTH`] of them queued): small enough that the pieces in flight are a few MiB
+/// whatever the engine's write size, large enough that a piece is some thousands of rows,
+/// one batch each; below the allocator's big-block size, so pieces reuse the heap's memory.
+pub const OUTPUT_PIECE_BYTES: usize = 1 << 20;
 
 /// Encoded buffers queued between each reader lane and the feeder, and between the engine's
 /// output and the decoder: two keep both sides busy while one is handed over.

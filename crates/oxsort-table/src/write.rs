@@ -8,13 +8,12 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use oxsort_io::{AtomicOutput, DirectFile, IoOptions};
-use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
-use crate::tuning::ROW_GROUP_BYTES;
+use crate::parquet_out::ParquetOut;
 
 /// Bytes buffered before a write to the output file.
 const WRITE_BUFFER_BYTES: usize = 4 << 20;
@@ -40,7 +39,7 @@ impl Write for At {
 type Out = BufWriter<At>;
 
 enum Writer {
-    Parquet(ArrowWriter<Out>),
+    Parquet(Box<ParquetOut<Out>>),
     ArrowFile(arrow_ipc::writer::FileWriter<Out>),
     ArrowStream(arrow_ipc::writer::StreamWriter<Out>),
     Text(Box<arrow_csv::Writer<Out>>),
@@ -61,12 +60,16 @@ fn write_error(path: &Path, e: impl std::fmt::Display) -> TableError {
 
 impl TableWriter {
     /// Creates the temporary of `path` and starts a table of `schema` in `format`
-    /// (`compression`: a Parquet output's, by default the input's).
+    /// (`compression`: a Parquet output's, by default the input's; `row_group_bytes`: the
+    /// memory a Parquet row group may take before it is closed; `threads`: Parquet columns
+    /// encoded at once).
     pub(crate) fn create(
         path: &Path,
         format: TableFormat,
         schema: &SchemaRef,
         compression: Option<Compression>,
+        row_group_bytes: u64,
+        threads: usize,
     ) -> Result<TableWriter> {
         let io = IoOptions { buffered: true, ..IoOptions::default() };
         let output = AtomicOutput::create(path, &io)?;
@@ -80,9 +83,9 @@ impl TableWriter {
                 let props = WriterProperties::builder()
                     .set_compression(compression.unwrap_or(Compression::SNAPPY))
                     .build();
-                Writer::Parquet(
-                    ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(|x| e(&x))?,
-                )
+                let row_group_bytes = usize::try_from(row_group_bytes).unwrap_or(usize::MAX);
+                let w = ParquetOut::new(out, schema.clone(), props, row_group_bytes, threads);
+                Writer::Parquet(Box::new(w.map_err(|x| e(&x))?))
             }
             TableFormat::ArrowFile => Writer::ArrowFile(
                 arrow_ipc::writer::FileWriter::try_new(out, schema).map_err(|x| e(&x))?,
@@ -107,12 +110,7 @@ impl TableWriter {
     pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let path = &self.path;
         match &mut self.writer {
-            Writer::Parquet(w) => {
-                w.write(batch).map_err(|e| write_error(path, e))?;
-                if w.in_progress_size() >= ROW_GROUP_BYTES {
-                    w.flush().map_err(|e| write_error(path, e))?;
-                }
-            }
+            Writer::Parquet(w) => w.write(batch).map_err(|e| write_error(path, e))?,
             Writer::ArrowFile(w) => w.write(batch).map_err(|e| write_error(path, e))?,
             Writer::ArrowStream(w) => w.write(batch).map_err(|e| write_error(path, e))?,
             Writer::Text(w) => w.write(batch).map_err(|e| write_error(path, e))?,
@@ -126,7 +124,7 @@ impl TableWriter {
         let path = &self.path;
         let e = |x: &dyn std::fmt::Display| write_error(path, x);
         let mut out = match self.writer {
-            Writer::Parquet(w) => w.into_inner().map_err(|x| e(&x))?,
+            Writer::Parquet(w) => w.finish().map_err(|x| e(&x))?,
             Writer::ArrowFile(w) => w.into_inner().map_err(|x| e(&x))?,
             Writer::ArrowStream(w) => w.into_inner().map_err(|x| e(&x))?,
             Writer::Text(w) => w.into_inner(),

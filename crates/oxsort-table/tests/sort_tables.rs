@@ -401,3 +401,42 @@ fn errors_name_the_file_and_the_problem_and_leave_nothing() {
     left.retain(|n| n.starts_with('.'));
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A Parquet output keeps what `ArrowWriter` keeps: the schema's metadata, the fields'
+/// metadata, and types Parquet alone would not tell (a timestamp's time zone, a dictionary).
+#[test]
+fn parquet_output_keeps_the_arrow_schema_and_its_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let ts = DataType::Timestamp(arrow_schema::TimeUnit::Millisecond, Some("+02:00".into()));
+    let dict = DataType::Dictionary(Box::new(DataType::Int16), Box::new(DataType::Utf8));
+    let field = Field::new("k", DataType::Int32, false)
+        .with_metadata([("unit".to_string(), "m".to_string())].into());
+    let schema = Arc::new(
+        Schema::new(vec![field, Field::new("t", ts, true), Field::new("d", dict, true)])
+            .with_metadata([("origin".to_string(), "a test".to_string())].into()),
+    );
+    let n = 5000;
+    let k = Int32Array::from_iter_values((0..n).map(|i| (i * 7919) % 1000));
+    let t = arrow_array::TimestampMillisecondArray::from_iter_values((0..n).map(i64::from))
+        .with_timezone("+02:00");
+    let d: arrow_array::DictionaryArray<arrow_array::types::Int16Type> =
+        (0..n).map(|i| ["a", "b", "c"][i as usize % 3]).collect();
+    let b =
+        RecordBatch::try_new(schema.clone(), vec![Arc::new(k), Arc::new(t), Arc::new(d)]).unwrap();
+    let input = dir.path().join("in.parquet");
+    let mut w = ArrowWriter::try_new(File::create(&input).unwrap(), schema.clone(), None).unwrap();
+    w.write(&b).unwrap();
+    w.close().unwrap();
+    let output = dir.path().join("out.parquet");
+    let stats = sort_tables(&request(vec![input], output.clone(), "k"), |b| b).unwrap();
+    assert_eq!(stats.rows, n as u64);
+    // The file's schema (a batch read back carries its fields, not the schema's metadata).
+    let file = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        File::open(&output).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(file.schema(), &schema);
+    let got = read_any(&output, TableFormat::Parquet);
+    let k = got.column(0).as_primitive::<Int32Type>();
+    assert!(k.values().windows(2).all(|w| w[0] <= w[1]));
+}

@@ -3,7 +3,8 @@
 //! - [`AlignedBuf`]: heap memory aligned to [`DIRECT_ALIGN`], lazily zeroed, optionally on huge
 //!   pages and pre-faulted in parallel.
 //! - [`BigAlloc`] / [`bigmem`]: big mappings from the hugetlb pool when one is reserved (memory
-//!   a VM host keeps backed between sorts), transparent huge pages otherwise.
+//!   a VM host keeps backed between sorts), transparent huge pages otherwise; [`pool`]
+//!   reserves that pool warm (every page touched once) and gives it back.
 //! - [`DirectFile`]: positional reads/writes with `O_DIRECT` where the filesystem allows,
 //!   falling back to the page cache (tmpfs, pipes, [`IoOptions::buffered`]); any offset and
 //!   length work, unaligned edges go through a second buffered descriptor.
@@ -67,6 +68,7 @@ pub mod leftovers;
 mod op;
 mod pipeline;
 mod pipes;
+pub mod pool;
 mod reader;
 pub mod replace;
 mod size;

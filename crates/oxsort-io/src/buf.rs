@@ -123,7 +123,8 @@ impl AlignedBuf {
         Ok(AlignedBuf { ptr, len, origin: Origin::File })
     }
 
-    /// Whether the buffer maps a file ([`AlignedBuf::map_file`]) rather than owning memory.
+    /// Whether the buffer maps a file (a piece of a [`crate::MappedReader`]) rather than owning
+    /// memory.
     pub fn is_file_mapping(&self) -> bool {
         self.origin == Origin::File
     }

@@ -54,8 +54,8 @@ fn tmpfs_file(fd: i32) -> bool {
     if unsafe { libc::fstatfs(fd, st.as_mut_ptr()) } != 0 {
         return false;
     }
-    // SAFETY: fstatfs succeeded, so the struct is initialized.
     #[allow(clippy::unnecessary_cast)] // f_type's width differs between C libraries
+    // SAFETY: fstatfs succeeded, so the struct is initialized.
     let fs = unsafe { st.assume_init() }.f_type as i64;
     let mut meta = std::mem::MaybeUninit::<libc::stat>::uninit();
     // SAFETY: as above, for fstat.

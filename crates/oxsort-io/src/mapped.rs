@@ -276,3 +276,57 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
         libc::sigaction(libc::SIGBUS, &dfl, std::ptr::null_mut());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file on tmpfs (`/dev/shm`), or `None` where there is none.
+    fn tmpfs_file_of(bytes: &[u8]) -> Option<tempfile::NamedTempFile> {
+        let f = tempfile::NamedTempFile::new_in("/dev/shm").ok()?;
+        std::fs::write(f.path(), bytes).ok()?;
+        Some(f)
+    }
+
+    #[test]
+    fn mapped_pieces_hold_the_file_and_writes_to_them_never_reach_it() {
+        let data: Vec<u8> = (0..3 * PAGE_SIZE + 100).map(|i| (i * 7 % 251) as u8).collect();
+        let Some(f) = tmpfs_file_of(&data) else {
+            eprintln!("skipped: no /dev/shm");
+            return;
+        };
+        let opts = IoOptions::default();
+        let file = Arc::new(DirectFile::open(f.path(), &opts).expect("open"));
+        assert!(on_tmpfs(f.path()));
+        assert!(mappable(&file, 0..data.len() as u64, &opts));
+        assert!(!mappable(&file, 100..data.len() as u64, &opts), "not from inside a page");
+        let mut r = MappedReader::new(file, 0..u64::MAX, 2 * PAGE_SIZE);
+        let mut got = Vec::new();
+        while let Some(piece) = r.next_chunk() {
+            let mut piece = piece.expect("a piece");
+            assert!(piece.buf.is_file_mapping());
+            assert_eq!(piece.offset, got.len() as u64);
+            got.extend_from_slice(piece.data());
+            piece.buf[0] ^= 0xFF;
+            r.recycle(piece.buf);
+        }
+        assert_eq!(got, data);
+        assert_eq!(r.stats().bytes, data.len() as u64);
+        assert_eq!(std::fs::read(f.path()).expect("read back"), data, "the file is unchanged");
+    }
+
+    #[test]
+    fn files_off_tmpfs_and_fault_injection_are_read() {
+        let f = tempfile::NamedTempFile::new_in(env!("CARGO_MANIFEST_DIR")).expect("temp");
+        std::fs::write(f.path(), vec![1u8; PAGE_SIZE]).expect("write");
+        let on_shm = on_tmpfs(f.path());
+        let file = DirectFile::open(f.path(), &IoOptions::default()).expect("open");
+        // The crate's own directory is on a disk, unless the checkout itself is on tmpfs.
+        assert_eq!(mappable(&file, 0..PAGE_SIZE as u64, &IoOptions::default()), on_shm);
+        let faults = IoOptions {
+            faults: Some(Arc::new(crate::FaultPlan::fail_read(1, libc::EIO))),
+            ..IoOptions::default()
+        };
+        assert!(!enabled(&faults));
+    }
+}

@@ -51,25 +51,13 @@ timed() {
 # The hugetlb pool (see crates/oxsort-io/src/bigmem.rs). On VMs with free-page reporting, memory
 # a process frees goes back to the host, and a sort that holds its input in memory pays a host
 # fault per page on every run; the pages of a hugetlb pool stay backed between runs.
-# pool_reserve SIZE: reserve a pool of SIZE (say 5G, rounded up to 2 MiB pages) and touch every
-#   page once, untimed, so the host backs it. pool_release: give it back (GNU sort and the
-#   "fresh memory" runs go without a pool).
-pool_pages() { awk -v s="$1" 'BEGIN{u=toupper(substr(s,length(s))); n=s+0;
-  m=(u=="G")?2^30:(u=="M")?2^20:(u=="K")?2^10:1; printf "%d", (n*m+2^21-1)/2^21}'; }
+# pool_reserve SIZE: `oxsort pool SIZE`: reserve a pool of SIZE (say 5G, rounded up to 2 MiB
+#   pages) and touch every page once on all cores, untimed, so the host backs it (needs $bin).
+#   pool_release: `oxsort pool off` (GNU sort and the "fresh memory" runs go without a pool).
 pool_reserve() {
-  local pages
-  pages=$(pool_pages "$1")
-  echo "$pages" > /proc/sys/vm/nr_hugepages
-  [ "$(awk '/HugePages_Total/{print $2}' /proc/meminfo)" -ge "$pages" ] || { echo "could not reserve $pages huge pages" >&2; exit 1; }
-  python3 -c "
-import mmap, sys
-n = $pages << 21
-m = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40000)  # MAP_HUGETLB
-for i in range(0, n, 1 << 21):
-    m[i] = 1
-"
+  "$bin/oxsort" pool "$1" >&2 || { echo "could not reserve a pool of $1" >&2; exit 1; }
 }
-pool_release() { echo 0 > /proc/sys/vm/nr_hugepages; }
+pool_release() { "$bin/oxsort" pool off >/dev/null; }
 
 # timed_pool CMD...: like timed, and adds to the peak RSS the most hugetlb-pool memory in use
 # during the run (pool pages are not part of a process's resident set). Samples every 20 ms.

@@ -11,6 +11,7 @@ mod gen_cmd;
 mod gnu;
 mod keys_args;
 mod nsort_cmd;
+mod pool_cmd;
 mod sort_cmd;
 mod summary;
 mod table_args;
@@ -69,6 +70,9 @@ pub(crate) enum Command {
     /// Remove what killed sorts left behind (temp directories, unfinished outputs) in DIRs;
     /// a running sort's files are never touched.
     Clean(clean_cmd::CleanArgs),
+    /// Reserve the hugetlb pool big buffers come from, warm (every page touched once, on all
+    /// cores), so the first sort pays no more than the next; `off` releases it.
+    Pool(pool_cmd::PoolArgs),
     /// Write man pages for oxsort and its subcommands into DIR.
     Man(docs_cmd::ManArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -107,6 +111,7 @@ fn main() {
         Command::Gnu { args } => Ok(gnu::main(args)),
         Command::Gcsort { args } => Ok(gcsort_cmd::main(args)),
         Command::Clean(args) => clean_cmd::run(args),
+        Command::Pool(args) => pool_cmd::run(args),
         Command::Man(args) => docs_cmd::man(args),
         Command::Completions(args) => docs_cmd::completions(args),
     };

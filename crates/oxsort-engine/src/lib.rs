@@ -246,6 +246,9 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     // Each input is read as the plan saw it: a file over the length planned (a different
     // length read is an error), anything else as a stream to its end.
     source.planned(&plan.inputs.iter().map(|i| i.bytes).collect::<Vec<_>>());
+    if source::an_input_is_an_output(cfg) {
+        source.never_map();
+    }
     // A line longer than a chunk grows it, up to what a load of the budget holds.
     source.longest_record(usize::try_from(g.arena_bytes).unwrap_or(usize::MAX));
     if let Some(at) = recovered.position() {

@@ -39,7 +39,8 @@ use crate::progress::Phase;
 use crate::sink::{Sink, Staging};
 use crate::tuning::{
     ENTRY_BYTES, LINE_BYTES_ESTIMATE, MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD,
-    PIECES_AHEAD_OF_WRITER, PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS, TIE_KEY_START,
+    PART_ROOM_QUARTERS, PIECES_AHEAD_OF_WRITER, PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS,
+    TIE_KEY_START,
 };
 use crate::verify::{FixedCheck, OrderBuilder, OrderCheck};
 
@@ -80,10 +81,12 @@ pub(crate) fn emit(
     }
     let (done_tx, done_rx) = unbounded::<Piece>();
     // Written piece buffers go back to the workers: fresh ones would cost a page fault per 4 KiB.
-    // One spare per worker at most: a worker that found none made a new buffer, and the spares
-    // written back meanwhile would otherwise pile up (seven 15 MiB pieces of one part of tied
-    // prefixes at a 256 MiB budget).
-    let (free_tx, free_rx) = bounded::<AlignedBuf>(threads);
+    // One spare per part in flight at most (the pieces the plan's output window counts): with
+    // one per worker, the buffers of the other parts in flight were freed as they were written
+    // and made anew for the next parts (a quarter of the output's CPU was the kernel zeroing
+    // them, one-pass sort of 1 GB, 2 threads); more would pile up (seven 15 MiB pieces of one
+    // part of tied prefixes at a 256 MiB budget).
+    let (free_tx, free_rx) = bounded::<AlignedBuf>(window);
     let turn = Turn::default();
     let next = AtomicUsize::new(0);
     let mut writer = OrderedWriter::new(ctx, &placement, parts.count(), loaded.bytes, phase);
@@ -456,14 +459,18 @@ impl Worker<'_, '_> {
         let job = self.job;
         let keys = job.ctx.keys;
         let unique = job.ctx.unique;
-        // Room for exactly this part (the plan counts one entry copy per record of the load,
-        // and a part of tied prefixes may hold all of them): no doubling past it, and a big
+        // Room for this part, and for the parts of about the plan's size after it (cut by
+        // value, they come a little over or under it): the vector is kept from part to part, a
+        // new one being fresh memory (the whole load's entries again, 16 bytes a record, when
+        // every other part needed one). The plan counts one entry copy per record of the load,
+        // and a part of tied prefixes may hold all of them: no doubling past it, and a big
         // part's room is not kept for the small ones after it.
         let n = job.parts.sizes[p];
+        let room = n.max(job.ctx.g.part_records * PART_ROOM_QUARTERS / 4);
         entries.clear();
-        if entries.capacity() < n || entries.capacity() > n.max(job.ctx.g.part_records) {
+        if entries.capacity() < n || entries.capacity() > room {
             *entries = Vec::new();
-            entries.reserve_exact(n);
+            entries.reserve_exact(room);
         }
         for (j, c) in job.parts.cuts.iter().enumerate() {
             entries.extend_from_slice(&job.runs[j][c[p]..c[p + 1]]);

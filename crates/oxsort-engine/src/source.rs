@@ -24,7 +24,11 @@ use crate::tuning::{
     delim_room, LONG_RECORD_GROWTH, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD, TEXT_SNIFF_BYTES,
 };
 
+mod feed;
 mod rdw;
+
+pub(crate) use feed::an_input_is_an_output;
+use feed::Feed;
 
 pub(crate) use crate::chunk::{Chunk, Position};
 
@@ -55,7 +59,7 @@ const LONGEST_CHUNK: usize = u32::MAX as usize - oxsort_io::DIRECT_ALIGN;
 
 pub(crate) struct ChunkSource {
     pending: VecDeque<(Input, Length)>,
-    current: Option<(Reader, Arc<str>, bool)>,
+    current: Option<(Feed, Arc<str>, bool)>,
     /// The current input's planned length, when the plan knew it.
     reading: Option<Reading>,
     /// Whether the current input's first bytes were looked at for text lines.
@@ -97,6 +101,8 @@ pub(crate) struct ChunkSource {
     windows: Option<VecDeque<(u64, u64)>>,
     /// `SKIPREC`/`STOPAFT` applied to the records as they are read.
     limit: Option<crate::window::Limit>,
+    /// Whether inputs in memory already (tmpfs) may be mapped instead of read (see `Feed`).
+    mapping: bool,
 }
 
 impl ChunkSource {
@@ -134,6 +140,7 @@ impl ChunkSource {
             taken_before: Position::default(),
             windows: None,
             limit: None,
+            mapping: true,
         }
     }
 
@@ -143,6 +150,11 @@ impl ChunkSource {
         for ((_, l), planned) in self.pending.iter_mut().zip(lengths) {
             *l = planned.map_or(Length::Stream, Length::Bytes);
         }
+    }
+
+    /// Reads every input, mapping none (an input that is also the output).
+    pub(crate) fn never_map(&mut self) {
+        self.mapping = false;
     }
 
     /// Applies `limit` to every chunk read from now on.
@@ -190,6 +202,10 @@ impl ChunkSource {
     /// `most`, no more than that many are made in all (an input of known size needs no more
     /// buffers than it has chunks: populating more touches memory nothing reads into).
     pub(crate) fn provision(&mut self, threads: usize, meters: &Meters, most: Option<u64>) {
+        if self.all_mapped() {
+            // No buffers to read into: every input's pages are mapped.
+            return;
+        }
         let helpers = threads.clamp(1, PROVISION_AHEAD);
         let (tx, rx) = bounded::<AlignedBuf>(PROVISION_AHEAD - helpers);
         let size = self.buf_len();
@@ -214,6 +230,22 @@ impl ChunkSource {
         self.provision = Some((rx, handles));
     }
 
+    /// Whether every input left is one whose pages are mapped, not read (see `Feed`).
+    fn all_mapped(&self) -> bool {
+        self.mapping
+            && matches!(self.layout, RecordLayout::Fixed(_))
+            && self.chunk_bytes % oxsort_io::tuning::PAGE_SIZE == 0
+            && oxsort_io::mapped::enabled(&self.io)
+            && self.start % oxsort_io::tuning::PAGE_SIZE as u64 == 0
+            && self.windows.is_none()
+            && self.pending.iter().all(|(i, l)| match (i, l) {
+                (Input::Path(p), Length::Bytes(n)) => {
+                    oxsort_io::mapped::on_tmpfs(p) && oxsort_io::mapped::worth_mapping(*n)
+                }
+                _ => false,
+            })
+    }
+
     /// The input is read: stops the helper threads and frees every buffer kept for reuse
     /// (what the merge needs is its own).
     pub(crate) fn finish(&mut self) {
@@ -234,7 +266,8 @@ impl ChunkSource {
 
     /// Gives a chunk buffer back for reuse, so later reads don't fault in fresh memory.
     pub(crate) fn recycle(&mut self, buf: AlignedBuf) {
-        if buf.len() == self.buf_len() {
+        // A mapped piece is unmapped: it holds no memory of its own to reuse.
+        if buf.len() == self.buf_len() && !buf.is_file_mapping() {
             self.spare.push(buf);
         }
     }
@@ -302,14 +335,24 @@ impl ChunkSource {
             planned,
         });
         self.sniffed = false;
-        let mut reader = Reader::with_buffer_len(
-            file,
-            start..end,
-            self.chunk_bytes,
-            self.read_depth,
-            &self.io,
-            self.buf_len(),
-        )?;
+        // Fixed records on tmpfs, in chunks of whole pages: mapped, not copied into fresh
+        // memory (a chunk is then exactly a piece, which becomes the chunk as it is).
+        let map = self.mapping
+            && matches!(self.layout, RecordLayout::Fixed(_))
+            && self.chunk_bytes % oxsort_io::tuning::PAGE_SIZE == 0
+            && oxsort_io::mapped::mappable(&file, start..end, &self.io);
+        let mut reader = if map {
+            Feed::Mapped(oxsort_io::MappedReader::new(file, start..end, self.chunk_bytes))
+        } else {
+            Feed::Read(Reader::with_buffer_len(
+                file,
+                start..end,
+                self.chunk_bytes,
+                self.read_depth,
+                &self.io,
+                self.buf_len(),
+            )?)
+        };
         for b in self.spare.drain(..) {
             reader.recycle(b);
         }
@@ -388,7 +431,7 @@ impl ChunkSource {
                 return Ok(Some(c));
             }
             // All skipped (or the limit was reached before its first record): read on.
-            self.spare.push(c.buf);
+            self.recycle(c.buf);
         }
     }
 

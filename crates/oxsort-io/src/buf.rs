@@ -13,6 +13,11 @@ pub const fn align_up(n: usize) -> usize {
     n.div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN
 }
 
+/// Buffers that map a file ([`AlignedBuf::map_file`]) alive now: a `SIGBUS` while there are
+/// none is not a mapped input's (`crate::mapped`).
+pub(crate) static FILE_MAPPINGS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 /// Where the memory of an [`AlignedBuf`] came from, so `Drop` gives it back the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Origin {
@@ -22,6 +27,9 @@ enum Origin {
     Heap,
     /// [`bigmem::map`]: the hugetlb pool or 2 MiB-aligned ordinary pages.
     Big,
+    /// A private mapping of a file's pages ([`AlignedBuf::map_file`]): reads see the file's
+    /// page cache, writes copy the page they touch.
+    File,
 }
 
 /// A heap buffer aligned to [`DIRECT_ALIGN`], whose length is fixed at creation (rounded up to a
@@ -77,6 +85,48 @@ impl AlignedBuf {
             Some(ptr) => AlignedBuf { ptr, len, origin: Origin::Heap },
             None => alloc::handle_alloc_error(layout),
         }
+    }
+
+    /// `len` bytes of the file open as `fd` from `offset` (a multiple of [`PAGE_SIZE`]), mapped
+    /// privately: no memory is taken until a page is written (a write copies that page and
+    /// never reaches the file). The buffer's length is `len` rounded up to [`DIRECT_ALIGN`];
+    /// bytes past the file's end in its last page read as zeros.
+    ///
+    /// # Safety
+    /// `offset + len` must not pass the file's end, and the file must not shrink while the
+    /// buffer lives: a page past the end of the file faults with `SIGBUS` when touched
+    /// (`crate::mapped` turns that into an orderly stop).
+    pub(crate) unsafe fn map_file(fd: i32, offset: u64, len: usize) -> std::io::Result<Self> {
+        let len = align_up(len);
+        if len == 0 {
+            return Ok(AlignedBuf { ptr: Self::dangling(), len: 0, origin: Origin::Empty });
+        }
+        let offset = libc::off_t::try_from(offset)
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EOVERFLOW))?;
+        // SAFETY: a new private mapping of a file range the caller vouches for; nothing else
+        // refers to it.
+        let p = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE,
+                fd,
+                offset,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p.cast::<u8>()).expect("mmap never returns null on success");
+        FILE_MAPPINGS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(AlignedBuf { ptr, len, origin: Origin::File })
+    }
+
+    /// Whether the buffer maps a file (a piece of a [`crate::MappedReader`]) rather than owning
+    /// memory.
+    pub fn is_file_mapping(&self) -> bool {
+        self.origin == Origin::File
     }
 
     fn dangling() -> NonNull<u8> {
@@ -177,6 +227,11 @@ impl Drop for AlignedBuf {
             Origin::Heap => unsafe { alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len)) },
             // SAFETY: made by bigmem::map with exactly this length, unmapped once.
             Origin::Big => unsafe { bigmem::unmap(self.ptr.as_ptr(), self.len) },
+            // SAFETY: mapped by map_file with exactly this length, unmapped once.
+            Origin::File => unsafe {
+                libc::munmap(self.ptr.as_ptr().cast(), self.len);
+                FILE_MAPPINGS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            },
         }
     }
 }

@@ -3,7 +3,8 @@
 //! - [`AlignedBuf`]: heap memory aligned to [`DIRECT_ALIGN`], lazily zeroed, optionally on huge
 //!   pages and pre-faulted in parallel.
 //! - [`BigAlloc`] / [`bigmem`]: big mappings from the hugetlb pool when one is reserved (memory
-//!   a VM host keeps backed between sorts), transparent huge pages otherwise.
+//!   a VM host keeps backed between sorts), transparent huge pages otherwise; [`pool`]
+//!   reserves that pool warm (every page touched once) and gives it back.
 //! - [`DirectFile`]: positional reads/writes with `O_DIRECT` where the filesystem allows,
 //!   falling back to the page cache (tmpfs, pipes, [`IoOptions::buffered`]); any offset and
 //!   length work, unaligned edges go through a second buffered descriptor.
@@ -64,9 +65,11 @@ pub mod cleanup;
 mod error;
 mod file;
 pub mod leftovers;
+pub mod mapped;
 mod op;
 mod pipeline;
 mod pipes;
+pub mod pool;
 mod reader;
 pub mod replace;
 mod size;
@@ -81,6 +84,7 @@ pub use buf::AlignedBuf;
 pub use error::{os_message, without_os_error, IoError};
 pub use file::{DirectFile, FaultPlan, IoOptions};
 pub use leftovers::{sweep, Leftover, LeftoverKind, Swept};
+pub use mapped::MappedReader;
 pub use pipeline::{Backend, IoStats};
 pub use pipes::sized_pipe;
 pub use reader::{Chunk, Reader};

@@ -351,14 +351,12 @@ pub(crate) fn xfrm_from_table(s: &[u8], out: &mut Vec<u8>) -> bool {
 /// table when every character of `s` (UTF-8, no NUL) is admitted whole: `Some(whole)`, whether
 /// all of the image was appended; `None`, appending nothing, otherwise.
 pub(crate) fn xfrm_start_from_table(s: &[u8], out: &mut Vec<u8>, want: usize) -> Option<bool> {
-    let Some(shape) = SHAPE.get().map(|s| &**s).or_else(|| {
+    let shape = SHAPE.get().map(|s| &**s).or_else(|| {
         // Not read yet: the first character's look-up reads it.
         let first = crate::next_char(s)?.0;
         entry(first)?;
         shape()
-    }) else {
-        return None;
-    };
+    })?;
     ENTRIES.with(|entries| {
         let mut entries = entries.borrow_mut();
         entries.clear();

@@ -3,7 +3,7 @@
 # on a 3-line file, on a 100-line file and on 2 lines from a pipe (`printf 'b\na\n' | sort`),
 # and the 1 MB and 100 MB files (CALLS/10 calls of the 1 MB one per run, one call of the
 # 100 MB one), each paired with GNU sort in the same run (oxsort first, then GNU, run after
-# run). Both run in the C locale with their defaults (no -S, no --parallel).
+# run). Both run in the C locale (or LOCALE's) with their defaults (no -S, no --parallel).
 #
 # usage: bench/gnu_small.sh [RUNS] [CALLS] [SCRATCH_DIR]
 #   RUNS         runs per case and tool (default 5; medians reported)
@@ -11,13 +11,15 @@
 #   SCRATCH_DIR  where the inputs go (default bench/scratch)
 #   OUT=DIR      environment: where the CSV and summary go (default bench/runs/<date>)
 #   CASES="small3 small100 pipe2 text1M text100M"  environment: the cases to run
+#   LOCALE=en_US.UTF-8  environment: the locale both run in (default C)
 #
 # Per run: the loop's wall time, and its user and system CPU seconds (of the loop's shell too,
 # the same for both tools); per tool and case, the peak RSS of one call (/usr/bin/time -f %M,
 # the largest of 5 calls). Targets (issue 24): loops of small calls <= 2.0x GNU's wall time,
 # peak memory <= 8 MiB; the 1 MB and 100 MB files never slower than GNU. Outputs are compared
 # with GNU's byte for byte first.
-# Raw rows go to OUT/gnu_small.csv; medians and ratios to OUT/gnu_small.md.
+# Raw rows go to OUT/gnu_small.csv; medians and ratios to OUT/gnu_small.md (gnu_small_LOCALE.*
+# with LOCALE).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-5}
@@ -31,10 +33,10 @@ mkdir -p "$top/target/gnu" "$scratch" "$out"
 ln -sf ../release/oxsort "$top/target/gnu/sort"
 ours=$top/target/gnu/sort
 gnu=/usr/bin/sort
-export LC_ALL=C
-csv=$out/gnu_small.csv
+export LC_ALL=${LOCALE:-C}
+csv=$out/gnu_small${LOCALE:+_$LOCALE}.csv
 [ -f "$csv" ] || echo "timestamp,case,tool,calls,run,seconds,ms_per_call,user_s,sys_s,peak_rss_kb" > "$csv"
-md=$out/gnu_small.md
+md=$out/gnu_small${LOCALE:+_$LOCALE}.md
 
 # Inputs: random printable lines of 10-200 bytes (a fixed seed), and the small files.
 gen() {
@@ -95,7 +97,7 @@ echo "uptime: $(uptime)" >&2
 {
   echo "# The sort link's small calls against GNU sort ($(date -u +%FT%TZ))"
   echo
-  echo "uptime at start: $(uptime)"
+  echo "LC_ALL=$LC_ALL; uptime at start: $(uptime)"
   echo
   echo "| case | calls | oxsort s | GNU s | ratio | oxsort ms/call | GNU ms/call | oxsort CPU s | GNU CPU s | oxsort peak KB | GNU peak KB |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"

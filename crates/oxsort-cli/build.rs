@@ -49,6 +49,9 @@ fn main() {
         rustc,
         flags
     );
+    if env("CARGO_CFG_TARGET_OS") == "linux" && env("CARGO_CFG_TARGET_ENV") == "gnu" {
+        println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
     println!("cargo:rerun-if-env-changed=RUSTFLAGS");
     println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
 }

@@ -122,6 +122,9 @@ fn a_missing_temp_directory_fails_only_the_sorts_that_need_a_temp_file() {
         (vec!["-S", "1M", "-T", missing], vec![], &big, "spilling stream, -T missing"),
         (vec!["-S", "1M", "-T", missing, &f], vec![], b"", "spilling file, -T missing"),
         (vec!["-S", "1M", &f], vec![("TMPDIR", missing)], b"", "spilling file, TMPDIR missing"),
+        (vec!["--debug"], vec![("TMPDIR", missing)], small, "--debug, TMPDIR missing"),
+        (vec!["--debug", "-k1,1", "-T", missing], vec![], small, "--debug, -T missing"),
+        (vec!["--debug", "-S", "1M", "-T", missing], vec![], &big, "--debug spilling, -T missing"),
     ];
     for (args, env, input, what) in cases {
         let (ours, gnu) = s.both(&args, &env, input);

@@ -10,6 +10,12 @@
 //!                                                             └─► too big: the planned sort
 //! ```
 //!
+//! In memory, records are sorted by their keys' first bytes as integers (raw lines: 8 bytes;
+//! collated keys: the 10-byte prefix, built from primary weights), and only runs that tie
+//! there by whole keys: a collated key's whole image (about 7 bytes a character in
+//! en_US.UTF-8) is built for few records. From [`TWO_THREADS_BYTES`] on, with a core free, the
+//! two halves of the input are split, keyed and sorted at once, then merged.
+//!
 //! Inputs are streams until proven regular files: nothing is sized or read ahead of the sort.
 //! A regular file whose length passes the limit is left to the planned sort unread; a stream
 //! that turns out bigger goes on into the planned sort, the bytes already read first (fed
@@ -22,7 +28,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use oxsort_format::{Mode, SortKey};
@@ -139,7 +145,7 @@ fn try_sort_within(cfg: &SortConfig, limit: u64) -> Result<Outcome> {
             data.push(eol);
         }
     }
-    let stats = sort_buffer(cfg, &data, eol, &starts)?;
+    let stats = sort_buffer(cfg, data, eol, &starts)?;
     Ok(Outcome::Sorted(Box::new(SortStats { elapsed_s: t0.elapsed().as_secs_f64(), ..stats })))
 }
 
@@ -251,90 +257,324 @@ fn handoff(
     Ok(Handoff { inputs, cancel, failed, name })
 }
 
-/// Sorts the records of `data` (whole records, each ending with `eol`) into the output and
-/// verifies what was written.
-fn sort_buffer(
-    cfg: &SortConfig,
-    data: &[u8],
-    eol: u8,
-    starts: &[(usize, PathBuf)],
-) -> Result<SortStats> {
-    let keys: &SortKey = &cfg.key;
-    let mut recs: Vec<(usize, usize)> = Vec::new();
-    let mut at = 0;
-    for end in memchr::memchr_iter(eol, data) {
-        recs.push((at, end + 1));
-        at = end + 1;
-    }
-    let rec = |i: usize| &data[recs[i].0..recs[i].1];
-    let in_checksum = oxsort_kernels::crc32_sum((0..recs.len()).map(rec));
-    let input_record = |i: usize| {
-        // The input holding record `i` and the record's number in it (1-based).
-        let byte = recs[i].0;
-        let k = starts.partition_point(|(s, _)| *s <= byte).saturating_sub(1);
-        let first = recs.partition_point(|r| r.0 < starts[k].0);
-        (starts[k].1.clone(), (i - first) as u64 + 1)
-    };
+/// Inputs of at least this many bytes are sorted in two threads when the sort may use two:
+/// each half's records are split, summed, keyed and sorted on their own, the second half by a
+/// helper thread if it gets a core before the calling thread is done with the first (see
+/// [`Half`]), then the halves are merged. A thread costs about 50 us to start; the work it
+/// takes over, about 1.5 us a KiB of 100-byte lines, repays it from about 70 KiB, and at this
+/// size with room to spare.
+const TWO_THREADS_BYTES: usize = 256 << 10;
 
-    // Whole keys, built once (raw lines compare their bytes in place).
-    let built = !keys.is_raw_lines() && !keys.is_copy();
-    let mut key_bytes = Vec::new();
-    let mut key_ends = Vec::new();
+/// One stretch of the input's records, split, summed, keyed and sorted on its own.
+struct Part {
+    /// Each record's bounds in the input.
+    recs: Vec<(usize, usize)>,
+    /// The sum of the records' CRCs.
+    checksum: u128,
+    /// Built keys (not collated), one after another, and where each ends; empty otherwise.
+    key_bytes: Vec<u8>,
+    key_ends: Vec<usize>,
+    /// Raw lines and collated keys: each record's key's first bytes as an integer (see
+    /// [`Keys::pre`]); empty otherwise.
+    pre: Vec<u128>,
+    /// The first record whose key cannot be built (its index here), with the reason.
+    error: Option<(usize, oxsort_format::KeyError)>,
+    /// The records' indices here, in sorted order.
+    order: Vec<usize>,
+}
+
+/// How records compare: their keys built once, or their bytes where they are, or (collated
+/// keys, whose whole images are about 7 bytes a character in en_US.UTF-8) their first bytes,
+/// the whole keys built only where those tie.
+struct Keys<'a> {
+    sk: &'a SortKey,
+    /// The bytes the records are in, from input offset `at` on.
+    data: &'a [u8],
+    at: usize,
+    recs: &'a [(usize, usize)],
+    key_bytes: &'a [u8],
+    key_ends: &'a [usize],
+    /// Each record's key's first bytes, big-endian and zero-padded (raw lines: 8 bytes;
+    /// collated keys: the [`oxsort_format::PREFIX_BYTES`] of [`SortKey::prefix`]): they order
+    /// records as their keys do until they tie.
+    pre: &'a [u128],
+    /// Whether keys are built (else records compare as they are, or all tie in copy mode).
+    built: bool,
+    /// Whether the keys are collated: built whole only on ties of `pre`.
+    collated: bool,
+}
+
+impl<'a> Keys<'a> {
+    #[inline]
+    fn rec(&self, i: usize) -> &'a [u8] {
+        &self.data[self.recs[i].0 - self.at..self.recs[i].1 - self.at]
+    }
+
+    /// Record `i`'s key as built (not collated), or its bytes compared.
+    #[inline]
+    fn key(&self, i: usize) -> &'a [u8] {
+        if self.built {
+            let start = if i == 0 { 0 } else { self.key_ends[i - 1] };
+            &self.key_bytes[start..self.key_ends[i]]
+        } else if self.sk.is_copy() {
+            &[]
+        } else {
+            self.sk.key_part(self.rec(i))
+        }
+    }
+
+    /// The order of records `i` and `j` by their keys (ties aside).
+    #[inline]
+    fn cmp(&self, i: usize, j: usize) -> std::cmp::Ordering {
+        if !self.pre.is_empty() {
+            let o = self.pre[i].cmp(&self.pre[j]);
+            if o.is_ne() {
+                return o;
+            }
+        }
+        if self.collated {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            self.sk.full_key(self.rec(i), &mut a);
+            self.sk.full_key(self.rec(j), &mut b);
+            return a.cmp(&b);
+        }
+        self.key(i).cmp(self.key(j))
+    }
+}
+
+/// Splits, sums, keys and sorts the records of `data` (whole records), the `recs` bounds
+/// offset by `at` (where `data` starts in the input).
+fn sort_part(sk: &SortKey, data: &[u8], at: usize, eol: u8) -> Part {
+    let mut recs: Vec<(usize, usize)> = Vec::with_capacity(data.len() / 64);
+    let mut from = 0;
+    for end in memchr::memchr_iter(eol, data) {
+        recs.push((at + from, at + end + 1));
+        from = end + 1;
+    }
+    let rec = |i: usize| &data[recs[i].0 - at..recs[i].1 - at];
+    let checksum = oxsort_kernels::crc32_sum((0..recs.len()).map(rec));
+    let collated = sk.collates();
+    let built = !sk.is_raw_lines() && !sk.is_copy() && !collated;
+    let (mut key_bytes, mut key_ends, mut pre, mut error) =
+        (Vec::new(), Vec::new(), Vec::new(), None);
+    let mut scratch = Vec::new();
     if built {
-        let mut scratch = Vec::new();
+        key_ends.reserve(recs.len());
         for i in 0..recs.len() {
             let before = key_bytes.len();
-            keys.append_key(rec(i), &mut key_bytes);
-            if key_bytes.len() == before {
+            sk.append_key(rec(i), &mut key_bytes);
+            if key_bytes.len() == before && error.is_none() {
                 // Nothing built: an empty key, or a record no key can be built from.
-                if let Err(source) = keys.prefix(rec(i), &mut scratch) {
-                    let (path, record) = input_record(i);
-                    return Err(EngineError::Key { path, record, source });
+                if let Err(e) = sk.prefix(rec(i), &mut scratch) {
+                    error = Some((i, e));
                 }
             }
             key_ends.push(key_bytes.len());
         }
-    }
-    let key = |i: usize| -> &[u8] {
-        if built {
-            let start = if i == 0 { 0 } else { key_ends[i - 1] };
-            &key_bytes[start..key_ends[i]]
-        } else if keys.is_copy() {
-            &[]
-        } else {
-            keys.key_part(rec(i))
+    } else if collated {
+        pre.reserve(recs.len());
+        for i in 0..recs.len() {
+            match sk.prefix(rec(i), &mut scratch) {
+                Ok(p) => pre.push(wide(&p)),
+                Err(e) => {
+                    error.get_or_insert((i, e));
+                    pre.push(0);
+                }
+            }
         }
+    } else if sk.is_raw_lines() {
+        pre = (0..recs.len()).map(|i| prefix8(sk.key_part(rec(i))) as u128).collect();
+    }
+    let mut part = Part { recs, checksum, key_bytes, key_ends, pre, error, order: Vec::new() };
+    if part.error.is_some() {
+        return part;
+    }
+    let keys = Keys {
+        sk,
+        data,
+        at,
+        recs: &part.recs,
+        key_bytes: &part.key_bytes,
+        key_ends: &part.key_ends,
+        pre: &part.pre,
+        built,
+        collated,
     };
-    let order: Vec<usize> = if keys.is_raw_lines() {
-        // Equal keys are equal records here, so their order among themselves cannot show and
-        // an unstable sort serves; each entry carries its key's first 8 bytes (big-endian,
-        // zero-padded: a prefix orders as its key does until it ties), so most comparisons
-        // are one integer comparison.
-        let mut e: Vec<(u64, usize)> = (0..recs.len()).map(|i| (prefix8(key(i)), i)).collect();
-        e.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| key(a.1).cmp(key(b.1))));
-        e.into_iter().map(|(_, i)| i).collect()
+    part.order = if !part.pre.is_empty() {
+        // Sorted by (first bytes, index): stable, most comparisons one integer comparison
+        // (raw lines: of 16-byte entries).
+        let mut order: Vec<usize> = if collated {
+            let mut e: Vec<(u128, usize)> = part.pre.iter().copied().zip(0..).collect();
+            e.sort_unstable();
+            e.into_iter().map(|(_, i)| i).collect()
+        } else {
+            let mut e: Vec<(u64, usize)> = part.pre.iter().map(|&p| p as u64).zip(0..).collect();
+            e.sort_unstable();
+            e.into_iter().map(|(_, i)| i).collect()
+        };
+        let pre = &part.pre;
+        // Runs of equal first bytes, by their whole keys (raw lines: their bytes).
+        let mut run = 0;
+        while run < order.len() {
+            let first = pre[order[run]];
+            let end = run + order[run..].iter().take_while(|&&i| pre[i] == first).count();
+            if end - run > 1 {
+                if collated {
+                    let mut whole: Vec<(Vec<u8>, usize)> = order[run..end]
+                        .iter()
+                        .map(|&i| {
+                            let mut k = Vec::new();
+                            sk.full_key(keys.rec(i), &mut k);
+                            (k, i)
+                        })
+                        .collect();
+                    whole.sort();
+                    for (slot, (_, i)) in order[run..end].iter_mut().zip(whole) {
+                        *slot = i;
+                    }
+                } else {
+                    // Equal raw lines are equal records: their order cannot show.
+                    order[run..end].sort_unstable_by(|&a, &b| keys.key(a).cmp(keys.key(b)));
+                }
+            }
+            run = end;
+        }
+        order
     } else {
-        let mut order: Vec<usize> = (0..recs.len()).collect();
+        let mut order: Vec<usize> = (0..part.recs.len()).collect();
         // Stable: records of equal keys keep their input order.
-        order.sort_by(|&a, &b| key(a).cmp(key(b)));
+        order.sort_by(|&a, &b| keys.key(a).cmp(keys.key(b)));
         order
     };
+    part
+}
+
+/// A key prefix as a big-endian integer, zero-padded.
+fn wide(p: &[u8]) -> u128 {
+    let mut b = [0u8; 16];
+    let n = p.len().min(16);
+    b[..n].copy_from_slice(&p[..n]);
+    u128::from_be_bytes(b)
+}
+
+/// Whether the sort takes a second thread for `data`: big enough to repay it, two threads
+/// asked for (or all the cores, when there are two), and a core free for it now.
+fn two_threads(cfg: &SortConfig, data: &[u8]) -> bool {
+    if data.len() < TWO_THREADS_BYTES {
+        return false;
+    }
+    let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = match cfg.pending {
+        Some((Some(n), _)) => n.min(cores()),
+        Some((None, _)) => cores(),
+        None => cfg.threads,
+    };
+    #[cfg(test)]
+    if tests::CORE_FREE.with(|c| c.get()) {
+        return cores >= 2;
+    }
+    cores >= 2 && core_free(cores)
+}
+
+/// Whether fewer threads are runnable on the machine than `cores` (the calling one counted):
+/// the fourth field of `/proc/loadavg`, `runnable/all`. On a busy machine a helper waits for
+/// a core, and the calling thread for the helper's half, longer than one thread takes.
+fn core_free(cores: usize) -> bool {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(3)?.split('/').next()?.parse::<usize>().ok())
+        .is_some_and(|runnable| runnable < cores)
+}
+
+/// Sorts the records of `data` (whole records, each ending with `eol`) into the output and
+/// verifies what was written.
+fn sort_buffer(
+    cfg: &SortConfig,
+    data: Vec<u8>,
+    eol: u8,
+    starts: &[(usize, PathBuf)],
+) -> Result<SortStats> {
+    let sk: &SortKey = &cfg.key;
+    // The halves' border: after the first record end past the middle.
+    let split = two_threads(cfg, &data)
+        .then(|| memchr::memchr(eol, &data[data.len() / 2..]).map(|e| data.len() / 2 + e + 1))
+        .flatten()
+        .filter(|&s| s < data.len());
+    let data = Arc::new(data);
+    let (a, b) = match split {
+        None => (sort_part(sk, &data, 0, eol), None),
+        Some(from) => {
+            let half = Arc::new(Half {
+                data: data.clone(),
+                key: sk.clone(),
+                from,
+                eol,
+                claimed: AtomicBool::new(false),
+                done: Mutex::new(None),
+                ready: Condvar::new(),
+            });
+            let helper = half.clone();
+            // Not joined: a helper that gets a core only after the calling thread took its
+            // half finds it claimed and ends (or ends with the process).
+            let _ = std::thread::Builder::new()
+                .name("oxsort-small".into())
+                .spawn(move || helper.run_if_unclaimed());
+            let a = sort_part(sk, &data[..from], 0, eol);
+            (a, Some(half.take()))
+        }
+    };
+    let data: &[u8] = &data;
+    let n_a = a.recs.len();
+    let (mut recs, mut key_bytes, mut key_ends) = (a.recs, a.key_bytes, a.key_ends);
+    let mut in_checksum = a.checksum;
+    let mut error = a.error;
+    let mut order = a.order;
+    let mut pre = a.pre;
+    if let Some(b) = b {
+        let shift = key_bytes.len();
+        recs.extend_from_slice(&b.recs);
+        key_bytes.extend_from_slice(&b.key_bytes);
+        key_ends.extend(b.key_ends.iter().map(|e| e + shift));
+        pre.extend_from_slice(&b.pre);
+        in_checksum += b.checksum;
+        error = error.or(b.error.map(|(i, e)| (i + n_a, e)));
+        let keys = keys_of(sk, data, &recs, &key_bytes, &key_ends, &pre);
+        order = merge(&order, &b.order, n_a, &keys);
+    }
+    if let Some((i, source)) = error {
+        // The input holding record `i` and the record's number in it (1-based).
+        let byte = recs[i].0;
+        let k = starts.partition_point(|(s, _)| *s <= byte).saturating_sub(1);
+        let first = recs.partition_point(|r| r.0 < starts[k].0);
+        let (path, record) = (starts[k].1.clone(), (i - first) as u64 + 1);
+        return Err(EngineError::Key { path, record, source });
+    }
+    let keys = keys_of(sk, data, &recs, &key_bytes, &key_ends, &pre);
+
+    // Unique: the first record of each run of equal keys (stable, so the first read).
+    let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
+    if cfg.spec.unique {
+        let mut kept: Vec<usize> = Vec::with_capacity(order.len());
+        for &i in &order {
+            match kept.last() {
+                Some(&l) if keys.cmp(l, i).is_eq() => {
+                    dropped += 1;
+                    dropped_checksum += crc32fast::hash(keys.rec(i)) as u128;
+                }
+                _ => kept.push(i),
+            }
+        }
+        order = kept;
+    }
 
     let mut out = OutSink::open(cfg)?;
-    let mut check = OrderBuilder::new(keys);
-    let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
-    let mut last: Option<usize> = None;
+    let mut check = OrderBuilder::new(sk);
     for &i in &order {
-        if cfg.spec.unique && last.is_some_and(|l| key(l) == key(i)) {
-            dropped += 1;
-            dropped_checksum += crc32fast::hash(rec(i)) as u128;
-            continue;
-        }
-        last = Some(i);
-        out.write(rec(i))?;
-        check.push(rec(i));
+        out.write(keys.rec(i))?;
+        check.push(keys.rec(i));
     }
-    let mut check = check.finish();
+    let check = check.finish();
+    let mut check = check;
     check.dropped = dropped;
     check.dropped_checksum = dropped_checksum;
     check.verify(recs.len() as u64, in_checksum, cfg.spec.unique)?;
@@ -346,7 +586,7 @@ fn sort_buffer(
         input_bytes_read: data.len() as u64,
         passes: 1,
         memory_budget: cfg.memory,
-        threads: 1,
+        threads: if split.is_some() { 2 } else { 1 },
         checksum: checksum_hex(check.checksum),
         input_checksum: checksum_hex(in_checksum),
         dropped_duplicates: dropped,
@@ -355,6 +595,84 @@ fn sort_buffer(
         notes: cfg.notes.clone(),
         ..SortStats::default()
     })
+}
+
+/// The [`Keys`] of the whole input's records.
+fn keys_of<'a>(
+    sk: &'a SortKey,
+    data: &'a [u8],
+    recs: &'a [(usize, usize)],
+    key_bytes: &'a [u8],
+    key_ends: &'a [usize],
+    pre: &'a [u128],
+) -> Keys<'a> {
+    let collated = sk.collates();
+    let built = !sk.is_raw_lines() && !sk.is_copy() && !collated;
+    Keys { sk, data, at: 0, recs, key_bytes, key_ends, pre, built, collated }
+}
+
+/// The sorted orders `a` (indices) and `b` (indices from `n_a` on: records read after all of
+/// `a`'s) merged; of equal records, `a`'s first.
+fn merge(a: &[usize], b: &[usize], n_a: usize, keys: &Keys) -> Vec<usize> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if keys.cmp(a[i], b[j] + n_a).is_le() {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j] + n_a);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend(b[j..].iter().map(|&x| x + n_a));
+    out
+}
+
+/// The second half of a two-thread sort, for whichever thread claims it first: the helper
+/// thread when it gets a core in time, else the calling thread once done with the first half
+/// (on a busy machine a new thread may wait for a core longer than the half takes).
+struct Half {
+    data: Arc<Vec<u8>>,
+    key: SortKey,
+    /// Where the half starts in `data`.
+    from: usize,
+    eol: u8,
+    claimed: AtomicBool,
+    /// The helper's result (or its panic), once it has one.
+    done: Mutex<Option<std::thread::Result<Part>>>,
+    ready: Condvar,
+}
+
+impl Half {
+    fn sort(&self) -> Part {
+        sort_part(&self.key, &self.data[self.from..], self.from, self.eol)
+    }
+
+    /// The helper thread's work: the half, unless the calling thread took it already.
+    fn run_if_unclaimed(&self) {
+        if self.claimed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let part = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.sort()));
+        *self.done.lock().unwrap_or_else(|p| p.into_inner()) = Some(part);
+        self.ready.notify_one();
+    }
+
+    /// The half sorted: here, if the helper has not started it, else the helper's.
+    fn take(&self) -> Part {
+        if !self.claimed.swap(true, Ordering::AcqRel) {
+            return self.sort();
+        }
+        let mut done = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match done.take() {
+                Some(part) => return part.unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                None => done = self.ready.wait(done).unwrap_or_else(|p| p.into_inner()),
+            }
+        }
+    }
 }
 
 /// The first 8 bytes of `key` as a big-endian integer, zero-padded.
@@ -448,6 +766,11 @@ mod tests {
     use super::*;
     use oxsort_format::{FieldType, KeyField, KeySpec, RecordLayout, SortSpec};
 
+    thread_local! {
+        /// Set: the sorts of this test thread take a core as free (see [`core_free`]).
+        pub(super) static CORE_FREE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
     /// `n` random lines of 0 to 12 bytes of a few letters (many ties), the last one without
     /// its newline.
     fn lines(seed: u64, n: usize) -> Vec<u8> {
@@ -529,6 +852,60 @@ mod tests {
             assert_eq!((&s.checksum, &s.input_checksum), (&p.checksum, &p.input_checksum));
             assert_eq!(s.dropped_duplicates, p.dropped_duplicates);
         }
+    }
+
+    #[test]
+    fn two_halves_write_what_one_thread_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        // Past the two-thread size, with many ties (few distinct short lines).
+        let text = lines(5, 60_000);
+        assert!(text.len() >= TWO_THREADS_BYTES);
+        std::fs::write(&a, &text).unwrap();
+        // The first two bytes, descending, short lines padded: ties kept in input order.
+        let mut field = KeySpec::new(vec![KeyField::bytes(0, 2, FieldType::Char, true)]).unwrap();
+        field.short_fields = oxsort_format::ShortFields::PadZeros;
+        let specs = [
+            SortSpec::with_layout(RecordLayout::LINES),
+            SortSpec { unique: true, ..SortSpec::with_layout(RecordLayout::LINES) },
+            SortSpec { key: Some(field.clone()), ..SortSpec::with_layout(RecordLayout::LINES) },
+            SortSpec {
+                key: Some(field),
+                unique: true,
+                ..SortSpec::with_layout(RecordLayout::LINES)
+            },
+        ];
+        CORE_FREE.with(|c| c.set(true));
+        for (n, spec) in specs.into_iter().enumerate() {
+            let (x, y) = (d.path().join("two.out"), d.path().join("one.out"));
+            let two = config(vec![Input::Path(a.clone())], &x, spec.clone());
+            let one = SortConfig::builder(vec![Input::Path(a.clone())], Output::Path(y.clone()))
+                .spec(spec)
+                .memory(64 << 20)
+                .threads(1)
+                .temp_dir(d.path())
+                .small_inputs(true)
+                .build()
+                .unwrap();
+            let (s2, s1) = (small(&two, 16 << 20), small(&one, 16 << 20));
+            assert_eq!((s2.threads, s1.threads), (2, 1), "spec {n}: the threads taken");
+            assert!(std::fs::read(&x).unwrap() == std::fs::read(&y).unwrap(), "spec {n}");
+            assert_eq!((&s2.checksum, s2.records_written), (&s1.checksum, s1.records_written));
+            // And the planned sort's bytes.
+            let p = d.path().join("planned.out");
+            let planned = SortConfig { output: Output::Path(p.clone()), ..one.clone() };
+            crate::sort_planned(&planned).unwrap();
+            assert!(std::fs::read(&x).unwrap() == std::fs::read(&p).unwrap(), "spec {n}: planned");
+        }
+        // Whole lines against an independent oracle.
+        let x = d.path().join("two.out");
+        small(
+            &config(vec![Input::Path(a)], &x, SortSpec::with_layout(RecordLayout::LINES)),
+            16 << 20,
+        );
+        let mut want = lines_of(&text);
+        want.sort();
+        assert!(std::fs::read(&x).unwrap() == want.concat());
     }
 
     #[test]

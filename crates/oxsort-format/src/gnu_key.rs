@@ -33,6 +33,8 @@
 //!  end of name (after a number): 0x02
 //! ```
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::columns::is_blank;
 use crate::decimal;
 
@@ -146,6 +148,20 @@ pub type PrimaryWeights = fn(char) -> Option<&'static [u8]>;
 
 static PRIMARY: std::sync::OnceLock<PrimaryWeights> = std::sync::OnceLock::new();
 
+/// The collator's first bytes (see `oxsort_locale::xfrm_start`): appends at least the first
+/// `want` bytes of the [`Collator`]'s image of a NUL-free string, or all of it, and says
+/// whether it appended all of it.
+pub type CollatorStart = fn(&[u8], &mut Vec<u8>, usize) -> bool;
+
+static COLLATOR_START: std::sync::OnceLock<CollatorStart> = std::sync::OnceLock::new();
+
+/// Installs where the first bytes of collated keys come from when primary weights alone do not
+/// reach far enough (short keys: their later levels follow within the bytes asked for). It
+/// must agree with the [`set_collator`] function. Without one, such keys are transformed whole.
+pub fn set_collator_start(f: CollatorStart) {
+    let _ = COLLATOR_START.set(f);
+}
+
 /// Installs where the collator's primary weights come from: with them, the first bytes of a
 /// collated key are built from per-character weights instead of a whole transform. Without
 /// one, every collated key is transformed whole.
@@ -176,7 +192,7 @@ pub(crate) fn encode(kind: &GnuKind, text: &[u8], out: &mut Vec<u8>, want: usize
 fn encode_plain(kind: &GnuKind, t: &[u8], out: &mut Vec<u8>, want: usize) {
     match kind.order {
         GnuOrder::Text if kind.collate && want < usize::MAX => {
-            if !collated_prefix(t, out, want) {
+            if !collated_prefix(t, out, want) && !collated_start(t, out, want) {
                 encode_text(true, t, out);
             }
         }
@@ -227,6 +243,24 @@ pub(crate) fn encode_text(collate: bool, t: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// Appends at least the first `want` bytes of [`encode_text`]`(true, t)` through the
+/// [`CollatorStart`] hook: the image of a text without NUL, stopped early where the hook
+/// stops. Returns false (appending nothing) without the hook, for empty text or text with a
+/// NUL (several pieces).
+fn collated_start(t: &[u8], out: &mut Vec<u8>, want: usize) -> bool {
+    let (Some(start), Some(_)) = (COLLATOR_START.get(), COLLATOR.get()) else {
+        return false;
+    };
+    if t.is_empty() || t.contains(&0) {
+        return false;
+    }
+    out.push(0x01);
+    if start(t, out, want.saturating_sub(1)) {
+        out.extend_from_slice(&[0x00, 0x00]);
+    }
+    true
+}
+
 /// How many characters after the last one a collated prefix uses must have primary weights
 /// too (or the text end before): a contraction reaching past the prefix's end, which would
 /// change the weights in it, holds a character without a weight (one of its pairs does not
@@ -248,7 +282,6 @@ fn collated_prefix(t: &[u8], out: &mut Vec<u8>, want: usize) -> bool {
     if want > STACK_PREFIX {
         return false;
     }
-    let ascii = ascii_weights(*weight);
     // Built on the stack: a weight of ASCII is written as 4 bytes at once, its length counted.
     let mut buf = [0u8; STACK_PREFIX + WEIGHT_ROOM];
     buf[0] = 0x01;
@@ -257,10 +290,11 @@ fn collated_prefix(t: &[u8], out: &mut Vec<u8>, want: usize) -> bool {
     let mut enough = false;
     let mut ahead = 0;
     while let Some(&b) = rest.first() {
-        let n = if b < 0x80 && ascii.len[b as usize] <= 4 {
+        let ascii = if b < 0x80 { ascii_weight(*weight, b) } else { None };
+        let n = if let Some((padded, n)) = ascii {
             if !enough {
-                buf[len..len + 4].copy_from_slice(&ascii.padded[b as usize]);
-                len += ascii.len[b as usize] as usize;
+                buf[len..len + 4].copy_from_slice(&padded);
+                len += n;
             }
             1
         } else {
@@ -300,35 +334,42 @@ const STACK_PREFIX: usize = 128;
 /// the key to the whole transform); en_US.UTF-8's are 1 to 4 bytes.
 const WEIGHT_ROOM: usize = 32;
 
-/// The primary weights of the 128 ASCII characters, asked of the installed
-/// [`PrimaryWeights`] once: the text of most keys is mostly ASCII, and an array look-up costs
-/// less than a call through the hook per character (the hook's answers are fixed once given).
-struct AsciiWeights {
-    /// Each weight, zero-padded to 4 bytes.
-    padded: [[u8; 4]; 128],
-    /// Each weight's length; [`ASK_HOOK`] for NUL, a character without a weight, or a weight
-    /// longer than 4 bytes (asked of the hook each time).
-    len: [u8; 128],
-}
+/// The primary weights of the 128 ASCII characters, each asked of the installed
+/// [`PrimaryWeights`] when first met: the text of most keys is mostly ASCII, and an array
+/// look-up costs less than a call through the hook per character (the hook's answers are fixed
+/// once given). Asked one by one, not all at once: the hook proves each character's weight
+/// against the C library's collation, at a cost that grows with the characters proven before,
+/// so a small sort pays only for the characters of its text.
+///
+/// Each slot holds [`UNASKED`], or the weight zero-padded to 4 bytes (little-endian, the
+/// low 32 bits) and its length above them; [`ASK_HOOK`] as the length for NUL, a character
+/// without a weight, or a weight longer than 4 bytes (asked of the hook each time).
+static ASCII_WEIGHTS: [AtomicU64; 128] = [const { AtomicU64::new(UNASKED) }; 128];
 
-/// [`AsciiWeights::len`] of a character the table does not hold.
-const ASK_HOOK: u8 = 0xFF;
+/// An [`ASCII_WEIGHTS`] slot not asked of the hook yet.
+const UNASKED: u64 = u64::MAX;
 
-static ASCII_WEIGHTS: std::sync::OnceLock<AsciiWeights> = std::sync::OnceLock::new();
+/// [`ASCII_WEIGHTS`]'s length of a character the table does not hold.
+const ASK_HOOK: u64 = 0xFF;
 
-/// [`ASCII_WEIGHTS`], asked of `weight` on the first call.
+/// The primary weight of ASCII byte `b`, zero-padded to 4 bytes, and its length; `None` when
+/// the hook is to be asked (see [`ASCII_WEIGHTS`]). Asks `weight` the first time.
 #[inline]
-fn ascii_weights(weight: PrimaryWeights) -> &'static AsciiWeights {
-    ASCII_WEIGHTS.get_or_init(|| {
-        let mut t = AsciiWeights { padded: [[0; 4]; 128], len: [ASK_HOOK; 128] };
-        for b in 1..128u8 {
-            if let Some(w) = weight(b as char).filter(|w| w.len() <= 4) {
-                t.padded[b as usize][..w.len()].copy_from_slice(w);
-                t.len[b as usize] = w.len() as u8;
-            }
+fn ascii_weight(weight: PrimaryWeights, b: u8) -> Option<([u8; 4], usize)> {
+    let slot = &ASCII_WEIGHTS[b as usize];
+    // Relaxed: every thread that asks the hook stores the same value.
+    let mut v = slot.load(Ordering::Relaxed);
+    if v == UNASKED {
+        v = ASK_HOOK << 32;
+        if let Some(w) = (b != 0).then(|| weight(b as char)).flatten().filter(|w| w.len() <= 4) {
+            let mut padded = [0u8; 4];
+            padded[..w.len()].copy_from_slice(w);
+            v = (w.len() as u64) << 32 | u32::from_le_bytes(padded) as u64;
         }
-        t
-    })
+        slot.store(v, Ordering::Relaxed);
+    }
+    let n = v >> 32;
+    (n != ASK_HOOK).then(|| ((v as u32).to_le_bytes(), n as usize))
 }
 
 /// The UTF-8 character at the start of `b` and its length; `None` at the end, at a NUL and

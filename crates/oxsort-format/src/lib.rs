@@ -47,8 +47,8 @@ pub use column_key::ColumnKey;
 pub use columns::{ColumnEnd, ColumnSpan};
 pub use error::{KeyError, Location, ParseError, SpecError};
 pub use gnu_key::{
-    collating, gnu_general_len, gnu_month_len, set_collator, set_month_names, set_primary_weights,
-    Collator, GnuIgnore, GnuKind, GnuOrder, PrimaryWeights,
+    collating, gnu_general_len, gnu_month_len, set_collator, set_collator_start, set_month_names,
+    set_primary_weights, Collator, CollatorStart, GnuIgnore, GnuKind, GnuOrder, PrimaryWeights,
 };
 pub use layout::{
     rdw_len, rdw_problem, RecordLayout, Records, BENCHMARK_RECORD_SIZE, MAX_RECORD_SIZE, RDW_BYTES,

@@ -145,6 +145,21 @@ pub fn xfrm(s: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// Appends at least the first `want` bytes of [`xfrm`]`(s)`, or all of it: returns whether
+/// all of it was appended. Built from the weight table, the image stops after the first of
+/// its levels that reach `want` bytes (the last level, en_US.UTF-8's position level, is the
+/// longest: about 4 bytes a character of the 7 of the whole image); glibc's images are whole.
+pub fn xfrm_start(s: &[u8], out: &mut Vec<u8>, want: usize) -> bool {
+    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+    match table::xfrm_start_from_table(&s[..end], out, want) {
+        Some(whole) => whole,
+        None => {
+            strxfrm(&s[..end], out);
+            true
+        }
+    }
+}
+
 /// Appends glibc's `strxfrm(s)` (see [`xfrm`]).
 fn strxfrm(s: &[u8], out: &mut Vec<u8>) {
     let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());

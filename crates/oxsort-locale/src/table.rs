@@ -280,10 +280,21 @@ fn primary_entry(image: &[u8], levels: usize) -> Option<Entry> {
 /// Appends the image glibc's `strxfrm` writes for the string of `entries`' characters, whose
 /// levels concatenate (see the module's diagram).
 fn build(entries: &[&Entry], shape: &[bool], out: &mut Vec<u8>) {
+    build_start(entries, shape, out, usize::MAX);
+}
+
+/// Appends the image of [`build`], or only its first levels once they hold at least `want`
+/// bytes: returns whether the image is whole.
+fn build_start(entries: &[&Entry], shape: &[bool], out: &mut Vec<u8>, want: usize) -> bool {
     let start = out.len();
     let mut level_start = start;
     for (l, &position) in shape.iter().enumerate() {
         if l > 0 {
+            if out.len() - start >= want {
+                // The levels so far are the image's first bytes: the rest starts with the
+                // level's end.
+                return false;
+            }
             out.push(LEVEL_END);
             level_start = out.len();
         }
@@ -310,6 +321,7 @@ fn build(entries: &[&Entry], shape: &[bool], out: &mut Vec<u8>) {
     if shape.len() > 1 && out.len() == level_start && out.len() - start >= 2 {
         out.pop();
     }
+    true
 }
 
 /// glibc's `utf8_encode` of a position count (1 byte below 0x80).
@@ -332,27 +344,31 @@ thread_local! {
 /// Appends `strxfrm(s)` built from the table when every character of `s` (UTF-8, no NUL) is
 /// admitted whole; returns false, appending nothing, otherwise.
 pub(crate) fn xfrm_from_table(s: &[u8], out: &mut Vec<u8>) -> bool {
-    let Some(shape) = SHAPE.get().map(|s| &**s).or_else(|| {
+    xfrm_start_from_table(s, out, usize::MAX).is_some()
+}
+
+/// Appends at least the first `want` bytes of `strxfrm(s)` (whole levels), built from the
+/// table when every character of `s` (UTF-8, no NUL) is admitted whole: `Some(whole)`, whether
+/// all of the image was appended; `None`, appending nothing, otherwise.
+pub(crate) fn xfrm_start_from_table(s: &[u8], out: &mut Vec<u8>, want: usize) -> Option<bool> {
+    let shape = SHAPE.get().map(|s| &**s).or_else(|| {
         // Not read yet: the first character's look-up reads it.
         let first = crate::next_char(s)?.0;
         entry(first)?;
         shape()
-    }) else {
-        return false;
-    };
+    })?;
     ENTRIES.with(|entries| {
         let mut entries = entries.borrow_mut();
         entries.clear();
         let mut rest = s;
         while !rest.is_empty() {
-            let Some((c, n)) = crate::next_char(rest) else { return false };
+            let (c, n) = crate::next_char(rest)?;
             match entry(c) {
                 Some(e) if e.full => entries.push(e),
-                _ => return false,
+                _ => return None,
             }
             rest = &rest[n..];
         }
-        build(&entries, shape, out);
-        true
+        Some(build_start(&entries, shape, out, want))
     })
 }

@@ -39,6 +39,7 @@ pub fn main(argv: Vec<String>) -> i32 {
     msg::set_utf8(locale.utf8);
     if locale.collate.is_some() {
         oxsort_format::set_collator(oxsort_locale::xfrm);
+        oxsort_format::set_collator_start(oxsort_locale::xfrm_start);
         oxsort_format::set_primary_weights(oxsort_locale::primary_weight);
     }
     if let Some(months) = &locale.months {
@@ -129,14 +130,7 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         check_output(out)?;
     }
     if a.debug {
-        // A private temp directory that signals remove too (SIGPIPE when the reader of the
-        // annotations goes away).
-        let dir = oxsort_io::TempDir::new(&temp_dir_of(&a)).map_err(|e| {
-            Fail::plain(format!("cannot create temporary file: {}", msg::errno_text(e.io_error())))
-        })?;
-        let sorted = dir.path().join("sorted");
-        sort(&a, &spec, eol, Output::Path(sorted.clone()))?;
-        let data = std::fs::read(&sorted).map_err(|e| Fail::io("read failed", "-", &e))?;
+        let data = sort_to_memory(&a, &spec, eol)?;
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         debug::annotate(&data, eol, &opts, locale.utf8, &mut out)
             .and_then(|()| out.flush())
@@ -161,6 +155,38 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
     };
     sort(&a, &spec, eol, output)?;
     Ok(0)
+}
+
+/// Bytes of the pipe the sorted lines of `--debug` come back through.
+const DEBUG_PIPE_BYTES: usize = 1 << 16;
+
+/// `--debug`: the sorted lines, in memory for their annotations. The sort writes them as its
+/// standard output into a pipe that a thread reads whole: no temp file, so the temp directory
+/// is looked at only when the sort itself needs one, as without `--debug` (and GNU's).
+fn sort_to_memory(a: &Args, spec: &KeySpec, eol: u8) -> Result<Vec<u8>, Fail> {
+    use std::os::fd::AsFd;
+    let fail =
+        |e: std::io::Error| Fail::plain(format!("cannot create pipe: {}", msg::errno_text(&e)));
+    let stdout = std::io::stdout().as_fd().try_clone_to_owned().map_err(fail)?;
+    let (rx, tx) = oxsort_io::sized_pipe(DEBUG_PIPE_BYTES).map_err(fail)?;
+    oxsort_locale::sys::redirect_stdout(&std::fs::File::from(tx)).map_err(fail)?;
+    let reader = std::thread::Builder::new().name("oxsort-debug".into()).spawn(move || {
+        let mut data = Vec::new();
+        std::fs::File::from(rx).read_to_end(&mut data).map(|_| data)
+    });
+    let sorted = match &reader {
+        Ok(_) => sort(a, spec, eol, Output::Stdout),
+        Err(_) => Ok(()),
+    };
+    // Standard output back: the pipe's last writer closes, and the thread reads to its end.
+    let restored = std::io::stdout()
+        .flush()
+        .and_then(|()| oxsort_locale::sys::redirect_stdout(&std::fs::File::from(stdout)));
+    // (Not restored, the pipe stays open: the thread is left to end with the process.)
+    restored.map_err(|e| Fail::io("write failed", "standard output", &e))?;
+    let data = reader.map_err(fail)?.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+    sorted?;
+    data.map_err(|e| Fail::io("read failed", "-", &e))
 }
 
 /// GNU's `check_inputs`: every named input must be readable before anything is sorted.

@@ -49,6 +49,11 @@ fn main() {
         rustc,
         flags
     );
+    // The binaries are linked at a fixed address: as a position-independent executable each
+    // start of the `sort` link applied ~39k relocations and copied ~140 pages of relocated data,
+    // 0.6 ms of a 3-line sort's 1.5 ms, where scripts call `sort` in loops. The price is that
+    // the binary's own code is not placed at a random address (its libraries, stack and heap
+    // still are).
     if env("CARGO_CFG_TARGET_OS") == "linux" && env("CARGO_CFG_TARGET_ENV") == "gnu" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }

@@ -4,7 +4,8 @@
 //! statement goes on over as many lines as it likes (a line may start or end with the comma
 //! between two operands), blanks may stand around `=` and `,`, and a statement starts where
 //! its name stands (not after `,`, `=` or `(`, and not followed by `=`). Lines whose first
-//! non-blank is `*` are comments. Every token keeps its file, line and column, so a message
+//! non-blank is `*` are comments, and so is the rest of a line from a `*` after a blank, a
+//! comma or a closing parenthesis (`32,7,  * the ZD field`). Every token keeps its file, line and column, so a message
 //! about any part of a statement points at the text as written.
 
 use super::StatementAt;
@@ -72,6 +73,11 @@ pub(super) fn tokens(text: &str, name: &str) -> Result<Vec<Token>, OpenQuote> {
             if c.is_ascii_whitespace() {
                 p += 1;
                 continue;
+            }
+            if c == b'*' && (blank_before || matches!(line[p - 1], b',' | b')')) {
+                // `66,25)*   Filler`, `32,7,  *  the ZD field`: GCSORT's remark, up to the
+                // line's end (no operand starts with `*`).
+                break;
             }
             let start = p;
             let kind = match c {

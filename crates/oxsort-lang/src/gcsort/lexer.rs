@@ -277,6 +277,13 @@ pub(super) fn dfsort_operands(operands: &[Token]) -> Vec<(String, StatementAt)> 
                 continue;
             }
         }
+        if t.is(Kind::Atom) && t.upper() == "FL" {
+            // GCSORT's `FL` is GnuCOBOL's COMP-1 or COMP-2: a float in the machine's byte
+            // order, little-endian where oxsort runs (oxsort's `LF`; DFSORT's `FL` is
+            // big-endian).
+            out.push(("LF".to_string(), t.at.clone()));
+            continue;
+        }
         out.push((t.text.clone(), t.at.clone()));
     }
     if let Some(at) = close_at_end {

@@ -616,6 +616,12 @@ impl GcsortJob {
         let mut line = st.name.text.clone();
         let mut operands = lexer::dfsort_operands(&st.operands);
         if st.upper() == "OUTFIL" {
+            // GCSORT's `OUTFIL FILES=name` is its `FNAMES=name`.
+            for i in 1..operands.len() {
+                if operands[i].0 == "=" && operands[i - 1].0.eq_ignore_ascii_case("FILES") {
+                    operands[i - 1].0 = "FNAMES".to_string();
+                }
+            }
             self.alias_fnames(&mut operands);
         }
         if !operands.is_empty() {

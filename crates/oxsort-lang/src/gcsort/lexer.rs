@@ -277,6 +277,17 @@ pub(super) fn dfsort_operands(operands: &[Token]) -> Vec<(String, StatementAt)> 
                 continue;
             }
         }
+        // GCSORT's `p,m,CH,SS,C'...'` (SS as the comparison): DFSORT's `p,m,SS,EQ,C'...'`.
+        let ch_before = out.len() >= 2
+            && out[out.len() - 1].0 == ","
+            && out[out.len() - 2].0.eq_ignore_ascii_case("CH");
+        if t.is(Kind::Atom) && t.upper() == "SS" && ch_before {
+            out.truncate(out.len() - 2);
+            out.push((t.text.clone(), t.at.clone()));
+            out.push((",".to_string(), t.at.clone()));
+            out.push(("EQ".to_string(), t.at.clone()));
+            continue;
+        }
         if t.is(Kind::Atom) && t.upper() == "FL" {
             // GCSORT's `FL` is GnuCOBOL's COMP-1 or COMP-2: a float in the machine's byte
             // order, little-endian where oxsort runs (oxsort's `LF`; DFSORT's `FL` is
@@ -327,6 +338,20 @@ mod tests {
         assert_eq!(
             cut("OUTREC FIELDS=(1,10,\n  ,20,5)"),
             vec![pair("OUTREC", "FIELDS=(1,10,20,5)")]
+        );
+    }
+
+    #[test]
+    fn remarks_ss_and_fl_read_as_gcsort_means_them() {
+        assert_eq!(
+            cut("INREC FIELDS(1,7,  * seq\n  8,5)* ch\nINCLUDE COND=(8,4,CH,SS,C'AB,CD')\n"),
+            vec![pair("INREC", "FIELDS=(1,7,8,5)"), pair("INCLUDE", "COND=(8,4,SS,EQ,C'AB,CD')")]
+        );
+        assert_eq!(cut("SORT FIELDS=(20,8,FL,D)"), vec![pair("SORT", "FIELDS=(20,8,LF,D)")]);
+        // A `*` inside a constant or a word is no remark.
+        assert_eq!(
+            cut("INCLUDE COND=(1,2,CH,EQ,C'* ')"),
+            vec![pair("INCLUDE", "COND=(1,2,CH,EQ,C'* ')")]
         );
     }
 

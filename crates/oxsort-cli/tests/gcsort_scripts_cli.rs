@@ -258,3 +258,31 @@ fn clo_cst_csl_fields_are_keys_and_conditions() {
     assert!(!want.is_empty() && want.len() < recs.concat().len());
     assert_eq!(std::fs::read(&out).unwrap(), want);
 }
+
+#[test]
+fn an_unparenthesized_files_list_splits_among_its_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let outs = [d.join("o1.dat"), d.join("o2.dat"), d.join("o3.dat"), d.join("save.dat")];
+    let take = format!(
+        "SORT FIELDS=(1,4,CH,A)\n{FILES}\
+         OUTFIL FILES=dd_o1,dd_o2,dd_o3,SPLIT, \n INCLUDE=(1,4,CH,EQ,C'CCCC')\n\
+         OUTFIL FNAMES=dd_save,SAVE\n"
+    );
+    let envs: Vec<(&str, &Path)> = ["dd_o1", "dd_o2", "dd_o3", "dd_save"]
+        .into_iter()
+        .zip(outs.iter().map(|p| p.as_path()))
+        .collect();
+    job(d, &take, &envs);
+    let mut sorted = input();
+    sorted.sort_by(|a, b| a[0..4].cmp(&b[0..4]));
+    let picked: Vec<Vec<u8>> = sorted.iter().filter(|r| &r[0..4] == b"CCCC").cloned().collect();
+    assert!(picked.len() >= 6);
+    // SPLIT: one record to each output in turn.
+    for (k, out) in outs[..3].iter().enumerate() {
+        let want: Vec<Vec<u8>> = picked.iter().skip(k).step_by(3).cloned().collect();
+        assert_eq!(records(out), want, "output {}", k + 1);
+    }
+    let rest: Vec<Vec<u8>> = sorted.iter().filter(|r| &r[0..4] != b"CCCC").cloned().collect();
+    assert_eq!(records(&outs[3]), rest);
+}

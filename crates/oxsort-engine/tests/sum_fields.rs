@@ -86,6 +86,7 @@ fn decode(f: &SumField, rec: &[u8], index: usize) -> Result<i128, KeyError> {
             }
             unreachable!("a field has a last byte")
         }
+        other => unreachable!("the tests draw BI, FI, PD and ZD fields, not {other:?}"),
     }
 }
 
@@ -97,6 +98,7 @@ fn fits(f: &SumField, v: i128) -> bool {
         SumKind::Fi => (-(1i128 << (bits - 1))..1i128 << (bits - 1)).contains(&v),
         SumKind::Pd => v.abs() < 10i128.pow(2 * f.len as u32 - 1),
         SumKind::Zd => v.abs() < 10i128.pow(f.len as u32),
+        other => unreachable!("the tests draw BI, FI, PD and ZD fields, not {other:?}"),
     }
 }
 
@@ -135,6 +137,7 @@ fn encode(f: &SumField, rec: &mut [u8], v: i128) {
             };
             out[n - 1] = sign | (out[n - 1] & 15);
         }
+        other => unreachable!("the tests draw BI, FI, PD and ZD fields, not {other:?}"),
     }
 }
 
@@ -200,6 +203,7 @@ fn random_field(rng: &mut Rng, offset: usize) -> SumField {
         SumKind::Pd => 1 + rng.below(16) as usize,
         SumKind::Zd if rng.below(4) == 0 => 17 + rng.below(15) as usize,
         SumKind::Zd => 1 + rng.below(16) as usize,
+        other => unreachable!("the tests draw BI, FI, PD and ZD fields, not {other:?}"),
     };
     SumField { offset, len, kind }
 }
@@ -212,6 +216,7 @@ fn limit(f: &SumField) -> i128 {
         SumKind::Fi => (1i128 << (bits - 1)) - 1,
         SumKind::Pd => 10i128.pow(2 * f.len as u32 - 1) - 1,
         SumKind::Zd => 10i128.pow(f.len as u32) - 1,
+        other => unreachable!("the tests draw BI, FI, PD and ZD fields, not {other:?}"),
     }
 }
 
@@ -285,6 +290,7 @@ fn write_value(rng: &mut Rng, f: &SumField, rec: &mut [u8], v: i128, ascii: bool
                 }
             };
         }
+        other => unreachable!("the tests draw BI, FI, PD and ZD fields, not {other:?}"),
     }
 }
 

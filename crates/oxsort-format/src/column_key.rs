@@ -61,7 +61,10 @@ impl ColumnKey {
                 return None;
             }
             let encoding = match f.kind {
-                FieldType::Packed | FieldType::Zoned => return None,
+                FieldType::Packed
+                | FieldType::Zoned
+                | FieldType::LeadingZoned
+                | FieldType::TrailingSign => return None,
                 FieldType::Char | FieldType::Unsigned(Endian::Big) => Encoding::Bytes,
                 FieldType::Gnu(k) if k.is_raw_text() => Encoding::Bytes,
                 FieldType::Gnu(k) if k.is_c_numeric() => Encoding::Numeric,

@@ -105,6 +105,47 @@ pub(crate) fn packed_digits(field: &[u8]) -> impl Iterator<Item = u8> + Clone + 
     field.iter().flat_map(|&b| [b >> 4, b & 0x0F]).take(n)
 }
 
+/// The sign and digits of a `CLO` field (zoned, its sign over the first digit) or a `CST`
+/// field (ASCII digits, then `+`, `-` or blank), validated; an empty field is `+0`.
+pub(crate) fn signed_digits(
+    kind: crate::FieldType,
+    field: &[u8],
+    index: usize,
+    position: usize,
+) -> Result<(bool, Vec<u8>), KeyError> {
+    let bad =
+        |i: usize| KeyError::InvalidZoned { field: index, position: position + i, byte: field[i] };
+    let Some(last) = field.len().checked_sub(1) else { return Ok((false, Vec::new())) };
+    let zoned_digit = |i: usize, b: u8| {
+        if matches!(b >> 4, 0xF | 0x3) && b & 0x0F <= 9 {
+            Ok(b & 0x0F)
+        } else {
+            Err(bad(i))
+        }
+    };
+    if kind == crate::FieldType::LeadingZoned {
+        let (negative, first) = zoned_last(field[0]).ok_or_else(|| bad(0))?;
+        let mut digits = vec![first];
+        for (i, &b) in field.iter().enumerate().skip(1) {
+            digits.push(zoned_digit(i, b)?);
+        }
+        return Ok((negative, digits));
+    }
+    let negative = match field[last] {
+        b'-' => true,
+        b'+' | b' ' => false,
+        _ => return Err(bad(last)),
+    };
+    let mut digits = Vec::with_capacity(last);
+    for (i, &b) in field[..last].iter().enumerate() {
+        if !b.is_ascii_digit() {
+            return Err(bad(i));
+        }
+        digits.push(b - b'0');
+    }
+    Ok((negative, digits))
+}
+
 /// Validates a zoned decimal field; returns (negative, value of the last digit).
 pub(crate) fn zoned_sign(
     field: &[u8],
@@ -249,6 +290,19 @@ mod tests {
         let longer = format!("1{}", "0".repeat(300));
         assert!(enc(&long) < enc(&longer));
         assert!(enc(&"9".repeat(254)) < enc(&"1".repeat(255)));
+    }
+
+    #[test]
+    fn leading_zoned_and_trailing_sign_fields() {
+        use crate::FieldType::{LeadingZoned, TrailingSign};
+        assert_eq!(signed_digits(LeadingZoned, b"r05", 1, 1), Ok((true, vec![2, 0, 5])));
+        assert_eq!(signed_digits(LeadingZoned, b"205", 1, 1), Ok((false, vec![2, 0, 5])));
+        assert_eq!(signed_digits(TrailingSign, b"042-", 1, 1), Ok((true, vec![0, 4, 2])));
+        assert_eq!(signed_digits(TrailingSign, b"042 ", 1, 1), Ok((false, vec![0, 4, 2])));
+        let bad = KeyError::InvalidZoned { field: 2, position: 11, byte: b'*' };
+        assert_eq!(signed_digits(TrailingSign, b"0*2+", 2, 10), Err(bad.clone()));
+        assert_eq!(signed_digits(LeadingZoned, b"1*", 2, 10), Err(bad));
+        assert!(signed_digits(TrailingSign, b"042x", 1, 1).is_err());
     }
 
     #[test]

@@ -75,8 +75,13 @@ impl KeySpec {
     /// Whether encoding field `i` of a record can fail.
     fn may_fail(&self, i: usize) -> bool {
         let f = &self.fields[i];
-        matches!(f.kind, FieldType::Packed | FieldType::Zoned)
-            || (matches!(f.loc, FieldLoc::Bytes { .. }) && self.short_fields == ShortFields::Error)
+        matches!(
+            f.kind,
+            FieldType::Packed
+                | FieldType::Zoned
+                | FieldType::LeadingZoned
+                | FieldType::TrailingSign
+        ) || (matches!(f.loc, FieldLoc::Bytes { .. }) && self.short_fields == ShortFields::Error)
     }
 
     fn normalize_until(
@@ -203,6 +208,10 @@ pub(crate) fn encode_field(
                 let digits = body.chain(std::iter::once(last));
                 decimal::encode(out, negative, digits, std::iter::empty());
             }
+        }
+        FieldType::LeadingZoned | FieldType::TrailingSign => {
+            let (negative, digits) = decimal::signed_digits(kind, bytes, index, position)?;
+            decimal::encode(out, negative, digits.into_iter(), std::iter::empty());
         }
         FieldType::SignedText => decimal::encode_text(out, bytes, TextSyntax::LeadingSign),
         FieldType::Decimal => decimal::encode_text(out, bytes, TextSyntax::Decimal),

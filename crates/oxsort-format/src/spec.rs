@@ -44,6 +44,12 @@ pub enum FieldType {
     /// sign zone 7) and the overpunch letters `{A-I` (positive) and `}J-R` (negative) in the
     /// last byte are all accepted.
     Zoned,
+    /// Zoned decimal with the sign over the first digit (`CLO`, `OL`; COBOL's `SIGN
+    /// LEADING`), 1 to 31 bytes; zones as [`FieldType::Zoned`]'s.
+    LeadingZoned,
+    /// Digits before a separate trailing sign byte, `+`, `-` or blank (`CST`, `TS`; COBOL's
+    /// `SIGN TRAILING SEPARATE`), 2 bytes or more.
+    TrailingSign,
     /// Numeric text with an optional leading sign (`CSF`, `FS`): blanks, then `+` or `-`, then
     /// digits; reading stops at the first other byte.
     SignedText,
@@ -75,6 +81,8 @@ impl FieldType {
             FieldType::Float(Endian::Little) => "LF",
             FieldType::Packed => "PD",
             FieldType::Zoned => "ZD",
+            FieldType::LeadingZoned => "CLO",
+            FieldType::TrailingSign => "CST",
             FieldType::SignedText => "CSF",
             FieldType::FreeUnsigned => "UFF",
             FieldType::FreeSigned => "SFF",
@@ -83,8 +91,8 @@ impl FieldType {
         }
     }
 
-    /// Parses a DFSORT format name (case-insensitive): `CH AC AQ BI FI PD ZD FL CSF FS UFF
-    /// SFF` and oxsort's `LU LI LF` (`AQ` with the identity table until an `ALTSEQ` statement
+    /// Parses a DFSORT format name (case-insensitive): `CH AC AQ BI FI PD ZD FL CSF FS CSL LS
+    /// CST TS CLO OL UFF SFF` and oxsort's `LU LI LF` (`AQ` with the identity table until an `ALTSEQ` statement
     /// gives one).
     pub fn from_dfsort(name: &str) -> Option<FieldType> {
         Some(match name.to_ascii_uppercase().as_str() {
@@ -98,7 +106,10 @@ impl FieldType {
             "LF" => FieldType::Float(Endian::Little),
             "PD" => FieldType::Packed,
             "ZD" => FieldType::Zoned,
-            "CSF" | "FS" => FieldType::SignedText,
+            "CLO" | "OL" => FieldType::LeadingZoned,
+            "CST" | "TS" => FieldType::TrailingSign,
+            // A leading separate sign reads as numeric text with its sign first.
+            "CSF" | "FS" | "CSL" | "LS" => FieldType::SignedText,
             "UFF" => FieldType::FreeUnsigned,
             "SFF" => FieldType::FreeSigned,
             _ => return None,
@@ -111,7 +122,8 @@ impl FieldType {
             FieldType::Unsigned(Endian::Little) | FieldType::Signed(_) => (1..=8).contains(&len),
             FieldType::Float(_) => len == 4 || len == 8,
             FieldType::Packed => (1..=16).contains(&len),
-            FieldType::Zoned => (1..=31).contains(&len),
+            FieldType::Zoned | FieldType::LeadingZoned => (1..=31).contains(&len),
+            FieldType::TrailingSign => len >= 2,
             _ => len >= 1,
         };
         if ok {
@@ -121,7 +133,8 @@ impl FieldType {
             FieldType::Unsigned(Endian::Little) | FieldType::Signed(_) => "1 to 8",
             FieldType::Float(_) => "4 or 8",
             FieldType::Packed => "1 to 16",
-            FieldType::Zoned => "1 to 31",
+            FieldType::Zoned | FieldType::LeadingZoned => "1 to 31",
+            FieldType::TrailingSign => "at least 2",
             _ => "at least 1",
         })
     }

@@ -770,7 +770,8 @@ struct Parser<'s> {
     parsed: Vec<(usize, usize, usize)>,
 }
 
-const FORMATS: &str = "CH, AC, AQ, BI, FI, PD, ZD, FL, CSF, FS, UFF, SFF, LU, LI, LF";
+const FORMATS: &str =
+    "CH, AC, AQ, BI, FI, PD, ZD, FL, CSF, FS, CSL, CST, CLO, UFF, SFF, LU, LI, LF";
 
 impl<'s> Parser<'s> {
     fn new(st: &'s Statement) -> Parser<'s> {

@@ -616,6 +616,13 @@ impl GcsortJob {
         let mut line = st.name.text.clone();
         let mut operands = lexer::dfsort_operands(&st.operands);
         if st.upper() == "OUTFIL" {
+            // GCSORT's `OUTFIL FILES=name` is its `FNAMES=name`.
+            for i in 1..operands.len() {
+                if operands[i].0 == "=" && operands[i - 1].0.eq_ignore_ascii_case("FILES") {
+                    operands[i - 1].0 = "FNAMES".to_string();
+                }
+            }
+            parenthesize_fnames(&mut operands);
             self.alias_fnames(&mut operands);
         }
         if !operands.is_empty() {
@@ -741,6 +748,41 @@ impl GcsortJob {
             _ => whole,
         };
         GcsortError::Statement { at, problem: e.message() }
+    }
+}
+
+/// OUTFIL operands that stand alone (no `=`): a name list of GCSORT's `FNAMES=a,b,c` ends
+/// before them.
+const OUTFIL_FLAGS: &[&str] =
+    &["SAVE", "SPLIT", "REMOVECC", "NODETAIL", "VTOF", "FTOV", "CONVERT", "VLFILL", "VLTRIM"];
+
+/// GCSORT's `FNAMES=a,b,c` (and `FILES=`), a list without parentheses up to the next
+/// operand (`a,b,c,SPLIT,INCLUDE=(...)`), in the parentheses DFSORT's `FNAMES=(a,b,c)` has.
+fn parenthesize_fnames(operands: &mut Vec<(String, StatementAt)>) {
+    let is_name = |ops: &[(String, StatementAt)], k: usize| {
+        ops.get(k).is_some_and(|(t, _)| {
+            !matches!(t.as_str(), "(" | ")" | "," | "=")
+                && !OUTFIL_FLAGS.contains(&t.to_ascii_uppercase().as_str())
+        }) && ops.get(k + 1).is_none_or(|(t, _)| t != "=")
+    };
+    let mut i = 1;
+    while i + 1 < operands.len() {
+        let fnames = operands[i].0 == "=" && operands[i - 1].0.eq_ignore_ascii_case("FNAMES");
+        if fnames && is_name(operands, i + 1) {
+            let mut last = i + 1;
+            while operands.get(last + 1).is_some_and(|(t, _)| t == ",")
+                && is_name(operands, last + 2)
+            {
+                last += 2;
+            }
+            if last > i + 1 {
+                let (open_at, close_at) = (operands[i + 1].1.clone(), operands[last].1.clone());
+                operands.insert(last + 1, (")".to_string(), close_at));
+                operands.insert(i + 1, ("(".to_string(), open_at));
+            }
+            i = last;
+        }
+        i += 1;
     }
 }
 

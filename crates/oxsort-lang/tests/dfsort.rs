@@ -105,8 +105,8 @@ fn error_messages() {
         (" SORT FIELDS=(1,10,CH)", "line 1, column 22: expected ',' after the format, found ')'"),
         (
             " SORT FIELDS=(1,10,XX,A)",
-            "line 1, column 20: expected a format (CH, AC, AQ, BI, FI, PD, ZD, FL, CSF, FS, UFF, \
-             SFF, LU, LI, LF) or an order (A or D), found 'XX'",
+            "line 1, column 20: expected a format (CH, AC, AQ, BI, FI, PD, ZD, FL, CSF, FS, CSL, \
+             CST, CLO, UFF, SFF, LU, LI, LF) or an order (A or D), found 'XX'",
         ),
         (" SORT FIELDS=(0,10,CH,A)", "line 1, column 15: position must be at least 1, found '0'"),
         (" SORT FIELDS=(1,0,CH,A)", "line 1, column 17: length must be at least 1, found '0'"),
@@ -205,7 +205,7 @@ fn error_messages() {
         (
             " INCLUDE COND=(1,3,EQ,C'ABC')",
             "line 1, column 19: expected ',' and a format (CH, AC, AQ, BI, FI, PD, ZD, FL, CSF, \
-             FS, UFF, SFF, LU, LI, LF), or FORMAT=f on the statement, found ','",
+             FS, CSL, CST, CLO, UFF, SFF, LU, LI, LF), or FORMAT=f on the statement, found ','",
         ),
         (
             " INCLUDE COND=(1,3,CH,EQ,X'ABC')",

@@ -9,7 +9,9 @@
 //! Formats: `BI` (unsigned binary, 2, 4 or 8 bytes), `FI` (signed binary, 2, 4 or 8 bytes), `PD`
 //! (packed decimal, 1 to 16 bytes), `ZD` (zoned decimal, 1 to 31 bytes), and GCSORT's `CSL` and
 //! `CST` (ASCII digits with a separate leading or trailing sign, 2 to 32 bytes) and `CLO` (zoned
-//! decimal signed over its first digit, 1 to 31 bytes). A sum that does not fit
+//! decimal signed over its first digit, 1 to 31 bytes), and `LF` (a little-endian IEEE float
+//! of 4 or 8 bytes, GCSORT's `FL`: added as `f64`, never an overflow unless a 4-byte sum
+//! leaves the `f32` range). A sum that does not fit
 //! its field is an overflow: as DFSORT does, the two records involved stay unsummed (the sum so
 //! far is written, and the record that overflowed starts a new sum) and the overflows are
 //! counted. Packed results carry sign C or D; zoned results keep the first record's zones
@@ -39,6 +41,9 @@ pub enum SumKind {
     /// `CLO` (GCSORT's): zoned decimal with its sign over the first digit instead of the last,
     /// as COBOL's `SIGN LEADING`.
     Clo,
+    /// `LF`: a little-endian IEEE float of 4 or 8 bytes (GnuCOBOL's COMP-1 or COMP-2, which
+    /// GCSORT calls `FL`).
+    Lf,
 }
 
 impl SumKind {
@@ -52,6 +57,7 @@ impl SumKind {
             "CSL" => SumKind::Csl,
             "CST" => SumKind::Cst,
             "CLO" => SumKind::Clo,
+            "LF" => SumKind::Lf,
             _ => return None,
         })
     }
@@ -63,6 +69,7 @@ impl SumKind {
             SumKind::Pd => (1..=16).contains(&len),
             SumKind::Zd | SumKind::Clo => (1..=31).contains(&len),
             SumKind::Csl | SumKind::Cst => (2..=32).contains(&len),
+            SumKind::Lf => matches!(len, 4 | 8),
         };
         if ok {
             Ok(())
@@ -72,6 +79,7 @@ impl SumKind {
                 SumKind::Pd => "1 to 16",
                 SumKind::Zd | SumKind::Clo => "1 to 31",
                 SumKind::Csl | SumKind::Cst => "2 to 32",
+                SumKind::Lf => "4 or 8",
             })
         }
     }
@@ -86,6 +94,7 @@ impl SumKind {
             SumKind::Csl => "CSL",
             SumKind::Cst => "CST",
             SumKind::Clo => "CLO",
+            SumKind::Lf => "LF",
         }
     }
 }
@@ -172,10 +181,20 @@ impl GroupSum {
             self.fields.iter().zip(self.sums.iter()).zip(self.next.iter_mut()).enumerate()
         {
             let f = &b.field;
-            let t = s + value(f, &rec[f.offset..f.offset + f.len], i + 1).map_err(sum_data)?;
-            if t < b.min || t > b.max {
-                return Ok(Added::Overflow);
-            }
+            let v = value(f, &rec[f.offset..f.offset + f.len], i + 1).map_err(sum_data)?;
+            let t = if f.kind == SumKind::Lf {
+                let t = float_of(s) + float_of(v);
+                if f.len == 4 && t.is_finite() && t.abs() > f32::MAX as f64 {
+                    return Ok(Added::Overflow);
+                }
+                float_sum(t)
+            } else {
+                let t = s + v;
+                if t < b.min || t > b.max {
+                    return Ok(Added::Overflow);
+                }
+                t
+            };
             *n = t;
         }
         std::mem::swap(&mut self.sums, &mut self.next);
@@ -353,6 +372,16 @@ fn zoned_value(b: &[u8]) -> Option<i128> {
     Some(if negative { -v } else { v })
 }
 
+/// A float sum kept among the integer sums: its `f64` bits.
+fn float_sum(v: f64) -> i128 {
+    v.to_bits() as i128
+}
+
+/// The `f64` a [`float_sum`] holds.
+fn float_of(s: i128) -> f64 {
+    f64::from_bits(s as u64)
+}
+
 /// The value of field `f` read digit by digit, validating each byte; any width.
 #[cold]
 #[inline(never)]
@@ -389,6 +418,10 @@ fn value_by_digit(f: &SumField, b: &[u8], index: usize) -> Result<i128, KeyError
             }
         }
         SumKind::Csl | SumKind::Cst => separate_sign_value(f, b, index)?,
+        SumKind::Lf => float_sum(match <[u8; 4]>::try_from(b) {
+            Ok(w) => f32::from_le_bytes(w) as f64,
+            Err(_) => b.try_into().map_or(0.0, f64::from_le_bytes),
+        }),
         SumKind::Clo => {
             // The first byte signed as a zoned field's last; the others plain zoned digits.
             let bad = |i: usize| KeyError::SumData {
@@ -460,6 +493,8 @@ fn bounds(f: &SumField) -> (i128, i128) {
             let max = 10i128.pow(f.len as u32 - 1) - 1;
             (-max, max)
         }
+        // Not used: a float sum is checked against the `f32` range only.
+        SumKind::Lf => (i128::MIN, i128::MAX),
     }
 }
 
@@ -499,6 +534,8 @@ const BCD_PAIRS: [u8; 100] = {
 /// decimal beyond the field's are dropped).
 fn store(f: &SumField, out: &mut [u8], s: i128) {
     match f.kind {
+        SumKind::Lf if f.len == 4 => out.copy_from_slice(&(float_of(s) as f32).to_le_bytes()),
+        SumKind::Lf => out.copy_from_slice(&float_of(s).to_le_bytes()),
         SumKind::Bi | SumKind::Fi => {
             let bytes = s.to_be_bytes();
             out.copy_from_slice(&bytes[16 - f.len..]);
@@ -607,6 +644,8 @@ pub fn max_digits(kind: SumKind, len: usize) -> usize {
         SumKind::Pd => 2 * len - 1,
         SumKind::Zd | SumKind::Clo => len,
         SumKind::Csl | SumKind::Cst => len - 1,
+        // The significant digits of an `f64` (a float converts to no decimal format).
+        SumKind::Lf => 17,
     }
 }
 

@@ -370,7 +370,8 @@ impl Parser<'_> {
         if edit_follows {
             return self.edit_item(offset, len, len_pos, format);
         }
-        match SumKind::from_dfsort(w) {
+        // A float (`LF`) has no digits to convert.
+        match SumKind::from_dfsort(w).filter(|k| *k != SumKind::Lf) {
             Some(from) => self.conversion(offset, len, len_pos, from),
             None => Err(self.err(&format!(
                 "expected ',' and EDIT=(pattern) or a mask M0 to M26 after a {w} field (TO= \
@@ -739,7 +740,7 @@ impl Parser<'_> {
         from: SumKind,
     ) -> Result<Item, ParseError> {
         let most = match from {
-            SumKind::Bi | SumKind::Fi => 8,
+            SumKind::Bi | SumKind::Fi | SumKind::Lf => 8,
             SumKind::Pd => 16,
             SumKind::Zd | SumKind::Clo => 31,
             SumKind::Csl | SumKind::Cst => 32,

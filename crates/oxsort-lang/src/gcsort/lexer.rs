@@ -4,7 +4,8 @@
 //! statement goes on over as many lines as it likes (a line may start or end with the comma
 //! between two operands), blanks may stand around `=` and `,`, and a statement starts where
 //! its name stands (not after `,`, `=` or `(`, and not followed by `=`). Lines whose first
-//! non-blank is `*` are comments. Every token keeps its file, line and column, so a message
+//! non-blank is `*` are comments, and so is the rest of a line from a `*` after a blank, a
+//! comma or a closing parenthesis (`32,7,  * the ZD field`). Every token keeps its file, line and column, so a message
 //! about any part of a statement points at the text as written.
 
 use super::StatementAt;
@@ -72,6 +73,11 @@ pub(super) fn tokens(text: &str, name: &str) -> Result<Vec<Token>, OpenQuote> {
             if c.is_ascii_whitespace() {
                 p += 1;
                 continue;
+            }
+            if c == b'*' && (blank_before || matches!(line[p - 1], b',' | b')')) {
+                // `66,25)*   Filler`, `32,7,  *  the ZD field`: GCSORT's remark, up to the
+                // line's end (no operand starts with `*`).
+                break;
             }
             let start = p;
             let kind = match c {
@@ -271,6 +277,24 @@ pub(super) fn dfsort_operands(operands: &[Token]) -> Vec<(String, StatementAt)> 
                 continue;
             }
         }
+        // GCSORT's `p,m,CH,SS,C'...'` (SS as the comparison): DFSORT's `p,m,SS,EQ,C'...'`.
+        let ch_before = out.len() >= 2
+            && out[out.len() - 1].0 == ","
+            && out[out.len() - 2].0.eq_ignore_ascii_case("CH");
+        if t.is(Kind::Atom) && t.upper() == "SS" && ch_before {
+            out.truncate(out.len() - 2);
+            out.push((t.text.clone(), t.at.clone()));
+            out.push((",".to_string(), t.at.clone()));
+            out.push(("EQ".to_string(), t.at.clone()));
+            continue;
+        }
+        if t.is(Kind::Atom) && t.upper() == "FL" {
+            // GCSORT's `FL` is GnuCOBOL's COMP-1 or COMP-2: a float in the machine's byte
+            // order, little-endian where oxsort runs (oxsort's `LF`; DFSORT's `FL` is
+            // big-endian).
+            out.push(("LF".to_string(), t.at.clone()));
+            continue;
+        }
         out.push((t.text.clone(), t.at.clone()));
     }
     if let Some(at) = close_at_end {
@@ -314,6 +338,20 @@ mod tests {
         assert_eq!(
             cut("OUTREC FIELDS=(1,10,\n  ,20,5)"),
             vec![pair("OUTREC", "FIELDS=(1,10,20,5)")]
+        );
+    }
+
+    #[test]
+    fn remarks_ss_and_fl_read_as_gcsort_means_them() {
+        assert_eq!(
+            cut("INREC FIELDS(1,7,  * seq\n  8,5)* ch\nINCLUDE COND=(8,4,CH,SS,C'AB,CD')\n"),
+            vec![pair("INREC", "FIELDS=(1,7,8,5)"), pair("INCLUDE", "COND=(8,4,SS,EQ,C'AB,CD')")]
+        );
+        assert_eq!(cut("SORT FIELDS=(20,8,FL,D)"), vec![pair("SORT", "FIELDS=(20,8,LF,D)")]);
+        // A `*` inside a constant or a word is no remark.
+        assert_eq!(
+            cut("INCLUDE COND=(1,2,CH,EQ,C'* ')"),
+            vec![pair("INCLUDE", "COND=(1,2,CH,EQ,C'* ')")]
         );
     }
 

@@ -286,3 +286,45 @@ fn an_unparenthesized_files_list_splits_among_its_outputs() {
     let rest: Vec<Vec<u8>> = sorted.iter().filter(|r| &r[0..4] != b"CCCC").cloned().collect();
     assert_eq!(records(&outs[3]), rest);
 }
+
+/// `SUM 13,3,BI` as GCSORT's test jobs write it: unsigned and signed binary fields of lengths
+/// DFSORT does not sum (3 bytes), added per key.
+#[test]
+fn sum_adds_three_byte_binary_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    // 10-byte records: a 4-byte name, a 3-byte unsigned BI, a 3-byte signed FI (big-endian).
+    let rec = |name: &str, bi: u32, fi: i32| {
+        let mut r = name.as_bytes().to_vec();
+        r.extend_from_slice(&bi.to_be_bytes()[1..]);
+        r.extend_from_slice(&fi.to_be_bytes()[1..]);
+        r
+    };
+    let rows: Vec<(&str, u32, i32)> = (0..30u32)
+        .map(|i| (["BBBB", "AAAA", "CCCC"][(i % 3) as usize], i * 1000 + 7, (i as i32 - 15) * 301))
+        .collect();
+    let inp = dir.path().join("in.dat");
+    std::fs::write(&inp, rows.iter().map(|&(n, b, f)| rec(n, b, f)).collect::<Vec<_>>().concat())
+        .unwrap();
+    let out = dir.path().join("out.dat");
+    let prm = dir.path().join("job.prm");
+    std::fs::write(
+        &prm,
+        "SORT FIELDS=(1,4,CH,A)\nSUM FIELDS=(5,3,BI,8,3,FI)\n\
+         USE dd_in RECORD F,10 ORG SQ\nGIVE dd_out RECORD F,10 ORG SQ\n",
+    )
+    .unwrap();
+    let o = run(oxsort()
+        .args(["gcsort", "-q", "take"])
+        .arg(&prm)
+        .env("dd_in", &inp)
+        .env("dd_out", &out));
+    assert!(o.status.success(), "gcsort: {}", stderr(&o));
+    let mut want = Vec::new();
+    for name in ["AAAA", "BBBB", "CCCC"] {
+        let group: Vec<_> = rows.iter().filter(|r| r.0 == name).collect();
+        let bi: u32 = group.iter().map(|r| r.1).sum();
+        let fi: i32 = group.iter().map(|r| r.2).sum();
+        want.extend(rec(name, bi, fi));
+    }
+    assert_eq!(std::fs::read(&out).unwrap(), want);
+}

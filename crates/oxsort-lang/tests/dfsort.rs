@@ -158,8 +158,8 @@ fn error_messages() {
             "line 1, column 18: SUM formats are BI, FI, PD and ZD, found 'CH'",
         ),
         (
-            " SUM FIELDS=(5,3,FI)",
-            "line 1, column 16: length of a FI field in SUM must be 2, 4 or 8, found '3'",
+            " SUM FIELDS=(5,9,FI)",
+            "line 1, column 16: length of a FI field in SUM must be 1 to 8, found '9'",
         ),
         (
             " OPTION EQUALS,FROB",

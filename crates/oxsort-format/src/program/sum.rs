@@ -6,7 +6,7 @@
 //!  written:  k1 | 21                       k2 | 1
 //! ```
 //!
-//! Formats: `BI` (unsigned binary, 2, 4 or 8 bytes), `FI` (signed binary, 2, 4 or 8 bytes), `PD`
+//! Formats: `BI` (unsigned binary, 1 to 8 bytes), `FI` (signed binary, 1 to 8 bytes), `PD`
 //! (packed decimal, 1 to 16 bytes), `ZD` (zoned decimal, 1 to 31 bytes), and GCSORT's `CSL` and
 //! `CST` (ASCII digits with a separate leading or trailing sign, 2 to 32 bytes) and `CLO` (zoned
 //! decimal signed over its first digit, 1 to 31 bytes), and `LF` (a little-endian IEEE float
@@ -62,10 +62,12 @@ impl SumKind {
         })
     }
 
-    /// The lengths DFSORT allows, in words, or `Ok` for `len`.
+    /// The lengths allowed, in words, or `Ok` for `len`. `BI` and `FI` take any length up to a
+    /// doubleword, as GCSORT does (its test jobs sum 3-byte `BI` fields); DFSORT itself asks for
+    /// 2, 4 or 8, and a door does not refuse what another door runs.
     pub fn allowed_lengths(self, len: usize) -> Result<(), &'static str> {
         let ok = match self {
-            SumKind::Bi | SumKind::Fi => matches!(len, 2 | 4 | 8),
+            SumKind::Bi | SumKind::Fi => (1..=8).contains(&len),
             SumKind::Pd => (1..=16).contains(&len),
             SumKind::Zd | SumKind::Clo => (1..=31).contains(&len),
             SumKind::Csl | SumKind::Cst => (2..=32).contains(&len),
@@ -75,7 +77,7 @@ impl SumKind {
             Ok(())
         } else {
             Err(match self {
-                SumKind::Bi | SumKind::Fi => "2, 4 or 8",
+                SumKind::Bi | SumKind::Fi => "1 to 8",
                 SumKind::Pd => "1 to 16",
                 SumKind::Zd | SumKind::Clo => "1 to 31",
                 SumKind::Csl | SumKind::Cst => "2 to 32",

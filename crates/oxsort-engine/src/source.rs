@@ -232,10 +232,7 @@ impl ChunkSource {
 
     /// Whether every input left is one whose pages are mapped, not read (see `Feed`).
     fn all_mapped(&self) -> bool {
-        self.mapping
-            && matches!(self.layout, RecordLayout::Fixed(_))
-            && self.chunk_bytes % oxsort_io::tuning::PAGE_SIZE == 0
-            && oxsort_io::mapped::enabled(&self.io)
+        self.maps_pieces()
             && self.start % oxsort_io::tuning::PAGE_SIZE as u64 == 0
             && self.windows.is_none()
             && self.pending.iter().all(|(i, l)| match (i, l) {
@@ -244,6 +241,16 @@ impl ChunkSource {
                 }
                 _ => false,
             })
+    }
+
+    /// Whether this sort's inputs may be mapped at all: fixed records (a chunk is then a piece
+    /// as it is) in chunks of whole pages, mapping neither turned off nor refused for an input
+    /// that is also an output.
+    fn maps_pieces(&self) -> bool {
+        self.mapping
+            && matches!(self.layout, RecordLayout::Fixed(_))
+            && self.chunk_bytes % oxsort_io::tuning::PAGE_SIZE == 0
+            && oxsort_io::mapped::enabled(&self.io)
     }
 
     /// The input is read: stops the helper threads and frees every buffer kept for reuse
@@ -337,10 +344,7 @@ impl ChunkSource {
         self.sniffed = false;
         // Fixed records on tmpfs, in chunks of whole pages: mapped, not copied into fresh
         // memory (a chunk is then exactly a piece, which becomes the chunk as it is).
-        let map = self.mapping
-            && matches!(self.layout, RecordLayout::Fixed(_))
-            && self.chunk_bytes % oxsort_io::tuning::PAGE_SIZE == 0
-            && oxsort_io::mapped::mappable(&file, start..end, &self.io);
+        let map = self.maps_pieces() && oxsort_io::mapped::mappable(&file, start..end, &self.io);
         let mut reader = if map {
             Feed::Mapped(oxsort_io::MappedReader::new(file, start..end, self.chunk_bytes))
         } else {

@@ -104,6 +104,7 @@ impl MappedReader {
     /// in pieces of `transfer` bytes (rounded up to a page).
     pub fn new(file: Arc<DirectFile>, range: Range<u64>, transfer: usize) -> Self {
         guard();
+        name_input(file.path());
         MappedReader {
             file,
             next: range.start,
@@ -149,7 +150,6 @@ impl MappedReader {
                 }));
             }
         };
-        name_input(self.file.path());
         // Bring the pages in (no copy): the workers then find them mapped. Advice only; a
         // kernel without it leaves the faults to the workers.
         // SAFETY: the range is the mapping just made.

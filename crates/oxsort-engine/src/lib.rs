@@ -248,6 +248,8 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     source.planned(&plan.inputs.iter().map(|i| i.bytes).collect::<Vec<_>>());
     if source::an_input_is_an_output(cfg) {
         source.never_map();
+    } else if plan.input_mapped {
+        source.map_files_on_disk();
     }
     // A line longer than a chunk grows it, up to what a load of the budget holds.
     source.longest_record(usize::try_from(g.arena_bytes).unwrap_or(usize::MAX));

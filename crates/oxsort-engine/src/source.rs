@@ -103,6 +103,8 @@ pub(crate) struct ChunkSource {
     limit: Option<crate::window::Limit>,
     /// Whether inputs in memory already (tmpfs) may be mapped instead of read (see `Feed`).
     mapping: bool,
+    /// Whether regular files on disk are mapped too (a one-pass sort: see `Feed`).
+    map_disk: bool,
 }
 
 impl ChunkSource {
@@ -141,6 +143,7 @@ impl ChunkSource {
             windows: None,
             limit: None,
             mapping: true,
+            map_disk: false,
         }
     }
 
@@ -155,6 +158,13 @@ impl ChunkSource {
     /// Reads every input, mapping none (an input that is also the output).
     pub(crate) fn never_map(&mut self) {
         self.mapping = false;
+    }
+
+    /// Maps regular files on disk too, not only tmpfs files: the plan holds every record at
+    /// once (one pass), so the pages mapped are the memory the records would have been read
+    /// into, filled by the device rather than zeroed by the process.
+    pub(crate) fn map_files_on_disk(&mut self) {
+        self.map_disk = true;
     }
 
     /// Applies `limit` to every chunk read from now on.
@@ -237,7 +247,9 @@ impl ChunkSource {
             && self.windows.is_none()
             && self.pending.iter().all(|(i, l)| match (i, l) {
                 (Input::Path(p), Length::Bytes(n)) => {
-                    oxsort_io::mapped::on_tmpfs(p) && oxsort_io::mapped::worth_mapping(*n)
+                    (oxsort_io::mapped::on_tmpfs(p)
+                        || self.map_disk && oxsort_io::mapped::regular_file(p))
+                        && oxsort_io::mapped::worth_mapping(*n)
                 }
                 _ => false,
             })
@@ -342,9 +354,11 @@ impl ChunkSource {
             planned,
         });
         self.sniffed = false;
-        // Fixed records on tmpfs, in chunks of whole pages: mapped, not copied into fresh
-        // memory (a chunk is then exactly a piece, which becomes the chunk as it is).
-        let map = self.maps_pieces() && oxsort_io::mapped::mappable(&file, start..end, &self.io);
+        // Fixed records on tmpfs (or any regular file, in one pass), in chunks of whole pages:
+        // mapped, not copied into fresh memory (a chunk is then exactly a piece, which becomes
+        // the chunk as it is).
+        let map = self.maps_pieces()
+            && oxsort_io::mapped::mappable(&file, start..end, &self.io, self.map_disk);
         let mut reader = if map {
             Feed::Mapped(oxsort_io::MappedReader::new(file, start..end, self.chunk_bytes))
         } else {

@@ -147,6 +147,54 @@ fn other_record_sizes_and_key_positions() {
 }
 
 #[test]
+fn a_one_pass_sort_maps_regular_files_and_reads_an_input_that_is_the_output() {
+    let _serial = oxsort_testkit::serial();
+    let mut rng = Rng::new(seed());
+    let root = tempfile::tempdir().unwrap();
+    // 128-byte records in chunks of 32: a chunk is one 4 KiB page, so inputs may be mapped;
+    // lengths that end inside a page.
+    let parts: Vec<Vec<u8>> = [777usize, 1, 1000, 33]
+        .iter()
+        .map(|&n| make_records(Pattern::Random, n, 128, &mut rng))
+        .collect();
+    let mut inputs = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let path = root.path().join(format!("in{i}.dat"));
+        std::fs::write(&path, p).unwrap();
+        inputs.push(Input::Path(path));
+    }
+    let want = oracle_sort(&parts.concat(), 128, 0, 10);
+    let mk = |inputs: Vec<Input>, out: &Path, memory: u64| {
+        SortConfig::builder(inputs, Output::Path(out.to_path_buf()))
+            .spec(SortSpec::with_layout(RecordLayout::Fixed(128)))
+            .memory(memory)
+            .chunk_records_log2(5)
+            .build()
+            .unwrap()
+    };
+    let out = root.path().join("out.dat");
+    let one = mk(inputs.clone(), &out, 64 << 20);
+    let p = plan(&one).unwrap();
+    assert!(matches!(p.passes, Passes::One) && p.input_mapped, "{p:?}");
+    assert!(p.to_text().contains("mapped"), "{}", p.to_text());
+    sort(&one).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), want);
+    // Two passes read their loads (the buffers are reused from load to load).
+    let two = mk(inputs.clone(), &out, tiny());
+    let p = plan(&two).unwrap();
+    assert!(matches!(p.passes, Passes::Two { .. }) && !p.input_mapped, "{p:?}");
+    sort(&two).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), want);
+    // Written in place over an input: that input is read, never mapped.
+    let target = root.path().join("in0.dat");
+    let in_place = mk(inputs, &target, 64 << 20);
+    assert!(!plan(&in_place).unwrap().input_mapped);
+    sort(&in_place).unwrap();
+    assert_eq!(std::fs::read(&target).unwrap(), want);
+    assert_clean(&[root.path()]);
+}
+
+#[test]
 fn plan_reports_passes_and_refuses_what_cannot_work() {
     let _serial = oxsort_testkit::serial();
     let root = tempfile::tempdir().unwrap();

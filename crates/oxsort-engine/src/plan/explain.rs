@@ -60,6 +60,13 @@ impl Plan {
         match &self.passes {
             Passes::One => {
                 let _ = writeln!(s, "  passes       one: the input fits in memory");
+                if self.input_mapped {
+                    let _ = writeln!(
+                        s,
+                        "  input read   mapped: its pages come from the page cache, read ahead, \
+                         not copied into memory of the sort's own"
+                    );
+                }
             }
             Passes::Stream { load_chunks } => {
                 let per_load = match self.record_size {

@@ -117,6 +117,9 @@ pub struct Plan {
     pub merge: MergeSizing,
     /// One pass or two.
     pub passes: Passes,
+    /// Whether the inputs' pages are mapped rather than read into memory of the sort's own:
+    /// one pass over regular files of fixed records (see `oxsort_io::mapped`).
+    pub input_mapped: bool,
     /// Memory the input phase (read, run formation, one-pass output) uses at most: with an
     /// input of known size, what that input can fill ([`Geometry::input_memory_for`]), else the
     /// whole of [`Geometry::input_memory`].
@@ -254,6 +257,10 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
     // takes: the records read and their entries.
     let fits = fixed_size.is_some() && total.is_some() && chunks <= g.arena_chunks;
     let one_pass_load = chunks * g.chunk_cost();
+    // One pass over regular files of fixed records maps them: the records are pages of the
+    // page cache, filled by the device, and only their entries are memory of the sort's own.
+    let maps = total.is_some_and(|t| maps_inputs(cfg, &g, t));
+    let one_pass_mapped = if maps { chunks * g.chunk_alloc as u64 } else { 0 };
     // What each shape would cost; two passes are taken over one that fits when they are
     // estimated faster (memory the process must touch fresh can cost more than a second pass).
     let estimates = total.zip(read_size).map(|(bytes, r)| {
@@ -264,7 +271,7 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
             bytes,
             bytes / r as u64,
             cfg.threads,
-            fits.then_some(one_pass_load),
+            fits.then_some(cost::Load { memory: one_pass_load, mapped: one_pass_mapped }),
             two_memory,
         )
     });
@@ -416,6 +423,7 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
         records: total.zip(read_size).map(|(t, r)| t / r as u64),
         record_size: fixed_size,
         layout: cfg.key.input_layout().describe(),
+        input_mapped: maps && matches!(passes, Passes::One),
         memory: cfg.memory,
         threads: cfg.threads,
         geometry: g,
@@ -445,6 +453,25 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
 }
 
 /// One line per `OUTFIL` output: what its statement does, and the file it goes to.
+/// Whether a one-pass sort of these inputs (`total` bytes) maps them rather than reads them:
+/// every input a regular file of fixed records read whole from its start in chunks of whole
+/// pages, none of them also an output, mapping allowed, and no hugetlb pool with room for
+/// them (memory of its own costs no more there). What `ChunkSource` then does input by input.
+fn maps_inputs(cfg: &SortConfig, g: &Geometry, total: u64) -> bool {
+    matches!(cfg.key.input_layout(), oxsort_format::RecordLayout::Fixed(_))
+        && g.chunk_bytes % oxsort_io::tuning::PAGE_SIZE == 0
+        && cfg.spec.skiprec.is_none()
+        && cfg.spec.stopaft.is_none()
+        && !cfg.resume
+        && oxsort_io::mapped::enabled(&cfg.io)
+        && oxsort_io::mapped::worth_mapping(total)
+        && cfg.inputs.iter().all(|i| match i {
+            Input::Path(p) => oxsort_io::mapped::regular_file(p),
+            _ => false,
+        })
+        && !crate::source::an_input_is_an_output(cfg)
+}
+
 fn outfil_lines(cfg: &SortConfig) -> Vec<String> {
     let Some(p) = cfg.key.outfil() else { return Vec::new() };
     let outputs = oxsort_format::Outfil::outputs(&cfg.spec.outfil, p);
@@ -592,6 +619,7 @@ mod tests {
             },
             merge,
             passes: Passes::Two { runs: 3, run_chunks: 10, schedule: merge.schedule(3) },
+            input_mapped: false,
             memory_input_phase: 0,
             memory_merge_phase: 0,
             temp,

@@ -418,7 +418,16 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     stats.warnings = std::mem::take(&mut source.warnings);
     drop(source);
 
-    check.verify(in_records, in_checksum, cfg.spec.unique)?;
+    check.verify(in_records, in_checksum, cfg.spec.unique).map_err(|e| match e {
+        // A mapped input is read twice from its pages (its keys, then its records for the
+        // output): the likely cause of a checksum that differs is a file written meanwhile.
+        EngineError::Verify(why) if plan.input_mapped && why.contains("checksum") => {
+            EngineError::Verify(format!(
+                "{why}: was an input written to while it was sorted?"
+            ))
+        }
+        e => e,
+    })?;
     // A cancel that came while the last records were written still stops the commit: a
     // caller feeding the sort through a stream cancels it to say the stream is not whole.
     reporter.check()?;

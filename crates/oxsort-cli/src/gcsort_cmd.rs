@@ -132,7 +132,8 @@ fn run(argv: Vec<String>) -> Result<i32> {
         }
         Some(GcsortOrg::Variable(max)) => keys.rdw = Some(max),
     }
-    req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
+    req.spec =
+        keys.spec_source(Some(ControlText::gcsort(job.name.clone(), job.control.clone())))?;
     oxsort_io::cleanup::install_signal_handlers();
     let code = crate::sort_cmd::run_job(req, &keys, &report)?;
     run.finish()?;

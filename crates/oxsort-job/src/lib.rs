@@ -99,12 +99,20 @@ pub struct ControlText {
     pub name: String,
     /// The statements (or a JCL step holding them).
     pub text: String,
+    /// Whether they run by GCSORT's rules where GCSORT's differ from DFSORT's (`oxsort
+    /// gcsort`'s statements; see `oxsort_lang::gcsort_rules`).
+    pub gcsort: bool,
 }
 
 impl ControlText {
-    /// Statements `text` named `name`.
+    /// Statements `text` named `name`, run by DFSORT's rules.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> ControlText {
-        ControlText { name: name.into(), text: text.into() }
+        ControlText { name: name.into(), text: text.into(), gcsort: false }
+    }
+
+    /// Statements `text` named `name`, run by GCSORT's rules.
+    pub fn gcsort(name: impl Into<String>, text: impl Into<String>) -> ControlText {
+        ControlText { gcsort: true, ..ControlText::new(name, text) }
     }
 }
 

@@ -26,6 +26,9 @@ use std::path::{Path, PathBuf};
 use oxsort_format::{Location, ParseError, MAX_RECORD_SIZE, RDW_BYTES};
 
 mod lexer;
+mod rules;
+
+pub use rules::gcsort_rules;
 
 use lexer::{Kind, Statement, Token};
 

@@ -32,11 +32,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
-use oxsort_job::{ControlText, GcsortRun, JobRequest};
+use oxsort_job::{
+    ControlText, GcsortJoinSide, GcsortOp, GcsortReport, GcsortRun, GcsortTotals, JobRequest,
+};
 use oxsort_lang::{GcsortFile, GcsortFiles, GcsortOrg};
 
 use crate::keys_args::KeyArgs;
-use crate::sort_cmd::Report;
+use crate::sort_cmd::{Outcome, Report};
 
 /// GCSORT's exit status for a job that did not run.
 const GCSORT_ERROR: i32 = 16;
@@ -58,9 +60,11 @@ pub fn main(argv: Vec<String>) -> i32 {
 /// Runs `oxsort gcsort`; returns the exit status.
 fn run(argv: Vec<String>) -> Result<i32> {
     let mut req = JobRequest::new(Vec::new(), PathBuf::from(oxsort_job::STD));
+    // GCSORT's report goes to standard output, in its layout; oxsort's closing report is off.
     let mut report =
-        Report { quiet: false, stats: None, summary: None, timeline: None, progress: false };
-    let test_only = environment(&mut req, &mut report)?;
+        Report { quiet: true, stats: None, summary: None, timeline: None, progress: false };
+    let (test_only, level) = environment(&mut req, &mut report)?;
+    let mut silent = false;
     let mut rest = argv.as_slice();
     loop {
         match rest {
@@ -81,7 +85,7 @@ fn run(argv: Vec<String>) -> Result<i32> {
                 rest = tail;
             }
             [flag, tail @ ..] if flag == "--quiet" || flag == "-q" => {
-                report.quiet = true;
+                silent = true;
                 rest = tail;
             }
             [flag, tail @ ..] if flag.starts_with("-f") => {
@@ -118,6 +122,24 @@ fn run(argv: Vec<String>) -> Result<i32> {
         eprintln!("oxsort gcsort: the statements are correct; nothing was run (GCSORT_TESTCMD=1)");
         return Ok(0);
     }
+    let gcsort_report = GcsortReport {
+        level,
+        version: format!("oxsort {}", env!("CARGO_PKG_VERSION")),
+        take: match rest {
+            [take, file, ..] if take.eq_ignore_ascii_case("TAKE") => Some(file.clone()),
+            _ => None,
+        },
+        op: operation(&control),
+    };
+    // Standard output is the GIVE file's when it is "-": the report goes to stderr then.
+    let to_stderr = job.give.as_ref().is_some_and(|g| oxsort_job::is_std(&g.path));
+    let say = |text: &str| match (silent, to_stderr) {
+        (true, _) => {}
+        (false, true) => eprint!("{text}"),
+        (false, false) => print!("{text}"),
+    };
+    say(&gcsort_report.header());
+    let start = std::time::SystemTime::now();
     let run = GcsortRun::new(&mut req, &job)?;
     for w in &run.warnings {
         eprintln!("oxsort gcsort: warning: {w}");
@@ -135,8 +157,11 @@ fn run(argv: Vec<String>) -> Result<i32> {
     req.spec =
         keys.spec_source(Some(ControlText::gcsort(job.name.clone(), job.control.clone())))?;
     oxsort_io::cleanup::install_signal_handlers();
-    let code = crate::sort_cmd::run_job(req, &keys, &report)?;
+    let (code, outcome) = crate::sort_cmd::run_job_outcome(req, &keys, &report)?;
     run.finish()?;
+    if let Some(o) = outcome {
+        say(&gcsort_report.closing(&totals(&o, &control, start)));
+    }
     // GCSORT's warning status, as DFSORT's: the job ran, with a warning on stderr.
     Ok(if code == 0 && !run.warnings.is_empty() { GCSORT_WARNING } else { code })
 }
@@ -208,10 +233,48 @@ fn threads_option(flag: &str) -> Result<Option<usize>> {
     }
 }
 
+/// What the job does, as GCSORT's report names it.
+fn operation(c: &oxsort_lang::Control) -> GcsortOp {
+    if c.join.is_some() {
+        GcsortOp::Join
+    } else if c.copy {
+        GcsortOp::Copy
+    } else if c.merge {
+        GcsortOp::Merge
+    } else {
+        GcsortOp::Sort
+    }
+}
+
+/// The totals of GCSORT's report from what the job did.
+fn totals(o: &Outcome, c: &oxsort_lang::Control, start: std::time::SystemTime) -> GcsortTotals {
+    let s = &o.stats;
+    let join = o.join.map(|j| {
+        let side =
+            |read: u64, sorted: bool| GcsortJoinSide { read, sorted: (!sorted).then_some(read) };
+        let spec = c.join.as_ref();
+        [
+            side(j.f1, spec.is_some_and(|x| x.f1.sorted)),
+            side(j.f2, spec.is_some_and(|x| x.f2.sorted)),
+        ]
+    });
+    GcsortTotals {
+        read: s.records + s.skipped_records,
+        to_sort: s.records.saturating_sub(s.dropped_by_filter),
+        written: s.records_written,
+        join,
+        memory: s.memory_budget,
+        phases: s.phases.iter().map(|p| std::time::Duration::from_secs_f64(p.elapsed_s)).collect(),
+        start,
+        end: std::time::SystemTime::now(),
+    }
+}
+
 /// GCSORT's environment variables: `GCSORT_MEMSIZE`, `GCSORT_PATHTMP`, `GCSORT_STATISTICS`
-/// (0: no closing report, 1: the closing report, 2: the statistics too) and
-/// `GCSORT_TESTCMD` (1: check the statements, run nothing); returns whether to run nothing.
-fn environment(req: &mut JobRequest, report: &mut Report) -> Result<bool> {
+/// (0 or unset: GCSORT's report, 1: the operation too, 2: the steps and memory too, and
+/// oxsort's statistics on stderr) and `GCSORT_TESTCMD` (1: check the statements, run
+/// nothing); returns whether to run nothing, and the statistics level.
+fn environment(req: &mut JobRequest, report: &mut Report) -> Result<(bool, u8)> {
     let var = |name: &str| std::env::var(name).ok().map(|v| v.trim().to_string());
     let var = |name: &str| var(name).filter(|v| !v.is_empty());
     if let Some(v) = var("GCSORT_MEMSIZE") {
@@ -221,15 +284,18 @@ fn environment(req: &mut JobRequest, report: &mut Report) -> Result<bool> {
     if let Some(v) = var("GCSORT_PATHTMP") {
         req.resources.temp_dirs.push(PathBuf::from(v));
     }
-    match var("GCSORT_STATISTICS").as_deref() {
-        None | Some("1") => {}
-        Some("0") => report.quiet = true,
-        Some("2") => report.stats = Some(crate::sort_cmd::StatsFormat::Text),
+    let level = match var("GCSORT_STATISTICS").as_deref() {
+        None | Some("0") => 0,
+        Some("1") => 1,
+        Some("2") => {
+            report.stats = Some(crate::sort_cmd::StatsFormat::Text);
+            2
+        }
         Some(v) => bail!("GCSORT_STATISTICS={v}: expected 0, 1 or 2"),
-    }
+    };
     match var("GCSORT_TESTCMD").as_deref() {
-        None | Some("0") => Ok(false),
-        Some("1") => Ok(true),
+        None | Some("0") => Ok((false, level)),
+        Some("1") => Ok((true, level)),
         Some(v) => bail!("GCSORT_TESTCMD={v}: expected 0 or 1"),
     }
 }

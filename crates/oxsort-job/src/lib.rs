@@ -50,6 +50,7 @@ mod datasets;
 pub mod dd;
 mod error;
 mod gcsort;
+mod gcsort_report;
 mod join_direct;
 pub mod joinkeys;
 pub mod line_sequential;
@@ -67,6 +68,7 @@ use oxsort_io::IoOptions;
 pub use datasets::{resolve, spec_of};
 pub use error::{Concepts, DataSetError, DoorError, JobError, LengthSource, Words};
 pub use gcsort::{GcsortFilesError, GcsortRun};
+pub use gcsort_report::{GcsortJoinSide, GcsortOp, GcsortReport, GcsortTotals};
 pub use joinkeys::JoinFiles;
 pub use joinkeys::{JoinCounts, JoinExplain, JoinJob, JoinOutcome};
 

@@ -20,11 +20,13 @@
 //! as `SORTJNF1` and `SORTJNF2`, line sequential `RECORD F,n` files staged as `n`-byte
 //! records). GCSORT's options `-fsign=ASCII`, `-fcolseq=NATIVE|ASCII` and `-mt[=N]` are read,
 //! and its environment variables `GCSORT_MEMSIZE` (memory), `GCSORT_PATHTMP` (temp
-//! directory), `GCSORT_STATISTICS` (0: quiet, 1: the closing report, 2: statistics too) and
+//! directory), `GCSORT_STATISTICS` (GCSORT's report on stdout: unset or 0, 1 with the
+//! operation, 2 with the steps and memory; see `oxsort_job::GcsortReport`) and
 //! `GCSORT_TESTCMD` (1: check only); oxsort's own `--memory SIZE`, `--temp-dir DIR`,
 //! `--threads N` and `--quiet` may come before the statements. The exit status is GCSORT's:
 //! 0 when the job ran, 4 when it ran with a warning, 16 when it did not (the message says
-//! why). A link named `gcsort` runs this command.
+//! why). A link named `gcsort` runs this command. The control statements run by GCSORT's rules
+//! where they differ from DFSORT's (`ControlText::gcsort`: FINDREP as GCSORT runs it).
 //!
 //! The statements are read by `oxsort_lang::parse_gcsort`; this door reads the arguments and
 //! TAKE files, resolves names, and prints.

@@ -31,7 +31,8 @@
 //! the bytes after a match move left (blanks fill the end) or right; bytes moved past the
 //! record's end must be blanks unless `OVERRUN=TRUNC` (else the record is an error). With
 //! `SHIFT=NO` the `OUT` constant overlays the record from the match, padded with blanks to the
-//! `IN` constant's length, and nothing moves.
+//! `IN` constant's length, and nothing moves. That is DFSORT's rule; a `FINDREP` whose
+//! [`FindRepRule`] is `Gcsort` (`oxsort gcsort`'s) runs by GCSORT's instead.
 
 use std::sync::Arc;
 
@@ -776,11 +777,13 @@ impl ReformatProgram {
                 return Ok(());
             }
             Step::FindRep(f) => {
-                let done = match f.rule {
-                    FindRepRule::Dfsort => findrep(f, cur, spare),
-                    FindRepRule::Gcsort => crate::program::findrep_gcsort::apply(f, cur, spare),
-                };
-                done.map_err(|()| KeyError::FindRepOverrun { statement: stage.name() })?;
+                let statement = stage.name();
+                match f.rule {
+                    FindRepRule::Dfsort => findrep(f, cur, spare)
+                        .map_err(|()| KeyError::FindRepOverrun { statement })?,
+                    FindRepRule::Gcsort => crate::program::findrep_gcsort::apply(f, cur, spare)
+                        .map_err(|()| KeyError::GcsortFindRepOverrun { statement })?,
+                }
                 std::mem::swap(cur, spare);
             }
         }

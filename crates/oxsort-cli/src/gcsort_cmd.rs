@@ -34,13 +34,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
-use oxsort_job::{
-    ControlText, GcsortJoinSide, GcsortOp, GcsortReport, GcsortRun, GcsortTotals, JobRequest,
-};
+use oxsort_job::{ControlText, GcsortOp, GcsortReport, GcsortRun, GcsortTotals, JobRequest};
 use oxsort_lang::{GcsortFile, GcsortFiles, GcsortOrg};
 
 use crate::keys_args::KeyArgs;
-use crate::sort_cmd::{Outcome, Report};
+use crate::sort_cmd::Report;
 
 /// GCSORT's exit status for a job that did not run.
 const GCSORT_ERROR: i32 = 16;
@@ -131,7 +129,7 @@ fn run(argv: Vec<String>) -> Result<i32> {
             [take, file, ..] if take.eq_ignore_ascii_case("TAKE") => Some(file.clone()),
             _ => None,
         },
-        op: operation(&control),
+        op: GcsortOp::of(&control),
     };
     // Standard output is the GIVE file's when it is "-": the report goes to stderr then.
     let to_stderr = job.give.as_ref().is_some_and(|g| oxsort_job::is_std(&g.path));
@@ -162,7 +160,8 @@ fn run(argv: Vec<String>) -> Result<i32> {
     let (code, outcome) = crate::sort_cmd::run_job_outcome(req, &keys, &report)?;
     run.finish()?;
     if let Some(o) = outcome {
-        say(&gcsort_report.closing(&totals(&o, &control, start)));
+        let totals = GcsortTotals::new(&o.stats, o.join, &control, start);
+        say(&gcsort_report.closing(&totals));
     }
     // GCSORT's warning status, as DFSORT's: the job ran, with a warning on stderr.
     Ok(if code == 0 && !run.warnings.is_empty() { GCSORT_WARNING } else { code })
@@ -232,43 +231,6 @@ fn threads_option(flag: &str) -> Result<Option<usize>> {
             _ => bail!("gcsort option {flag}: expected -mt or -mt=N with N at least 1"),
         },
         None => bail!("gcsort option {flag} is not supported (-mt and -mt=N are)"),
-    }
-}
-
-/// What the job does, as GCSORT's report names it.
-fn operation(c: &oxsort_lang::Control) -> GcsortOp {
-    if c.join.is_some() {
-        GcsortOp::Join
-    } else if c.copy {
-        GcsortOp::Copy
-    } else if c.merge {
-        GcsortOp::Merge
-    } else {
-        GcsortOp::Sort
-    }
-}
-
-/// The totals of GCSORT's report from what the job did.
-fn totals(o: &Outcome, c: &oxsort_lang::Control, start: std::time::SystemTime) -> GcsortTotals {
-    let s = &o.stats;
-    let join = o.join.map(|j| {
-        let side =
-            |read: u64, sorted: bool| GcsortJoinSide { read, sorted: (!sorted).then_some(read) };
-        let spec = c.join.as_ref();
-        [
-            side(j.f1, spec.is_some_and(|x| x.f1.sorted)),
-            side(j.f2, spec.is_some_and(|x| x.f2.sorted)),
-        ]
-    });
-    GcsortTotals {
-        read: s.records + s.skipped_records,
-        to_sort: s.records.saturating_sub(s.dropped_by_filter),
-        written: s.records_written,
-        join,
-        memory: s.memory_budget,
-        phases: s.phases.iter().map(|p| std::time::Duration::from_secs_f64(p.elapsed_s)).collect(),
-        start,
-        end: std::time::SystemTime::now(),
     }
 }
 

@@ -57,6 +57,19 @@ pub enum GcsortOp {
 }
 
 impl GcsortOp {
+    /// What the job of `control` does.
+    pub fn of(control: &oxsort_lang::Control) -> GcsortOp {
+        if control.join.is_some() {
+            GcsortOp::Join
+        } else if control.copy {
+            GcsortOp::Copy
+        } else if control.merge {
+            GcsortOp::Merge
+        } else {
+            GcsortOp::Sort
+        }
+    }
+
     /// The name in `Operation  : ...`.
     fn upper(self) -> &'static str {
         match self {
@@ -119,6 +132,38 @@ pub struct GcsortTotals {
     pub start: SystemTime,
     /// When the job ended.
     pub end: SystemTime,
+}
+
+impl GcsortTotals {
+    /// The totals of a job of `control` that started at `start` and ends now, from its
+    /// statistics (a JOINKEYS job's main task's) and a JOINKEYS job's counts.
+    pub fn new(
+        stats: &oxsort_engine::SortStats,
+        join: Option<crate::joinkeys::JoinCounts>,
+        control: &oxsort_lang::Control,
+        start: SystemTime,
+    ) -> GcsortTotals {
+        let spec = control.join.as_ref();
+        let side =
+            |read: u64, sorted: bool| GcsortJoinSide { read, sorted: (!sorted).then_some(read) };
+        let join = join.map(|j| {
+            [
+                side(j.f1, spec.is_some_and(|x| x.f1.sorted)),
+                side(j.f2, spec.is_some_and(|x| x.f2.sorted)),
+            ]
+        });
+        GcsortTotals {
+            // GCSORT counts the records SKIPREC passes over as read.
+            read: stats.records + stats.skipped_records,
+            to_sort: stats.records.saturating_sub(stats.dropped_by_filter),
+            written: stats.records_written,
+            join,
+            memory: stats.memory_budget,
+            phases: stats.phases.iter().map(|p| Duration::from_secs_f64(p.elapsed_s)).collect(),
+            start,
+            end: SystemTime::now(),
+        }
+    }
 }
 
 impl GcsortReport {

@@ -139,8 +139,31 @@ fn run(argv: Vec<String>) -> Result<i32> {
         (false, false) => print!("{text}"),
     };
     say(&gcsort_report.header());
+    match execute(req, &job, &report, &control) {
+        Ok((code, warned, totals)) => {
+            if let Some(t) = totals {
+                say(&gcsort_report.closing(&t));
+            }
+            // GCSORT's warning status, as DFSORT's: the job ran, with a warning on stderr.
+            Ok(if code == 0 && warned { GCSORT_WARNING } else { code })
+        }
+        Err(e) => {
+            say(&gcsort_report.failed());
+            Err(e)
+        }
+    }
+}
+
+/// Runs the job of `job` in `req`: its exit status, whether it warned, and the totals of
+/// GCSORT's report.
+fn execute(
+    mut req: JobRequest,
+    job: &oxsort_lang::GcsortJob,
+    report: &Report,
+    control: &oxsort_lang::Control,
+) -> Result<(i32, bool, Option<GcsortTotals>)> {
     let start = std::time::SystemTime::now();
-    let run = GcsortRun::new(&mut req, &job)?;
+    let run = GcsortRun::new(&mut req, job)?;
     for w in &run.warnings {
         eprintln!("oxsort gcsort: warning: {w}");
     }
@@ -157,14 +180,10 @@ fn run(argv: Vec<String>) -> Result<i32> {
     req.spec =
         keys.spec_source(Some(ControlText::gcsort(job.name.clone(), job.control.clone())))?;
     oxsort_io::cleanup::install_signal_handlers();
-    let (code, outcome) = crate::sort_cmd::run_job_outcome(req, &keys, &report)?;
+    let (code, outcome) = crate::sort_cmd::run_job_outcome(req, &keys, report)?;
     run.finish()?;
-    if let Some(o) = outcome {
-        let totals = GcsortTotals::new(&o.stats, o.join, &control, start);
-        say(&gcsort_report.closing(&totals));
-    }
-    // GCSORT's warning status, as DFSORT's: the job ran, with a warning on stderr.
-    Ok(if code == 0 && !run.warnings.is_empty() { GCSORT_WARNING } else { code })
+    let totals = outcome.map(|o| GcsortTotals::new(&o.stats, o.join, control, start));
+    Ok((code, !run.warnings.is_empty(), totals))
 }
 
 /// File names as GCSORT reads them, TAKE files from disk.

@@ -82,6 +82,7 @@ fn findrep_overrun_stops_the_job_unless_trunc() {
     let (o, out) = copy_fixed(d, &["ab        "], "FINDREP=(IN=C'a',OUT=C'xyz')");
     assert_eq!(o.status.code(), Some(ERROR), "{}", stderr(&o));
     assert!(stderr(&o).contains("OVERRUN=TRUNC cuts the record"), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("\nGCSORT - Copy KO\n\n"));
     assert!(out.is_none(), "no output under the GIVE name");
     // OVERRUN=TRUNC: 'xyzb' and the blanks, cut at 10 bytes; MAXLEN does not lengthen it.
     assert_eq!(

@@ -26,7 +26,7 @@
 //!  End      : Thu Nov 26 19:30:01 2026
 //!  Elapsed  Time 00hh 00mm 01ss 000ms
 //!  (blank line)
-//!  GCSORT - Sort OK
+//!  GCSORT - Sort OK                                               (a failed job: Sort KO)
 //!  (blank line)
 //! ```
 //!
@@ -225,6 +225,13 @@ impl GcsortReport {
         );
         s += &format!("GCSORT - {} OK\n\n", self.op.title());
         s
+    }
+}
+
+impl GcsortReport {
+    /// The closing line of a job that did not run to its end (its message is on stderr).
+    pub fn failed(&self) -> String {
+        format!("GCSORT - {} KO\n\n", self.op.title())
     }
 }
 

@@ -218,14 +218,18 @@ pub struct FindRep {
 }
 
 /// Whose rules a `FINDREP` runs by: DFSORT's (the default) or GCSORT's, which differ in
-/// `STARTPOS`, `SHIFT`, `OVERRUN`, `MAXLEN` and the order of `IN` lists (see
-/// [`crate::program::findrep_gcsort`]).
+/// `STARTPOS`, `SHIFT`, `OVERRUN`, `DO`, `MAXLEN` and the order of `IN` lists.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum FindRepRule {
     /// DFSORT's, as this module's overview says.
     #[default]
     Dfsort,
-    /// GCSORT's, as `oxsort gcsort` runs its jobs.
+    /// GCSORT's, as `oxsort gcsort` runs its jobs: `STARTPOS=p` is a 0-based offset and
+    /// `ENDPOS` the last byte searched; `IN` lists and `INOUT` pairs apply last written first,
+    /// each over the range as the one before left it; `SHIFT=YES` overlays a shorter `OUT`
+    /// (nothing moves), `SHIFT=NO` closes the range up with binary zeros; `OVERRUN=ERROR`
+    /// stops the job when the pair applied last has a longer `OUT` and replaced something;
+    /// `DO` bounds a count carried across the pairs; the record keeps its length.
     Gcsort,
 }
 

@@ -267,15 +267,20 @@ fn environment(req: &mut JobRequest, report: &mut Report) -> Result<(bool, u8)> 
     if let Some(v) = var("GCSORT_PATHTMP") {
         req.resources.temp_dirs.push(PathBuf::from(v));
     }
-    let level = match var("GCSORT_STATISTICS").as_deref() {
-        None | Some("0") => 0,
-        Some("1") => 1,
-        Some("2") => {
-            report.stats = Some(crate::sort_cmd::StatsFormat::Text);
-            2
+    // GCSORT takes 1 for a level it does not know (the level only changes what is printed).
+    let level = match var("GCSORT_STATISTICS").map(|v| (GcsortReport::level_of(&v), v)) {
+        None => 0,
+        Some((Ok(n), _)) => n,
+        Some((Err(n), v)) => {
+            eprintln!(
+                "oxsort gcsort: warning: GCSORT_STATISTICS={v}: expected 0, 1 or 2; {n} is used"
+            );
+            n
         }
-        Some(v) => bail!("GCSORT_STATISTICS={v}: expected 0, 1 or 2"),
     };
+    if level == 2 {
+        report.stats = Some(crate::sort_cmd::StatsFormat::Text);
+    }
     match var("GCSORT_TESTCMD").as_deref() {
         None | Some("0") => Ok((false, level)),
         Some("1") => Ok((true, level)),

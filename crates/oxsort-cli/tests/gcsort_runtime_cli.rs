@@ -215,6 +215,12 @@ fn the_report_on_standard_output_in_gcsorts_layout() {
     assert_eq!(layout(&String::from_utf8_lossy(&o.stdout)), want);
     assert!(stderr(&o).contains("oxsort statistics: 5 records"), "{}", stderr(&o));
 
+    // A level GCSORT does not know: a warning, and level 1 (as GCSORT forces).
+    let o = take_run(Some("7"));
+    let want: Vec<String> = [&head[..], &take, &op, &totals, &times, &ok].concat();
+    assert_eq!(layout(&String::from_utf8_lossy(&o.stdout)), want);
+    assert!(stderr(&o).contains("GCSORT_STATISTICS=7: expected 0, 1 or 2; 1 is used"));
+
     // -q: nothing printed.
     let o = run(oxsort().current_dir(d).args(["gcsort", "-q", "TAKE", "job.prm"]));
     assert!(o.status.success() && o.stdout.is_empty(), "{}", stderr(&o));

@@ -229,6 +229,23 @@ impl GcsortReport {
 }
 
 impl GcsortReport {
+    /// The level a `GCSORT_STATISTICS` value asks for, read as GCSORT reads it (C's `atol`:
+    /// the number the text starts with, 0 for none); `Err(1)` for a level GCSORT does not know,
+    /// for which it warns and takes 1.
+    pub fn level_of(value: &str) -> Result<u8, u8> {
+        let t = value.trim_start();
+        let digits_at = usize::from(t.starts_with(['+', '-']));
+        let end =
+            t[digits_at..].find(|c: char| !c.is_ascii_digit()).map_or(t.len(), |e| e + digits_at);
+        match t[..end].parse::<i64>() {
+            Ok(n @ 0..=2) => Ok(n as u8),
+            Ok(_) => Err(1),
+            // No digits: atol gives 0; more digits than fit: a level GCSORT does not know.
+            Err(_) if end == digits_at => Ok(0),
+            Err(_) => Err(1),
+        }
+    }
+
     /// The closing line of a job that did not run to its end (its message is on stderr).
     pub fn failed(&self) -> String {
         format!("GCSORT - {} KO\n\n", self.op.title())
@@ -283,6 +300,16 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statistics_levels_read_as_atol() {
+        assert_eq!(GcsortReport::level_of("2"), Ok(2));
+        assert_eq!(GcsortReport::level_of(" 1x"), Ok(1));
+        assert_eq!(GcsortReport::level_of("abc"), Ok(0));
+        assert_eq!(GcsortReport::level_of("3"), Err(1));
+        assert_eq!(GcsortReport::level_of("-1"), Err(1));
+        assert_eq!(GcsortReport::level_of("99999999999999999999999"), Err(1));
+    }
 
     #[test]
     fn asctime_matches_c() {

@@ -15,7 +15,7 @@
 //!  ...
 //!  ====================================================================   the totals, always
 //!   Total Records Number       : 5
-//!   Total Records Write Sort   : 4
+//!   Total Records Write Sort   : 0                                   (0: sorted in memory)
 //!   Total Records Write Output : 4
 //!  ====================================================================
 //!  (blank line)                                                   2
@@ -118,7 +118,9 @@ pub struct GcsortReport {
 pub struct GcsortTotals {
     /// Records read (a sort's, copy's or merge's).
     pub read: u64,
-    /// Records given to the sort (after INCLUDE or OMIT).
+    /// Records the sort wrote to temporary files: GCSORT counts a sort's records (after
+    /// INCLUDE or OMIT) when it spills them to temporary files, and none otherwise (a sort in
+    /// memory, a copy, a merge).
     pub to_sort: u64,
     /// Records written to the GIVE file.
     pub written: u64,
@@ -155,7 +157,11 @@ impl GcsortTotals {
         GcsortTotals {
             // GCSORT counts the records SKIPREC passes over as read.
             read: stats.records + stats.skipped_records,
-            to_sort: stats.records.saturating_sub(stats.dropped_by_filter),
+            to_sort: if GcsortOp::of(control) == GcsortOp::Sort && stats.bytes_spilled > 0 {
+                stats.records.saturating_sub(stats.dropped_by_filter)
+            } else {
+                0
+            },
             written: stats.records_written,
             join,
             memory: stats.memory_budget,
@@ -300,6 +306,28 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn records_written_to_sort_count_only_when_a_sort_spills() {
+        let control = |text: &str| oxsort_lang::parse_control(text).unwrap();
+        let stats = oxsort_engine::SortStats {
+            records: 10,
+            dropped_by_filter: 3,
+            records_written: 7,
+            ..Default::default()
+        };
+        let sort = control(" SORT FIELDS=(1,1,CH,A)\n");
+        let t = GcsortTotals::new(&stats, None, &sort, UNIX_EPOCH);
+        assert_eq!((t.read, t.to_sort, t.written), (10, 0, 7), "in memory");
+        let spilled = oxsort_engine::SortStats { bytes_spilled: 700, ..stats.clone() };
+        let t = GcsortTotals::new(&spilled, None, &sort, UNIX_EPOCH);
+        assert_eq!((t.read, t.to_sort, t.written), (10, 7, 7), "through temporary files");
+        let t = GcsortTotals::new(&spilled, None, &control(" OPTION COPY\n"), UNIX_EPOCH);
+        assert_eq!(t.to_sort, 0, "a copy");
+        let skipped = oxsort_engine::SortStats { skipped_records: 2, ..stats };
+        let t = GcsortTotals::new(&skipped, None, &sort, UNIX_EPOCH);
+        assert_eq!(t.read, 12, "SKIPREC's records count as read");
+    }
 
     #[test]
     fn statistics_levels_read_as_atol() {

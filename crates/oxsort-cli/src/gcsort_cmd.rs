@@ -130,6 +130,7 @@ fn run(argv: Vec<String>) -> Result<i32> {
             _ => None,
         },
         op: GcsortOp::of(&control),
+        statements: oxsort_job::statements_echo(&job, &control),
     };
     // Standard output is the GIVE file's when it is "-": the report goes to stderr then.
     let to_stderr = job.give.as_ref().is_some_and(|g| oxsort_job::is_std(&g.path));

@@ -198,8 +198,18 @@ fn the_report_on_standard_output_in_gcsorts_layout() {
         assert_eq!(stderr(&o), "", "GCSORT writes nothing on stderr");
     }
 
-    // 1: the operation too.
-    let op = ["Operation  : SORT", "", &rule].map(String::from);
+    // 1: the operation and the echo of the files and fields too.
+    let op = [
+        "Operation  : SORT",
+        "",
+        "INPUT FILE :",
+        "\tin.txt FIXED (4,4) LS",
+        "OUTPUT FILE :",
+        "\tout.txt FIXED (4,4) LS",
+        "SORT FIELDS : (1,1,CH,A)",
+        &rule,
+    ]
+    .map(String::from);
     let o = take_run(Some("1"));
     let want: Vec<String> = [&head[..], &take, &op, &totals, &times, &ok].concat();
     assert_eq!(layout(&String::from_utf8_lossy(&o.stdout)), want);

@@ -10,6 +10,9 @@
 //!  ========================================================
 //!  Operation  : SORT                                              GCSORT_STATISTICS=1 or 2
 //!  (blank line)
+//!  INPUT FILE :                                                    (see statements_echo)
+//!      in.txt FIXED (80,80) LS                                  (a tab before each file)
+//!  ...
 //!  ========================================================
 //!  Before  job_loadFiles      - Thu Nov 26 19:30:00 2026          2, a sort
 //!  ...
@@ -111,6 +114,77 @@ pub struct GcsortReport {
     pub take: Option<String>,
     /// What the job does.
     pub op: GcsortOp,
+    /// GCSORT's echo of the statements under `Operation` ([`statements_echo`]).
+    pub statements: String,
+}
+
+/// GCSORT's echo of a job's statements with `GCSORT_STATISTICS` 1 or 2 (its `job_print`): the
+/// USE and GIVE files (name as written, `FIXED` or `VARIABLE`, the lengths, `ORG`), the sort or
+/// merge fields, `FIELDS = COPY`, `SKIPREC`, `STOPAFT`, `SUM FIELDS = NONE` and `OPTION
+/// VLSCMP VLSHRT`, then a rule. A JOINKEYS job's is empty. (GCSORT also echoes conditions,
+/// INREC, OUTREC, SUM fields and OUTFIL groups in forms of its own; oxsort does not.)
+pub fn statements_echo(job: &oxsort_lang::GcsortJob, control: &oxsort_lang::Control) -> String {
+    if job.join {
+        return String::new();
+    }
+    let file = |f: &oxsort_lang::GcsortFile| {
+        let (org, record) = &f.written;
+        let parts: Vec<&str> = record.split(',').collect();
+        let (form, min, max) = match parts.as_slice() {
+            ["F", n] => ("FIXED", *n, *n),
+            [_, min, max] => ("VARIABLE", *min, *max),
+            _ => ("UNKNOWN", "0", "0"),
+        };
+        format!("\t{} {form} ({min},{max}) {org}\n", f.name)
+    };
+    let mut s = String::from("INPUT FILE :\n");
+    s.extend(job.uses.iter().map(file));
+    if let Some(give) = &job.give {
+        s += "OUTPUT FILE :\n";
+        s += &file(give);
+    }
+    if let (Some(key), false) = (&control.key, control.copy) {
+        let fields: Vec<String> = key
+            .fields
+            .iter()
+            .filter_map(|f| match f.loc {
+                oxsort_format::FieldLoc::Bytes { offset, len } => {
+                    // GCSORT's FL is oxsort's LF (the machine's byte order).
+                    let kind = match f.kind.name() {
+                        "LF" => "FL",
+                        k => k,
+                    };
+                    Some(format!(
+                        "{},{len},{kind},{}",
+                        offset + 1,
+                        if f.descending { "D" } else { "A" }
+                    ))
+                }
+                _ => None,
+            })
+            .collect();
+        let verb = if control.merge { "MERGE" } else { "SORT" };
+        s += &format!("{verb} FIELDS : ({})\n", fields.join(","));
+    }
+    if control.copy {
+        s += "FIELDS = COPY \n";
+    }
+    if let Some(n) = control.skiprec {
+        s += &format!("SKIPREC = {n}\n");
+    }
+    if let Some(n) = control.stopaft {
+        s += &format!("STOPAFT = {n}\n");
+    }
+    if control.sum_none {
+        s += "SUM FIELDS = NONE\n";
+    }
+    if control.vlscmp || control.vlshrt {
+        s += "OPTION ";
+        s += if control.vlscmp { " VLSCMP" } else { "" };
+        s += if control.vlshrt { " VLSHRT" } else { "" };
+        s += "\n";
+    }
+    s
 }
 
 /// What the job did, for the totals.
@@ -183,6 +257,7 @@ impl GcsortReport {
         if self.level > 0 {
             s += &format!("Operation  : {}\n\n", self.op.upper());
             if self.op != GcsortOp::Join {
+                s += &self.statements;
                 s += &format!("{RULE}\n");
             }
         }
@@ -307,6 +382,41 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
 
+    /// Names stand for themselves; there are no TAKE files.
+    struct Names;
+
+    impl oxsort_lang::GcsortFiles for Names {
+        fn path(&self, name: &str) -> std::path::PathBuf {
+            name.into()
+        }
+        fn read(&mut self, _: &std::path::Path) -> std::io::Result<String> {
+            Err(std::io::ErrorKind::NotFound.into())
+        }
+    }
+
+    fn echo(text: &str) -> String {
+        let job = oxsort_lang::parse_gcsort(text, "job", &mut Names).unwrap();
+        statements_echo(&job, &oxsort_lang::parse_control(&job.control).unwrap())
+    }
+
+    #[test]
+    fn the_echo_gives_files_fields_and_options() {
+        assert_eq!(
+            echo(
+                "MERGE FIELDS=(5,4,FL,D,1,2,CH,A) USE a ORG SQ RECORD V,10,300 \
+                 USE b ORG LSF RECORD F,20 GIVE c ORG SQ RECORD F,20 SUM FIELDS=NONE \
+                 OPTION SKIPREC=2,STOPAFT=9,VLSCMP"
+            ),
+            "INPUT FILE :\n\ta VARIABLE (10,300) SQ\n\tb FIXED (20,20) LSF\n\
+             OUTPUT FILE :\n\tc FIXED (20,20) SQ\nMERGE FIELDS : (5,4,FL,D,1,2,CH,A)\n\
+             SKIPREC = 2\nSTOPAFT = 9\nSUM FIELDS = NONE\nOPTION  VLSCMP\n"
+        );
+        assert_eq!(
+            echo("SORT FIELDS=COPY USE a ORG LS RECORD F,5 GIVE b ORG LS RECORD F,5"),
+            "INPUT FILE :\n\ta FIXED (5,5) LS\nOUTPUT FILE :\n\tb FIXED (5,5) LS\nFIELDS = COPY \n"
+        );
+    }
+
     #[test]
     fn records_written_to_sort_count_only_when_a_sort_spills() {
         let control = |text: &str| oxsort_lang::parse_control(text).unwrap();
@@ -373,6 +483,7 @@ mod tests {
             version: "oxsort 9".into(),
             take: Some("job.prm".into()),
             op: GcsortOp::Sort,
+            statements: String::new(),
         };
         let want =
             format!("\n{RULE}\nGCSORT Version oxsort 9\n{RULE}\nTAKE file name\njob.prm\n{RULE}\n");
@@ -388,10 +499,18 @@ mod tests {
 
     #[test]
     fn statistics_add_the_operation_the_steps_and_the_memory() {
-        let r = GcsortReport { level: 2, version: "v".into(), take: None, op: GcsortOp::Sort };
+        let r = GcsortReport {
+            level: 2,
+            version: "v".into(),
+            take: None,
+            op: GcsortOp::Sort,
+            statements: "INPUT FILE :\n".into(),
+        };
         assert_eq!(
             r.header(),
-            format!("\n{RULE}\nGCSORT Version v\n{RULE}\nOperation  : SORT\n\n{RULE}\n")
+            format!(
+                "\n{RULE}\nGCSORT Version v\n{RULE}\nOperation  : SORT\n\nINPUT FILE :\n{RULE}\n"
+            )
         );
         let c = r.closing(&totals());
         let lines: Vec<&str> = c.lines().collect();
@@ -406,7 +525,13 @@ mod tests {
 
     #[test]
     fn a_join_gives_each_unsorted_side() {
-        let r = GcsortReport { level: 1, version: "v".into(), take: None, op: GcsortOp::Join };
+        let r = GcsortReport {
+            level: 1,
+            version: "v".into(),
+            take: None,
+            op: GcsortOp::Join,
+            statements: String::new(),
+        };
         assert_eq!(
             r.header(),
             format!("\n{RULE}\nGCSORT Version v\n{RULE}\nOperation  : JOIN\n\n")

@@ -68,7 +68,7 @@ use oxsort_io::IoOptions;
 pub use datasets::{resolve, spec_of};
 pub use error::{Concepts, DataSetError, DoorError, JobError, LengthSource, Words};
 pub use gcsort::{GcsortFilesError, GcsortRun};
-pub use gcsort_report::{GcsortJoinSide, GcsortOp, GcsortReport, GcsortTotals};
+pub use gcsort_report::{statements_echo, GcsortJoinSide, GcsortOp, GcsortReport, GcsortTotals};
 pub use joinkeys::JoinFiles;
 pub use joinkeys::{JoinCounts, JoinExplain, JoinJob, JoinOutcome};
 

@@ -20,11 +20,13 @@
 //! as `SORTJNF1` and `SORTJNF2`, line sequential `RECORD F,n` files staged as `n`-byte
 //! records). GCSORT's options `-fsign=ASCII`, `-fcolseq=NATIVE|ASCII` and `-mt[=N]` are read,
 //! and its environment variables `GCSORT_MEMSIZE` (memory), `GCSORT_PATHTMP` (temp
-//! directory), `GCSORT_STATISTICS` (0: quiet, 1: the closing report, 2: statistics too) and
+//! directory), `GCSORT_STATISTICS` (GCSORT's report on stdout: unset or 0, 1 with the
+//! operation, 2 with the steps and memory; see `oxsort_job::GcsortReport`) and
 //! `GCSORT_TESTCMD` (1: check only); oxsort's own `--memory SIZE`, `--temp-dir DIR`,
 //! `--threads N` and `--quiet` may come before the statements. The exit status is GCSORT's:
 //! 0 when the job ran, 4 when it ran with a warning, 16 when it did not (the message says
-//! why). A link named `gcsort` runs this command.
+//! why). A link named `gcsort` runs this command. The control statements run by GCSORT's rules
+//! where they differ from DFSORT's (`ControlText::gcsort`: FINDREP as GCSORT runs it).
 //!
 //! The statements are read by `oxsort_lang::parse_gcsort`; this door reads the arguments and
 //! TAKE files, resolves names, and prints.
@@ -32,7 +34,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
-use oxsort_job::{ControlText, GcsortRun, JobRequest};
+use oxsort_job::{ControlText, GcsortOp, GcsortReport, GcsortRun, GcsortTotals, JobRequest};
 use oxsort_lang::{GcsortFile, GcsortFiles, GcsortOrg};
 
 use crate::keys_args::KeyArgs;
@@ -58,9 +60,11 @@ pub fn main(argv: Vec<String>) -> i32 {
 /// Runs `oxsort gcsort`; returns the exit status.
 fn run(argv: Vec<String>) -> Result<i32> {
     let mut req = JobRequest::new(Vec::new(), PathBuf::from(oxsort_job::STD));
+    // GCSORT's report goes to standard output, in its layout; oxsort's closing report is off.
     let mut report =
-        Report { quiet: false, stats: None, summary: None, timeline: None, progress: false };
-    let test_only = environment(&mut req, &mut report)?;
+        Report { quiet: true, stats: None, summary: None, timeline: None, progress: false };
+    let (test_only, level) = environment(&mut req, &mut report)?;
+    let mut silent = false;
     let mut rest = argv.as_slice();
     loop {
         match rest {
@@ -81,7 +85,7 @@ fn run(argv: Vec<String>) -> Result<i32> {
                 rest = tail;
             }
             [flag, tail @ ..] if flag == "--quiet" || flag == "-q" => {
-                report.quiet = true;
+                silent = true;
                 rest = tail;
             }
             [flag, tail @ ..] if flag.starts_with("-f") => {
@@ -118,7 +122,49 @@ fn run(argv: Vec<String>) -> Result<i32> {
         eprintln!("oxsort gcsort: the statements are correct; nothing was run (GCSORT_TESTCMD=1)");
         return Ok(0);
     }
-    let run = GcsortRun::new(&mut req, &job)?;
+    let gcsort_report = GcsortReport {
+        level,
+        version: format!("oxsort {}", env!("CARGO_PKG_VERSION")),
+        take: match rest {
+            [take, file, ..] if take.eq_ignore_ascii_case("TAKE") => Some(file.clone()),
+            _ => None,
+        },
+        op: GcsortOp::of(&control),
+        statements: oxsort_job::statements_echo(&job, &control),
+    };
+    // Standard output is the GIVE file's when it is "-": the report goes to stderr then.
+    let to_stderr = job.give.as_ref().is_some_and(|g| oxsort_job::is_std(&g.path));
+    let say = |text: &str| match (silent, to_stderr) {
+        (true, _) => {}
+        (false, true) => eprint!("{text}"),
+        (false, false) => print!("{text}"),
+    };
+    say(&gcsort_report.header());
+    match execute(req, &job, &report, &control) {
+        Ok((code, warned, totals)) => {
+            if let Some(t) = totals {
+                say(&gcsort_report.closing(&t));
+            }
+            // GCSORT's warning status, as DFSORT's: the job ran, with a warning on stderr.
+            Ok(if code == 0 && warned { GCSORT_WARNING } else { code })
+        }
+        Err(e) => {
+            say(&gcsort_report.failed());
+            Err(e)
+        }
+    }
+}
+
+/// Runs the job of `job` in `req`: its exit status, whether it warned, and the totals of
+/// GCSORT's report.
+fn execute(
+    mut req: JobRequest,
+    job: &oxsort_lang::GcsortJob,
+    report: &Report,
+    control: &oxsort_lang::Control,
+) -> Result<(i32, bool, Option<GcsortTotals>)> {
+    let start = std::time::SystemTime::now();
+    let run = GcsortRun::new(&mut req, job)?;
     for w in &run.warnings {
         eprintln!("oxsort gcsort: warning: {w}");
     }
@@ -132,12 +178,13 @@ fn run(argv: Vec<String>) -> Result<i32> {
         }
         Some(GcsortOrg::Variable(max)) => keys.rdw = Some(max),
     }
-    req.spec = keys.spec_source(Some(ControlText::new(job.name.clone(), job.control.clone())))?;
+    req.spec =
+        keys.spec_source(Some(ControlText::gcsort(job.name.clone(), job.control.clone())))?;
     oxsort_io::cleanup::install_signal_handlers();
-    let code = crate::sort_cmd::run_job(req, &keys, &report)?;
+    let (code, outcome) = crate::sort_cmd::run_job_outcome(req, &keys, report)?;
     run.finish()?;
-    // GCSORT's warning status, as DFSORT's: the job ran, with a warning on stderr.
-    Ok(if code == 0 && !run.warnings.is_empty() { GCSORT_WARNING } else { code })
+    let totals = outcome.map(|o| GcsortTotals::new(&o.stats, o.join, control, start));
+    Ok((code, !run.warnings.is_empty(), totals))
 }
 
 /// File names as GCSORT reads them, TAKE files from disk.
@@ -208,9 +255,10 @@ fn threads_option(flag: &str) -> Result<Option<usize>> {
 }
 
 /// GCSORT's environment variables: `GCSORT_MEMSIZE`, `GCSORT_PATHTMP`, `GCSORT_STATISTICS`
-/// (0: no closing report, 1: the closing report, 2: the statistics too) and
-/// `GCSORT_TESTCMD` (1: check the statements, run nothing); returns whether to run nothing.
-fn environment(req: &mut JobRequest, report: &mut Report) -> Result<bool> {
+/// (0 or unset: GCSORT's report, 1: the operation too, 2: the steps and memory too, and
+/// oxsort's statistics on stderr) and `GCSORT_TESTCMD` (1: check the statements, run
+/// nothing); returns whether to run nothing, and the statistics level.
+fn environment(req: &mut JobRequest, report: &mut Report) -> Result<(bool, u8)> {
     let var = |name: &str| std::env::var(name).ok().map(|v| v.trim().to_string());
     let var = |name: &str| var(name).filter(|v| !v.is_empty());
     if let Some(v) = var("GCSORT_MEMSIZE") {
@@ -220,15 +268,23 @@ fn environment(req: &mut JobRequest, report: &mut Report) -> Result<bool> {
     if let Some(v) = var("GCSORT_PATHTMP") {
         req.resources.temp_dirs.push(PathBuf::from(v));
     }
-    match var("GCSORT_STATISTICS").as_deref() {
-        None | Some("1") => {}
-        Some("0") => report.quiet = true,
-        Some("2") => report.stats = Some(crate::sort_cmd::StatsFormat::Text),
-        Some(v) => bail!("GCSORT_STATISTICS={v}: expected 0, 1 or 2"),
+    // GCSORT takes 1 for a level it does not know (the level only changes what is printed).
+    let level = match var("GCSORT_STATISTICS").map(|v| (GcsortReport::level_of(&v), v)) {
+        None => 0,
+        Some((Ok(n), _)) => n,
+        Some((Err(n), v)) => {
+            eprintln!(
+                "oxsort gcsort: warning: GCSORT_STATISTICS={v}: expected 0, 1 or 2; {n} is used"
+            );
+            n
+        }
+    };
+    if level == 2 {
+        report.stats = Some(crate::sort_cmd::StatsFormat::Text);
     }
     match var("GCSORT_TESTCMD").as_deref() {
-        None | Some("0") => Ok(false),
-        Some("1") => Ok(true),
+        None | Some("0") => Ok((false, level)),
+        Some("1") => Ok((true, level)),
         Some(v) => bail!("GCSORT_TESTCMD={v}: expected 0 or 1"),
     }
 }

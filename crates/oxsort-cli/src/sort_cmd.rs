@@ -308,7 +308,24 @@ pub fn run_sort(args: SortArgs) -> Result<i32> {
 
 /// Runs a request with the CLI's printing; returns the exit status. `keys` words the spec's
 /// errors.
-pub(crate) fn run_job(mut req: JobRequest, keys: &KeyArgs, report: &Report) -> Result<i32> {
+pub(crate) fn run_job(req: JobRequest, keys: &KeyArgs, report: &Report) -> Result<i32> {
+    run_job_outcome(req, keys, report).map(|(code, _)| code)
+}
+
+/// What a job did, for a door that prints a report of its own (`oxsort gcsort`).
+pub(crate) struct Outcome {
+    /// The sort's (or the join's main task's) statistics.
+    pub stats: oxsort_engine::SortStats,
+    /// A JOINKEYS job's counts.
+    pub join: Option<joinkeys::JoinCounts>,
+}
+
+/// [`run_job`], with what the job did (`None` for a table job).
+pub(crate) fn run_job_outcome(
+    mut req: JobRequest,
+    keys: &KeyArgs,
+    report: &Report,
+) -> Result<(i32, Option<Outcome>)> {
     if report.progress && report.timeline.is_none() {
         req.resources.progress = Some(Arc::new(progress_bar()));
     }
@@ -317,7 +334,7 @@ pub(crate) fn run_job(mut req: JobRequest, keys: &KeyArgs, report: &Report) -> R
         Job::Join(job) => return run_join(&job, report),
         Job::Table(job) => {
             let json = report.stats.map(|s| s == StatsFormat::Json);
-            return crate::table_args::run_table(&job, report.quiet, json);
+            return Ok((crate::table_args::run_table(&job, report.quiet, json)?, None));
         }
     };
     check_paths(&job, report)?;
@@ -327,7 +344,7 @@ pub(crate) fn run_job(mut req: JobRequest, keys: &KeyArgs, report: &Report) -> R
     let control = job.control.is_some();
     let Some(timeline) = &report.timeline else {
         let cfg = job.builder().build()?;
-        return finish_sort(report, &job.output, control, sort(&cfg)?);
+        return finished(report, &job.output, control, sort(&cfg)?, None);
     };
     // A timeline that cannot be written is reported before the sort, not after it.
     std::fs::File::create(timeline)
@@ -350,11 +367,23 @@ pub(crate) fn run_job(mut req: JobRequest, keys: &KeyArgs, report: &Report) -> R
     let tl = sampler.stop();
     // Written whatever the outcome: the timeline of a failed sort is worth having.
     tl.write_csv(timeline)?;
-    finish_sort(report, &job.output, control, result?)
+    finished(report, &job.output, control, result?, None)
+}
+
+/// [`finish_sort`], with what the job did.
+fn finished(
+    report: &Report,
+    output: &Path,
+    control: bool,
+    stats: oxsort_engine::SortStats,
+    join: Option<joinkeys::JoinCounts>,
+) -> Result<(i32, Option<Outcome>)> {
+    let code = finish_sort(report, output, control, stats.clone())?;
+    Ok((code, Some(Outcome { stats, join })))
 }
 
 /// Runs a JOINKEYS job and prints what it did.
-fn run_join(job: &JoinJob, report: &Report) -> Result<i32> {
+fn run_join(job: &JoinJob, report: &Report) -> Result<(i32, Option<Outcome>)> {
     let done = joinkeys::run(job).map_err(cli_error)?;
     if !report.quiet {
         if done.raised {
@@ -370,7 +399,7 @@ fn run_join(job: &JoinJob, report: &Report) -> Result<i32> {
             c.f1, c.f2, c.joined, c.paired, c.unpaired_f1, c.unpaired_f2
         );
     }
-    finish_sort(report, &job.output, true, done.stats)
+    finished(report, &job.output, true, done.stats, Some(done.counts))
 }
 
 /// Checks every path a sort writes against every other and against the inputs, before any

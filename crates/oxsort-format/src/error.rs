@@ -318,4 +318,13 @@ pub enum KeyError {
         /// `INREC` or `OUTREC`.
         statement: &'static str,
     },
+    /// A GCSORT `FINDREP` replaced with an `OUT` longer than its `IN` (GCSORT's
+    /// `OVERRUN=ERROR`, the default, stops the job whatever the bytes past the end).
+    #[error(
+        "{statement} FINDREP: the record length exceeds its maximum size (an OUT longer than          its IN, and OVERRUN=ERROR, GCSORT's default; OVERRUN=TRUNC cuts the record at its          length)"
+    )]
+    GcsortFindRepOverrun {
+        /// `INREC` or `OUTREC`.
+        statement: &'static str,
+    },
 }

@@ -61,8 +61,8 @@ pub use program::outfil::{
     COUNT_DIGITS,
 };
 pub use program::reformat::{
-    Edit, FindRep, IfThen, Item, ParseField, ParseStart, Placed, Reformat, ReformatProgram,
-    Scratch, SeqFormat, Seqnum, Stage, Tran, When, PARSED_BASE,
+    Edit, FindRep, FindRepRule, IfThen, Item, ParseField, ParseStart, Placed, Reformat,
+    ReformatProgram, Scratch, SeqFormat, Seqnum, Stage, Tran, When, PARSED_BASE,
 };
 pub use program::sum::{max_digits, Added, ConvTo, GroupSum, SumField, SumKind};
 pub use program::vbuild::VarBuild;

@@ -60,7 +60,7 @@ pub fn resolve(req: JobRequest) -> Result<Job> {
     }
     let lrecl: HashMap<String, usize> =
         data_sets.lrecl.iter().map(|(n, l)| (n.trim().to_ascii_uppercase(), *l)).collect();
-    let Some(ControlText { name, text }) = spec.control.clone() else {
+    let Some(ControlText { name, text, gcsort }) = spec.control.clone() else {
         if let Some(&n) = lrecl.get("SORTIN") {
             set_record_size(&mut spec, n, LengthSource::Given("SORTIN".into()))?;
         }
@@ -78,6 +78,9 @@ pub fn resolve(req: JobRequest) -> Result<Job> {
     };
     let mut control =
         parse_control(&text).map_err(|source| JobError::Control { name: name.clone(), source })?;
+    if gcsort {
+        oxsort_lang::gcsort_rules(&mut control);
+    }
     let dds = if jcl::is_jcl(&text) {
         jcl::dd_statements(&text).map_err(|source| JobError::Jcl { name: name.clone(), source })?
     } else {
@@ -244,9 +247,12 @@ fn main_size(bytes: Option<u64>, resources: &mut Resources) -> Option<MainSize> 
 /// JOINKEYS statements are refused ([`JobError::JoinIsAJob`]): a join is a job.
 pub fn spec_of(source: &SpecSource) -> Result<SortSpec> {
     let (control, name) = match &source.control {
-        Some(ControlText { name, text }) => {
-            let c = parse_control(text)
+        Some(ControlText { name, text, gcsort }) => {
+            let mut c = parse_control(text)
                 .map_err(|e| JobError::Control { name: name.clone(), source: e })?;
+            if *gcsort {
+                oxsort_lang::gcsort_rules(&mut c);
+            }
             if c.join.is_some() {
                 return Err(JobError::JoinIsAJob { control: name.clone() });
             }

@@ -100,7 +100,10 @@ impl GcsortRun {
         };
         // The length of the records the job writes: the USE records' through REFORMAT,
         // INREC and OUTREC (`None` when they are not of fixed length).
-        let control = oxsort_lang::parse_control(&job.control).ok();
+        let control = oxsort_lang::parse_control(&job.control).ok().map(|mut c| {
+            oxsort_lang::gcsort_rules(&mut c);
+            c
+        });
         let records_in = if job.join {
             let files = job.join_files()?;
             for (dd, u, n) in

@@ -50,6 +50,7 @@ mod datasets;
 pub mod dd;
 mod error;
 mod gcsort;
+mod gcsort_report;
 mod join_direct;
 pub mod joinkeys;
 pub mod line_sequential;
@@ -67,6 +68,7 @@ use oxsort_io::IoOptions;
 pub use datasets::{resolve, spec_of};
 pub use error::{Concepts, DataSetError, DoorError, JobError, LengthSource, Words};
 pub use gcsort::{GcsortFilesError, GcsortRun};
+pub use gcsort_report::{statements_echo, GcsortJoinSide, GcsortOp, GcsortReport, GcsortTotals};
 pub use joinkeys::JoinFiles;
 pub use joinkeys::{JoinCounts, JoinExplain, JoinJob, JoinOutcome};
 
@@ -99,12 +101,20 @@ pub struct ControlText {
     pub name: String,
     /// The statements (or a JCL step holding them).
     pub text: String,
+    /// Whether they run by GCSORT's rules where GCSORT's differ from DFSORT's (`oxsort
+    /// gcsort`'s statements; see `oxsort_lang::gcsort_rules`).
+    pub gcsort: bool,
 }
 
 impl ControlText {
-    /// Statements `text` named `name`.
+    /// Statements `text` named `name`, run by DFSORT's rules.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> ControlText {
-        ControlText { name: name.into(), text: text.into() }
+        ControlText { name: name.into(), text: text.into(), gcsort: false }
+    }
+
+    /// Statements `text` named `name`, run by GCSORT's rules.
+    pub fn gcsort(name: impl Into<String>, text: impl Into<String>) -> ControlText {
+        ControlText { gcsort: true, ..ControlText::new(name, text) }
     }
 }
 

@@ -26,6 +26,9 @@ use std::path::{Path, PathBuf};
 use oxsort_format::{Location, ParseError, MAX_RECORD_SIZE, RDW_BYTES};
 
 mod lexer;
+mod rules;
+
+pub use rules::gcsort_rules;
 
 use lexer::{Kind, Statement, Token};
 
@@ -339,6 +342,8 @@ pub struct GcsortFile {
     pub path: PathBuf,
     /// How it is organized.
     pub org: GcsortOrg,
+    /// Its `ORG` and `RECORD` values as written, in upper case (`LS`, `F,80`), for reports.
+    pub written: (String, String),
 }
 
 /// A GCSORT job: its files and the statements for the DFSORT parser.
@@ -835,7 +840,7 @@ fn file_statement(st: &Statement, files: &dyn GcsortFiles) -> Result<GcsortFile>
     let org = org.ok_or_else(|| fail(E::NoOrg))?;
     let record = record.ok_or_else(|| fail(E::NoRecord))?;
     let parts: Vec<&str> = record.split(',').collect();
-    let org = match (org.as_str(), parts.as_slice()) {
+    let kind = match (org.as_str(), parts.as_slice()) {
         ("LS" | "LSF", ["F", n]) => match n.parse::<usize>() {
             Ok(n) if n > 0 && n <= MAX_RECORD_SIZE => {
                 GcsortOrg::LinesFixed { len: n, trim: org == "LS" }
@@ -861,7 +866,7 @@ fn file_statement(st: &Statement, files: &dyn GcsortFiles) -> Result<GcsortFile>
         ("SQ", _) => return Err(fail(E::RecordForm { record: record.clone() })),
         (o, _) => return Err(fail(E::Org { org: o.to_string() })),
     };
-    Ok(GcsortFile { path: files.path(&name), name, org })
+    Ok(GcsortFile { path: files.path(&name), name, org: kind, written: (org, record) })
 }
 
 #[cfg(test)]

@@ -42,8 +42,9 @@ mod sources;
 pub use dfsort::jcl;
 pub use dfsort::{parse_control, parse_fields, parse_join_input_control, Control};
 pub use gcsort::{
-    gcsort_statements, parse_gcsort, FileStatementError, GcsortError, GcsortFile, GcsortFiles,
-    GcsortJob, GcsortJoinFiles, GcsortOrg, GcsortSortFiles, StatementAt, MAX_TAKE_DEPTH,
+    gcsort_rules, gcsort_statements, parse_gcsort, FileStatementError, GcsortError, GcsortFile,
+    GcsortFiles, GcsortJob, GcsortJoinFiles, GcsortOrg, GcsortSortFiles, StatementAt,
+    MAX_TAKE_DEPTH,
 };
 pub use gnu::{Blanks, GnuArgError, GnuArgs, GnuCheck, GnuEnv, GnuKey, GnuKeyError, GnuOptions};
 pub use nsort::{

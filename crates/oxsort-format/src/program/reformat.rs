@@ -31,7 +31,8 @@
 //! the bytes after a match move left (blanks fill the end) or right; bytes moved past the
 //! record's end must be blanks unless `OVERRUN=TRUNC` (else the record is an error). With
 //! `SHIFT=NO` the `OUT` constant overlays the record from the match, padded with blanks to the
-//! `IN` constant's length, and nothing moves.
+//! `IN` constant's length, and nothing moves. That is DFSORT's rule; a `FINDREP` whose
+//! [`FindRepRule`] is `Gcsort` (`oxsort gcsort`'s) runs by GCSORT's instead.
 
 use std::sync::Arc;
 
@@ -200,8 +201,8 @@ pub struct FindRep {
     /// Find/replace pairs, tried in this order at each position. `IN=(a,b),OUT=c` gives
     /// `(a,c),(b,c)`; `INOUT=(a,b,c,d)` gives `(a,b),(c,d)`.
     pub pairs: Vec<(Vec<u8>, Vec<u8>)>,
-    /// `STARTPOS=` (1-based; default 1).
-    pub start: usize,
+    /// `STARTPOS=` as written (DFSORT's is 1-based, default 1; see [`FindRepRule`]).
+    pub start: Option<usize>,
     /// `ENDPOS=` (1-based), or the record's end.
     pub end: Option<usize>,
     /// `DO=`: at most this many replacements per record.
@@ -212,6 +213,24 @@ pub struct FindRep {
     pub maxlen: Option<usize>,
     /// `OVERRUN=TRUNC` (default `ERROR`): non-blank bytes shifted past the end are dropped.
     pub truncate: bool,
+    /// Whose rules it runs by.
+    pub rule: FindRepRule,
+}
+
+/// Whose rules a `FINDREP` runs by: DFSORT's (the default) or GCSORT's, which differ in
+/// `STARTPOS`, `SHIFT`, `OVERRUN`, `DO`, `MAXLEN` and the order of `IN` lists.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum FindRepRule {
+    /// DFSORT's, as this module's overview says.
+    #[default]
+    Dfsort,
+    /// GCSORT's, as `oxsort gcsort` runs its jobs: `STARTPOS=p` is a 0-based offset and
+    /// `ENDPOS` the last byte searched; `IN` lists and `INOUT` pairs apply last written first,
+    /// each over the range as the one before left it; `SHIFT=YES` overlays a shorter `OUT`
+    /// (nothing moves), `SHIFT=NO` closes the range up with binary zeros; `OVERRUN=ERROR`
+    /// stops the job when the pair applied last has a longer `OUT` and replaced something;
+    /// `DO` bounds a count carried across the pairs; the record keeps its length.
+    Gcsort,
 }
 
 /// What one reformatting step does.
@@ -405,6 +424,19 @@ pub struct Scratch {
 }
 
 impl Reformat {
+    /// Makes every `FINDREP` of the statement (its `IFTHEN` clauses' included) run by `rule`.
+    pub fn set_findrep_rule(&mut self, rule: FindRepRule) {
+        let set = |e: &mut Edit| {
+            if let Edit::FindRep(f) = e {
+                f.rule = rule;
+            }
+        };
+        match self {
+            Reformat::Edit(e) | Reformat::Parse { edit: e, .. } => set(e),
+            Reformat::IfThen { clauses, .. } => clauses.iter_mut().for_each(|c| set(&mut c.edit)),
+        }
+    }
+
     /// Checks the statement against `in_len`-byte input records and compiles it.
     pub fn compile(&self, stage: Stage, in_len: usize) -> Result<Arc<ReformatProgram>, SpecError> {
         let mut counters = 0usize;
@@ -583,6 +615,8 @@ fn compile_step(
             }
             Ok((Step::Overlay { ops, len }, len))
         }
+        // GCSORT's FINDREP keeps the record's length (it reads MAXLEN= and does not use it).
+        Edit::FindRep(f) if f.rule == FindRepRule::Gcsort => Ok((Step::FindRep(f.clone()), in_len)),
         Edit::FindRep(f) => Ok((Step::FindRep(f.clone()), f.maxlen.unwrap_or(in_len))),
     }
 }
@@ -747,8 +781,13 @@ impl ReformatProgram {
                 return Ok(());
             }
             Step::FindRep(f) => {
-                findrep(f, cur, spare)
-                    .map_err(|()| KeyError::FindRepOverrun { statement: stage.name() })?;
+                let statement = stage.name();
+                match f.rule {
+                    FindRepRule::Dfsort => findrep(f, cur, spare)
+                        .map_err(|()| KeyError::FindRepOverrun { statement })?,
+                    FindRepRule::Gcsort => crate::program::findrep_gcsort::apply(f, cur, spare)
+                        .map_err(|()| KeyError::GcsortFindRepOverrun { statement })?,
+                }
                 std::mem::swap(cur, spare);
             }
         }
@@ -931,7 +970,7 @@ fn findrep(f: &FindRep, rec: &[u8], out: &mut Vec<u8>) -> Result<(), ()> {
     let len = f.maxlen.unwrap_or(rec.len());
     let end = f.end.map_or(rec.len(), |e| e.min(rec.len()));
     out.clear();
-    let mut pos = f.start.saturating_sub(1).min(rec.len());
+    let mut pos = f.start.unwrap_or(1).saturating_sub(1).min(rec.len());
     let mut done = 0usize;
     if !f.shift {
         out.extend_from_slice(rec);
@@ -1028,12 +1067,13 @@ mod tests {
     fn findrep_shifts_and_overruns() {
         let f = |pairs: &[(&[u8], &[u8])], shift: bool, truncate: bool| FindRep {
             pairs: pairs.iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect(),
-            start: 1,
+            start: None,
             end: None,
             times: None,
             shift,
             maxlen: None,
             truncate,
+            rule: FindRepRule::Dfsort,
         };
         let mut out = Vec::new();
         findrep(&f(&[(b"ab", b"X")], true, false), b"abcab  ", &mut out).unwrap();

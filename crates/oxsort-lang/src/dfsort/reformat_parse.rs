@@ -831,12 +831,13 @@ impl Parser<'_> {
         let mut inout: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         let mut f = FindRep {
             pairs: Vec::new(),
-            start: 1,
+            start: None,
             end: None,
             times: None,
             shift: true,
             maxlen: None,
             truncate: false,
+            rule: oxsort_format::FindRepRule::Dfsort,
         };
         loop {
             let (kw, kpos) = self.word(&format!("expected {FINDREP_OPERANDS}"))?;
@@ -882,7 +883,7 @@ impl Parser<'_> {
                         ));
                     }
                     match kw.as_str() {
-                        "STARTPOS" => f.start = n,
+                        "STARTPOS" => f.start = Some(n),
                         "ENDPOS" => f.end = Some(n),
                         "DO" => f.times = Some(n),
                         _ => f.maxlen = Some(n),
@@ -927,7 +928,7 @@ impl Parser<'_> {
                 return Err(need("FINDREP takes IN= and OUT=, or INOUT=, not both"))
             }
         }
-        if f.end.is_some_and(|e| e < f.start) {
+        if f.end.is_some_and(|e| e < f.start.unwrap_or(1)) {
             return Err(need("FINDREP ENDPOS must not be before STARTPOS"));
         }
         Ok(f)

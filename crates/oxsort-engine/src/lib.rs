@@ -221,22 +221,11 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         sink = Box::new(vsink::VarReformatSink::new(sink, build.clone(), layout, g.staging_bytes));
     }
     // XSUM's file: created (under a temporary name) before anything is read, renamed with
-    // the output.
-    let xsum_file = match &cfg.xsum {
-        Some(p) => {
-            Some(AtomicOutput::create_spare(p, &cfg.io, &config::spare_dir(cfg)).map_err(|e| {
-                EngineError::Output { path: p.clone(), why: format!("XSUM (SORTXSUM): {e}") }
-            })?)
-        }
-        None => None,
-    };
+    // the output; a device or a FIFO is written in order where it is.
+    let (xsum_file, xsum) = xsum_output(cfg)?;
     if let Some(fields) = &cfg.spec.sum {
         // SUM adds the fields of equal keys as the verified records stream to the output
         // (and XSUM writes the records it deletes).
-        let xsum = xsum_file
-            .as_ref()
-            .zip(cfg.xsum.as_ref())
-            .map(|(o, p)| FileSink::named(o.file().clone(), p.display().to_string()));
         sink = Box::new(sink::SumSink::new(
             sink,
             cfg.key.clone(),
@@ -451,25 +440,28 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         f.commit()?;
     }
     // All or none: the OUTFIL and XSUM outputs go with the main output.
-    let undo = |xsum: bool| {
+    // (An XSUM file is removed only when this sort put it there: never a device or a FIFO.)
+    let undo = |xsum_renamed: bool| {
         for r in &outfil_reports {
             let _ = std::fs::remove_file(&r.path);
         }
-        if let (true, Some(p)) = (xsum, &cfg.xsum) {
+        if let (true, Some(p)) = (xsum_renamed, &cfg.xsum) {
             let _ = std::fs::remove_file(p);
         }
     };
+    let mut xsum_renamed = false;
     if let (Some(o), Some(x)) = (xsum_file, &tally.xsum) {
         if let Err(e) = o.file().set_len(x.bytes).and_then(|()| o.commit()) {
             undo(false);
             return Err(e.into());
         }
+        xsum_renamed = true;
     }
     if let Some(o) = output {
         // The file was preallocated for every record read; a filter or -u writes fewer.
         let done = o.file().set_len(tally.bytes.unwrap_or(check.bytes)).and_then(|()| o.commit());
         if let Err(e) = done {
-            undo(true);
+            undo(xsum_renamed);
             return Err(e.into());
         }
     }
@@ -539,6 +531,26 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     stats.peak_rss = sysinfo::peak_rss();
     stats.elapsed_s = t0.elapsed().as_secs_f64();
     Ok(stats)
+}
+
+/// The `XSUM` output of `cfg`: a file created under a temporary name (renamed when the sort
+/// succeeded) and its sink, or a stream (a device, a FIFO) and its sink.
+type XsumOutput = (Option<AtomicOutput>, Option<Box<dyn Sink + Send>>);
+
+fn xsum_output(cfg: &SortConfig) -> Result<XsumOutput> {
+    let Some(p) = &cfg.xsum else { return Ok((None, None)) };
+    let failed = |e: &dyn std::fmt::Display| EngineError::Output {
+        path: p.clone(),
+        why: format!("XSUM (SORTXSUM): {e}"),
+    };
+    if oxsort_io::probe_output(p).map_err(|e| failed(&e))? == oxsort_io::OutputTarget::Stream {
+        let f = std::fs::OpenOptions::new().write(true).open(p).map_err(|e| failed(&e))?;
+        return Ok((None, Some(Box::new(StreamSink::new(Box::new(f), p.clone())))));
+    }
+    let o =
+        AtomicOutput::create_spare(p, &cfg.io, &config::spare_dir(cfg)).map_err(|e| failed(&e))?;
+    let sink = FileSink::named(o.file().clone(), p.display().to_string());
+    Ok((Some(o), Some(Box::new(sink))))
 }
 
 /// Checks what `SUM ...,XSUM` wrote against the verified records that streamed into it: the

@@ -385,7 +385,7 @@ pub(crate) struct SumSink {
     records: u64,
     tally: Tally,
     /// `XSUM`: the records summed away are written here, unchanged, in the order they came.
-    xsum: Option<(FileSink, Staging)>,
+    xsum: Option<(Box<dyn Sink + Send>, Staging)>,
 }
 
 impl SumSink {
@@ -396,7 +396,7 @@ impl SumSink {
         keys: Arc<SortKey>,
         fields: Vec<SumField>,
         staging: usize,
-        xsum: Option<FileSink>,
+        xsum: Option<Box<dyn Sink + Send>>,
     ) -> Self {
         let cut = RecordCutter::new("SUM", keys.record_size().unwrap_or(1));
         let raw_key = match keys.kind() {
@@ -461,7 +461,7 @@ impl PerRecord for SumSink {
                         {
                             t.records += 1;
                             t.checksum += crate::verify::checksum_records(rec, rec.len());
-                            staging.push(file, rec)?;
+                            staging.push(file.as_mut(), rec)?;
                         }
                         return Ok(());
                     }
@@ -504,7 +504,8 @@ impl Sink for SumSink {
         let bytes = self.staging.finish(self.inner.as_mut())?;
         self.inner.finish()?;
         if let (Some((file, staging)), Some(t)) = (&mut self.xsum, &mut self.tally.xsum) {
-            t.bytes = staging.finish(file)?;
+            t.bytes = staging.finish(file.as_mut())?;
+            file.finish()?;
         }
         let inner = self.inner.tally();
         self.tally.bytes = Some(inner.bytes.unwrap_or(bytes));

@@ -4,6 +4,7 @@
 //! sums often overflow, one pass, two passes and a multi-level merge; a sort that fails leaves
 //! neither file; XSUM without SUM, or on the output's own file, is refused before any work.
 
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use oxsort_engine::{sort, EngineError, Input, Output, SortConfig, SortSpec, SortStats};
@@ -224,4 +225,28 @@ fn xsum_needs_a_sum_and_a_file_of_its_own() {
     let cfg = build(spec(false), &t.dir().join("x")).unwrap();
     assert_eq!((cfg.spec().unique, cfg.spec().sum.as_deref()), (false, Some(&[][..])));
     assert_eq!(cfg.xsum_output(), Some(t.dir().join("x").as_path()));
+}
+
+#[test]
+fn xsum_to_a_fifo_is_written_in_order_where_it_is() {
+    let t = EngineTester::new();
+    let mut rng = Rng::new(seed());
+    let data = records(&mut rng, 2000, 4);
+    std::fs::write(t.dir().join("in.dat"), &data).unwrap();
+    let (out, fifo) = (t.dir().join("out.dat"), t.dir().join("dups.fifo"));
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let setup = &setups(CHUNK_LOG2)[0];
+    let stats = sort(&config(&t, setup, &spec(true), &out, &fifo)).unwrap();
+    let got = reader.join().unwrap();
+    let (want_out, want_xsum) = reference(&data, true);
+    assert!(std::fs::read(&out).unwrap() == want_out, "SORTOUT differs from the reference");
+    assert!(got == want_xsum, "what the FIFO carried differs from the reference");
+    assert_eq!(stats.dropped_duplicates, (want_xsum.len() / SIZE) as u64);
+    // The FIFO is where it was: nothing renamed over it, nothing removed.
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
 }

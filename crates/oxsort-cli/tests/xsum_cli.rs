@@ -238,3 +238,45 @@ fn gcsort_writes_the_xsum_file_as_its_statement_describes_it() {
     let left: Vec<String> = listing(d).into_iter().filter(|n| n.starts_with('.')).collect();
     assert!(left.is_empty(), "staged files left: {left:?}");
 }
+
+#[test]
+fn a_joinkeys_main_task_writes_sortxsum() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // F1: 8-byte records (key 1-4, a tag); F2: the keys that exist, once each.
+    let f1: Vec<String> = records(600).iter().map(|r| format!("{}{}", &r[..4], &r[8..])).collect();
+    let f2 = ["AAAAf2", "CCCCf2", "EEEEf2"];
+    write(&d.join("f1.dat"), &f1);
+    std::fs::write(d.join("f2.dat"), f2.concat()).unwrap();
+    std::fs::write(
+        d.join("join.ctl"),
+        "  JOINKEYS FILE=F1,FIELDS=(1,4,A)\n  JOINKEYS FILE=F2,FIELDS=(1,4,A)\n  \
+         REFORMAT FIELDS=(F1:1,8,F2:5,2)\n  SORT FIELDS=(1,4,CH,A)\n  SUM FIELDS=NONE,XSUM\n",
+    )
+    .unwrap();
+    let o = run(oxsort()
+        .current_dir(d)
+        .args(["sort", "-q", "--control", "join.ctl", "--lrecl", "SORTJNF1=8"])
+        .args(["--lrecl", "SORTJNF2=6", "--dd", "SORTJNF1=f1.dat", "--dd", "SORTJNF2=f2.dat"])
+        .args(["--dd", "SORTOUT=out.dat", "--dd", "SORTXSUM=dups.dat"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // By hand: the paired F1 records (keys A, C, E) with "f2" appended, in key order and, within
+    // a key, F1's order (the join keeps it); the first of each key stays, the rest go to XSUM.
+    let mut joined: Vec<String> = f1
+        .iter()
+        .filter(|r| ["AAAA", "CCCC", "EEEE"].contains(&&r[..4]))
+        .map(|r| format!("{r}f2"))
+        .collect();
+    joined.sort_by(|a, b| a[..4].cmp(&b[..4]));
+    let (mut want_out, mut want_xsum) = (Vec::new(), Vec::new());
+    for (i, r) in joined.iter().enumerate() {
+        let first = i == 0 || joined[i - 1][..4] != r[..4];
+        if first { &mut want_out } else { &mut want_xsum }.push(r.clone());
+    }
+    let read10 = |p: &Path| {
+        let b = std::fs::read(p).unwrap();
+        b.chunks(10).map(|r| String::from_utf8(r.to_vec()).unwrap()).collect::<Vec<_>>()
+    };
+    assert_eq!(read10(&d.join("out.dat")), want_out);
+    assert_eq!(read10(&d.join("dups.dat")), want_xsum);
+}

@@ -235,6 +235,16 @@ fn gcsort_writes_the_xsum_file_as_its_statement_describes_it() {
     let e = stderr(&o);
     assert!(e.contains("bad.prm: line 5, column 4: the XSUM statement names the file"), "{e}");
     assert!(!d.join("new.dat").exists() && !d.join("new-dups.dat").exists());
+    // The GIVE file cannot be written (its name is a directory): the XSUM file goes too.
+    std::fs::create_dir(d.join("adir")).unwrap();
+    let o = run(oxsort().current_dir(d).args([
+        "gcsort",
+        "SORT FIELDS=(1,4,CH,A) SUM FIELDS=NONE,XSUM USE in.dat ORG SQ RECORD F,12",
+        "GIVE adir ORG LS RECORD F,12 XSUM late-dups.dat ORG SQ RECORD F,12",
+    ]));
+    assert_eq!(o.status.code(), Some(16), "{}", stderr(&o));
+    assert!(stderr(&o).contains("to adir"), "{}", stderr(&o));
+    assert!(!d.join("late-dups.dat").exists(), "the XSUM file outlived the GIVE file");
     let left: Vec<String> = listing(d).into_iter().filter(|n| n.starts_with('.')).collect();
     assert!(left.is_empty(), "staged files left: {left:?}");
 }

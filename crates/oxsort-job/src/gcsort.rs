@@ -74,6 +74,8 @@ pub struct GcsortRun {
     /// XSUM file's organization: when it is line sequential of `RECORD F,n`, or holds fixed
     /// records of another length (each written at the XSUM length, as the GIVE file's are).
     xsum_out: Option<(PathBuf, PathBuf, usize, GcsortOrg)>,
+    /// The XSUM file, removed when the GIVE file cannot be delivered (they appear together).
+    xsum_file: Option<PathBuf>,
 }
 
 impl GcsortRun {
@@ -102,6 +104,7 @@ impl GcsortRun {
             outfil_lines: Vec::new(),
             fixed_out: None,
             xsum_out: None,
+            xsum_file: None,
         };
         // The length of the records the job writes: the USE records' through REFORMAT,
         // INREC and OUTREC (`None` when they are not of fixed length).
@@ -161,6 +164,7 @@ impl GcsortRun {
                 _ => x.path.clone(),
             };
             req.data_sets.dd.push(("SORTXSUM".to_string(), file));
+            run.xsum_file = Some(x.path.clone());
         }
         Ok(run)
     }
@@ -215,6 +219,18 @@ impl GcsortRun {
                 source,
             })?;
         }
+        let delivered = self.deliver_give();
+        if let (Err(_), Some(x)) = (&delivered, &self.xsum_file) {
+            // The XSUM file goes with the GIVE file (a device or a FIFO is left alone).
+            if x.is_file() {
+                let _ = std::fs::remove_file(x);
+            }
+        }
+        delivered
+    }
+
+    /// The GIVE file (and OUTFIL files) written from the staged records, when they are staged.
+    fn deliver_give(&self) -> Result<()> {
         if let Some((staged, give, n, m)) = &self.fixed_out {
             return self.staging.deliver_fixed(staged, give, *n, *m).map_err(|source| {
                 GcsortFilesError::Deliver { give: give.clone(), len: *n, source }

@@ -431,6 +431,9 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     // caller feeding the sort through a stream cancels it to say the stream is not whole.
     reporter.check()?;
     let tally = sink.tally();
+    if let Some(phase) = stats.phases.last_mut() {
+        phase.files.extend(sink.side_files());
+    }
     drop(sink);
     if let Some(x) = &tally.xsum {
         check_xsum(x, &check, tally.summed, cfg.key.record_size())?;

@@ -29,6 +29,10 @@ pub(crate) trait Sink: Send {
     fn tally(&self) -> Tally {
         Tally::default()
     }
+    /// What a stage wrote to a file of its own (`SUM ...,XSUM`), for the statistics.
+    fn side_files(&self) -> Vec<FileStats> {
+        Vec::new()
+    }
 }
 
 /// What the stages between the sorted records and the output did.
@@ -514,6 +518,10 @@ impl Sink for SumSink {
 
     fn tally(&self) -> Tally {
         self.tally
+    }
+
+    fn side_files(&self) -> Vec<FileStats> {
+        self.xsum.iter().map(|(file, _)| file.stats()).collect()
     }
 }
 

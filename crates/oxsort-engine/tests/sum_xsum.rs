@@ -170,6 +170,9 @@ fn the_deleted_records_go_to_xsum_in_sorted_order_and_overflows_stay() {
             let deleted = (want_xsum.len() / SIZE) as u64;
             assert_eq!(stats.records_written, (want_out.len() / SIZE) as u64, "{what}");
             assert_eq!(stats.dropped_duplicates, deleted, "{what}");
+            let files = &stats.phases.last().unwrap().files;
+            let written = files.iter().find(|f| f.path.ends_with("xsum.dat")).unwrap();
+            assert_eq!(written.bytes, want_xsum.len() as u64, "{what}: {files:?}");
             let note = format!("XSUM: the {deleted} records SUM deleted were written to");
             assert!(stats.notes.iter().any(|n| n.starts_with(&note)), "{what}: {:?}", stats.notes);
         }

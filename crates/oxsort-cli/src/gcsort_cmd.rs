@@ -7,6 +7,7 @@
 //!
 //!  USE  file ORG SQ|LS|LSF RECORD F,n|V,min,max     an input (repeat to concatenate)
 //!  GIVE file ORG SQ|LS|LSF RECORD F,n|V,min,max     the output
+//!  XSUM file ORG SQ|LS|LSF RECORD F,n|V,min,max     the records SUM ...,XSUM deletes
 //!  TAKE file                                        statements read from file, in place
 //!  SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, OUTFIL, OPTION, RECORD, ALTSEQ, END
 //!                                                   as DFSORT's

@@ -159,10 +159,10 @@ fn unsupported_statements_and_mistakes_say_where_and_nothing_is_written() {
         stderr(&o)
     };
     let e = job(" SORT FIELDS=(1,5,CH,A)\n SUM FIELDS=NONE,XSUM\n");
-    assert!(e.contains("job.prm: line 4, column 18: XSUM is not supported by oxsort"), "{e}");
-    assert!(e.contains("GCSORT statements accepted: USE, GIVE, TAKE, SORT"), "{e}");
+    assert!(e.contains("job.prm: line 4, column 18: SUM ...,XSUM writes the records"), "{e}");
     let e = job(" SORT FIELDS=(1,5,CH,A)\n  MODS E15=(MYEXIT,1000)\n");
     assert!(e.contains("job.prm: line 4, column 3: MODS is not supported"), "{e}");
+    assert!(e.contains("GCSORT statements accepted: USE, GIVE, XSUM, TAKE, SORT"), "{e}");
     // A DFSORT-level mistake on a continuation line: its own line and column.
     let e = job(" SORT FIELDS=(1,5,CH,A,\n   11,4,QQ,A)\n");
     assert!(e.contains("job.prm: line 4, column 9:"), "{e}");

@@ -174,6 +174,8 @@ pub struct SortConfig {
     pub(crate) passes: PassChoice,
     /// The files of the `OUTFIL` outputs, by DD name.
     pub(crate) outfil_paths: Vec<(String, PathBuf)>,
+    /// `XSUM`: the file the records `SUM` deletes are written to (DD `SORTXSUM`).
+    pub(crate) xsum: Option<PathBuf>,
     /// Small inputs may be sorted in the calling thread (see [`crate::small_input_limit`]).
     pub(crate) small_inputs: bool,
     /// The threads and memory asked for, while `threads`, `memory` and `notes` wait to be
@@ -218,6 +220,7 @@ impl SortConfig {
             restart: false,
             passes: PassChoice::Auto,
             outfil_paths: Vec::new(),
+            xsum: None,
             small_inputs: false,
         }
     }
@@ -279,6 +282,10 @@ impl SortConfig {
     pub fn outfil_outputs(&self) -> &[(String, PathBuf)] {
         &self.outfil_paths
     }
+    /// The file the records `SUM` deletes are written to (`XSUM`), when there is one.
+    pub fn xsum_output(&self) -> Option<&Path> {
+        self.xsum.as_deref()
+    }
     /// Bytes read per input transfer.
     pub fn transfer_size(&self) -> usize {
         self.transfer
@@ -309,6 +316,7 @@ pub struct SortConfigBuilder {
     restart: bool,
     passes: PassChoice,
     outfil_paths: Vec<(String, PathBuf)>,
+    xsum: Option<PathBuf>,
     small_inputs: bool,
 }
 
@@ -429,6 +437,9 @@ impl SortConfigBuilder {
         for (dd, p) in &self.outfil_paths {
             outputs.push((format!("the OUTFIL output {dd}"), p));
         }
+        if let Some(p) = &self.xsum {
+            outputs.push(("the XSUM output (SORTXSUM)".into(), p));
+        }
         let ids: Vec<_> = outputs.iter().map(|(_, p)| oxsort_io::file_id(p)).collect();
         for j in 1..outputs.len() {
             for i in 0..j {
@@ -446,6 +457,17 @@ impl SortConfigBuilder {
         Ok(())
     }
 
+    /// `XSUM`: the records the spec's `SUM` deletes (every record of a group of equal keys
+    /// after its first, with `SUM FIELDS=(...)` or `SUM FIELDS=NONE`) are written to `path`
+    /// as they were before the sums, in sorted order, instead of being thrown away. The spec
+    /// needs a `SUM` ([`SortSpec::sum`] or [`SortSpec::unique`]); a record left unsummed
+    /// because its sum would overflow stays in the output and is not written here. The file
+    /// appears with the output, when the sort succeeded, or not at all.
+    pub fn xsum_output(mut self, path: impl Into<PathBuf>) -> Self {
+        self.xsum = Some(path.into());
+        self
+    }
+
     /// Lets a sort of delimited records whose inputs turn out small run in the calling thread,
     /// without the planned machinery (see [`crate::small_input_limit`]); its statistics then
     /// have no phases. Off by default.
@@ -455,7 +477,22 @@ impl SortConfigBuilder {
     }
 
     /// Validates and builds.
-    pub fn build(self) -> Result<SortConfig> {
+    pub fn build(mut self) -> Result<SortConfig> {
+        if self.xsum.is_some() {
+            if self.spec.sum.is_none() && !self.spec.unique {
+                return Err(EngineError::Config(
+                    "XSUM writes the records SUM deletes: give SUM FIELDS=(...) or SUM \
+                     FIELDS=NONE"
+                        .into(),
+                ));
+            }
+            if self.spec.sum.is_none() {
+                // SUM FIELDS=NONE,XSUM: a SUM of no fields, so that the records dropped pass
+                // through the stage that writes them (duplicate removal drops them unseen).
+                self.spec.unique = false;
+                self.spec.sum = Some(Vec::new());
+            }
+        }
         if self.inputs.is_empty() {
             return Err(EngineError::Config("no input given".into()));
         }
@@ -544,6 +581,7 @@ impl SortConfigBuilder {
             restart: self.restart,
             passes: self.passes,
             outfil_paths: self.outfil_paths,
+            xsum: self.xsum,
             small_inputs: self.small_inputs,
             pending,
         })

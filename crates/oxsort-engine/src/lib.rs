@@ -220,9 +220,19 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         let layout = cfg.key.layout();
         sink = Box::new(vsink::VarReformatSink::new(sink, build.clone(), layout, g.staging_bytes));
     }
+    // XSUM's file: created (under a temporary name) before anything is read, renamed with
+    // the output; a device or a FIFO is written in order where it is.
+    let (xsum_file, xsum) = xsum_output(cfg)?;
     if let Some(fields) = &cfg.spec.sum {
-        // SUM adds the fields of equal keys as the verified records stream to the output.
-        sink = Box::new(sink::SumSink::new(sink, cfg.key.clone(), fields.clone(), g.staging_bytes));
+        // SUM adds the fields of equal keys as the verified records stream to the output
+        // (and XSUM writes the records it deletes).
+        sink = Box::new(sink::SumSink::new(
+            sink,
+            cfg.key.clone(),
+            fields.clone(),
+            g.staging_bytes,
+            xsum,
+        ));
     }
 
     let mut stats = SortStats {
@@ -432,19 +442,40 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     // caller feeding the sort through a stream cancels it to say the stream is not whole.
     reporter.check()?;
     let tally = sink.tally();
+    if let Some(phase) = stats.phases.last_mut() {
+        phase.files.extend(sink.side_files());
+    }
     drop(sink);
+    if let Some(x) = &tally.xsum {
+        check_xsum(x, &check, tally.summed, cfg.key.record_size())?;
+    }
     let outfil_reports = outfil_files.as_ref().map(|f| f.reports()).unwrap_or_default();
     if let Some(f) = outfil_files {
         f.commit()?;
+    }
+    // All or none: the OUTFIL and XSUM outputs go with the main output.
+    // (An XSUM file is removed only when this sort put it there: never a device or a FIFO.)
+    let undo = |xsum_renamed: bool| {
+        for r in &outfil_reports {
+            let _ = std::fs::remove_file(&r.path);
+        }
+        if let (true, Some(p)) = (xsum_renamed, &cfg.xsum) {
+            let _ = std::fs::remove_file(p);
+        }
+    };
+    let mut xsum_renamed = false;
+    if let (Some(o), Some(x)) = (xsum_file, &tally.xsum) {
+        if let Err(e) = o.file().set_len(x.bytes).and_then(|()| o.commit()) {
+            undo(false);
+            return Err(e.into());
+        }
+        xsum_renamed = true;
     }
     if let Some(o) = output {
         // The file was preallocated for every record read; a filter or -u writes fewer.
         let done = o.file().set_len(tally.bytes.unwrap_or(check.bytes)).and_then(|()| o.commit());
         if let Err(e) = done {
-            // All or none: the OUTFIL outputs go with the main output.
-            for r in &outfil_reports {
-                let _ = std::fs::remove_file(&r.path);
-            }
+            undo(xsum_renamed);
             return Err(e.into());
         }
     }
@@ -485,6 +516,14 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             tally.summed
         ));
     }
+    if let (Some(x), Some(p)) = (&tally.xsum, &cfg.xsum) {
+        stats.notes.push(format!(
+            "XSUM: the {} records SUM deleted were written to {} ({} bytes)",
+            x.records,
+            p.display(),
+            x.bytes
+        ));
+    }
     stats.bytes = bytes_read + recovered.input_bytes_covered;
     stats.input_bytes_read = bytes_read;
     stats.checksum = checksum_hex(check.checksum);
@@ -506,6 +545,58 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     stats.peak_rss = sysinfo::peak_rss();
     stats.elapsed_s = t0.elapsed().as_secs_f64();
     Ok(stats)
+}
+
+/// The `XSUM` output of `cfg`: a file created under a temporary name (renamed when the sort
+/// succeeded) and its sink, or a stream (a device, a FIFO) and its sink.
+type XsumOutput = (Option<AtomicOutput>, Option<Box<dyn Sink + Send>>);
+
+fn xsum_output(cfg: &SortConfig) -> Result<XsumOutput> {
+    let Some(p) = &cfg.xsum else { return Ok((None, None)) };
+    let failed = |e: &dyn std::fmt::Display| EngineError::Output {
+        path: p.clone(),
+        why: format!("XSUM (SORTXSUM): {e}"),
+    };
+    if oxsort_io::probe_output(p).map_err(|e| failed(&e))? == oxsort_io::OutputTarget::Stream {
+        let f = std::fs::OpenOptions::new().write(true).open(p).map_err(|e| failed(&e))?;
+        return Ok((None, Some(Box::new(StreamSink::new(Box::new(f), p.clone())))));
+    }
+    let o =
+        AtomicOutput::create_spare(p, &cfg.io, &config::spare_dir(cfg)).map_err(|e| failed(&e))?;
+    let sink = FileSink::named(o.file().clone(), p.display().to_string());
+    Ok((Some(o), Some(Box::new(sink))))
+}
+
+/// Checks what `SUM ...,XSUM` wrote against the verified records that streamed into it: the
+/// records kept and those written to `SORTXSUM` are, between them, every record sorted (in
+/// count and checksum), the ones written are the ones summed away, and their bytes are whole
+/// records.
+fn check_xsum(
+    x: &sink::XsumTally,
+    check: &verify::OrderCheck,
+    summed: u64,
+    record_size: Option<usize>,
+) -> Result<()> {
+    let whole = record_size.is_none_or(|r| x.bytes == x.records * r as u64);
+    if x.kept + x.records != check.records
+        || x.kept_checksum + x.checksum != check.checksum
+        || x.records != summed
+        || !whole
+    {
+        return Err(EngineError::Verify(format!(
+            "SUM kept {} records and wrote {} to XSUM ({} bytes; checksums {} and {}), of {} \
+             sorted records with checksum {} ({} summed away)",
+            x.kept,
+            x.records,
+            x.bytes,
+            checksum_hex(x.kept_checksum),
+            checksum_hex(x.checksum),
+            check.records,
+            checksum_hex(check.checksum),
+            summed
+        )));
+    }
+    Ok(())
 }
 
 /// Sweeps the temp directories and the output's directory for leftovers of killed sorts

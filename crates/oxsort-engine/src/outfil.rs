@@ -3,7 +3,9 @@
 //!
 //! ```text
 //!   verified, sorted bytes ──> SumSink ──> ReformatSink (OUTREC) ──> OutfilSink ──> main output
-//!                                                                        │ records (RecordCutter)
+//!                                │ the records SUM deletes (XSUM)        │ records (RecordCutter)
+//!                                v                                       │
+//!                        .SORTXSUM.tmp (AtomicOutput)                    │
 //!                                                                        v
 //!                                   OutfilProgram::route: groups, conditions, splits, reports
 //!                                       │            │            │

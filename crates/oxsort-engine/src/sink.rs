@@ -29,6 +29,10 @@ pub(crate) trait Sink: Send {
     fn tally(&self) -> Tally {
         Tally::default()
     }
+    /// What a stage wrote to a file of its own (`SUM ...,XSUM`), for the statistics.
+    fn side_files(&self) -> Vec<FileStats> {
+        Vec::new()
+    }
 }
 
 /// What the stages between the sorted records and the output did.
@@ -40,6 +44,24 @@ pub(crate) struct Tally {
     pub(crate) overflows: u64,
     /// Bytes written to the output, when a stage changed them.
     pub(crate) bytes: Option<u64>,
+    /// `XSUM`: what was written to the second output (the records `summed` away, as read).
+    pub(crate) xsum: Option<XsumTally>,
+}
+
+/// What `SUM ...,XSUM` wrote, for the sort to check against its verified records: each record
+/// SUM saw either started a group (or was left unsummed) and stayed, or went to `SORTXSUM`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct XsumTally {
+    /// Records written to `SORTXSUM`.
+    pub(crate) records: u64,
+    /// Bytes written to it.
+    pub(crate) bytes: u64,
+    /// The sum of their CRC32s.
+    pub(crate) checksum: u128,
+    /// Records that stayed (the first of each group, and those left unsummed).
+    pub(crate) kept: u64,
+    /// The sum of their CRC32s, as they were before any sum was added into them.
+    pub(crate) kept_checksum: u128,
 }
 
 /// A file written at offsets.
@@ -366,14 +388,19 @@ pub(crate) struct SumSink {
     key_buf: Vec<u8>,
     records: u64,
     tally: Tally,
+    /// `XSUM`: the records summed away are written here, unchanged, in the order they came.
+    xsum: Option<(Box<dyn Sink + Send>, Staging)>,
 }
 
 impl SumSink {
+    /// SUM of `fields` (none: `SUM FIELDS=NONE`, every record after a group's first summed
+    /// away) writing to `inner`; with `xsum`, the records summed away are written there.
     pub(crate) fn new(
         inner: Box<dyn Sink + Send>,
         keys: Arc<SortKey>,
         fields: Vec<SumField>,
         staging: usize,
+        xsum: Option<Box<dyn Sink + Send>>,
     ) -> Self {
         let cut = RecordCutter::new("SUM", keys.record_size().unwrap_or(1));
         let raw_key = match keys.kind() {
@@ -392,7 +419,8 @@ impl SumSink {
             held_key: Vec::new(),
             key_buf: Vec::new(),
             records: 0,
-            tally: Tally::default(),
+            tally: Tally { xsum: xsum.as_ref().map(|_| XsumTally::default()), ..Tally::default() },
+            xsum: xsum.map(|f| (f, Staging::new(staging))),
         }
     }
 
@@ -432,6 +460,13 @@ impl PerRecord for SumSink {
                 match self.sums.add(rec).map_err(bad)? {
                     Added::Summed => {
                         self.tally.summed += 1;
+                        if let (Some((file, staging)), Some(t)) =
+                            (&mut self.xsum, &mut self.tally.xsum)
+                        {
+                            t.records += 1;
+                            t.checksum += crate::verify::checksum_records(rec, rec.len());
+                            staging.push(file.as_mut(), rec)?;
+                        }
                         return Ok(());
                     }
                     Added::Overflow => self.tally.overflows += 1,
@@ -444,6 +479,10 @@ impl PerRecord for SumSink {
             }
         } else if self.raw_key.is_none() {
             self.keys.full_key(rec, &mut self.held_key);
+        }
+        if let Some(t) = &mut self.tally.xsum {
+            t.kept += 1;
+            t.kept_checksum += crate::verify::checksum_records(rec, rec.len());
         }
         self.sums.start(rec).map_err(bad)?;
         self.held.clear();
@@ -468,6 +507,10 @@ impl Sink for SumSink {
         }
         let bytes = self.staging.finish(self.inner.as_mut())?;
         self.inner.finish()?;
+        if let (Some((file, staging)), Some(t)) = (&mut self.xsum, &mut self.tally.xsum) {
+            t.bytes = staging.finish(file.as_mut())?;
+            file.finish()?;
+        }
         let inner = self.inner.tally();
         self.tally.bytes = Some(inner.bytes.unwrap_or(bytes));
         Ok(())
@@ -475,6 +518,10 @@ impl Sink for SumSink {
 
     fn tally(&self) -> Tally {
         self.tally
+    }
+
+    fn side_files(&self) -> Vec<FileStats> {
+        self.xsum.iter().map(|(file, _)| file.stats()).collect()
     }
 }
 

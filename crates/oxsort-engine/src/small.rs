@@ -72,6 +72,7 @@ fn eligible(cfg: &SortConfig) -> bool {
         && k.outrec().is_none()
         && k.var_outrec().is_none()
         && k.outfil().is_none()
+        && cfg.xsum.is_none()
         && s.sum.is_none()
         && s.filter.is_none()
         && s.skiprec.is_none()

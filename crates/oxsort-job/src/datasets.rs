@@ -69,6 +69,7 @@ pub fn resolve(req: JobRequest) -> Result<Job> {
             output,
             spec: SortSpec::default(),
             outfil: Vec::new(),
+            xsum: None,
             resources,
             ignored: Vec::new(),
             main_size: None,
@@ -171,6 +172,7 @@ pub fn resolve(req: JobRequest) -> Result<Job> {
         // The main task reads the joined records: their layout is the join's, and the record
         // size given is the join inputs' length, not the main task's.
         control.record = Some(RecordLayout::Fixed(joined_len));
+        let xsum = xsum_output(control.xsum, &mut dd, &name, &mut used)?;
         let main_source = SpecSource { record_size: None, ..spec };
         let main = build_spec(&main_source, Some(control), &name)?;
         if main.key.is_none() && main.mode != Mode::Copy {
@@ -186,6 +188,7 @@ pub fn resolve(req: JobRequest) -> Result<Job> {
             main,
             output,
             outfil,
+            xsum,
             resources,
             ignored,
             main_size,
@@ -223,6 +226,7 @@ pub fn resolve(req: JobRequest) -> Result<Job> {
         output,
         spec: SortSpec::default(),
         outfil: Vec::new(),
+        xsum: None,
         resources,
         ignored,
         main_size,
@@ -362,13 +366,34 @@ fn finish_sort(
     mut dd: DdMap,
 ) -> Result<SortJob> {
     let name = job.control.clone().unwrap_or_default();
-    let spec = build_spec(source, control, &name)?;
     let mut used: Vec<String> = vec!["SORTIN".into(), "SORTOUT".into()];
+    job.xsum = xsum_output(control.as_ref().and_then(|c| c.xsum), &mut dd, &name, &mut used)?;
+    let spec = build_spec(source, control, &name)?;
     let paths = outfil_outputs(&spec, &mut dd, &mut job.output, &mut job.resources, &mut used)?;
     dd.finish(&used.join(", "))?;
     job.outfil = paths;
     job.spec = spec;
     Ok(job)
+}
+
+/// The file of DD `SORTXSUM` for `SUM ...,XSUM` (`sum_line`: the SUM statement's line, when
+/// it says XSUM), its name added to `used`; a SORTXSUM without XSUM is left for
+/// [`DdMap::finish`] to name.
+fn xsum_output(
+    sum_line: Option<usize>,
+    dd: &mut DdMap,
+    control: &str,
+    used: &mut Vec<String>,
+) -> Result<Option<PathBuf>> {
+    let Some(line) = sum_line else { return Ok(None) };
+    used.push("SORTXSUM".into());
+    match dd.take_one("SORTXSUM")? {
+        Some(p) => Ok(Some(p)),
+        None => Err(match dd.unresolved("SORTXSUM") {
+            Some(why) => JobError::XsumDataSet { line, why: why.clone() },
+            None => JobError::XsumDd { control: control.to_string(), line },
+        }),
+    }
 }
 
 /// The own control statements of one JOINKEYS file: DD `JNFnCNTL` (or `idFnCNTL`) mapped, as a data set of the JCL step, or in-stream (`//JNF1CNTL DD *`) in the control file.

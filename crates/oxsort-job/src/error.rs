@@ -249,6 +249,27 @@ pub enum JobError {
         /// Why the DD has no file.
         why: DataSetError,
     },
+    /// `SUM ...,XSUM` writes the DD SORTXSUM, which is not mapped to a file.
+    #[error(
+        "{control}: SUM (line {line}) with XSUM writes the records it deletes to the DD \
+         SORTXSUM: give {} (or a //SORTXSUM DD statement in the JCL)",
+        Concepts.dd("SORTXSUM")
+    )]
+    XsumDd {
+        /// Where the control statements were read.
+        control: String,
+        /// The SUM statement's line.
+        line: usize,
+    },
+    /// `SUM ...,XSUM` writes the DD SORTXSUM of the JCL step, whose data set cannot be
+    /// resolved.
+    #[error("SUM (line {line}) with XSUM: {}", .why.describe(&Concepts))]
+    XsumDataSet {
+        /// The SUM statement's line.
+        line: usize,
+        /// Why the DD has no file.
+        why: DataSetError,
+    },
     /// The sources of the spec disagree.
     #[error("{}{conflict}", control.as_ref().map(|c| format!("{c}: ")).unwrap_or_default())]
     Conflict {
@@ -526,6 +547,14 @@ impl JobError {
             }
             JobError::OutfilDataSet { line, why } => {
                 format!("OUTFIL (line {line}): {}", why.describe(w))
+            }
+            JobError::XsumDd { control, line } => format!(
+                "{control}: SUM (line {line}) with XSUM writes the records it deletes to the DD \
+                 SORTXSUM: give {} (or a //SORTXSUM DD statement in the JCL)",
+                w.dd("SORTXSUM")
+            ),
+            JobError::XsumDataSet { line, why } => {
+                format!("SUM (line {line}) with XSUM: {}", why.describe(w))
             }
             JobError::JoinDelimited { control } => {
                 format!("{control}: oxsort joins fixed-length records only; drop {}", w.delimited())

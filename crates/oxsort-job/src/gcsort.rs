@@ -1,5 +1,5 @@
 //! A GCSORT job's files in a job request: its USE files as the inputs (or JOINKEYS' F1 and
-//! F2), its GIVE file as the output, and its line sequential files of `RECORD F,n` staged as
+//! F2), its GIVE file as the output, its XSUM file as DD `SORTXSUM`, and its line sequential files of `RECORD F,n` staged as
 //! fixed-length records ([`crate::line_sequential`]) so the job runs on records of `n` bytes.
 
 use std::path::PathBuf;
@@ -70,6 +70,12 @@ pub struct GcsortRun {
     /// GIVE record length: when the GIVE file holds fixed records of another length than
     /// those INREC, OUTREC or REFORMAT build (GCSORT writes each at the GIVE length).
     fixed_out: Option<(PathBuf, PathBuf, usize, usize)>,
+    /// The staged XSUM records, the XSUM file, the length of the records SUM sees and the
+    /// XSUM file's organization: when it is line sequential of `RECORD F,n`, or holds fixed
+    /// records of another length (each written at the XSUM length, as the GIVE file's are).
+    xsum_out: Option<(PathBuf, PathBuf, usize, GcsortOrg)>,
+    /// The XSUM file, removed when the GIVE file cannot be delivered (they appear together).
+    xsum_file: Option<PathBuf>,
 }
 
 impl GcsortRun {
@@ -97,6 +103,8 @@ impl GcsortRun {
             lines_out: None,
             outfil_lines: Vec::new(),
             fixed_out: None,
+            xsum_out: None,
+            xsum_file: None,
         };
         // The length of the records the job writes: the USE records' through REFORMAT,
         // INREC and OUTREC (`None` when they are not of fixed length).
@@ -145,6 +153,22 @@ impl GcsortRun {
             }
             _ => give.path.clone(),
         };
+        if let Some(x) = &job.xsum {
+            // SUM sees the records after INREC: they are what XSUM writes.
+            let n = records_in.and_then(|n| sum_len(control.as_ref()?, n));
+            let file = match (x.org, n) {
+                (GcsortOrg::LinesFixed { .. }, Some(n)) | (GcsortOrg::Fixed(_), Some(n))
+                    if x.org != GcsortOrg::Fixed(n) =>
+                {
+                    let staged = run.staged()?;
+                    run.xsum_out = Some((staged.clone(), x.path.clone(), n, x.org));
+                    staged
+                }
+                _ => x.path.clone(),
+            };
+            req.data_sets.dd.push(("SORTXSUM".to_string(), file));
+            run.xsum_file = Some(x.path.clone());
+        }
         Ok(run)
     }
 
@@ -184,6 +208,32 @@ impl GcsortRun {
     /// The GIVE file (and OUTFIL files) written from the staged records, when it is line
     /// sequential or of another record length than the job's: whole or not at all.
     pub fn finish(&self) -> Result<()> {
+        if let Some((staged, file, n, org)) = &self.xsum_out {
+            let done = match *org {
+                GcsortOrg::LinesFixed { len, trim } => {
+                    self.staging.deliver(staged, file, *n, len, trim)
+                }
+                GcsortOrg::Fixed(m) => self.staging.deliver_fixed(staged, file, *n, m),
+                _ => Ok(()),
+            };
+            done.map_err(|source| GcsortFilesError::Deliver {
+                give: file.clone(),
+                len: *n,
+                source,
+            })?;
+        }
+        let delivered = self.deliver_give();
+        if let (Err(_), Some(x)) = (&delivered, &self.xsum_file) {
+            // The XSUM file goes with the GIVE file (a device or a FIFO is left alone).
+            if x.is_file() {
+                let _ = std::fs::remove_file(x);
+            }
+        }
+        delivered
+    }
+
+    /// The GIVE file (and OUTFIL files) written from the staged records, when they are staged.
+    fn deliver_give(&self) -> Result<()> {
         if let Some((staged, give, n, m)) = &self.fixed_out {
             return self.staging.deliver_fixed(staged, give, *n, *m).map_err(|source| {
                 GcsortFilesError::Deliver { give: give.clone(), len: *n, source }
@@ -231,6 +281,15 @@ impl GcsortRun {
             dir: self.staging.base().to_path_buf(),
             source,
         })
+    }
+}
+
+/// The length of the records SUM sees from `in_len`-byte ones: through the job's INREC
+/// (`None` when it does not compile).
+fn sum_len(control: &oxsort_lang::Control, in_len: usize) -> Option<usize> {
+    match &control.inrec {
+        Some(r) => Some(r.compile(Stage::Inrec, in_len).ok()?.out_len()),
+        None => Some(in_len),
     }
 }
 

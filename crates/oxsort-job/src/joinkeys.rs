@@ -65,6 +65,8 @@ pub struct JoinJob {
     pub output: PathBuf,
     /// The main task's OUTFIL outputs: (DD name, file).
     pub outfil: Vec<(String, PathBuf)>,
+    /// The main task's `SUM ...,XSUM`: the file of DD `SORTXSUM`.
+    pub xsum: Option<PathBuf>,
     /// The resources (MAINSIZE applied).
     pub resources: Resources,
     /// Notes of statements read and ignored.
@@ -236,6 +238,9 @@ fn main_config(
     let mut b = configure(b, &job.resources).memory(memory);
     for (name, path) in &job.outfil {
         b = b.outfil_output(name.clone(), path.clone());
+    }
+    if let Some(p) = &job.xsum {
+        b = b.xsum_output(p.clone());
     }
     if let Some(c) = cancel {
         b = b.cancel(c);

@@ -297,6 +297,8 @@ pub struct SortJob {
     pub spec: SortSpec,
     /// The OUTFIL outputs' files, by DD name.
     pub outfil: Vec<(String, PathBuf)>,
+    /// `SUM ...,XSUM`: the file of DD `SORTXSUM`, where the records SUM deletes go.
+    pub xsum: Option<PathBuf>,
     /// The resources (MAINSIZE applied).
     pub resources: Resources,
     /// Notes of statements read and ignored.
@@ -322,6 +324,9 @@ impl SortJob {
             configure(SortConfig::builder(inputs, output).spec(self.spec.clone()), &self.resources);
         for (name, path) in &self.outfil {
             b = b.outfil_output(name.clone(), path.clone());
+        }
+        if let Some(p) = &self.xsum {
+            b = b.xsum_output(p.clone());
         }
         b
     }

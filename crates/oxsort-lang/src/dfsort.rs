@@ -7,6 +7,7 @@
 //!  MERGE   the same operands; the inputs are already sorted
 //!  SUM     FIELDS=NONE                 keep the first record of each equal key
 //!  SUM     FIELDS=(p,m,f,...) | FIELDS=(p,m,...),FORMAT=f   add BI/FI/PD/ZD fields into it
+//!          [,XSUM]                     the records deleted written to DD SORTXSUM
 //!  OPTION  EQUALS NOEQUALS COPY VLSHRT NOVLSHRT VLSCMP NOVLSCMP SKIPREC=n STOPAFT=n
 //!          MAINSIZE=n[K|M|G]
 //!  INCLUDE COND=(...) | COND=ALL | COND=NONE  [,FORMAT=f]   (p,m,SS,EQ|NE,C'..' searches;
@@ -77,6 +78,9 @@ pub struct Control {
     pub outrec: Option<Reformat>,
     /// `SUM FIELDS=(p,m,f,...)`: the fields added within each group of equal keys.
     pub sum: Option<Vec<SumField>>,
+    /// `SUM ...,XSUM`: the records SUM deletes are written to the DD `SORTXSUM` (the line of
+    /// the SUM statement).
+    pub xsum: Option<usize>,
     /// Options accepted and ignored (tuning hints of the mainframe), one message each.
     pub ignored: Vec<String>,
     /// `JOINKEYS`/`JOIN`/`REFORMAT`: the records are the join of two files, and the other
@@ -232,9 +236,23 @@ fn parse_statements(text: &str, join_input: Option<&str>) -> Result<Control, Par
                     return Err(p.err_at(st.name_pos, "only one SUM statement", &st.name));
                 }
                 sum_seen = true;
-                match p.sum_operands()? {
+                let (fields, xsum) = p.sum_operands()?;
+                match fields {
                     None => control.sum_none = true,
                     Some(fields) => control.sum = Some(fields),
+                }
+                if let Some(at) = xsum {
+                    if let Some(dd) = join_input {
+                        return Err(p.err_at(
+                            at,
+                            &format!(
+                                "XSUM is not allowed in {dd}: only the main task's SUM writes \
+                                 SORTXSUM"
+                            ),
+                            "XSUM",
+                        ));
+                    }
+                    control.xsum = Some(st.name_pos.line);
                 }
             }
             "OPTION" => {
@@ -1003,13 +1021,26 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// `FIELDS=NONE` (`None`) or `FIELDS=(p,m,f,...)` with an optional `FORMAT=f`.
-    fn sum_operands(&mut self) -> Result<Option<Vec<SumField>>, ParseError> {
+    /// `FIELDS=NONE` (`None`) or `FIELDS=(p,m,f,...)` with an optional `FORMAT=f`, and where
+    /// `XSUM` is when it is given.
+    fn sum_operands(&mut self) -> Result<(Option<Vec<SumField>>, Option<Pos>), ParseError> {
         self.tokens_check()?;
         let mut fields: Option<Option<Vec<RawSum>>> = None;
         let mut format = None;
+        let mut xsum = None;
         loop {
-            let (kw, pos) = self.word("expected FIELDS= or FORMAT=")?;
+            let (kw, pos) = self.word("expected FIELDS=, FORMAT= or XSUM")?;
+            if kw == "XSUM" && !self.peek_is(&Tok::Equals) {
+                xsum = Some(pos);
+                if self.peek().is_none() {
+                    break;
+                }
+                self.expect(&Tok::Comma, "expected ',' between operands")?;
+                continue;
+            }
+            if !matches!(kw.as_str(), "FIELDS" | "FORMAT") {
+                return Err(self.err_at(pos, "expected FIELDS=, FORMAT= or XSUM", &kw));
+            }
             self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;
             match kw.as_str() {
                 "FIELDS" => {
@@ -1036,7 +1067,7 @@ impl<'s> Parser<'s> {
                         self.err_at(wpos, "SUM formats are BI, FI, PD and ZD", &w)
                     })?);
                 }
-                _ => return Err(self.err_at(pos, "expected FIELDS= or FORMAT=", &kw)),
+                _ => return Err(self.err_at(pos, "expected FIELDS=, FORMAT= or XSUM", &kw)),
             }
             if self.peek().is_none() {
                 break;
@@ -1050,7 +1081,7 @@ impl<'s> Parser<'s> {
                 Some(self.st.name.clone()),
             ));
         };
-        let Some(raw) = fields else { return Ok(None) };
+        let Some(raw) = fields else { return Ok((None, xsum)) };
         let mut out = Vec::new();
         for (p, len, kind, pos, len_pos) in raw {
             let Some(kind) = kind.or(format) else {
@@ -1069,7 +1100,7 @@ impl<'s> Parser<'s> {
             })?;
             out.push(SumField { offset: p - 1, len, kind });
         }
-        Ok(Some(out))
+        Ok((Some(out), xsum))
     }
 
     /// `p,m[,f],...` of SUM, up to `)`.

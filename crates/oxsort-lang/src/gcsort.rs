@@ -5,6 +5,7 @@
 //!  TAKE file                                        statements read from file, in place
 //!  USE  file ORG SQ|LS|LSF RECORD F,n|V,min,max     an input (repeat to concatenate)
 //!  GIVE file ORG SQ|LS|LSF RECORD F,n|V,min,max     the output
+//!  XSUM file ORG SQ|LS|LSF RECORD F,n|V,min,max     the records SUM ...,XSUM deletes
 //!  SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, OUTFIL, OPTION, RECORD, ALTSEQ, END
 //!                                                   as DFSORT's
 //!  JOINKEYS FILES=F1 / FILES=F2, JOIN, REFORMAT      a join: the first USE is F1, the second F2
@@ -33,7 +34,7 @@ pub use rules::gcsort_rules;
 use lexer::{Kind, Statement, Token};
 
 /// The statements oxsort runs, for messages.
-const ACCEPTED: &str = "USE, GIVE, TAKE, SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, \
+const ACCEPTED: &str = "USE, GIVE, XSUM, TAKE, SORT, MERGE, SUM, INCLUDE, OMIT, INREC, OUTREC, \
                         OUTFIL, OPTION, RECORD, ALTSEQ, JOINKEYS, JOIN, REFORMAT, END";
 
 /// The longest DD name.
@@ -172,6 +173,30 @@ pub enum GcsortError {
         file: String,
         /// What is wrong.
         problem: FileStatementError,
+    },
+    /// A second XSUM statement.
+    #[error("{at}: only one XSUM statement (the records SUM deletes go to one file)")]
+    SecondXsum {
+        /// Where the second one is.
+        at: StatementAt,
+    },
+    /// `XSUM` on the SUM statement without an XSUM statement naming its file.
+    #[error(
+        "{at}: SUM ...,XSUM writes the records SUM deletes to a file: name it with an XSUM \
+         statement (XSUM file ORG SQ RECORD F,n)"
+    )]
+    XsumNoFile {
+        /// Where XSUM is on the SUM statement.
+        at: StatementAt,
+    },
+    /// An XSUM statement without `XSUM` on the SUM statement.
+    #[error(
+        "{at}: the XSUM statement names the file for the records SUM deletes: write XSUM on the \
+         SUM statement (SUM FIELDS=NONE,XSUM or SUM FIELDS=(p,m,f),XSUM)"
+    )]
+    XsumNotOnSum {
+        /// Where the XSUM statement is.
+        at: StatementAt,
     },
     /// A second GIVE statement.
     #[error("{at}: only one GIVE statement (oxsort writes one output)")]
@@ -353,6 +378,8 @@ pub struct GcsortJob {
     pub uses: Vec<GcsortFile>,
     /// The GIVE file.
     pub give: Option<GcsortFile>,
+    /// The XSUM file: where the records `SUM ...,XSUM` deletes are written.
+    pub xsum: Option<GcsortFile>,
     /// The sort statements for the DFSORT parser, one a line (on its own line number when
     /// that is still free), as DFSORT writes them.
     pub control: String,
@@ -505,6 +532,7 @@ pub fn parse_gcsort(text: &str, name: &str, files: &mut dyn GcsortFiles) -> Resu
     let mut job = GcsortJob {
         uses: Vec::new(),
         give: None,
+        xsum: None,
         control: String::new(),
         name: name.to_string(),
         join: false,
@@ -519,6 +547,8 @@ pub fn parse_gcsort(text: &str, name: &str, files: &mut dyn GcsortFiles) -> Resu
     }
     let mut all = Vec::new();
     expand(top, 0, files, &mut all)?;
+    // Where XSUM is: on the SUM statement, and the statement naming its file.
+    let (mut on_sum, mut xsum_at) = (None, None);
     for st in all {
         let upper = st.upper();
         match upper.as_str() {
@@ -529,19 +559,31 @@ pub fn parse_gcsort(text: &str, name: &str, files: &mut dyn GcsortFiles) -> Resu
                     return Err(GcsortError::SecondGive { at: st.name.at.clone() });
                 }
             }
+            "XSUM" => {
+                let f = file_statement(&st, &*files)?;
+                if job.xsum.replace(f).is_some() {
+                    return Err(GcsortError::SecondXsum { at: st.name.at.clone() });
+                }
+                xsum_at = Some(st.name.at.clone());
+            }
             _ if lexer::REFUSED.contains(&upper.as_str()) => {
                 return Err(refused(&st.name));
             }
             _ => {
-                if let Some(x) = st.operands.iter().find(|t| t.upper() == "XSUM") {
-                    return Err(refused(x));
+                if upper == "SUM" {
+                    let x = st.operands.iter().find(|t| t.upper() == "XSUM");
+                    on_sum = on_sum.or(x.map(|x| x.at.clone()));
                 }
                 job.join |= upper == "JOINKEYS";
                 job.write(&st);
             }
         }
     }
-    Ok(job)
+    match (on_sum, xsum_at) {
+        (Some(at), None) => Err(GcsortError::XsumNoFile { at }),
+        (None, Some(at)) => Err(GcsortError::XsumNotOnSum { at }),
+        _ => Ok(job),
+    }
 }
 
 /// The statements of one text.
@@ -1009,8 +1051,27 @@ mod tests {
         let e = err("SORT FIELDS=COPY\n  MODS E15=(X,1000)");
         assert!(e.starts_with("t: line 2, column 3: MODS is not supported by oxsort"), "{e}");
         assert!(e.contains("SORT, MERGE, SUM"), "{e}");
+    }
+
+    #[test]
+    fn xsum_needs_its_file_and_the_file_its_sum() {
+        let err = |text: &str| parse(text).unwrap_err().to_string();
         let e = err("SORT FIELDS=(1,2,CH,A)\nSUM FIELDS=NONE,XSUM");
-        assert!(e.starts_with("t: line 2, column 17: XSUM is not supported"), "{e}");
+        assert!(e.starts_with("t: line 2, column 17: SUM ...,XSUM writes the records"), "{e}");
+        let e = err("SORT FIELDS=(1,2,CH,A)\nSUM FIELDS=NONE\n  XSUM x ORG SQ RECORD F,4");
+        assert!(e.starts_with("t: line 3, column 3: the XSUM statement names the file"), "{e}");
+        let e = err("SUM FIELDS=NONE,XSUM XSUM x ORG SQ RECORD F,4 XSUM y ORG SQ RECORD F,4");
+        assert!(e.starts_with("t: line 1, column 47: only one XSUM statement"), "{e}");
+        let mut files = Files::default();
+        files.env.insert("dd_dups", "dups.dat");
+        let text = "SORT FIELDS=(1,2,CH,A) USE in ORG SQ RECORD F,4\n\
+                    XSUM dd_dups ORG LS RECORD F,4 SUM FIELDS=(3,2,ZD),XSUM\n\
+                    GIVE out ORG SQ RECORD F,4";
+        let job = parse_gcsort(text, "t", &mut files).unwrap();
+        let x = job.xsum.as_ref().unwrap();
+        assert_eq!((x.name.as_str(), x.path.to_str()), ("dd_dups", Some("dups.dat")));
+        assert_eq!(x.org, GcsortOrg::LinesFixed { len: 4, trim: true });
+        assert_eq!(job.control, "SORT FIELDS=(1,2,CH,A)\nSUM FIELDS=(3,2,ZD),XSUM\n");
         let e = err("SORT FIELDS=COPY\n COPYX FIELDS=(1,2)");
         assert!(e.starts_with("t: line 2, column 2: COPYX is not a statement"), "{e}");
         let e = err("SORT FIELDS=COPY\n INCLUDE COND=(1,1,CH,EQ,C'x)");

@@ -151,11 +151,11 @@ impl Statement {
 /// Names that start a statement.
 pub(super) const STATEMENTS: &[&str] = &[
     "SORT", "MERGE", "SUM", "INCLUDE", "OMIT", "INREC", "OUTREC", "OUTFIL", "OPTION", "RECORD",
-    "ALTSEQ", "JOINKEYS", "JOIN", "REFORMAT", "END", "USE", "GIVE", "TAKE",
+    "ALTSEQ", "JOINKEYS", "JOIN", "REFORMAT", "END", "USE", "GIVE", "TAKE", "XSUM",
 ];
 
 /// GCSORT statements oxsort knows but does not run (they are named in the message).
-pub(super) const REFUSED: &[&str] = &["XSUM", "MODS"];
+pub(super) const REFUSED: &[&str] = &["MODS"];
 
 /// The statements whose operands are a file and its description.
 const FILE_STATEMENTS: &[&str] = &["USE", "GIVE", "TAKE", "XSUM"];

@@ -432,9 +432,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         // A mapped input is read twice from its pages (its keys, then its records for the
         // output): the likely cause of a checksum that differs is a file written meanwhile.
         EngineError::Verify(why) if plan.input_mapped && why.contains("checksum") => {
-            EngineError::Verify(format!(
-                "{why}: was an input written to while it was sorted?"
-            ))
+            EngineError::Verify(format!("{why}: was an input written to while it was sorted?"))
         }
         e => e,
     })?;

@@ -85,21 +85,34 @@ fn equal_keys_keep_input_order_across_runs_and_merges() {
     }
 }
 
+/// Files `in0.dat`, `in1.dat`, ... in `dir` of `counts` random `size`-byte records each: their
+/// bytes, and the files as inputs.
+fn write_inputs(
+    dir: &Path,
+    counts: &[usize],
+    size: usize,
+    rng: &mut Rng,
+) -> (Vec<Vec<u8>>, Vec<Input>) {
+    let parts: Vec<Vec<u8>> =
+        counts.iter().map(|&n| make_records(Pattern::Random, n, size, rng)).collect();
+    let inputs = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let path = dir.join(format!("in{i}.dat"));
+            std::fs::write(&path, p).unwrap();
+            Input::Path(path)
+        })
+        .collect();
+    (parts, inputs)
+}
+
 #[test]
 fn several_inputs_are_concatenated_and_output_may_be_an_input() {
     let _serial = oxsort_testkit::serial();
     let mut rng = Rng::new(seed());
     let root = tempfile::tempdir().unwrap();
-    let parts: Vec<Vec<u8>> = [7usize, 0, 300, 33]
-        .iter()
-        .map(|&n| make_records(Pattern::Random, n, 100, &mut rng))
-        .collect();
-    let mut inputs = Vec::new();
-    for (i, p) in parts.iter().enumerate() {
-        let path = root.path().join(format!("in{i}.dat"));
-        std::fs::write(&path, p).unwrap();
-        inputs.push(Input::Path(path));
-    }
+    let (parts, inputs) = write_inputs(root.path(), &[7, 0, 300, 33], 100, &mut rng);
     let target = root.path().join("in0.dat");
     let cfg = SortConfig::builder(inputs, Output::Path(target.clone()))
         .memory(tiny())
@@ -153,16 +166,7 @@ fn a_one_pass_sort_maps_regular_files_and_reads_an_input_that_is_the_output() {
     let root = tempfile::tempdir().unwrap();
     // 128-byte records in chunks of 32: a chunk is one 4 KiB page, so inputs may be mapped;
     // lengths that end inside a page.
-    let parts: Vec<Vec<u8>> = [777usize, 1, 1000, 33]
-        .iter()
-        .map(|&n| make_records(Pattern::Random, n, 128, &mut rng))
-        .collect();
-    let mut inputs = Vec::new();
-    for (i, p) in parts.iter().enumerate() {
-        let path = root.path().join(format!("in{i}.dat"));
-        std::fs::write(&path, p).unwrap();
-        inputs.push(Input::Path(path));
-    }
+    let (parts, inputs) = write_inputs(root.path(), &[777, 1, 1000, 33], 128, &mut rng);
     let want = oracle_sort(&parts.concat(), 128, 0, 10);
     let mk = |inputs: Vec<Input>, out: &Path, memory: u64| {
         SortConfig::builder(inputs, Output::Path(out.to_path_buf()))

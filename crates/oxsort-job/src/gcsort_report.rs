@@ -353,7 +353,7 @@ fn asctime(t: SystemTime) -> String {
         ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let secs = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
     let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
+    let (y, m, d) = oxsort_lang::civil_date(days as i64);
     format!(
         "{} {} {:2} {:02}:{:02}:{:02} {y}",
         DAYS[(days % 7) as usize],
@@ -363,19 +363,6 @@ fn asctime(t: SystemTime) -> String {
         rest / 60 % 60,
         rest % 60
     )
-}
-
-/// The proleptic Gregorian date of `z` days after 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]

@@ -521,6 +521,7 @@ pub fn parse_fields(text: &str) -> Result<KeySpec, ParseError> {
 
 mod altseq;
 mod dates;
+pub use dates::civil as civil_date;
 pub mod jcl;
 mod join_parse;
 mod outfil_parse;

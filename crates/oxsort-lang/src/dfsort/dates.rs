@@ -48,7 +48,7 @@ pub(super) fn today() -> i64 {
 
 /// The civil date (year, month 1-12, day 1-31) of a day count since 1970-01-01 (the
 /// proleptic Gregorian calendar: eras of 400 years of 146097 days).
-pub(super) fn civil(days: i64) -> (i64, u32, u32) {
+pub fn civil(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -256,7 +256,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     // Each input is read as the plan saw it: a file over the length planned (a different
     // length read is an error), anything else as a stream to its end.
     source.planned(&plan.inputs.iter().map(|i| i.bytes).collect::<Vec<_>>());
-    if source::an_input_is_an_output(cfg) {
+    if config::an_input_is_an_output(cfg) {
         source.never_map();
     } else if plan.input_mapped {
         source.map_files_on_disk();

@@ -27,7 +27,6 @@ use crate::tuning::{
 mod feed;
 mod rdw;
 
-pub(crate) use feed::an_input_is_an_output;
 use feed::Feed;
 
 pub(crate) use crate::chunk::{Chunk, Position};

@@ -469,7 +469,7 @@ fn maps_inputs(cfg: &SortConfig, g: &Geometry, total: u64) -> bool {
             Input::Path(p) => oxsort_io::mapped::regular_file(p),
             _ => false,
         })
-        && !crate::source::an_input_is_an_output(cfg)
+        && !crate::config::an_input_is_an_output(cfg)
 }
 
 fn outfil_lines(cfg: &SortConfig) -> Vec<String> {

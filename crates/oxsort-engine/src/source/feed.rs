@@ -41,21 +41,3 @@ impl Feed {
         }
     }
 }
-
-/// Whether an input is also one of the outputs (the same file, `-o` naming an input): such an
-/// input is read, never mapped, since writing the output in place would reach the pages the
-/// output's gather still reads from.
-pub(crate) fn an_input_is_an_output(cfg: &crate::config::SortConfig) -> bool {
-    let mut outputs: Vec<&std::path::Path> =
-        cfg.outfil_paths.iter().map(|(_, p)| p.as_path()).collect();
-    if let crate::config::Output::Path(p) = &cfg.output {
-        outputs.push(p);
-    }
-    let outputs: Vec<_> = outputs.into_iter().filter_map(oxsort_io::file_id).collect();
-    cfg.inputs.iter().any(|i| match i {
-        crate::config::Input::Path(p) => {
-            oxsort_io::file_id(p).is_some_and(|id| outputs.contains(&id))
-        }
-        _ => false,
-    })
-}

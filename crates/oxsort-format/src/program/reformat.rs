@@ -39,6 +39,7 @@ use std::sync::Arc;
 use crate::error::{KeyError, SpecError};
 use crate::program::edit::{EditMask, NumFormat};
 use crate::program::filter::{Condition, Filter};
+use crate::program::lookup::{show_value, Lookup};
 use crate::program::sum::{convert, write_converted, ConvTo, SumKind};
 use crate::spec::ShortFields;
 
@@ -101,6 +102,9 @@ pub enum Item {
     /// `SEQNUM,n,f[,START=j][,INCR=i][,RESTART=(p,m)]`: the record's number among the
     /// records the item is applied to (each `SEQNUM` item counts on its own).
     Seqnum(Seqnum),
+    /// `p,m,CHANGE=(v,find,set,...)[,NOMATCH=(set)]`: the field looked up in a table (see
+    /// [`Lookup`]).
+    Lookup(Lookup),
 }
 
 /// A translation of `TRAN=`.
@@ -164,6 +168,7 @@ impl Item {
             Item::Hex { len, .. } => 2 * len,
             Item::Tran { len, .. } => *len,
             Item::Seqnum(q) => q.len,
+            Item::Lookup(l) => l.out_len,
         }
     }
 
@@ -176,7 +181,17 @@ impl Item {
             | Item::Hex { offset, len }
             | Item::Tran { offset, len, .. } => Some((*offset, *len)),
             Item::Seqnum(q) => q.restart,
+            Item::Lookup(l) => Some((l.offset, l.len)),
             Item::Const(_) => None,
+        }
+    }
+
+    /// Every input range the item reads (offset, length): its source, and a lookup's `set`
+    /// fields.
+    pub(crate) fn reads(&self) -> Vec<(usize, usize)> {
+        match self {
+            Item::Lookup(l) => l.reads().collect(),
+            item => item.source().into_iter().collect(),
         }
     }
 
@@ -575,7 +590,7 @@ fn compile_step(
                     template.resize((c - 1).max(template.len()), b' ');
                 }
                 let dst = template.len();
-                if let Some((offset, len)) = p.item.source() {
+                for (offset, len) in p.item.reads() {
                     if offset + len > in_len {
                         return Err(past(i + 1, offset + len));
                     }
@@ -603,7 +618,7 @@ fn compile_step(
                 if let Some(c) = p.column {
                     at = c - 1;
                 }
-                if let Some((offset, flen)) = p.item.source() {
+                for (offset, flen) in p.item.reads() {
                     // A field may read what earlier items lengthened the record with.
                     if offset + flen > len {
                         return Err(past(i + 1, offset + flen));
@@ -662,7 +677,7 @@ impl ReformatProgram {
                 for op in computed {
                     let src = op.item.source().map_or(&rec[..0], |(o, l)| &rec[o..o + l]);
                     let dst = &mut out[op.at..op.at + op.item.len()];
-                    compute(stage, op, src, dst, &mut scratch.seq)?;
+                    compute(stage, op, src, rec, dst, &mut scratch.seq)?;
                 }
                 Ok(())
             }
@@ -742,6 +757,11 @@ impl ReformatProgram {
                     spare[dst..dst + len].copy_from_slice(from);
                 }
                 for op in computed {
+                    if let Item::Lookup(l) = &op.item {
+                        if let Some((o, n)) = l.reads().find(|&(o, n)| o + n > cur.len()) {
+                            return Err(short(o + 1, o + n, cur.len()));
+                        }
+                    }
                     let src = match op.item.source() {
                         None => &cur[..0],
                         Some((o, l)) => match cur.get(o..o + l) {
@@ -750,7 +770,7 @@ impl ReformatProgram {
                         },
                     };
                     let dst = &mut spare[op.at..op.at + op.item.len()];
-                    compute(stage, op, src, dst, seq)?;
+                    compute(stage, op, src, cur, dst, seq)?;
                 }
                 std::mem::swap(cur, spare);
             }
@@ -760,7 +780,7 @@ impl ReformatProgram {
                     cur.resize(need, b' ');
                 }
                 for op in ops {
-                    if let Some((o, l)) = op.item.source() {
+                    for (o, l) in op.item.reads() {
                         if o + l > cur.len() {
                             return Err(short(o + 1, o + l, cur.len()));
                         }
@@ -807,12 +827,18 @@ fn overlay_one(
     match &op.item {
         Item::Field { offset, len } => out.copy_within(*offset..offset + len, at),
         Item::Const(c) => out[at..at + c.len()].copy_from_slice(c),
+        Item::Lookup(l) => {
+            room.clear();
+            room.resize(l.out_len, b' ');
+            lookup(stage, op.index, l, out, room)?;
+            out[at..at + l.out_len].copy_from_slice(room);
+        }
         item => {
             room.clear();
             if let Some((o, l)) = item.source() {
                 room.extend_from_slice(&out[o..o + l]);
             }
-            compute(stage, op, room, &mut out[at..at + item.len()], seq)?;
+            compute(stage, op, room, &[], &mut out[at..at + item.len()], seq)?;
         }
     }
     Ok(())
@@ -832,6 +858,7 @@ fn rebase(item: &Item, in_len: usize) -> Item {
                 *offset = *offset - PARSED_BASE + in_len;
             }
         }
+        Item::Lookup(l) => l.rebase(PARSED_BASE, in_len),
         Item::Const(_) | Item::Seqnum(_) => {}
     }
     item
@@ -884,12 +911,31 @@ fn parse_fields(fields: &[ParseField], rec: &mut Vec<u8>, n: usize) {
     }
 }
 
+/// A lookup item of `rec` into `out`; a field no `find` equals, without `NOMATCH`, is an
+/// error naming the item and the field's value.
+fn lookup(
+    stage: Stage,
+    item: usize,
+    l: &Lookup,
+    rec: &[u8],
+    out: &mut [u8],
+) -> Result<(), KeyError> {
+    l.write(rec, out).map_err(|value| KeyError::LookupNoMatch {
+        statement: stage.name(),
+        item,
+        start: l.offset + 1,
+        end: l.offset + l.len,
+        value: show_value(&value),
+    })
+}
+
 /// Writes a computed item into `out` (its bytes) from `src` (its source bytes: the field it
-/// reads, or a `SEQNUM`'s `RESTART` bytes).
+/// reads, or a `SEQNUM`'s `RESTART` bytes); a lookup reads the whole record `rec`.
 fn compute(
     stage: Stage,
     op: &Op,
     src: &[u8],
+    rec: &[u8],
     out: &mut [u8],
     seq: &mut [(u128, Vec<u8>)],
 ) -> Result<(), KeyError> {
@@ -937,6 +983,7 @@ fn compute(
             *count += 1;
             write_seqnum(q.format, v, out);
         }
+        Item::Lookup(l) => lookup(stage, op.index, l, rec, out)?,
         Item::Field { .. } | Item::Const(_) => {}
     }
     Ok(())

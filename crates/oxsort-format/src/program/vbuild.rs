@@ -48,7 +48,7 @@ impl VarBuild {
         let sources = items
             .iter()
             .enumerate()
-            .filter_map(|(i, p)| p.item.source().map(|(o, l)| (o, l, i + 1)))
+            .flat_map(|(i, p)| p.item.reads().into_iter().map(move |(o, l)| (o, l, i + 1)))
             .collect();
         Ok(VarBuild { program, sources })
     }

@@ -11,6 +11,7 @@
 //!                [c:]p,m,f,EDIT=(pattern)|Mn[,SIGNS=(a,b,c,d)][,LENGTH=n]
 //!                              (f: BI FI PD ZD FS CSF UFF SFF; n of Mn: 0 to 26)
 //!                [c:]p,m,HEX  [c:]p,m,TRAN=LTOU|UTOL|ALTSEQ
+//!                [c:]p,m,CHANGE=(v,find,set,...)[,NOMATCH=(set)]   (see lookup_parse)
 //!                [c:]SEQNUM,n,f[,START=j][,INCR=i][,RESTART=(p,m)]   (f: ZD PD BI FS)
 //!  PARSE         %nn=([STARTAFT=c|STARTAT=c|ABSPOS=p|ADDPOS=x|SUBPOS=y][,ENDBEFR=c...]
 //!                [,ENDAT=c],FIXLEN=m) and %=(...) to skip a field; %nn[,f,edit] in BUILD
@@ -34,7 +35,8 @@ const ITEMS: &str = "p,m, %nn, p,m,f,EDIT=(...), p,m,f,Mn, p,m,f,TO=g, p,m,HEX, 
                      item";
 /// What may follow `p,m,` in an item.
 const FIELD_EDITS: &str = "f,EDIT=(pattern), f,Mn (M0 to M26), f,TO=g (f: BI, FI, PD, ZD; g: \
-                           ZD, PD, FS), HEX or TRAN=LTOU|UTOL|ALTSEQ; edits read BI, FI, PD, ZD, \
+                           ZD, PD, FS), HEX, TRAN=LTOU|UTOL|ALTSEQ or \
+                           CHANGE=(v,find,set,...)[,NOMATCH=(set)]; edits read BI, FI, PD, ZD, \
                            FS, CSF, UFF or SFF fields";
 /// DFSORT's longest edit pattern and edited field.
 const EDIT_MAX: usize = 44;
@@ -331,6 +333,7 @@ impl Parser<'_> {
     ) -> Result<Item, ParseError> {
         match w {
             "X" | "Z" | "SEQNUM" => return Ok(Item::Field { offset, len }),
+            "CHANGE" => return self.lookup_item(offset, len, len_pos),
             "HEX" => {
                 self.i += 2;
                 return Ok(Item::Hex { offset, len });

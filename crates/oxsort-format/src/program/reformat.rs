@@ -105,6 +105,14 @@ pub enum Item {
     /// `p,m,CHANGE=(v,find,set,...)[,NOMATCH=(set)]`: the field looked up in a table (see
     /// [`Lookup`]).
     Lookup(Lookup),
+    /// `p` without a length (the last item of a `BUILD`): the bytes from `p` (0-based offset)
+    /// to the record's end. On fixed-length records it is the field `p` to the record's
+    /// length; on RDW-prefixed ones (see [`crate::VarBuild`]) each record's tail, of its own
+    /// length.
+    Rest {
+        /// 0-based offset.
+        offset: usize,
+    },
 }
 
 /// A translation of `TRAN=`.
@@ -169,6 +177,8 @@ impl Item {
             Item::Tran { len, .. } => *len,
             Item::Seqnum(q) => q.len,
             Item::Lookup(l) => l.out_len,
+            // Its length is the record's: none is known before the record is.
+            Item::Rest { .. } => 0,
         }
     }
 
@@ -182,7 +192,7 @@ impl Item {
             | Item::Tran { offset, len, .. } => Some((*offset, *len)),
             Item::Seqnum(q) => q.restart,
             Item::Lookup(l) => Some((l.offset, l.len)),
-            Item::Const(_) => None,
+            Item::Const(_) | Item::Rest { .. } => None,
         }
     }
 
@@ -581,6 +591,19 @@ fn compile_step(
     };
     match edit {
         Edit::Build(items) => {
+            // `p` without a length: the field from p to the record's end.
+            let items: Vec<Placed> = items
+                .iter()
+                .enumerate()
+                .map(|(i, p)| match p.item {
+                    Item::Rest { offset } if offset >= in_len => Err(past(i + 1, offset + 1)),
+                    Item::Rest { offset } => Ok(Placed {
+                        column: p.column,
+                        item: Item::Field { offset, len: in_len - offset },
+                    }),
+                    _ => Ok(p.clone()),
+                })
+                .collect::<Result<_, _>>()?;
             let mut template = Vec::new();
             let mut copies = Vec::new();
             let mut computed = Vec::new();
@@ -859,7 +882,7 @@ fn rebase(item: &Item, in_len: usize) -> Item {
             }
         }
         Item::Lookup(l) => l.rebase(PARSED_BASE, in_len),
-        Item::Const(_) | Item::Seqnum(_) => {}
+        Item::Const(_) | Item::Seqnum(_) | Item::Rest { .. } => {}
     }
     item
 }
@@ -984,7 +1007,7 @@ fn compute(
             write_seqnum(q.format, v, out);
         }
         Item::Lookup(l) => lookup(stage, op.index, l, rec, out)?,
-        Item::Field { .. } | Item::Const(_) => {}
+        Item::Field { .. } | Item::Const(_) | Item::Rest { .. } => {}
     }
     Ok(())
 }

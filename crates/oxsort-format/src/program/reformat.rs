@@ -1134,6 +1134,44 @@ mod tests {
     }
 
     #[test]
+    fn a_rest_item_is_the_field_to_the_records_end() {
+        let r = Reformat::Edit(Edit::Build(vec![
+            konst(b"<", None),
+            Placed { column: None, item: Item::Rest { offset: 2 } },
+        ]));
+        let p = r.compile(Stage::Outrec, 5).unwrap();
+        let mut out = vec![0u8; p.out_len()];
+        p.apply(b"abcde", &mut out, &mut Scratch::default()).unwrap();
+        assert_eq!(&out, b"<cde");
+        assert!(matches!(
+            r.compile(Stage::Outrec, 2),
+            Err(SpecError::ReformatPastRecord { item: 2, end: 3, .. })
+        ));
+    }
+
+    #[test]
+    fn an_overlaid_lookup_reads_its_field_before_writing_over_it() {
+        use crate::program::lookup::LookupSet;
+        let l = Lookup {
+            offset: 0,
+            len: 1,
+            out_len: 2,
+            table: vec![(b"a".to_vec(), LookupSet::Field { offset: 1, len: 2 })],
+            nomatch: None,
+        };
+        let r =
+            Reformat::Edit(Edit::Overlay(vec![Placed { column: Some(1), item: Item::Lookup(l) }]));
+        let p = r.compile(Stage::Inrec, 3).unwrap();
+        let mut out = vec![0u8; 3];
+        p.apply(b"axy", &mut out, &mut Scratch::default()).unwrap();
+        assert_eq!(&out, b"xyy");
+        let e = p.apply(b"bxy", &mut out, &mut Scratch::default()).unwrap_err();
+        assert!(
+            matches!(e, KeyError::LookupNoMatch { item: 1, start: 1, end: 1, ref value, .. } if value == "C'b'")
+        );
+    }
+
+    #[test]
     fn findrep_shifts_and_overruns() {
         let f = |pairs: &[(&[u8], &[u8])], shift: bool, truncate: bool| FindRep {
             pairs: pairs.iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect(),

@@ -327,14 +327,15 @@ pub enum KeyError {
     LookupNoMatch {
         /// `INREC`, `OUTREC` or `OUTFIL`.
         statement: &'static str,
-        /// 1-based index of the item in its list.
-        item: usize,
+        /// 1-based index of the item in its list (the numbers are `u32` to keep the error
+        /// small).
+        item: u32,
         /// 1-based first byte of the field looked up.
-        start: usize,
+        start: u32,
         /// 1-based last byte.
-        end: usize,
-        /// The field's value, as `C'..'` or `X'..'`.
-        value: String,
+        end: u32,
+        /// The field's value, as `C'..'` or `X'..'` (boxed: it keeps the error small).
+        value: Box<str>,
     },
     /// A GCSORT `FINDREP` replaced with an `OUT` longer than its `IN` (GCSORT's
     /// `OVERRUN=ERROR`, the default, stops the job whatever the bytes past the end).

@@ -943,12 +943,14 @@ fn lookup(
     rec: &[u8],
     out: &mut [u8],
 ) -> Result<(), KeyError> {
+    // Items, positions and lengths are far below u32::MAX (records are at most 64 KiB).
+    let small = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     l.write(rec, out).map_err(|value| KeyError::LookupNoMatch {
         statement: stage.name(),
-        item,
-        start: l.offset + 1,
-        end: l.offset + l.len,
-        value: show_value(&value),
+        item: small(item),
+        start: small(l.offset + 1),
+        end: small(l.offset + l.len),
+        value: show_value(&value).into(),
     })
 }
 
@@ -1167,7 +1169,7 @@ mod tests {
         assert_eq!(&out, b"xyy");
         let e = p.apply(b"bxy", &mut out, &mut Scratch::default()).unwrap_err();
         assert!(
-            matches!(e, KeyError::LookupNoMatch { item: 1, start: 1, end: 1, ref value, .. } if value == "C'b'")
+            matches!(e, KeyError::LookupNoMatch { item: 1, start: 1, end: 1, ref value, .. } if &**value == "C'b'")
         );
     }
 

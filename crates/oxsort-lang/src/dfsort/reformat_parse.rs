@@ -36,9 +36,9 @@ const ITEMS: &str = "p,m, %nn, p,m,f,EDIT=(...), p,m,f,Mn, p,m,f,TO=g, p,m,HEX, 
                      nC'...', c: before an item, or p alone (to the record's end) last in BUILD";
 /// What may follow `p,m,` in an item.
 const FIELD_EDITS: &str = "f,EDIT=(pattern), f,Mn (M0 to M26), f,TO=g (f: BI, FI, PD, ZD; g: \
-                           ZD, PD, FS), HEX, TRAN=LTOU|UTOL|ALTSEQ or \
-                           CHANGE=(v,find,set,...)[,NOMATCH=(set)]; edits read BI, FI, PD, ZD, \
-                           FS, CSF, UFF or SFF fields";
+                           ZD, PD, FS), CHANGE=(v,find,set,...)[,NOMATCH=(set)], HEX or \
+                           TRAN=LTOU|UTOL|ALTSEQ; edits read BI, FI, PD, ZD, FS, CSF, UFF or SFF \
+                           fields";
 /// DFSORT's longest edit pattern and edited field.
 const EDIT_MAX: usize = 44;
 /// DFSORT's limit on the length of a FINDREP constant (it also keeps the work of a record

@@ -260,3 +260,30 @@ fn gcsort_jobs_look_up_and_take_the_tail() {
     assert!(e.contains("line 4") && e.contains("set value"), "{e}");
     assert!(!out.exists());
 }
+
+#[test]
+fn a_jcl_step_looks_up_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (dir.path().join("in"), dir.path().join("out"));
+    std::fs::write(&inp, "B2xxA1yyC9zz").unwrap();
+    let job = "//LOOKUP EXEC PGM=SORT\n\
+               //SORTIN DD DSN=CODES.IN,DISP=SHR,RECFM=FB,LRECL=4\n\
+               //SORTOUT DD DSN=CODES.OUT,DISP=(NEW,CATLG,DELETE)\n\
+               //SYSIN DD *\n\
+               \x20 SORT FIELDS=(1,1,CH,A)\n\
+               \x20 OUTREC BUILD=(2,1,CHANGE=(5,C'1',C'one',C'2',C'two'),\n\
+               \x20               NOMATCH=(3,2),C'|',1)\n\
+               /*\n";
+    let ctl = dir.path().join("job.jcl");
+    std::fs::write(&ctl, job).unwrap();
+    let o = run(oxsort()
+        .args(["sort", "-q", "--control"])
+        .arg(&ctl)
+        .arg(format!("--dd=CODES.IN={}", inp.display()))
+        .arg(format!("--dd=CODES.OUT={}", out.display())));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Sorted A1yy, B2xx, C9zz; '1' -> "one  ", '2' -> "two  ", '9' -> bytes 3-4 + 3 blanks;
+    // then '|' and the record from byte 1 to its end.
+    let want = "one  |A1yytwo  |B2xxzz   |C9zz";
+    assert_eq!(String::from_utf8(std::fs::read(&out).unwrap()).unwrap(), want);
+}

@@ -318,6 +318,25 @@ pub enum KeyError {
         /// `INREC` or `OUTREC`.
         statement: &'static str,
     },
+    /// A lookup item (`p,m,CHANGE=(...)`) whose field equals no `find` constant and has no
+    /// `NOMATCH=`: DFSORT stops the job (ICE218A).
+    #[error(
+        "{statement} item {item}: bytes {start} to {end} hold {value}, which no CHANGE find \
+         constant matches and there is no NOMATCH= (DFSORT's ICE218A)"
+    )]
+    LookupNoMatch {
+        /// `INREC`, `OUTREC` or `OUTFIL`.
+        statement: &'static str,
+        /// 1-based index of the item in its list (the numbers are `u32` to keep the error
+        /// small).
+        item: u32,
+        /// 1-based first byte of the field looked up.
+        start: u32,
+        /// 1-based last byte.
+        end: u32,
+        /// The field's value, as `C'..'` or `X'..'` (boxed: it keeps the error small).
+        value: Box<str>,
+    },
     /// A GCSORT `FINDREP` replaced with an `OUT` longer than its `IN` (GCSORT's
     /// `OVERRUN=ERROR`, the default, stops the job whatever the bytes past the end).
     #[error(

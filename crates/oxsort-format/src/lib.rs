@@ -56,6 +56,7 @@ pub use layout::{
 pub use program::edit::{EditMask, NumFormat, PatternError, Signs, MASKS};
 pub use program::filter::{field_pair_comparable, CompareOp, Condition, FieldRef, Filter, Operand};
 pub use program::join::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec, JoinSpecError};
+pub use program::lookup::{Lookup, LookupSet};
 pub use program::outfil::{
     CountForm, Outfil, OutfilOutput, OutfilProgram, ReportItem, ReportLine, Router, Split,
     COUNT_DIGITS,

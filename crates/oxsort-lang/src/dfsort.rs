@@ -524,6 +524,7 @@ mod dates;
 pub use dates::civil as civil_date;
 pub mod jcl;
 mod join_parse;
+mod lookup_parse;
 mod outfil_parse;
 mod reformat_parse;
 

@@ -39,6 +39,7 @@ use std::sync::Arc;
 use crate::error::{KeyError, SpecError};
 use crate::program::edit::{EditMask, NumFormat};
 use crate::program::filter::{Condition, Filter};
+use crate::program::lookup::{show_value, Lookup};
 use crate::program::sum::{convert, write_converted, ConvTo, SumKind};
 use crate::spec::ShortFields;
 
@@ -101,6 +102,17 @@ pub enum Item {
     /// `SEQNUM,n,f[,START=j][,INCR=i][,RESTART=(p,m)]`: the record's number among the
     /// records the item is applied to (each `SEQNUM` item counts on its own).
     Seqnum(Seqnum),
+    /// `p,m,CHANGE=(v,find,set,...)[,NOMATCH=(set)]`: the field looked up in a table (see
+    /// [`Lookup`]).
+    Lookup(Lookup),
+    /// `p` without a length (the last item of a `BUILD`): the bytes from `p` (0-based offset)
+    /// to the record's end. On fixed-length records it is the field `p` to the record's
+    /// length; on RDW-prefixed ones (see [`crate::VarBuild`]) each record's tail, of its own
+    /// length.
+    Rest {
+        /// 0-based offset.
+        offset: usize,
+    },
 }
 
 /// A translation of `TRAN=`.
@@ -164,6 +176,9 @@ impl Item {
             Item::Hex { len, .. } => 2 * len,
             Item::Tran { len, .. } => *len,
             Item::Seqnum(q) => q.len,
+            Item::Lookup(l) => l.out_len,
+            // Its length is the record's: none is known before the record is.
+            Item::Rest { .. } => 0,
         }
     }
 
@@ -176,7 +191,17 @@ impl Item {
             | Item::Hex { offset, len }
             | Item::Tran { offset, len, .. } => Some((*offset, *len)),
             Item::Seqnum(q) => q.restart,
-            Item::Const(_) => None,
+            Item::Lookup(l) => Some((l.offset, l.len)),
+            Item::Const(_) | Item::Rest { .. } => None,
+        }
+    }
+
+    /// Every input range the item reads (offset, length): its source, and a lookup's `set`
+    /// fields.
+    pub(crate) fn reads(&self) -> Vec<(usize, usize)> {
+        match self {
+            Item::Lookup(l) => l.reads().collect(),
+            item => item.source().into_iter().collect(),
         }
     }
 
@@ -566,6 +591,19 @@ fn compile_step(
     };
     match edit {
         Edit::Build(items) => {
+            // `p` without a length: the field from p to the record's end.
+            let items: Vec<Placed> = items
+                .iter()
+                .enumerate()
+                .map(|(i, p)| match p.item {
+                    Item::Rest { offset } if offset >= in_len => Err(past(i + 1, offset + 1)),
+                    Item::Rest { offset } => Ok(Placed {
+                        column: p.column,
+                        item: Item::Field { offset, len: in_len - offset },
+                    }),
+                    _ => Ok(p.clone()),
+                })
+                .collect::<Result<_, _>>()?;
             let mut template = Vec::new();
             let mut copies = Vec::new();
             let mut computed = Vec::new();
@@ -575,7 +613,7 @@ fn compile_step(
                     template.resize((c - 1).max(template.len()), b' ');
                 }
                 let dst = template.len();
-                if let Some((offset, len)) = p.item.source() {
+                for (offset, len) in p.item.reads() {
                     if offset + len > in_len {
                         return Err(past(i + 1, offset + len));
                     }
@@ -603,7 +641,7 @@ fn compile_step(
                 if let Some(c) = p.column {
                     at = c - 1;
                 }
-                if let Some((offset, flen)) = p.item.source() {
+                for (offset, flen) in p.item.reads() {
                     // A field may read what earlier items lengthened the record with.
                     if offset + flen > len {
                         return Err(past(i + 1, offset + flen));
@@ -662,7 +700,7 @@ impl ReformatProgram {
                 for op in computed {
                     let src = op.item.source().map_or(&rec[..0], |(o, l)| &rec[o..o + l]);
                     let dst = &mut out[op.at..op.at + op.item.len()];
-                    compute(stage, op, src, dst, &mut scratch.seq)?;
+                    compute(stage, op, src, rec, dst, &mut scratch.seq)?;
                 }
                 Ok(())
             }
@@ -742,6 +780,11 @@ impl ReformatProgram {
                     spare[dst..dst + len].copy_from_slice(from);
                 }
                 for op in computed {
+                    if let Item::Lookup(l) = &op.item {
+                        if let Some((o, n)) = l.reads().find(|&(o, n)| o + n > cur.len()) {
+                            return Err(short(o + 1, o + n, cur.len()));
+                        }
+                    }
                     let src = match op.item.source() {
                         None => &cur[..0],
                         Some((o, l)) => match cur.get(o..o + l) {
@@ -750,7 +793,7 @@ impl ReformatProgram {
                         },
                     };
                     let dst = &mut spare[op.at..op.at + op.item.len()];
-                    compute(stage, op, src, dst, seq)?;
+                    compute(stage, op, src, cur, dst, seq)?;
                 }
                 std::mem::swap(cur, spare);
             }
@@ -760,7 +803,7 @@ impl ReformatProgram {
                     cur.resize(need, b' ');
                 }
                 for op in ops {
-                    if let Some((o, l)) = op.item.source() {
+                    for (o, l) in op.item.reads() {
                         if o + l > cur.len() {
                             return Err(short(o + 1, o + l, cur.len()));
                         }
@@ -807,12 +850,18 @@ fn overlay_one(
     match &op.item {
         Item::Field { offset, len } => out.copy_within(*offset..offset + len, at),
         Item::Const(c) => out[at..at + c.len()].copy_from_slice(c),
+        Item::Lookup(l) => {
+            room.clear();
+            room.resize(l.out_len, b' ');
+            lookup(stage, op.index, l, out, room)?;
+            out[at..at + l.out_len].copy_from_slice(room);
+        }
         item => {
             room.clear();
             if let Some((o, l)) = item.source() {
                 room.extend_from_slice(&out[o..o + l]);
             }
-            compute(stage, op, room, &mut out[at..at + item.len()], seq)?;
+            compute(stage, op, room, &[], &mut out[at..at + item.len()], seq)?;
         }
     }
     Ok(())
@@ -832,7 +881,8 @@ fn rebase(item: &Item, in_len: usize) -> Item {
                 *offset = *offset - PARSED_BASE + in_len;
             }
         }
-        Item::Const(_) | Item::Seqnum(_) => {}
+        Item::Lookup(l) => l.rebase(PARSED_BASE, in_len),
+        Item::Const(_) | Item::Seqnum(_) | Item::Rest { .. } => {}
     }
     item
 }
@@ -884,12 +934,33 @@ fn parse_fields(fields: &[ParseField], rec: &mut Vec<u8>, n: usize) {
     }
 }
 
+/// A lookup item of `rec` into `out`; a field no `find` equals, without `NOMATCH`, is an
+/// error naming the item and the field's value.
+fn lookup(
+    stage: Stage,
+    item: usize,
+    l: &Lookup,
+    rec: &[u8],
+    out: &mut [u8],
+) -> Result<(), KeyError> {
+    // Items, positions and lengths are far below u32::MAX (records are at most 64 KiB).
+    let small = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    l.write(rec, out).map_err(|value| KeyError::LookupNoMatch {
+        statement: stage.name(),
+        item: small(item),
+        start: small(l.offset + 1),
+        end: small(l.offset + l.len),
+        value: show_value(&value).into(),
+    })
+}
+
 /// Writes a computed item into `out` (its bytes) from `src` (its source bytes: the field it
-/// reads, or a `SEQNUM`'s `RESTART` bytes).
+/// reads, or a `SEQNUM`'s `RESTART` bytes); a lookup reads the whole record `rec`.
 fn compute(
     stage: Stage,
     op: &Op,
     src: &[u8],
+    rec: &[u8],
     out: &mut [u8],
     seq: &mut [(u128, Vec<u8>)],
 ) -> Result<(), KeyError> {
@@ -937,7 +1008,8 @@ fn compute(
             *count += 1;
             write_seqnum(q.format, v, out);
         }
-        Item::Field { .. } | Item::Const(_) => {}
+        Item::Lookup(l) => lookup(stage, op.index, l, rec, out)?,
+        Item::Field { .. } | Item::Const(_) | Item::Rest { .. } => {}
     }
     Ok(())
 }
@@ -1061,6 +1133,44 @@ mod tests {
         let mut out = vec![0u8; 9];
         p.apply(b"abcd", &mut out, &mut Scratch::default()).unwrap();
         assert_eq!(&out, b"XYcd   XY");
+    }
+
+    #[test]
+    fn a_rest_item_is_the_field_to_the_records_end() {
+        let r = Reformat::Edit(Edit::Build(vec![
+            konst(b"<", None),
+            Placed { column: None, item: Item::Rest { offset: 2 } },
+        ]));
+        let p = r.compile(Stage::Outrec, 5).unwrap();
+        let mut out = vec![0u8; p.out_len()];
+        p.apply(b"abcde", &mut out, &mut Scratch::default()).unwrap();
+        assert_eq!(&out, b"<cde");
+        assert!(matches!(
+            r.compile(Stage::Outrec, 2),
+            Err(SpecError::ReformatPastRecord { item: 2, end: 3, .. })
+        ));
+    }
+
+    #[test]
+    fn an_overlaid_lookup_reads_its_field_before_writing_over_it() {
+        use crate::program::lookup::LookupSet;
+        let l = Lookup {
+            offset: 0,
+            len: 1,
+            out_len: 2,
+            table: vec![(b"a".to_vec(), LookupSet::Field { offset: 1, len: 2 })],
+            nomatch: None,
+        };
+        let r =
+            Reformat::Edit(Edit::Overlay(vec![Placed { column: Some(1), item: Item::Lookup(l) }]));
+        let p = r.compile(Stage::Inrec, 3).unwrap();
+        let mut out = vec![0u8; 3];
+        p.apply(b"axy", &mut out, &mut Scratch::default()).unwrap();
+        assert_eq!(&out, b"xyy");
+        let e = p.apply(b"bxy", &mut out, &mut Scratch::default()).unwrap_err();
+        assert!(
+            matches!(e, KeyError::LookupNoMatch { item: 1, start: 1, end: 1, ref value, .. } if &**value == "C'b'")
+        );
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //!                [c:]p,m,f,EDIT=(pattern)|Mn[,SIGNS=(a,b,c,d)][,LENGTH=n]
 //!                              (f: BI FI PD ZD FS CSF UFF SFF; n of Mn: 0 to 26)
 //!                [c:]p,m,HEX  [c:]p,m,TRAN=LTOU|UTOL|ALTSEQ
+//!                [c:]p,m,CHANGE=(v,find,set,...)[,NOMATCH=(set)]   (see lookup_parse)
+//!                p  or  p,   last in BUILD: the bytes from p to the record's end
 //!                [c:]SEQNUM,n,f[,START=j][,INCR=i][,RESTART=(p,m)]   (f: ZD PD BI FS)
 //!  PARSE         %nn=([STARTAFT=c|STARTAT=c|ABSPOS=p|ADDPOS=x|SUBPOS=y][,ENDBEFR=c...]
 //!                [,ENDAT=c],FIXLEN=m) and %=(...) to skip a field; %nn[,f,edit] in BUILD
@@ -30,12 +32,13 @@ use oxsort_format::{EditMask, NumFormat, Signs, MASKS};
 const STATEMENT_OPERANDS: &str =
     "PARSE=, BUILD=, FIELDS=, OVERLAY=, FINDREP=, IFTHEN= or IFOUTLEN=";
 const ITEMS: &str = "p,m, %nn, p,m,f,EDIT=(...), p,m,f,Mn, p,m,f,TO=g, p,m,HEX, \
-                     p,m,TRAN=..., SEQNUM,n,f, C'...', X'...', nX, nZ, nC'...' or c: before an \
-                     item";
+                     p,m,TRAN=..., p,m,CHANGE=(...), SEQNUM,n,f, C'...', X'...', nX, nZ, \
+                     nC'...', c: before an item, or p alone (to the record's end) last in BUILD";
 /// What may follow `p,m,` in an item.
 const FIELD_EDITS: &str = "f,EDIT=(pattern), f,Mn (M0 to M26), f,TO=g (f: BI, FI, PD, ZD; g: \
-                           ZD, PD, FS), HEX or TRAN=LTOU|UTOL|ALTSEQ; edits read BI, FI, PD, ZD, \
-                           FS, CSF, UFF or SFF fields";
+                           ZD, PD, FS), CHANGE=(v,find,set,...)[,NOMATCH=(set)], HEX or \
+                           TRAN=LTOU|UTOL|ALTSEQ; edits read BI, FI, PD, ZD, FS, CSF, UFF or SFF \
+                           fields";
 /// DFSORT's longest edit pattern and edited field.
 const EDIT_MAX: usize = 44;
 /// DFSORT's limit on the length of a FINDREP constant (it also keeps the work of a record
@@ -188,7 +191,16 @@ impl Parser<'_> {
                     next = c;
                 }
             }
+            let item_pos = self.pos();
             let item = self.item()?;
+            if let (Item::Rest { .. }, true) = (&item, overlay) {
+                return Err(line_err(
+                    item_pos,
+                    "a position without a length (the bytes to the record's end) goes only at \
+                     the end of BUILD=, FIELDS= or OUTREC=, not in OVERLAY=",
+                    Some(self.pos_text(item_pos)),
+                ));
+            }
             next += item.len();
             if next - 1 > oxsort_format::MAX_RECORD_SIZE {
                 return Err(self.err(&format!(
@@ -213,6 +225,25 @@ impl Parser<'_> {
         let pos = self.pos();
         match self.peek().cloned() {
             Some(Tok::Num(n)) if !n.starts_with(['+', '-']) => {
+                // `p` without a length (DFSORT's), or `p,` (GCSORT's), ending the list: the
+                // bytes from p to the record's end.
+                let rest = match (self.peek_at(1), self.peek_at(2)) {
+                    (Some(Tok::RParen), _) => Some(1),
+                    (Some(Tok::Comma), Some(Tok::RParen)) => Some(2),
+                    _ => None,
+                };
+                if let Some(tokens) = rest {
+                    let (p, ppos) = self.number("expected a position")?;
+                    if p == 0 {
+                        return Err(line_err(
+                            ppos,
+                            "position must be at least 1",
+                            Some("0".into()),
+                        ));
+                    }
+                    self.i += tokens - 1;
+                    return Ok(Item::Rest { offset: p - 1 });
+                }
                 if self.peek_at(1) == Some(&Tok::Comma)
                     && matches!(self.peek_at(2), Some(Tok::Num(_)))
                 {
@@ -331,6 +362,7 @@ impl Parser<'_> {
     ) -> Result<Item, ParseError> {
         match w {
             "X" | "Z" | "SEQNUM" => return Ok(Item::Field { offset, len }),
+            "CHANGE" => return self.lookup_item(offset, len, len_pos),
             "HEX" => {
                 self.i += 2;
                 return Ok(Item::Hex { offset, len });

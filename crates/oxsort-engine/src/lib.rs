@@ -428,10 +428,11 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     stats.warnings = std::mem::take(&mut source.warnings);
     drop(source);
 
+    // A mapped input is read twice from its pages (its keys, then its records for the
+    // output): the likely cause of a checksum that differs is a file written meanwhile.
+    let rewritten = plan.input_mapped && check.checksum_differs(in_checksum);
     check.verify(in_records, in_checksum, cfg.spec.unique).map_err(|e| match e {
-        // A mapped input is read twice from its pages (its keys, then its records for the
-        // output): the likely cause of a checksum that differs is a file written meanwhile.
-        EngineError::Verify(why) if plan.input_mapped && why.contains("checksum") => {
+        EngineError::Verify(why) if rewritten => {
             EngineError::Verify(format!("{why}: was an input written to while it was sorted?"))
         }
         e => e,

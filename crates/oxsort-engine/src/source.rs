@@ -245,9 +245,9 @@ impl ChunkSource {
             && self.start % oxsort_io::tuning::PAGE_SIZE as u64 == 0
             && self.windows.is_none()
             && self.pending.iter().all(|(i, l)| match (i, l) {
+                // A planned length is a regular file's (`oxsort_io::trusted_size`).
                 (Input::Path(p), Length::Bytes(n)) => {
-                    (oxsort_io::mapped::on_tmpfs(p)
-                        || self.map_disk && oxsort_io::mapped::regular_file(p))
+                    (self.map_disk || oxsort_io::mapped::on_tmpfs(p))
                         && oxsort_io::mapped::worth_mapping(*n)
                 }
                 _ => false,
@@ -260,8 +260,7 @@ impl ChunkSource {
     fn maps_pieces(&self) -> bool {
         self.mapping
             && matches!(self.layout, RecordLayout::Fixed(_))
-            && self.chunk_bytes % oxsort_io::tuning::PAGE_SIZE == 0
-            && oxsort_io::mapped::enabled(&self.io)
+            && oxsort_io::mapped::chunks_mappable(self.chunk_bytes, &self.io)
     }
 
     /// The input is read: stops the helper threads and frees every buffer kept for reuse

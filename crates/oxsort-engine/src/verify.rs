@@ -53,9 +53,7 @@ impl OrderCheck {
         unique: bool,
     ) -> Result<(), crate::error::EngineError> {
         use crate::error::EngineError;
-        if self.records + self.dropped != records
-            || self.checksum + self.dropped_checksum != checksum
-        {
+        if self.records + self.dropped != records || self.checksum_differs(checksum) {
             return Err(EngineError::Verify(format!(
                 "wrote {} records (and dropped {}) with checksum {}, read {} records with checksum {}",
                 self.records,
@@ -79,6 +77,12 @@ impl OrderCheck {
             )));
         }
         Ok(())
+    }
+
+    /// Whether what was written (plus the duplicates dropped) sums to another checksum than
+    /// the `checksum` read.
+    pub(crate) fn checksum_differs(&self, checksum: u128) -> bool {
+        self.checksum + self.dropped_checksum != checksum
     }
 
     /// Checks `data` (whole records) on its own, ordered by `keys`.

@@ -67,6 +67,12 @@ pub const MAP_READ_AHEAD: usize = 4;
 /// speak of (0.05 s of system time in all), since the device fills the pages.
 pub const MAP_POPULATE_THREADS: usize = 2;
 
+/// Whether an input of fixed records read in chunks of `chunk_bytes` may be mapped: mapping
+/// is [`enabled`] and a chunk is whole pages (a chunk is then exactly a piece).
+pub fn chunks_mappable(chunk_bytes: usize, opts: &IoOptions) -> bool {
+    chunk_bytes % PAGE_SIZE == 0 && enabled(opts)
+}
+
 /// Whether inputs may be mapped at all: not with test fault injection (whose failures count
 /// reads), nor with `OXSORT_MAP_INPUT=off`.
 pub fn enabled(opts: &IoOptions) -> bool {
@@ -77,12 +83,6 @@ pub fn enabled(opts: &IoOptions) -> bool {
 /// Whether `path` is a regular file on tmpfs (the kind of file [`mappable`] always takes).
 pub fn on_tmpfs(path: &Path) -> bool {
     std::fs::File::open(path).is_ok_and(|f| backing(f.as_raw_fd()) == Some(Backing::Memory))
-}
-
-/// Whether `path` is a regular file (on any file system: what [`mappable`] takes when disk
-/// files may be mapped).
-pub fn regular_file(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_file())
 }
 
 /// Where a regular file's pages are.
@@ -486,8 +486,6 @@ mod tests {
         let opts = IoOptions::default();
         let file = Arc::new(DirectFile::open(f.path(), &opts).expect("open"));
         assert!(mappable(&file, 0..data.len() as u64, &opts, true));
-        assert!(regular_file(f.path()));
-        assert!(!regular_file(Path::new("/dev/null")));
         let mut r = MappedReader::new(file, 0..u64::MAX, 2 * PAGE_SIZE);
         assert_eq!(r.ahead.is_some(), !on_tmpfs(f.path()));
         let mut got = Vec::new();

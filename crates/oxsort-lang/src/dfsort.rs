@@ -891,6 +891,15 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// A 1-based position (`expected` names it when there is none): 0 is refused.
+    fn position(&mut self, expected: &str) -> Result<(usize, Pos), ParseError> {
+        let (p, pos) = self.number(expected)?;
+        if p == 0 {
+            return Err(line_err(pos, "position must be at least 1", Some("0".into())));
+        }
+        Ok((p, pos))
+    }
+
     fn number(&mut self, expected: &str) -> Result<(usize, Pos), ParseError> {
         let pos = self.pos();
         match self.peek() {
@@ -981,10 +990,7 @@ impl<'s> Parser<'s> {
     fn field_list(&mut self) -> Result<Vec<(RawField, Pos)>, ParseError> {
         let mut list = Vec::new();
         loop {
-            let (p, pos) = self.number("expected a field position (1-based number)")?;
-            if p == 0 {
-                return Err(line_err(pos, "position must be at least 1", Some("0".into())));
-            }
+            let (p, pos) = self.position("expected a field position (1-based number)")?;
             self.expect(&Tok::Comma, "expected ',' after the position")?;
             let (len, len_pos) = self.number("expected a field length")?;
             if len == 0 {
@@ -1109,10 +1115,7 @@ impl<'s> Parser<'s> {
     fn sum_fields(&mut self) -> Result<Vec<RawSum>, ParseError> {
         let mut out = Vec::new();
         loop {
-            let (p, pos) = self.number("expected a field position")?;
-            if p == 0 {
-                return Err(line_err(pos, "position must be at least 1", Some("0".into())));
-            }
+            let (p, pos) = self.position("expected a field position")?;
             self.expect(&Tok::Comma, "expected ',' after the position")?;
             let (len, len_pos) = self.number("expected a field length")?;
             let mut kind = None;
@@ -1437,10 +1440,7 @@ impl CondParser<'_, '_> {
 
     /// `p,l[,f]`; without `f`, `FORMAT=f` or else `default` applies.
     fn field(&mut self, default: Option<FieldType>) -> Result<(FieldRef, Pos), ParseError> {
-        let (p, pos) = self.p.number("expected a field position or '('")?;
-        if p == 0 {
-            return Err(line_err(pos, "position must be at least 1", Some("0".into())));
-        }
+        let (p, pos) = self.p.position("expected a field position or '('")?;
         self.p.expect(&Tok::Comma, "expected ',' after the position")?;
         let (len, len_pos) = self.p.number("expected a field length")?;
         if len == 0 {
@@ -1585,10 +1585,7 @@ impl CondParser<'_, '_> {
     /// constant, the field's value is looked for in the constant (so `C'JAN,FEB,MAR'` lists
     /// the values a 3-byte field may have); otherwise the constant is looked for in the field.
     fn substring(&mut self) -> Result<Condition, ParseError> {
-        let (p, pos) = self.p.number("expected a field position")?;
-        if p == 0 {
-            return Err(line_err(pos, "position must be at least 1", Some("0".into())));
-        }
+        let (p, pos) = self.p.position("expected a field position")?;
         self.p.i += 1;
         let (len, len_pos) = self.p.number("expected a field length")?;
         if len == 0 {

@@ -2,27 +2,14 @@
 //! statement parser. Expected values are worked out by hand from the DFSORT definitions (each
 //! test says how), not taken from oxsort's output.
 
-use oxsort_format::{FieldType, Reformat, Scratch, Stage};
+use oxsort_format::{FieldType, Scratch, Stage};
 use oxsort_lang::parse_control;
 
-/// Applies the OUTREC of `control` to each record in turn (one stream, as the output sink
-/// does) and returns the reshaped records.
-fn outrec(control: &str, in_len: usize, recs: &[&[u8]]) -> Vec<Vec<u8>> {
-    let c = parse_control(control).unwrap();
-    let r: Reformat = c.outrec.unwrap();
-    let p = r.compile(Stage::Outrec, in_len).unwrap();
-    let mut scratch = Scratch::default();
-    recs.iter()
-        .map(|rec| {
-            let mut out = vec![0u8; p.out_len()];
-            p.apply(rec, &mut out, &mut scratch).unwrap();
-            out
-        })
-        .collect()
-}
+mod common;
+use common::outrec;
 
 fn one(control: &str, rec: &[u8]) -> String {
-    String::from_utf8(outrec(control, rec.len(), &[rec]).remove(0)).unwrap()
+    String::from_utf8(outrec(control, rec.len(), &[rec]).unwrap().remove(0)).unwrap()
 }
 
 #[test]
@@ -81,11 +68,12 @@ fn seqnum_hex_and_tran() {
         " OUTREC BUILD=(1,2,SEQNUM,3,ZD,START=5,INCR=10,SEQNUM,1,ZD,RESTART=(1,1))",
         2,
         &recs,
-    );
+    )
+    .unwrap();
     let want: [&[u8]; 4] = [b"Aa0051", b"Ab0152", b"Bc0251", b"Ad0351"];
     assert_eq!(got, want.map(|w| w.to_vec()));
     // SEQNUM,2,BI: 0x0001, 0x0002; SEQNUM,2,PD: X'001C', X'002C'.
-    let got = outrec(" OUTREC BUILD=(SEQNUM,2,BI,SEQNUM,2,PD)", 1, &[b"x", b"y"]);
+    let got = outrec(" OUTREC BUILD=(SEQNUM,2,BI,SEQNUM,2,PD)", 1, &[b"x", b"y"]).unwrap();
     assert_eq!(got, vec![vec![0, 1, 0x00, 0x1C], vec![0, 2, 0x00, 0x2C]]);
     // HEX: two digits per byte; TRAN=LTOU / UTOL on ASCII letters.
     assert_eq!(one(" OUTREC BUILD=(1,3,HEX)", &[0x00, 0xAB, b'1']), "00AB31");

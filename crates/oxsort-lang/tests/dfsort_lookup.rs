@@ -8,23 +8,11 @@
 //! - no match: NOMATCH's value, or without NOMATCH an error (DFSORT's ICE218A);
 //! - `p` alone (or GCSORT's `p,`) last in BUILD: the bytes from p to the record's end.
 
-use oxsort_format::{KeyError, Lookup, Reformat, Scratch, Stage, VarBuild};
+use oxsort_format::{Lookup, Reformat, Scratch, Stage, VarBuild};
 use oxsort_lang::parse_control;
 
-/// The OUTREC of `control` applied to each record (`in_len` bytes) of one stream.
-fn outrec(control: &str, in_len: usize, recs: &[&[u8]]) -> Result<Vec<Vec<u8>>, KeyError> {
-    let c = parse_control(control).unwrap();
-    let r: Reformat = c.outrec.unwrap();
-    let p = r.compile(Stage::Outrec, in_len).unwrap();
-    let mut scratch = Scratch::default();
-    recs.iter()
-        .map(|rec| {
-            let mut out = vec![0u8; p.out_len()];
-            p.apply(rec, &mut out, &mut scratch)?;
-            Ok(out)
-        })
-        .collect()
-}
+mod common;
+use common::outrec;
 
 fn err(control: &str) -> String {
     parse_control(control).unwrap_err().to_string()

@@ -453,22 +453,17 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
 }
 
 /// One line per `OUTFIL` output: what its statement does, and the file it goes to.
-/// Whether a one-pass sort of these inputs (`total` bytes) maps them rather than reads them:
-/// every input a regular file of fixed records read whole from its start in chunks of whole
-/// pages, none of them also an output, mapping allowed, and no hugetlb pool with room for
-/// them (memory of its own costs no more there). What `ChunkSource` then does input by input.
+/// Whether a one-pass sort of these inputs (`total` bytes, every input a regular file of a
+/// trusted size) maps them rather than reads them: fixed records read whole from their start
+/// in chunks of whole pages, no input also an output, and no hugetlb pool with room for them
+/// (memory of its own costs no more there). What `ChunkSource` then does input by input.
 fn maps_inputs(cfg: &SortConfig, g: &Geometry, total: u64) -> bool {
     matches!(cfg.key.input_layout(), oxsort_format::RecordLayout::Fixed(_))
-        && g.chunk_bytes % oxsort_io::tuning::PAGE_SIZE == 0
+        && oxsort_io::mapped::chunks_mappable(g.chunk_bytes, &cfg.io)
         && cfg.spec.skiprec.is_none()
         && cfg.spec.stopaft.is_none()
         && !cfg.resume
-        && oxsort_io::mapped::enabled(&cfg.io)
         && oxsort_io::mapped::worth_mapping(total)
-        && cfg.inputs.iter().all(|i| match i {
-            Input::Path(p) => oxsort_io::mapped::regular_file(p),
-            _ => false,
-        })
         && !crate::config::an_input_is_an_output(cfg)
 }
 

@@ -102,19 +102,10 @@ mod tests {
     use super::*;
 
     fn gc(pairs: &[(&str, &str)]) -> FindRep {
-        FindRep {
-            pairs: pairs
-                .iter()
-                .map(|(a, b)| (a.as_bytes().to_vec(), b.as_bytes().to_vec()))
-                .collect(),
-            start: None,
-            end: None,
-            times: None,
-            shift: true,
-            maxlen: None,
-            truncate: false,
-            rule: FindRepRule::Gcsort,
-        }
+        FindRep::new(
+            pairs.iter().map(|(a, b)| (a.as_bytes().to_vec(), b.as_bytes().to_vec())).collect(),
+            FindRepRule::Gcsort,
+        )
     }
 
     fn run(f: &FindRep, rec: &str) -> Result<String, ()> {

@@ -242,6 +242,23 @@ pub struct FindRep {
     pub rule: FindRepRule,
 }
 
+impl FindRep {
+    /// `pairs` under `rule`, every other operand at its default (whole record, no limit,
+    /// `SHIFT=YES`, `OVERRUN=ERROR`, the input's length).
+    pub fn new(pairs: Vec<(Vec<u8>, Vec<u8>)>, rule: FindRepRule) -> Self {
+        FindRep {
+            pairs,
+            start: None,
+            end: None,
+            times: None,
+            shift: true,
+            maxlen: None,
+            truncate: false,
+            rule,
+        }
+    }
+}
+
 /// Whose rules a `FINDREP` runs by: DFSORT's (the default) or GCSORT's, which differ in
 /// `STARTPOS`, `SHIFT`, `OVERRUN`, `DO`, `MAXLEN` and the order of `IN` lists.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -1176,14 +1193,12 @@ mod tests {
     #[test]
     fn findrep_shifts_and_overruns() {
         let f = |pairs: &[(&[u8], &[u8])], shift: bool, truncate: bool| FindRep {
-            pairs: pairs.iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect(),
-            start: None,
-            end: None,
-            times: None,
             shift,
-            maxlen: None,
             truncate,
-            rule: FindRepRule::Dfsort,
+            ..FindRep::new(
+                pairs.iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect(),
+                FindRepRule::Dfsort,
+            )
         };
         let mut out = Vec::new();
         findrep(&f(&[(b"ab", b"X")], true, false), b"abcab  ", &mut out).unwrap();

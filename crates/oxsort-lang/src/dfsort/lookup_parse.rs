@@ -114,10 +114,7 @@ impl Parser<'_> {
                 Ok(LookupSet::Const(c))
             }
             Some(Tok::Num(n)) if !n.starts_with(['+', '-']) => {
-                let (q, qpos) = self.number("expected a position")?;
-                if q == 0 {
-                    return Err(line_err(qpos, "position must be at least 1", Some("0".into())));
-                }
+                let (q, _) = self.position("expected a position")?;
                 self.expect(&Tok::Comma, "expected ',' and the length of the set field q,n")?;
                 let (n, npos) = self.number("expected the length of the set field q,n")?;
                 if n == 0 || n > out_len {

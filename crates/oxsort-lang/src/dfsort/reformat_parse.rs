@@ -233,28 +233,14 @@ impl Parser<'_> {
                     _ => None,
                 };
                 if let Some(tokens) = rest {
-                    let (p, ppos) = self.number("expected a position")?;
-                    if p == 0 {
-                        return Err(line_err(
-                            ppos,
-                            "position must be at least 1",
-                            Some("0".into()),
-                        ));
-                    }
+                    let (p, _) = self.position("expected a position")?;
                     self.i += tokens - 1;
                     return Ok(Item::Rest { offset: p - 1 });
                 }
                 if self.peek_at(1) == Some(&Tok::Comma)
                     && matches!(self.peek_at(2), Some(Tok::Num(_)))
                 {
-                    let (p, ppos) = self.number("expected a position")?;
-                    if p == 0 {
-                        return Err(line_err(
-                            ppos,
-                            "position must be at least 1",
-                            Some("0".into()),
-                        ));
-                    }
+                    let (p, _) = self.position("expected a position")?;
                     self.i += 1;
                     let (len, lpos) = self.number("expected a length")?;
                     if len == 0 {
@@ -861,16 +847,7 @@ impl Parser<'_> {
         let mut ins: Vec<Vec<u8>> = Vec::new();
         let mut out: Option<Vec<u8>> = None;
         let mut inout: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        let mut f = FindRep {
-            pairs: Vec::new(),
-            start: None,
-            end: None,
-            times: None,
-            shift: true,
-            maxlen: None,
-            truncate: false,
-            rule: oxsort_format::FindRepRule::Dfsort,
-        };
+        let mut f = FindRep::new(Vec::new(), oxsort_format::FindRepRule::Dfsort);
         loop {
             let (kw, kpos) = self.word(&format!("expected {FINDREP_OPERANDS}"))?;
             self.expect(&Tok::Equals, &format!("expected '=' after {kw}"))?;

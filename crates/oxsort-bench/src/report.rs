@@ -239,7 +239,8 @@ impl Report {
         let cpu = tl.cpu();
         let mut series = vec![Series {
             name: "all threads".into(),
-            color: "#222222".into(),
+            // Saturated, unlike the grey of axes, grid and text, and unlike every kind's colour.
+            color: "#0b3d91".into(),
             points: steps(cpu.iter().map(|c| (c.0, c.1, c.3))),
         }];
         for (k, name) in tl.kinds.iter().enumerate() {

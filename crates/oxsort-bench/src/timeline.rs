@@ -221,26 +221,29 @@ impl Sampler {
     /// Starts sampling every `interval`, reading the phase from `phase`.
     pub fn start(interval: Duration, phase: PhaseMark) -> Result<Sampler> {
         let (stop, rx) = mpsc::channel();
+        // The first sample is taken here, before returning, so everything the caller starts
+        // afterwards falls after it.
+        let mut state = State::new();
+        let t0 = Instant::now();
+        let mut tl = Timeline { interval_s: interval.as_secs_f64(), ..Timeline::default() };
+        let first = state.sample(t0, phase.get(), &mut tl.kinds);
+        tl.samples.push(first);
         let handle = std::thread::Builder::new()
             .name("oxsort-timeline".into())
             .spawn(move || {
-                let mut state = State::new();
-                let t0 = Instant::now();
-                let mut tl = Timeline { interval_s: interval.as_secs_f64(), ..Timeline::default() };
                 let mut next = t0;
                 loop {
-                    let s = state.sample(t0, phase.get(), &mut tl.kinds);
-                    tl.samples.push(s);
                     next += interval;
                     let wait = next.saturating_duration_since(Instant::now());
-                    match rx.recv_timeout(wait) {
-                        Err(mpsc::RecvTimeoutError::Timeout) => {}
-                        _ => break,
+                    let stopped =
+                        !matches!(rx.recv_timeout(wait), Err(mpsc::RecvTimeoutError::Timeout));
+                    // When stopped, a last sample at the end, so the totals are complete.
+                    let s = state.sample(t0, phase.get(), &mut tl.kinds);
+                    tl.samples.push(s);
+                    if stopped {
+                        break;
                     }
                 }
-                // A last sample at the end, so the totals are complete.
-                let s = state.sample(t0, phase.get(), &mut tl.kinds);
-                tl.samples.push(s);
                 tl
             })
             .map_err(|e| BenchError::io("/proc/self/task", e))?;
@@ -253,6 +256,13 @@ impl Sampler {
         self.handle.join().unwrap_or_default()
     }
 }
+
+/// The kind that holds CPU time of threads that ended between two samples.
+pub const ENDED: &str = "ended";
+
+/// Differences between the process's CPU time and the sum over its live threads up to this
+/// are rounding (each is kept in 10 ms ticks and scaled on its own), not an ended thread.
+const ENDED_NOISE_S: f64 = 2.5 / USER_HZ;
 
 /// What the sampler remembers between samples.
 struct State {
@@ -303,6 +313,26 @@ impl State {
             }
         }
         self.threads = seen;
+        // A thread that ended since the previous sample takes its last ticks with it from
+        // /proc/self/task, but the process keeps counting them: what the live threads do not
+        // account for is theirs. Per-thread and process times are rounded apart, so a tick or
+        // two of difference is noise, not an ended thread.
+        let counted: f64 = per_kind.iter().map(|(u, s)| u + s).sum();
+        let ended = user_s + sys_s - counted;
+        if ended > ENDED_NOISE_S {
+            let k = match kinds.iter().position(|x| x == ENDED) {
+                Some(k) => k,
+                None => {
+                    kinds.push(ENDED.into());
+                    per_kind.push((0.0, 0.0));
+                    kinds.len() - 1
+                }
+            };
+            // Split as the process's own user and system time are split.
+            let user_share = if user_s + sys_s > 0.0 { user_s / (user_s + sys_s) } else { 1.0 };
+            per_kind[k].0 += ended * user_share;
+            per_kind[k].1 += ended * (1.0 - user_share);
+        }
         Sample { t_s, phase, read_bytes, write_bytes, memory_bytes, user_s, sys_s, per_kind }
     }
 }
@@ -386,8 +416,53 @@ mod tests {
         assert_eq!(kind_of("oxsort-timeline", false), "timeline");
     }
 
+    /// The sampler reads the whole process, and tests run as threads of one process: tests
+    /// that sample take turns.
+    static SAMPLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// 200 ms of CPU time of the calling thread.
+    fn spin_200ms() {
+        let own = || {
+            let s = fs::read_to_string("/proc/thread-self/stat").unwrap();
+            let (_, u, s) = parse_stat(&s).unwrap();
+            (u + s) as f64 / USER_HZ
+        };
+        let start = own();
+        let mut x = 0u64;
+        while own() - start < 0.2 {
+            for _ in 0..10_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+        }
+        std::hint::black_box(x);
+    }
+
+    #[test]
+    fn threads_that_end_between_samples_are_counted() {
+        let _turn = SAMPLING.lock().unwrap_or_else(|e| e.into_inner());
+        // One sample at start, one at stop: the thread lives and ends between them.
+        let sampler = Sampler::start(Duration::from_secs(600), PhaseMark::new()).unwrap();
+        std::thread::Builder::new()
+            .name("oxsort-sort".into())
+            .spawn(spin_200ms)
+            .unwrap()
+            .join()
+            .unwrap();
+        let tl = sampler.stop();
+        assert_eq!(tl.samples.len(), 2);
+        let ended = tl.kinds.iter().position(|k| k == ENDED).expect("an ended kind");
+        let s = &tl.samples[1];
+        let (u, sy) = s.per_kind[ended];
+        // At least the thread's 200 ms; other tests' threads may end meanwhile too.
+        assert!((0.17..=2.0).contains(&(u + sy)), "ended threads' CPU {}", u + sy);
+        let counted: f64 = s.per_kind.iter().map(|(u, s)| u + s).sum();
+        assert!((counted - (s.user_s + s.sys_s)).abs() < 1e-9, "kinds add up to the process");
+        assert!(!tl.kinds.iter().any(|k| k == "sort"), "the ended thread was never seen live");
+    }
+
     #[test]
     fn samples_cpu_io_and_phases() {
+        let _turn = SAMPLING.lock().unwrap_or_else(|e| e.into_inner());
         let mark = PhaseMark::new();
         let sampler = Sampler::start(Duration::from_millis(20), mark.clone()).unwrap();
         mark.set("input");

@@ -290,3 +290,47 @@ fn a_joinkeys_main_task_writes_sortxsum() {
     assert_eq!(read10(&d.join("out.dat")), want_out);
     assert_eq!(read10(&d.join("dups.dat")), want_xsum);
 }
+
+/// `//X DD DUMMY` in a shell script: every output of a job, SORTOUT, SORTXSUM and an OUTFIL
+/// DD, may be `/dev/null`, which has no length to cut and no name to rename to; the outputs
+/// that are files are still written whole.
+#[test]
+fn outputs_may_be_dev_null() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let recs = records(500);
+    write(&d.join("in.dat"), &recs);
+    let (want_out, want_xsum) = reference(&recs, true);
+    let with_outfil = format!("{CONTROL_FIELDS} OUTFIL FNAMES=COPY\n");
+    std::fs::write(d.join("job.ctl"), with_outfil).unwrap();
+    let null = "/dev/null";
+    let jobs: [[&str; 3]; 3] = [
+        [null, "dups.dat", "copy.dat"],
+        ["out.dat", null, "copy.dat"],
+        ["out.dat", "dups.dat", null],
+    ];
+    for [out, dups, copy] in jobs {
+        for passes in ["one", "two"] {
+            for f in ["out.dat", "dups.dat", "copy.dat"] {
+                let _ = std::fs::remove_file(d.join(f));
+            }
+            let o = run(oxsort()
+                .current_dir(d)
+                .args(["sort", "-q", "--passes", passes, "--control", "job.ctl"])
+                .args(["--dd", "SORTIN=in.dat", "--dd", &format!("SORTOUT={out}")])
+                .args(["--dd", &format!("SORTXSUM={dups}"), "--dd", &format!("COPY={copy}")]));
+            assert!(o.status.success(), "{out} {dups} {copy} {passes}: {}", stderr(&o));
+            if out != null {
+                assert_eq!(read(&d.join(out)), want_out, "{passes}: SORTOUT");
+            }
+            if dups != null {
+                assert_eq!(read(&d.join(dups)), want_xsum, "{passes}: SORTXSUM");
+            }
+            if copy != null {
+                assert_eq!(read(&d.join(copy)), want_out, "{passes}: the OUTFIL copy");
+            }
+        }
+    }
+    // The last job's files, and no temporary left by any job.
+    assert_eq!(listing(d), ["dups.dat", "in.dat", "job.ctl", "out.dat"]);
+}

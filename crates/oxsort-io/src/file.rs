@@ -558,8 +558,19 @@ impl DirectFile {
         }
     }
 
-    /// Truncates or extends the file to `len` bytes.
+    /// Truncates or extends the file to `len` bytes. A no-op for anything but a regular file:
+    /// a pipe or a device (`/dev/null`, a disk written whole) has no length to set.
     pub fn set_len(&self, len: u64) -> Result<(), IoError> {
+        if !self.seekable {
+            return Ok(());
+        }
+        let meta = self
+            .main
+            .metadata()
+            .map_err(|e| IoError::other("setting the length of", &self.path, e))?;
+        if !meta.file_type().is_file() {
+            return Ok(());
+        }
         self.main.set_len(len).map_err(|e| IoError::other("setting the length of", &self.path, e))
     }
 

@@ -134,3 +134,44 @@ fn sortin_concatenation_and_dcb_lrecl_come_from_the_jcl() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("//SORTIN DD (line 1): RECFM=VBS"), "{}", stderr(&o));
 }
+
+/// `DD DUMMY` (and `DSN=NULLFILE`), as z/OS reads it: an input DD that is DUMMY is empty, an
+/// output DD that is DUMMY discards what is written to it, whichever DD it is.
+#[test]
+fn dummy_dds_are_empty_inputs_and_discarded_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("in.dat");
+    std::fs::write(&input, F1.concat()).unwrap();
+    let (out, kept) = (d.join("out.dat"), d.join("kept.dat"));
+    let step = |sortin: &str, sortout: &str, outfil: &str| {
+        format!(
+            "//S1 EXEC PGM=SORT\n//SORTIN DD {sortin},RECFM=FB,LRECL=14\n//SORTOUT DD {sortout}\n\
+             //KEPT DD DSN={}\n//GONE DD {outfil}\n//SYSIN DD *\n  SORT FIELDS=(11,4,CH,D)\n\
+             \x20 OUTFIL FNAMES=(KEPT,GONE)\n/*\n",
+            kept.display()
+        )
+    };
+    let mut want: Vec<&str> = F1.to_vec();
+    want.sort_by(|x, y| y[10..14].cmp(&x[10..14]));
+    let sortin = format!("DSN={}", input.display());
+    let sortout = format!("DSN={}", out.display());
+    let ctl = d.join("s1.jcl");
+    for (sortin, sortout, outfil, sorted) in [
+        (sortin.as_str(), sortout.as_str(), "DUMMY", want.concat()),
+        (sortin.as_str(), "DUMMY", "DSN=NULLFILE", want.concat()),
+        ("DUMMY", sortout.as_str(), "DUMMY", String::new()),
+    ] {
+        let _ = std::fs::remove_file(&out);
+        let _ = std::fs::remove_file(&kept);
+        std::fs::write(&ctl, step(sortin, sortout, outfil)).unwrap();
+        let o = run(oxsort().args(["sort", "-q", "--control"]).arg(&ctl));
+        assert!(o.status.success(), "{sortin} {sortout} {outfil}: {}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), sorted, "{sortin} {sortout}: KEPT");
+        if sortout == "DUMMY" {
+            assert!(!out.exists());
+        } else {
+            assert_eq!(std::fs::read_to_string(&out).unwrap(), sorted, "{sortin}: SORTOUT");
+        }
+    }
+}

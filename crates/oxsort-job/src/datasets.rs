@@ -96,7 +96,7 @@ pub fn resolve(req: JobRequest) -> Result<Job> {
                 d.name == j.f1.control_dd(JoinSide::F1) || d.name == j.f2.control_dd(JoinSide::F2)
             })
             || control.join.as_ref().is_some_and(|j| d.name == j.f1.dd || d.name == j.f2.dd);
-        if known || d.dsns.is_empty() || d.instream || d.sysout || d.dummy {
+        if known || (d.dsns.is_empty() && !d.dummy) || d.instream || d.sysout {
             continue;
         }
         match resolve_output(d, &mut dd, &name) {
@@ -475,9 +475,15 @@ fn fixed_lrecl(d: &JclDd) -> Result<Option<usize>> {
     Ok(d.lrecl)
 }
 
+/// What a `DUMMY` DD (or `DSN=NULLFILE`) is: read, an empty input; written, a discarded output.
+const NULL_FILE: &str = "/dev/null";
+
 /// The files of an input DD: each data set through its mapping, or as a path.
 fn resolve_inputs(d: &JclDd, dd: &mut DdMap, control: &str) -> Result<Vec<PathBuf>> {
-    if d.instream || d.sysout || d.dummy || d.dsns.is_empty() {
+    if d.dummy {
+        return Ok(vec![PathBuf::from(NULL_FILE)]);
+    }
+    if d.instream || d.sysout || d.dsns.is_empty() {
         return Err(JobError::DataSet(DataSetError::NoInput {
             control: control.to_string(),
             dd: d.name.clone(),
@@ -502,6 +508,9 @@ fn resolve_inputs(d: &JclDd, dd: &mut DdMap, control: &str) -> Result<Vec<PathBu
 fn resolve_output(d: &JclDd, dd: &mut DdMap, control: &str) -> Result<Option<PathBuf>> {
     if d.sysout {
         return Ok(None);
+    }
+    if d.dummy {
+        return Ok(Some(PathBuf::from(NULL_FILE)));
     }
     let [dsn] = d.dsns.as_slice() else {
         return Err(JobError::DataSet(DataSetError::NoOutput {

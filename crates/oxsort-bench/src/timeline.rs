@@ -28,8 +28,9 @@ pub const INTERVAL: Duration = Duration::from_millis(100);
 /// Linux `USER_HZ`: the clock ticks of `/proc/*/stat`, 100 on every architecture.
 const USER_HZ: f64 = 100.0;
 
-/// Labels a [`PhaseMark`] can hold, by index.
-pub const PHASES: [&str; 5] = ["start", "input", "merge", "output", "done"];
+/// Labels a [`PhaseMark`] can hold, by index (`join` and `table`: a JOINKEYS job and a table
+/// sort, whose stages run at once, each one phase).
+pub const PHASES: [&str; 7] = ["start", "input", "merge", "output", "join", "table", "done"];
 
 /// The current phase, shared between whoever knows it and the sampler.
 #[derive(Clone, Debug, Default)]

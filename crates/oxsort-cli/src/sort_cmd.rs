@@ -334,7 +334,10 @@ pub(crate) fn run_job_outcome(
         Job::Join(job) => return run_join(&job, report),
         Job::Table(job) => {
             let json = report.stats.map(|s| s == StatsFormat::Json);
-            return Ok((crate::table_args::run_table(&job, report.quiet, json)?, None));
+            let code = sampled(report, "table", || {
+                crate::table_args::run_table(&job, report.quiet, json)
+            })??;
+            return Ok((code, None));
         }
     };
     check_paths(&job, report)?;
@@ -384,7 +387,8 @@ fn finished(
 
 /// Runs a JOINKEYS job and prints what it did.
 fn run_join(job: &JoinJob, report: &Report) -> Result<(i32, Option<Outcome>)> {
-    let done = joinkeys::run(job).map_err(cli_error)?;
+    // The sides' sorts and the join run at once: the whole job is one phase.
+    let done = sampled(report, "join", || joinkeys::run(job))?.map_err(cli_error)?;
     if !report.quiet {
         if done.raised {
             eprintln!(
@@ -400,6 +404,22 @@ fn run_join(job: &JoinJob, report: &Report) -> Result<(i32, Option<Outcome>)> {
         );
     }
     finished(report, &job.output, true, done.stats, Some(done.counts))
+}
+
+/// Runs `job` sampled into `--timeline` when one is asked for, the whole job as `phase` (a
+/// job whose stages run at once: a join, a table sort). As for a sort, a timeline that cannot
+/// be written is reported before the job, and it is written whatever the outcome.
+fn sampled<T>(report: &Report, phase: &str, job: impl FnOnce() -> T) -> Result<T> {
+    let Some(timeline) = &report.timeline else { return Ok(job()) };
+    std::fs::File::create(timeline)
+        .with_context(|| format!("creating the timeline {}", timeline.display()))?;
+    let mark = PhaseMark::new();
+    mark.set(phase);
+    let sampler = Sampler::start(timeline::INTERVAL, mark.clone())?;
+    let result = job();
+    mark.set("done");
+    sampler.stop().write_csv(timeline)?;
+    Ok(result)
 }
 
 /// Checks every path a sort writes against every other and against the inputs, before any

@@ -113,3 +113,78 @@ fn unwritable_timeline_fails_before_the_sort() {
     assert!(e.contains("timeline") && e.contains("no/such/dir/t.csv"), "{e}");
     assert!(!out.exists(), "the sort ran anyway");
 }
+
+/// A JOINKEYS job takes `--timeline` too: its sides' sorts and the join run at once, as one
+/// `join` phase, and the samples count what the whole job read and wrote.
+#[test]
+fn timeline_of_a_join() {
+    let dir = workdir();
+    let (f1, f2) = (dir.path().join("f1.dat"), dir.path().join("f2.dat"));
+    let n = 300_000u64;
+    gen(&f1, n);
+    gen(&f2, n);
+    let ctl = dir.path().join("join.ctl");
+    std::fs::write(
+        &ctl,
+        " JOINKEYS FILE=F1,FIELDS=(1,10,A)\n JOINKEYS FILE=F2,FIELDS=(1,10,A)\n \
+         REFORMAT FIELDS=(F1:1,100)\n OPTION COPY\n",
+    )
+    .unwrap();
+    let (out, csv) = (dir.path().join("out.dat"), dir.path().join("t.csv"));
+    let o = run(oxsort()
+        .args(["sort", "-q", "--no-progress", "--memory", "64M", "--control"])
+        .arg(&ctl)
+        .arg("--dd")
+        .arg(format!("SORTJNF1={}", f1.display()))
+        .arg("--dd")
+        .arg(format!("SORTJNF2={}", f2.display()))
+        .args(["--lrecl", "SORTJNF1=100", "--lrecl", "SORTJNF2=100", "--timeline"])
+        .arg(&csv)
+        .arg("-o")
+        .arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Both files hold the same keys: every record pairs once.
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), n * 100);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let mut phases: Vec<&str> = rows.iter().map(|r| r[col("phase")]).collect();
+    phases.dedup();
+    assert_eq!(phases, ["join", "done"]);
+    let written: u64 = rows.last().unwrap()[col("write_bytes")].parse().unwrap();
+    assert!(written >= n * 100, "wrote {written}");
+}
+
+/// A table sort takes `--timeline` too, as one `table` phase.
+#[test]
+fn timeline_of_a_table_sort() {
+    let dir = workdir();
+    let (input, out, csv) =
+        (dir.path().join("t.csv"), dir.path().join("sorted.csv"), dir.path().join("tl.csv"));
+    let mut text = String::from("k,v\n");
+    for i in 0..200_000u64 {
+        text.push_str(&format!("{},row{i}\n", (i * 7919) % 1000));
+    }
+    std::fs::write(&input, text).unwrap();
+    let o = run(oxsort()
+        .args(["sort", "-q", "--no-progress", "--by", "k", "--timeline"])
+        .arg(&csv)
+        .arg(&input)
+        .arg("-o")
+        .arg(&out));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sorted = std::fs::read_to_string(&out).unwrap();
+    let keys: Vec<u64> =
+        sorted.lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(keys.len(), 200_000);
+    assert!(keys.windows(2).all(|w| w[0] <= w[1]));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "phase").unwrap();
+    let mut phases: Vec<&str> = lines.map(|l| l.split(',').nth(col).unwrap()).collect();
+    phases.dedup();
+    assert_eq!(phases, ["table", "done"]);
+}

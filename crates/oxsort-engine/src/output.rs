@@ -192,9 +192,12 @@ fn sort_part<'a>(
             &|idx, out| keys.append_key(locate(idx), out),
         );
     } else {
-        oxsort_kernels::sort_entries_with_keyed_ties(v, tie_bytes, &|idx, out| {
-            keys.append_key(locate(idx), out)
-        });
+        oxsort_kernels::sort_entries_with_keyed_ties(
+            v,
+            tie_bytes,
+            &|idx, out| keys.append_key(locate(idx), out),
+            &|idx, out, n| keys.append_key_start(locate(idx), out, n),
+        );
     }
 }
 

@@ -505,6 +505,15 @@ impl SortKey {
                     out.truncate(start);
                 }
             }
+            // Raw keys: only the bytes asked for are copied (a table row's key is the rest of
+            // its record, a hundred bytes and more, of which a tie needs the next few).
+            KeyKind::RawBytes { offset, len: whole } => {
+                out.extend_from_slice(&rec[*offset..offset + (*whole).min(len)]);
+            }
+            KeyKind::RawLines => {
+                let line = self.raw_line(rec);
+                out.extend_from_slice(&line[..line.len().min(len)]);
+            }
             _ => self.append_key(rec, out),
         }
         out.truncate(start + len);

@@ -29,7 +29,9 @@ pub const TIE_BYTES_PER_ENTRY: usize =
 
 /// Sorts by key prefix; entries with equal prefixes are ordered by their whole keys, which
 /// `key(index, out)` appends to `out`, then by index (stable). The keys built at once and their
-/// bookkeeping take at most about `limit` bytes.
+/// bookkeeping take at most about `limit` bytes. `key_start(index, out, n)` appends at least the
+/// first `n` bytes of the whole key (all of it when shorter): a group too big for `limit` is
+/// split by its keys' next bytes, which need only the keys' starts.
 ///
 /// Each tied entry's key is built exactly once, where [`sort_entries_with_ties`] with a
 /// comparator that builds keys builds two per comparison: for keys that cost (a locale's
@@ -42,11 +44,11 @@ pub const TIE_BYTES_PER_ENTRY: usize =
 ///  keys, built once          arena:      |key e0|key e1|key e2|...   spans[i] = (start, end)
 ///  order                     positions 0..n sorted by (arena[spans[i]], i); v permuted by it
 /// ```
-pub fn sort_entries_with_keyed_ties<F: Fn(u64, &mut Vec<u8>) + Sync>(
-    v: &mut [Entry],
-    limit: usize,
-    key: &F,
-) {
+pub fn sort_entries_with_keyed_ties<F, S>(v: &mut [Entry], limit: usize, key: &F, key_start: &S)
+where
+    F: Fn(u64, &mut Vec<u8>) + Sync,
+    S: Fn(u64, &mut Vec<u8>, usize) + Sync,
+{
     crate::sort_entries(v);
     let mut built = Built::with_limit(limit);
     let mut start = 0;
@@ -58,9 +60,7 @@ pub fn sort_entries_with_keyed_ties<F: Fn(u64, &mut Vec<u8>) + Sync>(
             // among equal keys.
             let g = &mut v[start..start + len];
             if !sort_by_built_keys(g, key, &mut built) {
-                refine(g, &|idx, out, _| key(idx, out), &mut |g| {
-                    sort_by_built_keys(g, key, &mut built)
-                });
+                refine(g, key_start, &mut |g| sort_by_built_keys(g, key, &mut built));
             }
         }
         start += len;
@@ -139,6 +139,15 @@ pub fn sort_entries_with_staged_ties<S, W>(
 /// the key has (or that it goes on).
 const STEP: usize = PREFIX_BYTES - 1;
 
+/// Key bytes [`refine`] reads from a range's depth on to find what all of its keys share, so
+/// that its step orders by the bytes just past them. Reading a tied record is a cache miss
+/// whatever the few bytes read: table rows tied on a 13-character text key (19 encoded bytes)
+/// split in one step, not four, each step reading every key of its range.
+const LOOK: usize = 32;
+
+/// Keys of a range [`refine`] reads to guess what the whole range shares.
+const LOOK_SAMPLE: usize = 64;
+
 /// Orders a group of entries (in index order) by whole keys without holding their keys: the
 /// entries' prefixes are replaced by the keys' next [`STEP`] bytes and a length byte, the
 /// group sorted by them (stable), and each run still tied is ordered by `fits` when it can
@@ -146,9 +155,10 @@ const STEP: usize = PREFIX_BYTES - 1;
 /// back at the end. `start(index, out, n)` appends at least the first `n` bytes of the entry's
 /// whole key (all of it when shorter).
 ///
-/// Each step sorts by `(key[d..d + STEP] zero-padded, min(len - d, STEP + 1))`: two keys equal
-/// in their first `d` bytes compare as these do, and a tie with the length byte at `STEP + 1`
-/// means both go on, equal so far.
+/// Each step first moves a range's depth past the bytes all of its keys share (within
+/// [`LOOK`]), then sorts by `(key[d..d + STEP] zero-padded, min(len - d, STEP + 1))`: two keys
+/// equal in their first `d` bytes compare as these do, and a tie with the length byte at
+/// `STEP + 1` means both go on, equal so far.
 fn refine<S, F>(g: &mut [Entry], start: &S, fits: &mut F)
 where
     S: Fn(u64, &mut Vec<u8>, usize),
@@ -160,25 +170,43 @@ where
     // Ranges of `g` still tied, with the key bytes known equal in each.
     let mut todo = vec![(0, g.len(), 0usize)];
     while let Some((from, to, depth)) = todo.pop() {
-        // The bytes every key of the range shares from `depth` on: a range that stays whole
-        // skips them all at once (gensort -a lines by -k2 share 28).
-        let mut shared = usize::MAX;
-        for (i, e) in g[from..to].iter_mut().enumerate() {
+        // The step orders by the bytes past those every key of the range shares from `depth`
+        // on (within LOOK of them; gensort -a lines by -k2 share 28). How many are shared is
+        // guessed from a sample, then checked on every key as the step reads it: a guess too
+        // long is taken back and the step done again, shorter. At most LOOK - STEP - 1 are
+        // skipped, so that the step's bytes and whether the keys go on past them are within
+        // the look. Each key is read once a step (a cache miss each, in a big range).
+        let common = |key: &[u8], first: &[u8]| {
+            key.get(depth..).unwrap_or(&[]).iter().zip(first).take_while(|(a, b)| a == b).count()
+        };
+        key.clear();
+        start(entry_index(g[from]), &mut key, depth + LOOK);
+        first.clear();
+        first.extend_from_slice(key.get(depth..).unwrap_or(&[]));
+        let mut skip = first.len();
+        for e in g[from..to].iter().step_by(((to - from) / LOOK_SAMPLE).max(1)) {
             key.clear();
-            start(entry_index(*e), &mut key, depth + STEP + 1);
-            let rest = key.get(depth..).unwrap_or(&[]);
-            if i == 0 {
-                first.clear();
-                first.extend_from_slice(rest);
-            }
-            let same = rest.iter().zip(&first).take_while(|(a, b)| a == b).count();
-            shared = shared.min(same);
-            let mut p = [0u8; PREFIX_BYTES];
-            let n = rest.len().min(STEP);
-            p[..n].copy_from_slice(&rest[..n]);
-            p[STEP] = rest.len().min(STEP + 1) as u8;
-            *e = make_entry(&p, entry_index(*e));
+            start(entry_index(*e), &mut key, depth + LOOK);
+            skip = skip.min(common(&key, &first));
         }
+        let depth = loop {
+            let skip_now = skip.min(LOOK - STEP - 1);
+            let at = depth + skip_now;
+            for e in g[from..to].iter_mut() {
+                key.clear();
+                start(entry_index(*e), &mut key, depth + LOOK);
+                skip = skip.min(common(&key, &first));
+                let rest = key.get(at..).unwrap_or(&[]);
+                let mut p = [0u8; PREFIX_BYTES];
+                let n = rest.len().min(STEP);
+                p[..n].copy_from_slice(&rest[..n]);
+                p[STEP] = rest.len().min(STEP + 1) as u8;
+                *e = make_entry(&p, entry_index(*e));
+            }
+            if skip >= skip_now {
+                break at;
+            }
+        };
         let run = &mut g[from..to];
         crate::sort_entries(run);
         let mut i = 0;
@@ -187,8 +215,7 @@ where
             let n = run[i..].iter().position(|&e| entry_prefix(e) != p).unwrap_or(run.len() - i);
             // A length byte below STEP + 1: the keys end here, equal; index order stays.
             if n > 1 && p & 0xff == (STEP + 1) as u128 {
-                let skip = if n == run.len() { shared.max(STEP) } else { STEP };
-                todo.push((from + i, from + i + n, depth + skip));
+                todo.push((from + i, from + i + n, depth + STEP));
             }
             i += n;
         }

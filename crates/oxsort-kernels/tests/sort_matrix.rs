@@ -105,7 +105,9 @@ fn sort_entries_with_keyed_ties_matrix() {
             want.sort_by_key(|&e| (entry_prefix(e), side(entry_index(e)), entry_index(e)));
             let mut got = v.clone();
             builds.store(0, std::sync::atomic::Ordering::Relaxed);
-            sort_entries_with_keyed_ties(&mut got, usize::MAX, &counted);
+            sort_entries_with_keyed_ties(&mut got, usize::MAX, &counted, &|i, out, _| {
+                counted(i, out)
+            });
             check("sort_entries_with_keyed_ties", &pat, n, &got, &want);
             let built = builds.load(std::sync::atomic::Ordering::Relaxed);
             assert!(built <= n, "{pat}, {n} entries: {built} keys built, at most one each");
@@ -226,7 +228,14 @@ fn tied_groups_over_the_limit_are_ordered_by_whole_keys_all_the_same() {
                 };
                 want.sort_by_key(|&e| key(e));
                 let mut got = v.clone();
-                sort_entries_with_keyed_ties(&mut got, limit, &long_key);
+                // Key starts of exactly the bytes asked for: a split that reads past them
+                // orders by bytes it was not given.
+                let start = |i: u64, out: &mut Vec<u8>, n: usize| {
+                    let at = out.len();
+                    long_key(i, out);
+                    out.truncate(at + n);
+                };
+                sort_entries_with_keyed_ties(&mut got, limit, &long_key, &start);
                 check("sort_entries_with_keyed_ties (limited)", &pat, n, &got, &want);
                 for short_len in [5, 20] {
                     let short = |i: u64, out: &mut Vec<u8>| {
@@ -240,5 +249,44 @@ fn tied_groups_over_the_limit_are_ordered_by_whole_keys_all_the_same() {
                 }
             }
         }
+    }
+}
+
+/// A big tied group whose keys share 20 bytes, but for one key that differs two bytes past
+/// the prefix and is not among those a split samples to guess what the group shares: the guess
+/// is too long, and the split must notice and order by that byte.
+#[test]
+fn one_key_differing_early_among_many_that_share_long() {
+    use oxsort_kernels::{make_entry, PREFIX_BYTES};
+    let n = 10_000u64;
+    for odd in [0, 4_321, n - 1] {
+        let key = |i: u64, out: &mut Vec<u8>| {
+            if i == odd {
+                // Smaller at byte PREFIX_BYTES + 2, largest of all past byte 20.
+                out.extend(std::iter::repeat_n(b'k', 20));
+                out[PREFIX_BYTES + 2] = b'A';
+                out.extend_from_slice(&[0xff; 8]);
+            } else {
+                out.extend(std::iter::repeat_n(b'k', 20));
+                out.extend_from_slice(&(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_be_bytes());
+            }
+        };
+        let start = |i: u64, out: &mut Vec<u8>, len: usize| {
+            let at = out.len();
+            key(i, out);
+            out.truncate(at + len);
+        };
+        let tied = |i: u64| make_entry(&[b'k'; PREFIX_BYTES], i);
+        let v: Vec<Entry> = (0..n).map(tied).collect();
+        let mut want = v.clone();
+        want.sort_by_key(|&e| {
+            let mut k = Vec::new();
+            key(entry_index(e), &mut k);
+            (k, entry_index(e))
+        });
+        assert_eq!(entry_index(want[0]), odd, "the odd key sorts first");
+        let mut got = v;
+        sort_entries_with_keyed_ties(&mut got, 0, &key, &start);
+        check("sort_entries_with_keyed_ties (one early difference)", &odd, n as usize, &got, &want);
     }
 }

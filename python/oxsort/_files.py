@@ -541,10 +541,14 @@ def explain(
     temp_dirs: Optional[Sequence[PathLike]] = None,
     threads: Optional[int] = None,
     dd: Optional[DataSets] = None,
+    by: Optional[By] = None,
+    format: Optional[str] = None,
+    output_format: Optional[str] = None,
 ) -> dict[str, Any]:
     """The plan of a sort as a dict (``oxsort explain --json``): passes, runs, memory, temp;
-    for a JOINKEYS job, each file's subtask, the join and the main task. ``dd=`` as
-    :func:`sort`."""
+    for a JOINKEYS job, each file's subtask, the join and the main task; for a table sort
+    (``by=``, ``format=``, ``output_format=`` as :func:`sort`), the inputs, keys, the rows'
+    expected encoded size and the engine's plan for them. ``dd=`` as :func:`sort`."""
     spec = _spec(
         record_size=record_size,
         lines=lines,
@@ -557,6 +561,9 @@ def explain(
         threads=threads,
         temp_dirs=temp_dirs,
         dd=dd,
+        by=by,
+        format=format,
+        output_format=output_format,
     )
     paths = [] if inputs is None else [os.fspath(p) for p in _as_list(inputs)]  # type: ignore[arg-type]
     out = None if output is None else os.fspath(output)

@@ -4,6 +4,7 @@ first and last, NaN, descending, stability, one and two passes, several inputs, 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from datetime import date, datetime, timedelta, timezone
@@ -158,6 +159,26 @@ def test_two_passes_within_a_small_budget(tmp_path: Path) -> None:
     assert leftovers(temp) == []
 
 
+def test_explain_plans_a_table_sort_without_sorting(tmp_path: Path) -> None:
+    t = make_table(150_000, seed=SEED + 3)
+    src = tmp_path / "big.parquet"
+    pq.write_table(t, src, row_group_size=20_000)
+    out = tmp_path / "out.parquet"
+    by = [("s", "ascending", "at_end"), ("f64", "descending", "at_start")]
+    plan = oxsort.explain(src, out, by=by, memory="8M")
+    assert plan["rows"] == t.num_rows
+    assert plan["keys"] == ["s ascending, nulls last", "f64 descending, nulls first"]
+    assert [c.split(":")[0] for c in plan["schema"]] == t.column_names
+    assert plan["engine"]["inputs"][0]["expected"] == plan["encoded_bytes"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.parquet"]
+    # The estimate from the first rows is within a tenth of what the sort then sorts, and the
+    # sort spills as the plan's budget says it must.
+    stats = oxsort.sort(src, out, by=by, memory="8M")
+    assert abs(plan["encoded_bytes"] / stats.bytes - 1) < 0.1
+    assert plan["encoded_bytes"] > plan["engine"]["geometry"]["arena_bytes"]
+    assert stats.passes == 2
+
+
 def test_several_inputs_are_one_table(tmp_path: Path) -> None:
     parts = [make_table(1000, seed=SEED + 2 + i, first=1000 * i) for i in range(3)]
     paths = []
@@ -233,3 +254,10 @@ def test_cli_sorts_a_parquet_file_by_columns(cli: str, tmp_path: Path, table) ->
     same_rows(pq.read_table(out), table, expected_rows(table, by))
     r = run_cli(cli, "sort", str(src), "-o", str(out), "--by", "zz", check=False)
     assert r.returncode != 0 and "no column 'zz'" in r.stderr
+    # The CLI's explain gives the plan the Python door gives, as text and as JSON.
+    args = ("explain", str(src), "-o", str(out), "--by", "u64:desc:nulls_first,s")
+    text = run_cli(cli, *args).stdout
+    assert text.startswith("table sort\n") and "3000 rows of about" in text, text
+    assert "u64 descending, nulls first; s ascending, nulls last" in text, text
+    plan = json.loads(run_cli(cli, *args, "--json").stdout)
+    assert plan["rows"] == 3000 and plan["keys"] == oxsort.explain(src, out, by=by)["keys"]

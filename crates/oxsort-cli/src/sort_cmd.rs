@@ -564,10 +564,15 @@ pub fn run_explain(args: SortArgs, json: bool) -> Result<i32> {
             }
             return Ok(0);
         }
-        Job::Table(_) => anyhow::bail!(
-            "explain: a table sort's plan is made as its rows are read (their encoded size is \
-             not known before); run it with --stats to see the plan it followed"
-        ),
+        Job::Table(job) => {
+            let e = job.explain()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&e)?);
+            } else {
+                print!("{}", e.to_text());
+            }
+            return Ok(0);
+        }
     };
     let cfg = job.builder().build()?;
     // Too little space is shown as a warning: the plan is what one wants to see then.

@@ -45,6 +45,8 @@ pub enum Output {
 pub struct Stream {
     end: StreamEnd,
     name: String,
+    /// The bytes it is expected to carry, for a plan shown before it is read.
+    expected: Option<u64>,
 }
 
 /// What a [`Stream`] is open on.
@@ -57,13 +59,26 @@ enum StreamEnd {
 impl Stream {
     /// The stream open on `fd`, called `name` in messages and statistics.
     pub fn new(fd: impl Into<OwnedFd>, name: impl Into<String>) -> Self {
-        Stream { end: StreamEnd::Fd(Arc::new(fd.into())), name: name.into() }
+        Stream { end: StreamEnd::Fd(Arc::new(fd.into())), name: name.into(), expected: None }
     }
 
     /// An output written to `writer` in order, called `name`; one sort writes it, once.
     pub fn writer(writer: impl Write + Send + 'static, name: impl Into<String>) -> Self {
         let end = StreamEnd::Writer(Arc::new(Mutex::new(Some(Box::new(writer)))));
-        Stream { end, name: name.into() }
+        Stream { end, name: name.into(), expected: None }
+    }
+
+    /// The same stream, expected to carry about `bytes`: a plan shown before it is read
+    /// (`explain` of a table sort) sizes the sort by them. The sort itself reads the stream
+    /// to its end and trusts no size.
+    pub fn expecting(mut self, bytes: u64) -> Self {
+        self.expected = Some(bytes);
+        self
+    }
+
+    /// The bytes [`Stream::expecting`] gave.
+    pub fn expected(&self) -> Option<u64> {
+        self.expected
     }
 
     /// Its name in messages.

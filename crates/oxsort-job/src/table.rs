@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 pub use oxsort_table::{
-    check_distinct, SortColumn, TableError, TableFormat, TableSort, TableStats,
+    check_distinct, SortColumn, TableError, TableExplain, TableFormat, TableSort, TableStats,
 };
 
 use crate::error::JobError;
@@ -37,6 +37,13 @@ impl TableJob {
         let mut r = self.resources.clone();
         r.memory = r.memory.map(oxsort_table::engine_memory);
         oxsort_table::sort_tables(&self.sort, |b| configure(b, &r))
+    }
+
+    /// The sort's plan, made as [`TableJob::run`] would make it, without sorting.
+    pub fn explain(&self) -> Result<TableExplain, TableError> {
+        let mut r = self.resources.clone();
+        r.memory = r.memory.map(oxsort_table::engine_memory);
+        oxsort_table::explain_tables(&self.sort, |b| configure(b, &r))
     }
 }
 

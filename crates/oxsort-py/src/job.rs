@@ -174,20 +174,20 @@ pub(crate) fn explain(
     output: Option<PathBuf>,
     spec: SpecArgs,
 ) -> PyResult<String> {
-    let json =
-        match resolve(request(&spec, inputs, output, false, None)?, &spec)? {
-            Resolved::Sort(job) => {
-                let cfg = job.builder().build().map_err(engine_error)?;
-                let plan = oxsort_engine::plan(&cfg).map_err(engine_error)?;
-                serde_json::to_value(&plan)
-                    .map_err(|e| Error::new_err(format!("internal error: plan: {e}")))?
-            }
-            Resolved::Join(job) => joinkeys::explain(&job).map_err(|e| job_error(e, &spec))?.json,
-            Resolved::Table(_) => return Err(crate::errors::SpecError::new_err(
-                "explain: a table sort's plan is made as its rows are read (their encoded size \
-                 is not known before)",
-            )),
-        };
+    let json = match resolve(request(&spec, inputs, output, false, None)?, &spec)? {
+        Resolved::Sort(job) => {
+            let cfg = job.builder().build().map_err(engine_error)?;
+            let plan = oxsort_engine::plan(&cfg).map_err(engine_error)?;
+            serde_json::to_value(&plan)
+                .map_err(|e| Error::new_err(format!("internal error: plan: {e}")))?
+        }
+        Resolved::Join(job) => joinkeys::explain(&job).map_err(|e| job_error(e, &spec))?.json,
+        Resolved::Table(job) => {
+            let e = job.explain().map_err(crate::spec::table_error)?;
+            serde_json::to_value(&e)
+                .map_err(|e| Error::new_err(format!("internal error: plan: {e}")))?
+        }
+    };
     Ok(json.to_string())
 }
 

@@ -33,6 +33,7 @@
 mod check;
 mod columns;
 mod error;
+mod explain;
 mod format;
 mod parquet_out;
 mod read;
@@ -44,5 +45,6 @@ mod write;
 pub use check::RowSum;
 pub use columns::{check_distinct, SortColumn};
 pub use error::{Result, TableError};
+pub use explain::{explain_tables, TableExplain, TableInputPlan};
 pub use format::TableFormat;
 pub use sort::{engine_memory, sort_tables, TableSort, TableStats};

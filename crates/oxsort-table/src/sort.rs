@@ -73,12 +73,12 @@ pub fn engine_memory(memory: u64) -> u64 {
 
 /// The table sort's share beside an engine budget of `engine` bytes, as [`engine_memory`]
 /// split the whole budget (the engine's is 3/4 of it, the table's 1/4, up to its maximum).
-fn table_share(engine: u64) -> u64 {
+pub(crate) fn table_share(engine: u64) -> u64 {
     (engine / (TABLE_SHARE_DIVISOR - 1)).min(TABLE_SHARE_MAX)
 }
 
 /// The inputs opened, their schemas checked alike.
-fn open_inputs(req: &TableSort) -> Result<Vec<TableInput>> {
+pub(crate) fn open_inputs(req: &TableSort) -> Result<Vec<TableInput>> {
     if req.inputs.is_empty() {
         return Err(TableError::NoInput);
     }

@@ -440,3 +440,32 @@ fn parquet_output_keeps_the_arrow_schema_and_its_metadata() {
     let k = got.column(0).as_primitive::<Int32Type>();
     assert!(k.values().windows(2).all(|w| w[0] <= w[1]));
 }
+
+/// `explain` plans a table sort without sorting: the rows the Parquet metadata give, their
+/// encoded size estimated from the first batch within a tenth of what the sort then sorts,
+/// the engine's plan made for that size, and nothing written.
+#[test]
+fn explain_estimates_the_rows_the_engine_will_sort() {
+    let mut rng = Rng(seed() + 7);
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.parquet"), dir.path().join("b.parquet"));
+    let (ra, rb) = (rows(30_000, 0, &mut rng), rows(20_000, 30_000, &mut rng));
+    write_parquet(&a, &ra, 8_000);
+    write_parquet(&b, &rb, 8_000);
+    let out = dir.path().join("out.parquet");
+    let req = request(vec![a, b], out.clone(), "s:desc,x");
+    let e = oxsort_table::explain_tables(&req, |b| b.memory(16 << 20)).unwrap();
+    assert_eq!(e.rows, Some(50_000));
+    assert!(e.sampled_rows > 0);
+    assert_eq!(e.keys, ["s descending, nulls last", "x ascending, nulls last"]);
+    assert_eq!(e.schema.len(), schema().fields().len());
+    assert_eq!(e.engine.inputs[0].expected, e.encoded_bytes);
+    assert_eq!(names(dir.path()), vec!["a.parquet", "b.parquet"], "explain wrote something");
+    let text = e.to_text();
+    assert!(text.contains("50000 rows of about"), "{text}");
+    assert!(text.contains("expected"), "{text}");
+
+    let stats = sort_tables(&req, |b| b.memory(16 << 20)).unwrap();
+    let (planned, sorted) = (e.encoded_bytes.unwrap() as f64, stats.engine.bytes as f64);
+    assert!((planned / sorted - 1.0).abs() < 0.1, "planned {planned} bytes, sorted {sorted}");
+}

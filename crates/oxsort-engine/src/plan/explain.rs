@@ -13,7 +13,11 @@ impl Plan {
         let g = &self.geometry;
         let _ = writeln!(s, "oxsort plan");
         for i in &self.inputs {
-            let _ = writeln!(s, "  input        {} ({})", i.name, size(i.bytes));
+            let shown = match (i.bytes, i.expected) {
+                (None, Some(e)) => format!("about {}, expected", human_bytes(e)),
+                (b, _) => size(b),
+            };
+            let _ = writeln!(s, "  input        {} ({shown})", i.name);
         }
         match self.record_size {
             Some(r) => {

@@ -47,6 +47,9 @@ pub struct InputPlan {
     pub name: String,
     /// Its size, when known (not for standard input).
     pub bytes: Option<u64>,
+    /// A stream's expected size ([`crate::Stream::expecting`]): shown, never trusted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<u64>,
 }
 
 /// Use of one temp directory.
@@ -189,19 +192,21 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
     for input in &cfg.inputs {
         match input {
             Input::Stdin => {
-                inputs.push(InputPlan { name: "-".into(), bytes: None });
+                inputs.push(InputPlan { name: "-".into(), bytes: None, expected: None });
                 total = None;
             }
             Input::Stream(st) => {
-                inputs.push(InputPlan { name: st.name().into(), bytes: None });
-                total = None;
+                let expected = st.expected();
+                inputs.push(InputPlan { name: st.name().into(), bytes: None, expected });
+                total = total.zip(expected).map(|(t, e)| t + e);
             }
             Input::Path(p) => {
                 let probed = oxsort_io::probe_input(p)
                     .map_err(|e| EngineError::Input { path: p.clone(), source: e })?;
                 let Some(len) = probed else {
                     // A FIFO or device: its size is known only at its end, like standard input.
-                    inputs.push(InputPlan { name: p.display().to_string(), bytes: None });
+                    let name = p.display().to_string();
+                    inputs.push(InputPlan { name, bytes: None, expected: None });
                     total = None;
                     continue;
                 };
@@ -220,7 +225,8 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
                     input_records.push(len / r);
                 }
                 total = total.map(|t| t + len);
-                inputs.push(InputPlan { name: p.display().to_string(), bytes: Some(len) });
+                let name = p.display().to_string();
+                inputs.push(InputPlan { name, bytes: Some(len), expected: None });
             }
         }
     }
@@ -587,7 +593,7 @@ mod tests {
             record_unit: 100,
         };
         Plan {
-            inputs: vec![InputPlan { name: "in.dat".into(), bytes: Some(input) }],
+            inputs: vec![InputPlan { name: "in.dat".into(), bytes: Some(input), expected: None }],
             input_bytes: Some(input),
             records: Some(input / 100),
             record_size: Some(100),

@@ -179,6 +179,58 @@ def test_explain_plans_a_table_sort_without_sorting(tmp_path: Path) -> None:
     assert stats.passes == 2
 
 
+def test_cli_reads_standard_input_and_writes_standard_output(cli: str, tmp_path: Path) -> None:
+    """A table on a pipe: CSV or an Arrow IPC stream in (the format given), any format out."""
+    import subprocess
+
+    rng = random.Random(SEED + 5)
+    # More lines than the types are inferred from, so the rows read after them count too.
+    n = 150_000
+    t = pa.table(
+        {
+            "k": pa.array([rng.randint(0, 99) for _ in range(n)], pa.int64()),
+            "name": pa.array([f"n{i}" for i in range(n)], pa.string()),
+        }
+    )
+    src = tmp_path / "in.csv"
+    pacsv.write_csv(t, src)
+
+    def sort(*args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([cli, "sort", "-q", *args], input=stdin, capture_output=True)
+
+    r = sort("--by", "k:desc", "--format", "csv", stdin=src.read_bytes())
+    assert r.returncode == 0, r.stderr
+    got = pacsv.read_csv(pa.py_buffer(r.stdout))
+    want = t.take(pc.sort_indices(t, sort_keys=[("k", "descending")]))  # stable
+    assert got.column("name").to_pylist() == want.column("name").to_pylist()
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, t.schema) as w:
+        w.write_table(t)
+    r = sort(
+        "--by",
+        "name",
+        "--format",
+        "arrows",
+        "--output-format",
+        "parquet",
+        "-o",
+        "-",
+        stdin=sink.getvalue().to_pybytes(),
+    )
+    assert r.returncode == 0, r.stderr
+    got = pq.read_table(pa.BufferReader(r.stdout))
+    assert got.column("name").to_pylist() == sorted(t.column("name").to_pylist())
+
+    for args, why in [
+        (("--by", "k"), "give it"),
+        (("--by", "k", "--format", "parquet"), "cannot come as a stream"),
+        (("--by", "k", "--format", "csv", "-", "-"), "named twice"),
+    ]:
+        r = sort(*args, stdin=src.read_bytes())
+        assert r.returncode != 0 and why in r.stderr.decode(), (args, r.stderr)
+
+
 def test_several_inputs_are_one_table(tmp_path: Path) -> None:
     parts = [make_table(1000, seed=SEED + 2 + i, first=1000 * i) for i in range(3)]
     paths = []

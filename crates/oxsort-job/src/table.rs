@@ -8,7 +8,7 @@ pub use oxsort_table::{
 };
 
 use crate::error::JobError;
-use crate::{configure, is_std, DataSets, Job, Resources, SpecSource};
+use crate::{configure, DataSets, Job, Resources, SpecSource};
 
 /// What makes a sort a table sort: the sort columns and the formats.
 #[derive(Debug, Clone, Default)]
@@ -48,7 +48,7 @@ impl TableJob {
 }
 
 /// The table job of a request whose spec sources hold `table`: nothing of records' specs may
-/// come with it, and its files are files.
+/// come with it.
 pub(crate) fn resolve(
     inputs: Vec<PathBuf>,
     output: PathBuf,
@@ -72,16 +72,9 @@ pub(crate) fn resolve(
     if let Some((_, what)) = with.iter().find(|(given, _)| *given) {
         return Err(JobError::TableWith(what));
     }
-    if inputs.is_empty() {
-        return Err(TableError::NoInput.into());
-    }
-    if let Some(p) = inputs.iter().chain([&output]).find(|p| is_std(p)) {
-        return Err(TableError::Read {
-            path: p.clone(),
-            why: "a table is read from and written to files, not standard streams".into(),
-        }
-        .into());
-    }
+    // No input is standard input, as for every sort (a stream: CSV, TSV or an Arrow IPC
+    // stream, its format given); `-` as the output is standard output.
+    let inputs = if inputs.is_empty() { vec![PathBuf::from(crate::STD)] } else { inputs };
     oxsort_table::check_distinct(&table.by)?;
     let sort = TableSort {
         inputs,

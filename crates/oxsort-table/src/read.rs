@@ -8,8 +8,9 @@
 //! ```
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
@@ -44,6 +45,18 @@ enum Kind {
     ArrowFile,
     ArrowStream,
     Text(arrow_csv::reader::Format, TableFormat),
+    /// An Arrow IPC stream on standard input, its schema read.
+    StdinArrow(Mutex<Option<arrow_ipc::reader::StreamReader<BufReader<Box<dyn Read + Send>>>>>),
+    /// CSV or TSV on standard input: the bytes its types were inferred from, then the rest.
+    StdinText(arrow_csv::reader::Format, TableFormat, Mutex<Option<Box<dyn Read + Send>>>),
+}
+
+/// The name standard input goes by, as an input path.
+pub(crate) const STDIN: &str = "-";
+
+/// Whether `path` names standard input.
+pub(crate) fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN
 }
 
 /// Encoded rows ready for the engine: records (RDW + row) in order.
@@ -63,6 +76,9 @@ fn open_file(path: &Path) -> Result<File> {
 impl TableInput {
     /// Opens `path` (as `given`, else as its extension says) and reads its schema.
     pub(crate) fn open(path: &Path, given: Option<TableFormat>) -> Result<TableInput> {
+        if is_stdin(path) {
+            return Self::open_stdin(given);
+        }
         let format = TableFormat::of(path, given)?;
         let file = open_file(path)?;
         let (kind, schema) = match format {
@@ -95,7 +111,63 @@ impl TableInput {
                 let (schema, _) = f
                     .infer_schema(BufReader::new(file), Some(CSV_INFER_ROWS))
                     .map_err(|e| read_error(path, format!("reading its header and types: {e}")))?;
-                (Kind::Text(f, format), std::sync::Arc::new(schema))
+                (Kind::Text(f, format), Arc::new(schema))
+            }
+        };
+        Ok(TableInput { path: path.to_path_buf(), kind, schema })
+    }
+
+    /// Standard input, read as a stream: an Arrow IPC stream, CSV or TSV (`given`: there is
+    /// no name to tell it from). Parquet and Arrow IPC files are read from their ends and
+    /// cannot come as a stream. The schema is read now; the rows when fed.
+    fn open_stdin(given: Option<TableFormat>) -> Result<TableInput> {
+        let path = Path::new(STDIN);
+        let stdin: Box<dyn Read + Send> = Box::new(std::io::stdin());
+        let (kind, schema) = match given {
+            None => {
+                return Err(TableError::UnknownFormat {
+                    path: path.to_path_buf(),
+                    why: "standard input has no name to tell its format from: give it (csv, \
+                          tsv or arrows)"
+                        .into(),
+                })
+            }
+            Some(f @ (TableFormat::Parquet | TableFormat::ArrowFile)) => {
+                return Err(read_error(
+                    path,
+                    format!(
+                        "a {} file is read from its end and cannot come as a stream: give its \
+                         path (an Arrow IPC stream, CSV or TSV can come on standard input)",
+                        f.name()
+                    ),
+                ))
+            }
+            Some(TableFormat::ArrowStream) => {
+                let r = arrow_ipc::reader::StreamReader::try_new(BufReader::new(stdin), None)
+                    .map_err(|e| {
+                        read_error(path, format!("not a readable Arrow IPC stream: {e}"))
+                    })?;
+                let schema = r.schema();
+                (Kind::StdinArrow(Mutex::new(Some(r))), schema)
+            }
+            Some(format @ (TableFormat::Csv | TableFormat::Tsv)) => {
+                // The types are inferred from the first CSV_INFER_ROWS lines, kept to be read
+                // again before the rest.
+                let mut r = BufReader::new(stdin);
+                let mut head = Vec::new();
+                for _ in 0..=CSV_INFER_ROWS {
+                    if r.read_until(b'\n', &mut head).map_err(|e| read_error(path, e))? == 0 {
+                        break;
+                    }
+                }
+                let f = arrow_csv::reader::Format::default()
+                    .with_header(true)
+                    .with_delimiter(format.delimiter());
+                let (schema, _) = f
+                    .infer_schema(head.as_slice(), Some(CSV_INFER_ROWS))
+                    .map_err(|e| read_error(path, format!("reading its header and types: {e}")))?;
+                let rest: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(r));
+                (Kind::StdinText(f, format, Mutex::new(Some(rest))), Arc::new(schema))
             }
         };
         Ok(TableInput { path: path.to_path_buf(), kind, schema })
@@ -106,8 +178,8 @@ impl TableInput {
         match &self.kind {
             Kind::Parquet(_) => TableFormat::Parquet,
             Kind::ArrowFile => TableFormat::ArrowFile,
-            Kind::ArrowStream => TableFormat::ArrowStream,
-            Kind::Text(_, t) => *t,
+            Kind::ArrowStream | Kind::StdinArrow(_) => TableFormat::ArrowStream,
+            Kind::Text(_, t) | Kind::StdinText(_, t, _) => *t,
         }
     }
 
@@ -162,6 +234,19 @@ impl TableInput {
                     .with_format(f.clone())
                     .with_batch_size(BATCH_ROWS)
                     .build(BufReader::new(open_file(path)?))
+                    .map_err(|e| read_error(path, e))?;
+                self.feed_batches(r, codec, first, out)
+            }
+            Kind::StdinArrow(r) => {
+                let r = taken(r).ok_or_else(|| read_error(path, "read already"))?;
+                self.feed_batches(r, codec, first, out)
+            }
+            Kind::StdinText(f, _, rest) => {
+                let rest = taken(rest).ok_or_else(|| read_error(path, "read already"))?;
+                let r = arrow_csv::ReaderBuilder::new(self.schema.clone())
+                    .with_format(f.clone())
+                    .with_batch_size(BATCH_ROWS)
+                    .build(BufReader::new(rest))
                     .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
@@ -243,6 +328,11 @@ impl TableInput {
             Ok(starts[groups])
         })
     }
+}
+
+/// What `m` holds, taken (standard input is read once).
+fn taken<T>(m: &Mutex<Option<T>>) -> Option<T> {
+    m.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
 /// Decodes row group `g` of `path` and hands its rows on, encoded; an error names the column

@@ -82,6 +82,12 @@ pub(crate) fn open_inputs(req: &TableSort) -> Result<Vec<TableInput>> {
     if req.inputs.is_empty() {
         return Err(TableError::NoInput);
     }
+    if req.inputs.iter().filter(|p| crate::read::is_stdin(p)).count() > 1 {
+        return Err(TableError::Read {
+            path: crate::read::STDIN.into(),
+            why: "standard input is named twice: it can be read once".into(),
+        });
+    }
     let inputs = req
         .inputs
         .iter()
@@ -179,7 +185,9 @@ pub fn sort_tables(
             ),
         });
     }
-    writer.finish()?.commit()?;
+    if let Some(output) = writer.finish()? {
+        output.commit()?;
+    }
     Ok(TableStats { rows: fed.rows, sum: fed, output_format, engine })
 }
 

@@ -1,5 +1,6 @@
 //! The output: sorted batches written as Parquet, Arrow IPC or CSV into the temporary of an
-//! [`AtomicOutput`], put under the output's name only when whole and checked.
+//! [`AtomicOutput`], put under the output's name only when whole and checked; or to standard
+//! output (`-`) as they come.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -36,7 +37,11 @@ impl Write for At {
     }
 }
 
-type Out = BufWriter<At>;
+/// Where the table's bytes go: the output's temporary, or standard output.
+type Out = BufWriter<Box<dyn Write + Send>>;
+
+/// The name standard output goes by, as an output path.
+const STDOUT: &str = "-";
 
 enum Writer {
     Parquet(Box<ParquetOut<Out>>),
@@ -48,7 +53,8 @@ enum Writer {
 /// An output table being written.
 pub(crate) struct TableWriter {
     writer: Writer,
-    output: AtomicOutput,
+    /// The output's temporary; none for standard output, which is written as it comes.
+    output: Option<AtomicOutput>,
     path: PathBuf,
     /// Rows written.
     pub(crate) rows: u64,
@@ -71,12 +77,15 @@ impl TableWriter {
         row_group_bytes: u64,
         threads: usize,
     ) -> Result<TableWriter> {
-        let io = IoOptions { buffered: true, ..IoOptions::default() };
-        let output = AtomicOutput::create(path, &io)?;
-        let out = BufWriter::with_capacity(
-            WRITE_BUFFER_BYTES,
-            At { file: output.file().clone(), pos: 0 },
-        );
+        let (output, sink): (_, Box<dyn Write + Send>) = if path.as_os_str() == STDOUT {
+            (None, Box::new(std::io::stdout()))
+        } else {
+            let io = IoOptions { buffered: true, ..IoOptions::default() };
+            let output = AtomicOutput::create(path, &io)?;
+            let at = At { file: output.file().clone(), pos: 0 };
+            (Some(output), Box::new(at))
+        };
+        let out = BufWriter::with_capacity(WRITE_BUFFER_BYTES, sink);
         let e = |e: &dyn std::fmt::Display| write_error(path, e);
         let writer = match format {
             TableFormat::Parquet => {
@@ -119,8 +128,9 @@ impl TableWriter {
         Ok(())
     }
 
-    /// Ends the table and flushes it, leaving it under its temporary name.
-    pub(crate) fn finish(self) -> Result<AtomicOutput> {
+    /// Ends the table and flushes it, leaving it under its temporary name (none for
+    /// standard output).
+    pub(crate) fn finish(self) -> Result<Option<AtomicOutput>> {
         let path = &self.path;
         let e = |x: &dyn std::fmt::Display| write_error(path, x);
         let mut out = match self.writer {

@@ -46,10 +46,13 @@ enum Kind {
     ArrowStream,
     Text(arrow_csv::reader::Format, TableFormat),
     /// An Arrow IPC stream on standard input, its schema read.
-    StdinArrow(Mutex<Option<arrow_ipc::reader::StreamReader<BufReader<Box<dyn Read + Send>>>>>),
+    StdinArrow(Mutex<Option<StdinStream>>),
     /// CSV or TSV on standard input: the bytes its types were inferred from, then the rest.
     StdinText(arrow_csv::reader::Format, TableFormat, Mutex<Option<Box<dyn Read + Send>>>),
 }
+
+/// An Arrow IPC stream being read from standard input.
+type StdinStream = arrow_ipc::reader::StreamReader<BufReader<Box<dyn Read + Send>>>;
 
 /// The name standard input goes by, as an input path.
 pub(crate) const STDIN: &str = "-";

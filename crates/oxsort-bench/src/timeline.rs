@@ -212,6 +212,22 @@ impl Timeline {
     }
 }
 
+/// Runs `job` sampled every [`INTERVAL`] into the CSV `path`, its phases read from `mark`
+/// (which the job, or the sort it runs, sets): the file is created first, so a timeline that
+/// cannot be written stops the job before it starts, and it is written whatever the job
+/// returns (the timeline of a failed sort is worth having).
+pub fn record<T>(path: &Path, mark: &PhaseMark, job: impl FnOnce() -> T) -> Result<T> {
+    fs::File::create(path).map_err(|e| BenchError::Create {
+        doing: format!("creating the timeline {}", path.display()),
+        source: Box::new(e),
+    })?;
+    let sampler = Sampler::start(INTERVAL, mark.clone())?;
+    let result = job();
+    mark.set("done");
+    sampler.stop().write_csv(path)?;
+    Ok(result)
+}
+
 /// A running sampler thread; [`Sampler::stop`] ends it and returns what it saw.
 pub struct Sampler {
     stop: mpsc::Sender<()>,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
-use oxsort_bench::timeline::{self, PhaseMark, Sampler};
+use oxsort_bench::timeline::{self, PhaseMark};
 use oxsort_engine::{sort, PassChoice, Phase};
 use oxsort_io::IoOptions;
 use oxsort_job::{joinkeys, DataSets, Job, JobRequest, JoinJob, Resources, SortJob, DISCARD};
@@ -349,9 +349,6 @@ pub(crate) fn run_job_outcome(
         let cfg = job.builder().build()?;
         return finished(report, &job.output, control, sort(&cfg)?, None);
     };
-    // A timeline that cannot be written is reported before the sort, not after it.
-    std::fs::File::create(timeline)
-        .with_context(|| format!("creating the timeline {}", timeline.display()))?;
     let mark = PhaseMark::new();
     let m = mark.clone();
     let cfg = if report.progress {
@@ -364,12 +361,7 @@ pub(crate) fn run_job_outcome(
         job.builder().progress(move |p| m.set_phase(p.phase))
     }
     .build()?;
-    let sampler = Sampler::start(timeline::INTERVAL, mark.clone())?;
-    let result = sort(&cfg);
-    mark.set("done");
-    let tl = sampler.stop();
-    // Written whatever the outcome: the timeline of a failed sort is worth having.
-    tl.write_csv(timeline)?;
+    let result = timeline::record(timeline, &mark, || sort(&cfg))?;
     finished(report, &job.output, control, result?, None)
 }
 
@@ -407,19 +399,12 @@ fn run_join(job: &JoinJob, report: &Report) -> Result<(i32, Option<Outcome>)> {
 }
 
 /// Runs `job` sampled into `--timeline` when one is asked for, the whole job as `phase` (a
-/// job whose stages run at once: a join, a table sort). As for a sort, a timeline that cannot
-/// be written is reported before the job, and it is written whatever the outcome.
+/// job whose stages run at once: a join, a table sort).
 fn sampled<T>(report: &Report, phase: &str, job: impl FnOnce() -> T) -> Result<T> {
     let Some(timeline) = &report.timeline else { return Ok(job()) };
-    std::fs::File::create(timeline)
-        .with_context(|| format!("creating the timeline {}", timeline.display()))?;
     let mark = PhaseMark::new();
     mark.set(phase);
-    let sampler = Sampler::start(timeline::INTERVAL, mark.clone())?;
-    let result = job();
-    mark.set("done");
-    sampler.stop().write_csv(timeline)?;
-    Ok(result)
+    Ok(timeline::record(timeline, &mark, job)?)
 }
 
 /// Checks every path a sort writes against every other and against the inputs, before any
@@ -553,34 +538,26 @@ pub fn closing_report(stats: &oxsort_engine::SortStats) -> String {
 /// Runs `oxsort explain`; returns the exit status.
 pub fn run_explain(args: SortArgs, json: bool) -> Result<i32> {
     let report = Report { progress: false, ..args.report() };
-    let job = match resolve(args.request()?, &args.keys, &report)? {
-        Job::Sort(job) => job,
+    // Each kind of job's plan, as JSON (its fields in their order) and as text.
+    let (pretty, text) = match resolve(args.request()?, &args.keys, &report)? {
+        Job::Sort(job) => {
+            // Too little space is shown as a warning: the plan is what one wants to see then.
+            let p = oxsort_engine::plan_to_show(&job.builder().build()?)?;
+            (serde_json::to_string_pretty(&p)?, p.to_text())
+        }
         Job::Join(job) => {
             let e = joinkeys::explain(&job).map_err(cli_error)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&e.json)?);
-            } else {
-                print!("{}", e.text);
-            }
-            return Ok(0);
+            (serde_json::to_string_pretty(&e.json)?, e.text)
         }
         Job::Table(job) => {
             let e = job.explain()?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&e)?);
-            } else {
-                print!("{}", e.to_text());
-            }
-            return Ok(0);
+            (serde_json::to_string_pretty(&e)?, e.to_text())
         }
     };
-    let cfg = job.builder().build()?;
-    // Too little space is shown as a warning: the plan is what one wants to see then.
-    let p = oxsort_engine::plan_to_show(&cfg)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&p)?);
+        println!("{pretty}");
     } else {
-        print!("{}", p.to_text());
+        print!("{text}");
     }
     Ok(0)
 }

@@ -150,6 +150,7 @@ def _spec(
     by: Optional[By] = None,
     format: Optional[str] = None,
     output_format: Optional[str] = None,
+    types: Optional[Mapping[str, str]] = None,
 ) -> dict[str, Any]:
     import shlex
 
@@ -178,6 +179,7 @@ def _spec(
         "by": _by(by),
         "format": format,
         "output_format": output_format,
+        "types": [f"{name}={ty}" for name, ty in (types or {}).items()],
     }
 
 
@@ -407,6 +409,7 @@ def sort(
     by: Optional[By] = None,
     format: Optional[str] = None,
     output_format: Optional[str] = None,
+    types: Optional[Mapping[str, str]] = None,
 ) -> SortStats:
     """Sorts ``inputs`` (a path, a list of paths or binary file objects, concatenated) into
     ``output`` (a path or a binary file object), stably, as ``oxsort sort`` does.
@@ -416,6 +419,8 @@ def sort(
     schema kept: nulls last unless ``"at_start"``, NaN after every number, ties in input order.
     The formats come from the extensions, or ``format=``/``output_format=`` (``"parquet"``,
     ``"arrow"``, ``"arrows"``, ``"csv"``, ``"tsv"``); several inputs must share one schema.
+    ``types={"amount": "Decimal128(12, 2)", "day": "date32"}`` gives CSV/TSV columns' types
+    in place of those inferred from the first rows.
 
     Records: ``record_size=N`` fixed records (default 100), ``lines=True`` or ``nul=True``.
     Key: ``fields="1,10,CH,A"`` (DFSORT), ``control="SORT FIELDS=..."`` (DFSORT statements) or
@@ -452,6 +457,7 @@ def sort(
         by=by,
         format=format,
         output_format=output_format,
+        types=types,
     )
     return _sort(inputs, output, False, progress, resume, spec)
 
@@ -544,6 +550,7 @@ def explain(
     by: Optional[By] = None,
     format: Optional[str] = None,
     output_format: Optional[str] = None,
+    types: Optional[Mapping[str, str]] = None,
 ) -> dict[str, Any]:
     """The plan of a sort as a dict (``oxsort explain --json``): passes, runs, memory, temp;
     for a JOINKEYS job, each file's subtask, the join and the main task; for a table sort
@@ -564,6 +571,7 @@ def explain(
         by=by,
         format=format,
         output_format=output_format,
+        types=types,
     )
     paths = [] if inputs is None else [os.fspath(p) for p in _as_list(inputs)]  # type: ignore[arg-type]
     out = None if output is None else os.fspath(output)

@@ -231,6 +231,23 @@ def test_cli_reads_standard_input_and_writes_standard_output(cli: str, tmp_path:
         assert r.returncode != 0 and why in r.stderr.decode(), (args, r.stderr)
 
 
+def test_csv_column_types_given(cli: str, tmp_path: Path) -> None:
+    """types= (and the CLI's --column-type) replace the types inferred from a CSV's first rows."""
+    src = tmp_path / "codes.csv"
+    src.write_text("code,amount\n10,2.5\n9,10.25\n007,1.10\n")
+    out = tmp_path / "out.csv"
+    oxsort.sort(src, out, by=["code"], types={"code": "string", "amount": "Decimal128(10, 2)"})
+    assert out.read_text() == "code,amount\n007,1.10\n10,2.50\n9,10.25\n"
+    plan = oxsort.explain(src, out, by=["code"], types={"code": "string"})
+    assert "code: Utf8 (nullable)" in plan["schema"]
+    with pytest.raises(oxsort.SpecError, match="types=.*'numeric' is not a column type"):
+        oxsort.sort(src, out, by=["code"], types={"code": "numeric"})
+    r = run_cli(
+        cli, "sort", str(src), "-o", str(out), "--by", "code:desc", "--column-type", "code=int64"
+    )
+    assert out.read_text().splitlines()[1:] == ["10,2.5", "9,10.25", "7,1.1"], r.stderr
+
+
 def test_several_inputs_are_one_table(tmp_path: Path) -> None:
     parts = [make_table(1000, seed=SEED + 2 + i, first=1000 * i) for i in range(3)]
     paths = []

@@ -2,7 +2,7 @@
 //! sorted by column names; the job layer runs them.
 
 use anyhow::{anyhow, Result};
-use oxsort_job::table::{SortColumn, TableFormat};
+use oxsort_job::table::{ColumnType, SortColumn, TableFormat};
 use oxsort_job::table::{TableJob, TableSpec};
 
 /// The table flags of `oxsort sort`.
@@ -20,6 +20,11 @@ pub struct TableArgs {
     /// The output table's format (default: its extension, else the input's).
     #[arg(long = "output-format", value_name = "FORMAT")]
     pub output_format: Option<String>,
+    /// A CSV or TSV column's type in place of the one inferred from the first rows:
+    /// NAME=TYPE (int64, float64, string, bool, date32, timestamp, Decimal128(10, 2), ...);
+    /// repeat for more columns.
+    #[arg(long = "column-type", value_name = "NAME=TYPE")]
+    pub column_types: Vec<String>,
 }
 
 impl TableArgs {
@@ -30,14 +35,20 @@ impl TableArgs {
         };
         let input_format = format("--format", &self.format)?;
         let output_format = format("--output-format", &self.output_format)?;
+        let types = self
+            .column_types
+            .iter()
+            .map(|t| ColumnType::parse(t))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| anyhow!("--column-type: {e}"))?;
         let Some(by) = &self.by else {
-            if input_format.is_some() || output_format.is_some() {
+            if input_format.is_some() || output_format.is_some() || !types.is_empty() {
                 anyhow::bail!("a table sort needs its sort columns: give --by COL[:desc],...");
             }
             return Ok(None);
         };
         let by = SortColumn::parse_list(by).map_err(|e| anyhow!("--by: {e}"))?;
-        Ok(Some(TableSpec { by, input_format, output_format }))
+        Ok(Some(TableSpec { by, input_format, output_format, types }))
     }
 }
 

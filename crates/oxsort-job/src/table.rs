@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 pub use oxsort_table::{
-    check_distinct, SortColumn, TableError, TableExplain, TableFormat, TableSort, TableStats,
+    check_distinct, ColumnType, SortColumn, TableError, TableExplain, TableFormat, TableSort,
+    TableStats,
 };
 
 use crate::error::JobError;
@@ -19,6 +20,8 @@ pub struct TableSpec {
     pub input_format: Option<TableFormat>,
     /// The output's format; default: its extension, else the input's format.
     pub output_format: Option<TableFormat>,
+    /// Column types given for CSV and TSV inputs in place of those inferred.
+    pub types: Vec<ColumnType>,
 }
 
 /// A table sort, resolved.
@@ -83,6 +86,7 @@ pub(crate) fn resolve(
         input_format: table.input_format,
         output_format: table.output_format,
         threads: resources.threads.unwrap_or(0),
+        types: table.types,
     };
     Ok(Job::Table(TableJob { sort, resources }))
 }

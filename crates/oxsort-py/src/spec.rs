@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use oxsort_engine::{Input, Output, Progress, SortConfig};
 use oxsort_format::RecordLayout;
-use oxsort_job::table::{SortColumn, TableError, TableFormat, TableSpec};
+use oxsort_job::table::{ColumnType, SortColumn, TableError, TableFormat, TableSpec};
 use oxsort_job::{ControlText, DataSets, JobError, JobRequest, Resources, SpecSource, Words};
 use oxsort_lang::{parse_fields, GnuArgs, GnuEnv, GnuOptions, SourceConflict, Vocabulary};
 use pyo3::prelude::*;
@@ -51,6 +51,8 @@ pub(crate) struct SpecArgs {
     pub format: Option<String>,
     /// `output_format=`: the output table's format.
     pub output_format: Option<String>,
+    /// `types=`: CSV and TSV columns' types, each `NAME=TYPE`.
+    pub types: Vec<String>,
 }
 
 /// Hooks of a running sort: its cancel flag and progress callback.
@@ -151,8 +153,14 @@ fn table_spec(a: &SpecArgs) -> PyResult<Option<TableSpec>> {
     };
     let input_format = format("format=", &a.format)?;
     let output_format = format("output_format=", &a.output_format)?;
+    let types = a
+        .types
+        .iter()
+        .map(|t| ColumnType::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| spec_err(format!("types=: {e}")))?;
     if a.by.is_empty() {
-        if input_format.is_some() || output_format.is_some() {
+        if input_format.is_some() || output_format.is_some() || !types.is_empty() {
             return Err(spec_err("a table sort needs its sort columns: give by=[...]".into()));
         }
         return Ok(None);
@@ -163,7 +171,7 @@ fn table_spec(a: &SpecArgs) -> PyResult<Option<TableSpec>> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| spec_err(format!("by=: {e}")))?;
     oxsort_job::table::check_distinct(&by).map_err(|e| spec_err(format!("by=: {e}")))?;
-    Ok(Some(TableSpec { by, input_format, output_format }))
+    Ok(Some(TableSpec { by, input_format, output_format, types }))
 }
 
 /// A table sort's error as the Python exception it is.

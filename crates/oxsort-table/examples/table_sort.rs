@@ -12,6 +12,7 @@ fn main() {
         input_format: None,
         output_format: None,
         threads: 2,
+        types: Vec::new(),
     };
     let memory = a[4].parse::<u64>().unwrap() << 20;
     let temp = a.get(5).cloned().unwrap_or_else(|| ".".into());

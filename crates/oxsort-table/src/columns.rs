@@ -106,3 +106,56 @@ mod tests {
         assert!(e.contains("named twice"), "{e}");
     }
 }
+
+/// A column's type given for a CSV or TSV input, in place of the one inferred from its first
+/// rows: written `NAME=TYPE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnType {
+    /// The column's name in the header.
+    pub name: String,
+    /// Its type.
+    pub data_type: arrow_schema::DataType,
+}
+
+impl ColumnType {
+    /// Reads `NAME=TYPE`. TYPE is one of `bool`, `int8`..`int64`, `uint8`..`uint64`,
+    /// `float16`..`float64`, `string` (`utf8`), `large_string`, `binary`, `date32` (`date`),
+    /// `date64`, `timestamp` (microseconds, no zone), or an Arrow type as Arrow writes it
+    /// (`Decimal128(10, 2)`, `Timestamp(Millisecond, Some("UTC"))`).
+    pub fn parse(spec: &str) -> Result<ColumnType> {
+        use arrow_schema::{DataType as T, TimeUnit};
+        let bad = |why: String| TableError::BadColumnSpec { spec: spec.into(), why };
+        let (name, ty) = spec.split_once('=').ok_or_else(|| bad("not NAME=TYPE".into()))?;
+        if name.is_empty() {
+            return Err(bad("no column name".into()));
+        }
+        let data_type = match ty.trim().to_ascii_lowercase().as_str() {
+            "bool" | "boolean" => T::Boolean,
+            "int8" => T::Int8,
+            "int16" => T::Int16,
+            "int32" | "int" => T::Int32,
+            "int64" | "long" => T::Int64,
+            "uint8" => T::UInt8,
+            "uint16" => T::UInt16,
+            "uint32" => T::UInt32,
+            "uint64" => T::UInt64,
+            "float16" | "half" => T::Float16,
+            "float32" | "float" => T::Float32,
+            "float64" | "double" => T::Float64,
+            "string" | "utf8" | "str" => T::Utf8,
+            "large_string" | "large_utf8" => T::LargeUtf8,
+            "binary" => T::Binary,
+            "date" | "date32" => T::Date32,
+            "date64" => T::Date64,
+            "timestamp" => T::Timestamp(TimeUnit::Microsecond, None),
+            _ => ty.trim().parse::<T>().map_err(|_| {
+                bad(format!(
+                    "'{ty}' is not a column type (bool, int8..int64, uint8..uint64, \
+                     float16..float64, string, large_string, binary, date32, date64, timestamp, \
+                     or an Arrow type such as Decimal128(10, 2))"
+                ))
+            })?,
+        };
+        Ok(ColumnType { name: name.to_string(), data_type })
+    }
+}

@@ -22,6 +22,7 @@
 //!     input_format: None,
 //!     output_format: None,
 //!     threads: 0,
+//!     types: Vec::new(),
 //! };
 //! let stats = sort_tables(&req, |b| b.memory(oxsort_table::engine_memory(512 << 20)))?;
 //! println!("{} rows", stats.rows);
@@ -43,7 +44,7 @@ pub mod tuning;
 mod write;
 
 pub use check::RowSum;
-pub use columns::{check_distinct, SortColumn};
+pub use columns::{check_distinct, ColumnType, SortColumn};
 pub use error::{Result, TableError};
 pub use explain::{explain_tables, TableExplain, TableInputPlan};
 pub use format::TableFormat;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
-use arrow_schema::{ArrowError, Schema, SchemaRef};
+use arrow_schema::{ArrowError, Field, Schema, SchemaRef};
 use crossbeam_channel::bounded;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
@@ -22,6 +22,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::basic::Compression;
 
 use crate::check::RowSum;
+use crate::columns::ColumnType;
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 use crate::rows::RowCodec;
@@ -78,10 +79,30 @@ fn open_file(path: &Path) -> Result<File> {
 
 impl TableInput {
     /// Opens `path` (as `given`, else as its extension says) and reads its schema.
-    pub(crate) fn open(path: &Path, given: Option<TableFormat>) -> Result<TableInput> {
-        if is_stdin(path) {
-            return Self::open_stdin(given);
+    /// `types`: column types given in place of those inferred (CSV and TSV inputs only).
+    pub(crate) fn open(
+        path: &Path,
+        given: Option<TableFormat>,
+        types: &[ColumnType],
+    ) -> Result<TableInput> {
+        let mut input =
+            if is_stdin(path) { Self::open_stdin(given)? } else { Self::open_file(path, given)? };
+        if !types.is_empty() {
+            if !matches!(input.kind, Kind::Text(..) | Kind::StdinText(..)) {
+                return Err(read_error(
+                    path,
+                    format!(
+                        "column types are given for CSV and TSV inputs; a {} input has its own",
+                        input.format().name()
+                    ),
+                ));
+            }
+            input.schema = declared(path, &input.schema, types)?;
         }
+        Ok(input)
+    }
+
+    fn open_file(path: &Path, given: Option<TableFormat>) -> Result<TableInput> {
         let format = TableFormat::of(path, given)?;
         let file = open_file(path)?;
         let (kind, schema) = match format {
@@ -331,6 +352,27 @@ impl TableInput {
             Ok(starts[groups])
         })
     }
+}
+
+/// `schema` with the columns `types` names of the types it gives (nullable, as inferred).
+fn declared(path: &Path, schema: &Schema, types: &[ColumnType]) -> Result<SchemaRef> {
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for t in types {
+        let Some(f) = fields.iter_mut().find(|f| f.name() == &t.name) else {
+            return Err(TableError::UnknownColumn {
+                path: path.to_path_buf(),
+                name: t.name.clone(),
+                columns: schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        *f = Field::new(f.name(), t.data_type.clone(), f.is_nullable());
+    }
+    Ok(Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
 }
 
 /// What `m` holds, taken (standard input is read once).

@@ -22,7 +22,7 @@ use oxsort_engine::{Input, Output, SortConfig, SortConfigBuilder, SortStats, Str
 use oxsort_format::{RecordLayout, SortSpec, RDW_BYTES};
 
 use crate::check::RowSum;
-use crate::columns::{check_distinct, SortColumn};
+use crate::columns::{check_distinct, ColumnType, SortColumn};
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 use crate::read::{schema_difference, TableInput};
@@ -48,6 +48,8 @@ pub struct TableSort {
     pub output_format: Option<TableFormat>,
     /// Threads decoding the inputs (Parquet row groups at once); 0: the engine's count.
     pub threads: usize,
+    /// Column types given for CSV and TSV inputs in place of those inferred.
+    pub types: Vec<ColumnType>,
 }
 
 /// What a table sort did.
@@ -91,7 +93,7 @@ pub(crate) fn open_inputs(req: &TableSort) -> Result<Vec<TableInput>> {
     let inputs = req
         .inputs
         .iter()
-        .map(|p| TableInput::open(p, req.input_format))
+        .map(|p| TableInput::open(p, req.input_format, &req.types))
         .collect::<Result<Vec<_>>>()?;
     let first = &inputs[0];
     for i in &inputs[1..] {

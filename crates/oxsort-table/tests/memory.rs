@@ -139,6 +139,7 @@ fn a_table_five_times_the_budget_sorts_within_it() {
         input_format: None,
         output_format: None,
         threads: 2,
+        types: Vec::new(),
     };
     let temp = dir.path().to_path_buf();
     // Give back the memory the table's making held, then start the peak afresh ("5" resets

@@ -222,6 +222,7 @@ fn request(inputs: Vec<PathBuf>, output: PathBuf, by: &str) -> TableSort {
         input_format: None,
         output_format: None,
         threads: 2,
+        types: Vec::new(),
     }
 }
 
@@ -468,4 +469,36 @@ fn explain_estimates_the_rows_the_engine_will_sort() {
     let stats = sort_tables(&req, |b| b.memory(16 << 20)).unwrap();
     let (planned, sorted) = (e.encoded_bytes.unwrap() as f64, stats.engine.bytes as f64);
     assert!((planned / sorted - 1.0).abs() < 0.1, "planned {planned} bytes, sorted {sorted}");
+}
+
+/// Column types given for a CSV in place of those inferred: codes with leading zeros sort as
+/// text (and keep their zeros) where inferred integers would not; a declared type that is
+/// not in the header, on a Parquet input, or unknown, is refused with its reason.
+#[test]
+fn csv_column_types_given_replace_the_inferred_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("codes.csv");
+    std::fs::write(&input, "code,n\n10,a\n9,b\n007,c\n010,d\n").unwrap();
+    let out = dir.path().join("out.csv");
+    let mut req = request(vec![input.clone()], out.clone(), "code");
+    sort_tables(&req, |b| b.memory(64 << 20)).unwrap();
+    // Inferred: integers, 7 < 9 < 10 = 10 (ties in input order), zeros dropped.
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "code,n\n7,c\n9,b\n10,a\n10,d\n");
+    req.types = vec![oxsort_table::ColumnType::parse("code=string").unwrap()];
+    sort_tables(&req, |b| b.memory(64 << 20)).unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "code,n\n007,c\n010,d\n10,a\n9,b\n");
+
+    req.types = vec![oxsort_table::ColumnType::parse("cod=string").unwrap()];
+    let e = sort_tables(&req, |b| b.memory(64 << 20)).unwrap_err().to_string();
+    assert!(e.contains("no column 'cod'") && e.contains("code, n"), "{e}");
+    let parquet = dir.path().join("t.parquet");
+    write_parquet(&parquet, &rows(10, 0, &mut Rng(1)), 10);
+    req.inputs = vec![parquet];
+    req.types = vec![oxsort_table::ColumnType::parse("s=string").unwrap()];
+    let e = sort_tables(&req, |b| b.memory(64 << 20)).unwrap_err().to_string();
+    assert!(e.contains("a parquet input has its own"), "{e}");
+    let e = oxsort_table::ColumnType::parse("code=numeric").unwrap_err().to_string();
+    assert!(e.contains("'numeric' is not a column type"), "{e}");
+    let d = oxsort_table::ColumnType::parse("a=Decimal128(10, 2)").unwrap();
+    assert_eq!(d.data_type, arrow_schema::DataType::Decimal128(10, 2));
 }

@@ -1,9 +1,8 @@
 //! `--by`, `--format`, `--output-format`: tables (Parquet, Arrow IPC, CSV/TSV with a header)
 //! sorted by column names; the job layer runs them.
 
-use anyhow::{anyhow, Result};
-use oxsort_job::table::{ColumnType, SortColumn, TableFormat};
-use oxsort_job::table::{TableJob, TableSpec};
+use anyhow::Result;
+use oxsort_job::table::{TableJob, TableSpec, TableWords};
 
 /// The table flags of `oxsort sort`.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -30,25 +29,17 @@ pub struct TableArgs {
 impl TableArgs {
     /// The table sort these flags ask for, if they ask for one.
     pub fn spec(&self) -> Result<Option<TableSpec>> {
-        let format = |flag: &str, f: &Option<String>| {
-            f.as_deref().map(TableFormat::parse).transpose().map_err(|e| anyhow!("{flag}: {e}"))
+        let by: Vec<String> =
+            self.by.iter().flat_map(|b| b.split(',')).map(str::to_string).collect();
+        let words = TableWords {
+            by: "--by",
+            format: "--format",
+            output_format: "--output-format",
+            types: "--column-type",
+            by_example: "--by COL[:desc],...",
         };
-        let input_format = format("--format", &self.format)?;
-        let output_format = format("--output-format", &self.output_format)?;
-        let types = self
-            .column_types
-            .iter()
-            .map(|t| ColumnType::parse(t))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| anyhow!("--column-type: {e}"))?;
-        let Some(by) = &self.by else {
-            if input_format.is_some() || output_format.is_some() || !types.is_empty() {
-                anyhow::bail!("a table sort needs its sort columns: give --by COL[:desc],...");
-            }
-            return Ok(None);
-        };
-        let by = SortColumn::parse_list(by).map_err(|e| anyhow!("--by: {e}"))?;
-        Ok(Some(TableSpec { by, input_format, output_format, types }))
+        let (format, output_format) = (self.format.as_deref(), self.output_format.as_deref());
+        Ok(TableSpec::from_options(&by, format, output_format, &self.column_types, &words)?)
     }
 }
 

@@ -24,6 +24,73 @@ pub struct TableSpec {
     pub types: Vec<ColumnType>,
 }
 
+/// What a door calls the table options, for the messages about them (`--by`, `by=`).
+#[derive(Debug, Clone, Copy)]
+pub struct TableWords {
+    /// The sort columns' option.
+    pub by: &'static str,
+    /// The inputs' format's.
+    pub format: &'static str,
+    /// The output's format's.
+    pub output_format: &'static str,
+    /// The columns' types'.
+    pub types: &'static str,
+    /// How to give sort columns, as the door writes it (`--by COL[:desc],...`).
+    pub by_example: &'static str,
+}
+
+/// A table option a door was given that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct TableOptionError {
+    /// The message, naming the option by the door's word.
+    pub message: String,
+}
+
+impl TableSpec {
+    /// The table sort a door's options ask for, if they ask for one: `by` (one
+    /// `NAME[:desc][:nulls_first]` per column), the formats' names, the columns' types
+    /// (`NAME=TYPE`). Formats or types without sort columns are refused; errors name the
+    /// option as the door does (`words`).
+    pub fn from_options(
+        by: &[String],
+        format: Option<&str>,
+        output_format: Option<&str>,
+        types: &[String],
+        words: &TableWords,
+    ) -> Result<Option<TableSpec>, TableOptionError> {
+        let fail = |word: &str, e: TableError| TableOptionError { message: format!("{word}: {e}") };
+        let format_of = |word: &str, f: Option<&str>| {
+            f.map(TableFormat::parse).transpose().map_err(|e| fail(word, e))
+        };
+        let input_format = format_of(words.format, format)?;
+        let output_format = format_of(words.output_format, output_format)?;
+        let types = types
+            .iter()
+            .map(|t| ColumnType::parse(t))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| fail(words.types, e))?;
+        if by.is_empty() {
+            if input_format.is_some() || output_format.is_some() || !types.is_empty() {
+                return Err(TableOptionError {
+                    message: format!(
+                        "a table sort needs its sort columns: give {}",
+                        words.by_example
+                    ),
+                });
+            }
+            return Ok(None);
+        }
+        let by = by
+            .iter()
+            .map(|c| SortColumn::parse(c))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| fail(words.by, e))?;
+        check_distinct(&by).map_err(|e| fail(words.by, e))?;
+        Ok(Some(TableSpec { by, input_format, output_format, types }))
+    }
+}
+
 /// A table sort, resolved.
 #[derive(Debug)]
 pub struct TableJob {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use oxsort_engine::{Input, Output, Progress, SortConfig};
 use oxsort_format::RecordLayout;
-use oxsort_job::table::{ColumnType, SortColumn, TableError, TableFormat, TableSpec};
+use oxsort_job::table::{TableError, TableSpec, TableWords};
 use oxsort_job::{ControlText, DataSets, JobError, JobRequest, Resources, SpecSource, Words};
 use oxsort_lang::{parse_fields, GnuArgs, GnuEnv, GnuOptions, SourceConflict, Vocabulary};
 use pyo3::prelude::*;
@@ -144,34 +144,21 @@ fn spec_source(a: &SpecArgs, merge: bool) -> PyResult<SpecSource> {
 
 /// The table sort `by=` asks for, if it asks for one.
 fn table_spec(a: &SpecArgs) -> PyResult<Option<TableSpec>> {
-    let spec_err = |m: String| SpecError::new_err(m);
-    let format = |arg: &str, f: &Option<String>| {
-        f.as_deref()
-            .map(TableFormat::parse)
-            .transpose()
-            .map_err(|e| spec_err(format!("{arg}: {e}")))
+    let words = TableWords {
+        by: "by=",
+        format: "format=",
+        output_format: "output_format=",
+        types: "types=",
+        by_example: "by=[...]",
     };
-    let input_format = format("format=", &a.format)?;
-    let output_format = format("output_format=", &a.output_format)?;
-    let types = a
-        .types
-        .iter()
-        .map(|t| ColumnType::parse(t))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| spec_err(format!("types=: {e}")))?;
-    if a.by.is_empty() {
-        if input_format.is_some() || output_format.is_some() || !types.is_empty() {
-            return Err(spec_err("a table sort needs its sort columns: give by=[...]".into()));
-        }
-        return Ok(None);
-    }
-    let by =
-        a.by.iter()
-            .map(|c| SortColumn::parse(c))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| spec_err(format!("by=: {e}")))?;
-    oxsort_job::table::check_distinct(&by).map_err(|e| spec_err(format!("by=: {e}")))?;
-    Ok(Some(TableSpec { by, input_format, output_format, types }))
+    TableSpec::from_options(
+        &a.by,
+        a.format.as_deref(),
+        a.output_format.as_deref(),
+        &a.types,
+        &words,
+    )
+    .map_err(|e| SpecError::new_err(e.to_string()))
 }
 
 /// A table sort's error as the Python exception it is.

@@ -124,7 +124,7 @@ impl ColumnType {
     /// (`Decimal128(10, 2)`, `Timestamp(Millisecond, Some("UTC"))`).
     pub fn parse(spec: &str) -> Result<ColumnType> {
         use arrow_schema::{DataType as T, TimeUnit};
-        let bad = |why: String| TableError::BadColumnSpec { spec: spec.into(), why };
+        let bad = |why: String| TableError::BadColumnType { spec: spec.into(), why };
         let (name, ty) = spec.split_once('=').ok_or_else(|| bad("not NAME=TYPE".into()))?;
         if name.is_empty() {
             return Err(bad("no column name".into()));

@@ -14,6 +14,14 @@ pub enum TableError {
         /// What is wrong with it.
         why: String,
     },
+    /// A column's type as written cannot be read (`NAME=TYPE`).
+    #[error("column type '{spec}': {why}")]
+    BadColumnType {
+        /// The column's type as written.
+        spec: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// No sort column was given.
     #[error("a table sort needs at least one sort column")]
     NoColumns,

@@ -29,6 +29,9 @@ pub struct PoolState {
     pub pages: u64,
     /// Of these, pages no process maps.
     pub free: u64,
+    /// Of the free pages, those promised to mappings that have not touched them yet: free,
+    /// but not to be mapped again.
+    pub promised: u64,
 }
 
 impl PoolState {
@@ -115,7 +118,11 @@ pub fn state() -> Result<PoolState, PoolError> {
     if !std::path::Path::new(POOL_DIR).exists() {
         return Ok(PoolState::default());
     }
-    Ok(PoolState { pages: read_count("nr_hugepages")?, free: read_count("free_hugepages")? })
+    Ok(PoolState {
+        pages: read_count("nr_hugepages")?,
+        free: read_count("free_hugepages")?,
+        promised: read_count("resv_hugepages")?,
+    })
 }
 
 /// Pages of 2 MiB that hold `bytes` (rounded up).
@@ -152,7 +159,8 @@ pub fn release() -> Result<PoolState, PoolError> {
 pub fn warm(threads: usize) -> Result<u64, PoolError> {
     let mut tries = 0;
     let (p, pages) = loop {
-        let pages = state()?.free;
+        let s = state()?;
+        let pages = s.free.saturating_sub(s.promised);
         if pages == 0 {
             return Ok(0);
         }
@@ -176,6 +184,8 @@ pub fn warm(threads: usize) -> Result<u64, PoolError> {
         if source.raw_os_error() != Some(libc::ENOMEM) || tries >= WARM_TRIES {
             return Err(PoolError::Map { pages, source });
         }
+        // (Give the other mapping a moment to touch or give back its pages.)
+        std::thread::sleep(std::time::Duration::from_millis(1 << tries));
     };
     let len = pages as usize * HUGETLB_PAGE;
     let base = p as usize;

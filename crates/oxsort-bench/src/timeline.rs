@@ -437,8 +437,8 @@ mod tests {
     /// that sample take turns.
     static SAMPLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    /// 200 ms of CPU time of the calling thread.
-    fn spin_200ms() {
+    /// `seconds` of the calling thread's own CPU time (not wall time: the machine may be busy).
+    fn spin(seconds: f64) {
         let own = || {
             let s = fs::read_to_string("/proc/thread-self/stat").unwrap();
             let (_, u, s) = parse_stat(&s).unwrap();
@@ -446,7 +446,7 @@ mod tests {
         };
         let start = own();
         let mut x = 0u64;
-        while own() - start < 0.2 {
+        while own() - start < seconds {
             for _ in 0..10_000 {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
             }
@@ -461,7 +461,7 @@ mod tests {
         let sampler = Sampler::start(Duration::from_secs(600), PhaseMark::new()).unwrap();
         std::thread::Builder::new()
             .name("oxsort-sort".into())
-            .spawn(spin_200ms)
+            .spawn(|| spin(0.2))
             .unwrap()
             .join()
             .unwrap();
@@ -490,20 +490,7 @@ mod tests {
         std::thread::Builder::new()
             .name("oxsort-sort".into())
             .spawn(|| {
-                // 300 ms of this thread's own CPU time (not wall time: the machine may be busy).
-                let own = || {
-                    let s = fs::read_to_string("/proc/thread-self/stat").unwrap();
-                    let (_, u, s) = parse_stat(&s).unwrap();
-                    (u + s) as f64 / USER_HZ
-                };
-                let start = own();
-                let mut x = 0u64;
-                while own() - start < 0.3 {
-                    for _ in 0..10_000 {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                    }
-                }
-                std::hint::black_box(x);
+                spin(0.3);
                 // Stay alive so the sampler sees the thread's final CPU.
                 std::thread::sleep(Duration::from_millis(60));
             })

@@ -9,15 +9,14 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use oxsort_engine::{Input, Output, Plan, SortConfig, SortConfigBuilder, Stream};
-use oxsort_format::{RecordLayout, SortSpec, RDW_BYTES};
+use oxsort_engine::{Plan, SortConfigBuilder};
+use oxsort_format::RDW_BYTES;
 
-use crate::columns::{check_distinct, SortColumn};
+use crate::columns::SortColumn;
 use crate::error::{Result, TableError};
-use crate::format::TableFormat;
 use crate::read::TableInput;
 use crate::rows::RowCodec;
-use crate::sort::{open_inputs, table_share, TableSort};
+use crate::sort::{engine_config, prepare, table_share, Prepared, TableSort};
 
 /// A table sort's plan, as [`explain_tables`] makes it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -65,31 +64,16 @@ pub fn explain_tables(
     req: &TableSort,
     engine: impl FnOnce(SortConfigBuilder) -> SortConfigBuilder,
 ) -> Result<TableExplain> {
-    check_distinct(&req.by)?;
-    let inputs = open_inputs(req)?;
-    let codec = RowCodec::new(inputs[0].schema.clone(), &req.by, &inputs[0].path)?;
+    let Prepared { inputs, codec, output_format } = prepare(req)?;
     let (sampled_rows, sampled_bytes) = sample(&inputs[0], &codec)?;
     let row_bytes = (sampled_rows > 0).then(|| sampled_bytes as f64 / sampled_rows as f64);
     let rows = inputs.iter().map(TableInput::rows).sum::<Option<u64>>();
     let encoded_bytes = rows.zip(row_bytes).map(|(n, b)| (n as f64 * b).round() as u64);
-    let output_format = req
-        .output_format
-        .or_else(|| TableFormat::from_path(&req.output))
-        .unwrap_or_else(|| inputs[0].format());
 
     // The engine's configuration as the sort makes it, on streams that are never read.
     let (rx, _tx) = oxsort_io::sized_pipe(4096)
         .map_err(|e| TableError::Read { path: "a pipe".into(), why: oxsort_io::os_message(&e) })?;
-    let mut rows_in = Stream::new(rx, format!("{} (rows)", req.inputs[0].display()));
-    if let Some(b) = encoded_bytes {
-        rows_in = rows_in.expecting(b);
-    }
-    let rows_out = Stream::writer(std::io::sink(), format!("{} (rows)", req.output.display()));
-    let cfg = engine(
-        SortConfig::builder(vec![Input::Stream(rows_in)], Output::Stream(rows_out))
-            .spec(SortSpec::with_layout(RecordLayout::VARIABLE)),
-    )
-    .build()?;
+    let cfg = engine_config(req, rx, encoded_bytes, std::io::sink(), engine)?;
     let table_memory = table_share(cfg.memory());
     let engine = oxsort_engine::plan_to_show(&cfg)?;
 

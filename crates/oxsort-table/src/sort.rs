@@ -108,13 +108,15 @@ pub(crate) fn open_inputs(req: &TableSort) -> Result<Vec<TableInput>> {
     Ok(inputs)
 }
 
-/// Sorts `req`'s tables. `engine` completes the engine's configuration (memory as
-/// [`engine_memory`] gives it, threads, temp directories, progress, cancel); inputs, output
-/// and spec are the table sort's. On error nothing is under the output's name.
-pub fn sort_tables(
-    req: &TableSort,
-    engine: impl FnOnce(SortConfigBuilder) -> SortConfigBuilder,
-) -> Result<TableStats> {
+/// What a table sort (or its plan) starts from: the inputs opened and checked alike, their
+/// rows' encoding, and the output's format.
+pub(crate) struct Prepared {
+    pub(crate) inputs: Vec<TableInput>,
+    pub(crate) codec: RowCodec,
+    pub(crate) output_format: TableFormat,
+}
+
+pub(crate) fn prepare(req: &TableSort) -> Result<Prepared> {
     check_distinct(&req.by)?;
     let inputs = open_inputs(req)?;
     let codec = RowCodec::new(inputs[0].schema.clone(), &req.by, &inputs[0].path)?;
@@ -122,23 +124,45 @@ pub fn sort_tables(
         .output_format
         .or_else(|| TableFormat::from_path(&req.output))
         .unwrap_or_else(|| inputs[0].format());
+    Ok(Prepared { inputs, codec, output_format })
+}
+
+/// The engine's configuration of a table sort: the encoded rows read from `rows` (about
+/// `expected` bytes of them, for a plan shown), sorted as RDW records into `sorted`,
+/// completed by `engine`.
+pub(crate) fn engine_config(
+    req: &TableSort,
+    rows: std::os::fd::OwnedFd,
+    expected: Option<u64>,
+    sorted: impl Write + Send + 'static,
+    engine: impl FnOnce(SortConfigBuilder) -> SortConfigBuilder,
+) -> Result<SortConfig> {
+    let mut rows = Stream::new(rows, format!("{} (rows)", req.inputs[0].display()));
+    if let Some(b) = expected {
+        rows = rows.expecting(b);
+    }
+    let sorted = Stream::writer(sorted, format!("{} (rows)", req.output.display()));
+    Ok(engine(
+        SortConfig::builder(vec![Input::Stream(rows)], Output::Stream(sorted))
+            .spec(SortSpec::with_layout(RecordLayout::VARIABLE)),
+    )
+    .build()?)
+}
+
+/// Sorts `req`'s tables. `engine` completes the engine's configuration (memory as
+/// [`engine_memory`] gives it, threads, temp directories, progress, cancel); inputs, output
+/// and spec are the table sort's. On error nothing is under the output's name.
+pub fn sort_tables(
+    req: &TableSort,
+    engine: impl FnOnce(SortConfigBuilder) -> SortConfigBuilder,
+) -> Result<TableStats> {
+    let Prepared { inputs, codec, output_format } = prepare(req)?;
     let compression = inputs.iter().find_map(|i| i.compression());
 
     let (rx_fd, tx_fd) = oxsort_io::sized_pipe(PIPE_BYTES)
         .map_err(|e| TableError::Read { path: "a pipe".into(), why: oxsort_io::os_message(&e) })?;
     let (chunks_tx, chunks_rx) = bounded::<Vec<u8>>(QUEUE_DEPTH);
-    let name = req.inputs[0].display().to_string();
-    let cfg = engine(
-        SortConfig::builder(
-            vec![Input::Stream(Stream::new(rx_fd, format!("{name} (rows)")))],
-            Output::Stream(Stream::writer(
-                ChunkWriter(chunks_tx),
-                format!("{} (rows)", req.output.display()),
-            )),
-        )
-        .spec(SortSpec::with_layout(RecordLayout::VARIABLE)),
-    )
-    .build()?;
+    let cfg = engine_config(req, rx_fd, None, ChunkWriter(chunks_tx), engine)?;
     let row_group = (table_share(cfg.memory()) / ROW_GROUP_SHARE_DIVISOR).max(MIN_ROW_GROUP_BYTES);
     let lanes = if req.threads == 0 { cfg.threads() } else { req.threads };
     let mut writer = TableWriter::create(

@@ -135,7 +135,7 @@ impl TableInput {
                 let (schema, _) = f
                     .infer_schema(BufReader::new(file), Some(CSV_INFER_ROWS))
                     .map_err(|e| read_error(path, format!("reading its header and types: {e}")))?;
-                (Kind::Text(f, format), Arc::new(schema))
+                (Kind::Text(f, format), text_schema(path, schema)?)
             }
         };
         Ok(TableInput { path: path.to_path_buf(), kind, schema })
@@ -191,7 +191,7 @@ impl TableInput {
                     .infer_schema(head.as_slice(), Some(CSV_INFER_ROWS))
                     .map_err(|e| read_error(path, format!("reading its header and types: {e}")))?;
                 let rest: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(r));
-                (Kind::StdinText(f, format, Mutex::new(Some(rest))), Arc::new(schema))
+                (Kind::StdinText(f, format, Mutex::new(Some(rest))), text_schema(path, schema)?)
             }
         };
         Ok(TableInput { path: path.to_path_buf(), kind, schema })
@@ -352,6 +352,26 @@ impl TableInput {
             Ok(starts[groups])
         })
     }
+}
+
+/// The schema inferred from a CSV or TSV file, as the sort reads it: a column with no value in
+/// the rows inferred from (a header alone, or nulls) is text, as other tools take it, not of
+/// arrow's type Null, which has no order; a file without even a header is refused.
+fn text_schema(path: &Path, schema: Schema) -> Result<SchemaRef> {
+    if schema.fields().is_empty() {
+        return Err(read_error(path, "no header row: an empty file has no columns to sort by"));
+    }
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            arrow_schema::DataType::Null => {
+                Field::new(f.name(), arrow_schema::DataType::Utf8, true)
+            }
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Ok(Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
 }
 
 /// `schema` with the columns `types` names of the types it gives (nullable, as inferred).

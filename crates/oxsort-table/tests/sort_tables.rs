@@ -502,3 +502,20 @@ fn csv_column_types_given_replace_the_inferred_ones() {
     let d = oxsort_table::ColumnType::parse("a=Decimal128(10, 2)").unwrap();
     assert_eq!(d.data_type, arrow_schema::DataType::Decimal128(10, 2));
 }
+
+/// A CSV of a header alone sorts to its header (its columns are text, as a column of nulls
+/// is); an empty file has no columns and is refused saying so.
+#[test]
+fn a_csv_of_a_header_alone_and_an_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (header, empty) = (dir.path().join("h.csv"), dir.path().join("e.csv"));
+    std::fs::write(&header, "k,v\n").unwrap();
+    std::fs::write(&empty, "").unwrap();
+    let out = dir.path().join("out.csv");
+    let stats = sort_tables(&request(vec![header], out.clone(), "k,v"), |b| b.memory(64 << 20));
+    assert_eq!(stats.unwrap().rows, 0);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "k,v\n");
+    let e = sort_tables(&request(vec![empty], out.clone(), "k"), |b| b.memory(64 << 20));
+    let e = e.unwrap_err().to_string();
+    assert!(e.contains("e.csv") && e.contains("no header row"), "{e}");
+}

@@ -112,7 +112,7 @@ pub fn explain_tables(
 fn sample(input: &TableInput, codec: &RowCodec) -> Result<(u64, u64)> {
     let mut got = None;
     // The feed stops at the first batch: the error it is stopped with is not one.
-    let fed = input.feed(codec, 0, 1, &mut |f| {
+    let fed = input.feed(codec, 0, 1, crate::tuning::QUEUE_DEPTH, &mut |f| {
         got = Some((f.sum.rows, f.bytes.len() as u64));
         Err(TableError::Read { path: input.path.clone(), why: String::new() })
     });

@@ -26,7 +26,7 @@ use crate::columns::ColumnType;
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 use crate::rows::RowCodec;
-use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS, QUEUE_DEPTH};
+use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS};
 
 /// The longest encoded row: an RDW-prefixed record holds at most this after its RDW.
 pub(crate) const MAX_ROW_BYTES: usize = oxsort_format::MAX_RECORD_SIZE - oxsort_format::RDW_BYTES;
@@ -228,17 +228,19 @@ impl TableInput {
     }
 
     /// Encodes every row into `out` in order, numbered from `first` (`lanes`: Parquet row
-    /// groups decoded at once). Returns the rows read.
+    /// groups decoded at once, each with up to `depth` encoded batches queued). Returns the
+    /// rows read.
     pub(crate) fn feed(
         &self,
         codec: &RowCodec,
         first: u64,
         lanes: usize,
+        depth: usize,
         out: &mut dyn FnMut(Framed) -> Result<()>,
     ) -> Result<u64> {
         let path = &self.path;
         match &self.kind {
-            Kind::Parquet(meta) => self.feed_parquet(meta, codec, first, lanes, out),
+            Kind::Parquet(meta) => self.feed_parquet(meta, codec, first, lanes, depth, out),
             Kind::ArrowFile => {
                 let r =
                     arrow_ipc::reader::FileReader::try_new(BufReader::new(open_file(path)?), None)
@@ -301,6 +303,7 @@ impl TableInput {
         codec: &RowCodec,
         first: u64,
         lanes: usize,
+        depth: usize,
         out: &mut dyn FnMut(Framed) -> Result<()>,
     ) -> Result<u64> {
         let md = meta.metadata();
@@ -315,7 +318,7 @@ impl TableInput {
         std::thread::scope(|s| {
             let mut rxs = Vec::with_capacity(lanes);
             for lane in 0..lanes {
-                let (tx, rx) = bounded::<Result<Option<Framed>>>(QUEUE_DEPTH);
+                let (tx, rx) = bounded::<Result<Option<Framed>>>(depth);
                 rxs.push(rx);
                 let starts = &starts;
                 let name = format!("table-read-{lane}");

@@ -28,8 +28,9 @@ use crate::format::TableFormat;
 use crate::read::{schema_difference, TableInput};
 use crate::rows::RowCodec;
 use crate::tuning::{
-    BATCH_ROWS, MIN_ENGINE_BYTES, MIN_ROW_GROUP_BYTES, OUTPUT_PIECE_BYTES, PIPE_BYTES, QUEUE_DEPTH,
-    ROW_GROUP_SHARE_DIVISOR, TABLE_SHARE_DIVISOR, TABLE_SHARE_MAX,
+    BATCH_ROWS, MIN_ENGINE_BYTES, MIN_ROW_GROUP_BYTES, OUTPUT_PIECE_BYTES, PIPE_BYTES,
+    QUEUES_SIZED, QUEUE_DEPTH, QUEUE_DEPTH_MAX, QUEUE_SLOT_BYTES, ROW_GROUP_SHARE_DIVISOR,
+    TABLE_SHARE_DIVISOR, TABLE_SHARE_MAX,
 };
 use crate::write::TableWriter;
 
@@ -77,6 +78,14 @@ pub fn engine_memory(memory: u64) -> u64 {
 /// split the whole budget (the engine's is 3/4 of it, the table's 1/4, up to its maximum).
 pub(crate) fn table_share(engine: u64) -> u64 {
     (engine / (TABLE_SHARE_DIVISOR - 1)).min(TABLE_SHARE_MAX)
+}
+
+/// Encoded batches queued after each reader lane and before the writer, in a table share of
+/// `share` bytes: [`QUEUE_DEPTH`], and more (up to [`QUEUE_DEPTH_MAX`]) where the share holds
+/// [`QUEUE_SLOT_BYTES`] for each.
+fn queue_depth(share: u64) -> usize {
+    let slots = share / QUEUE_SLOT_BYTES / QUEUES_SIZED;
+    usize::try_from(slots).unwrap_or(usize::MAX).clamp(QUEUE_DEPTH, QUEUE_DEPTH_MAX)
 }
 
 /// The inputs opened, their schemas checked alike.
@@ -177,10 +186,11 @@ pub fn sort_tables(
     // Whether the feeder stopped because the sort stopped reading (its error is then a
     // consequence of the sort's).
     let cut = AtomicBool::new(false);
-    let (batches_tx, batches_rx) = bounded::<RecordBatch>(QUEUE_DEPTH);
+    let depth = queue_depth(table_share(cfg.memory()));
+    let (batches_tx, batches_rx) = bounded::<RecordBatch>(depth);
     let (fed, decoded, written, sorted) = std::thread::scope(|s| {
         let feeder =
-            spawn(s, "table-feed", || feed(&inputs, &codec, lanes, File::from(tx_fd), &cut));
+            spawn(s, "table-feed", || feed(&inputs, &codec, lanes, depth, File::from(tx_fd), &cut));
         let decoder =
             spawn(s, "table-decode", || decode(chunks_rx, &codec, batches_tx, &req.output));
         let written =
@@ -238,6 +248,7 @@ fn feed(
     inputs: &[TableInput],
     codec: &RowCodec,
     lanes: usize,
+    depth: usize,
     mut pipe: File,
     cut: &AtomicBool,
 ) -> Result<RowSum> {
@@ -256,7 +267,7 @@ fn feed(
             total.merge(f.sum);
             Ok(())
         };
-        let n = input.feed(codec, first, lanes, &mut put)?;
+        let n = input.feed(codec, first, lanes, depth, &mut put)?;
         if let Some(expected) = input.rows() {
             if expected != n {
                 return Err(TableError::Read {

@@ -41,6 +41,21 @@ pub const OUTPUT_PIECE_BYTES: usize = 1 << 20;
 /// output and the decoder: two keep both sides busy while one is handed over.
 pub const QUEUE_DEPTH: usize = 2;
 
+/// The deepest queue after a reader lane or before the writer, when the table share has room:
+/// the stages' work comes in bursts (a row group read, a row group written), and deeper
+/// queues let one stage go on while another has a burst. 2e7-row Parquet at `--memory 512M`
+/// (share 96 MiB): medians 15.4 s at depth 2, 14.6 s at 8 (all queues), 13.8 s at 8 for these
+/// two (the engine's output to the decoder left at 2); 16 gained nothing more.
+pub const QUEUE_DEPTH_MAX: usize = 8;
+
+/// Bytes a queued item is counted for when sizing the deeper queues: an encoded batch (8 Ki
+/// rows of about 130 bytes) or a decoded batch is about 1 MiB.
+pub const QUEUE_SLOT_BYTES: u64 = 1 << 20;
+
+/// Queues sized from the share: the reader lanes' (two) and the writer's, with room to spare
+/// for the rest of the share's users (the row group takes half of it).
+pub const QUEUES_SIZED: u64 = 6;
+
 /// Rows whose types CSV inference looks at (a later row that does not fit the types found
 /// is an error naming its line).
 pub const CSV_INFER_ROWS: usize = 100_000;

@@ -114,6 +114,20 @@ fn unwritable_timeline_fails_before_the_sort() {
     assert!(!out.exists(), "the sort ran anyway");
 }
 
+/// The values of the timeline `csv`'s column `name`, one per sample (`dedup`: runs of equal
+/// values once).
+fn column(csv: &std::path::Path, name: &str, dedup: bool) -> Vec<String> {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}"));
+    let mut v: Vec<String> = lines.map(|l| l.split(',').nth(col).unwrap().to_string()).collect();
+    if dedup {
+        v.dedup();
+    }
+    v
+}
+
 /// A JOINKEYS job takes `--timeline` too: its sides' sorts and the join run at once, as one
 /// `join` phase, and the samples count what the whole job read and wrote.
 #[test]
@@ -145,15 +159,8 @@ fn timeline_of_a_join() {
     assert!(o.status.success(), "{}", stderr(&o));
     // Both files hold the same keys: every record pairs once.
     assert_eq!(std::fs::metadata(&out).unwrap().len(), n * 100);
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    let mut phases: Vec<&str> = rows.iter().map(|r| r[col("phase")]).collect();
-    phases.dedup();
-    assert_eq!(phases, ["join", "done"]);
-    let written: u64 = rows.last().unwrap()[col("write_bytes")].parse().unwrap();
+    assert_eq!(column(&csv, "phase", true), ["join", "done"]);
+    let written: u64 = column(&csv, "write_bytes", false).last().unwrap().parse().unwrap();
     assert!(written >= n * 100, "wrote {written}");
 }
 
@@ -180,11 +187,5 @@ fn timeline_of_a_table_sort() {
         sorted.lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
     assert_eq!(keys.len(), 200_000);
     assert!(keys.windows(2).all(|w| w[0] <= w[1]));
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "phase").unwrap();
-    let mut phases: Vec<&str> = lines.map(|l| l.split(',').nth(col).unwrap()).collect();
-    phases.dedup();
-    assert_eq!(phases, ["table", "done"]);
+    assert_eq!(column(&csv, "phase", true), ["table", "done"]);
 }

@@ -7,7 +7,7 @@
 //! of unknown total, as the sort itself starts.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use oxsort_engine::{Plan, SortConfigBuilder};
 use oxsort_format::RDW_BYTES;
@@ -141,7 +141,7 @@ impl TableExplain {
         for i in &self.inputs {
             let rows = i.rows.map_or("rows known once read".into(), |n| format!("{n} rows"));
             let size = i.bytes.map_or(String::new(), |b| format!(", {}", mb(b)));
-            let _ = writeln!(s, "  input        {} ({}, {rows}{size})", show(&i.path), i.format);
+            let _ = writeln!(s, "  input        {} ({}, {rows}{size})", i.path.display(), i.format);
         }
         let _ = writeln!(s, "  schema       {}", self.schema.join(", "));
         let _ = writeln!(s, "  keys         {}; then input order", self.keys.join("; "));
@@ -170,15 +170,11 @@ impl TableExplain {
             "  memory       {} for reading, decoding and writing the tables; the engine's below",
             mb(self.table_memory)
         );
-        let _ = writeln!(s, "  output       {} ({})", show(&self.output.0), self.output.1);
+        let _ = writeln!(s, "  output       {} ({})", self.output.0.display(), self.output.1);
         let _ = writeln!(s, "  engine");
         for line in self.engine.to_text().lines() {
             let _ = writeln!(s, "    {line}");
         }
         s
     }
-}
-
-fn show(p: &Path) -> String {
-    p.display().to_string()
 }

@@ -55,12 +55,13 @@ enum Kind {
 /// An Arrow IPC stream being read from standard input.
 type StdinStream = arrow_ipc::reader::StreamReader<BufReader<Box<dyn Read + Send>>>;
 
-/// The name standard input goes by, as an input path.
-pub(crate) const STDIN: &str = "-";
+/// The name standard input (as an input) and standard output (as the output) go by, as
+/// every sort takes them.
+pub(crate) const STD: &str = "-";
 
-/// Whether `path` names standard input.
-pub(crate) fn is_stdin(path: &Path) -> bool {
-    path.as_os_str() == STDIN
+/// Whether `path` names a standard stream ([`STD`]).
+pub(crate) fn is_std(path: &Path) -> bool {
+    path.as_os_str() == STD
 }
 
 /// Encoded rows ready for the engine: records (RDW + row) in order.
@@ -86,7 +87,7 @@ impl TableInput {
         types: &[ColumnType],
     ) -> Result<TableInput> {
         let mut input =
-            if is_stdin(path) { Self::open_stdin(given)? } else { Self::open_file(path, given)? };
+            if is_std(path) { Self::open_stdin(given)? } else { Self::open_file(path, given)? };
         if !types.is_empty() {
             if !matches!(input.kind, Kind::Text(..) | Kind::StdinText(..)) {
                 return Err(read_error(
@@ -145,7 +146,7 @@ impl TableInput {
     /// no name to tell it from). Parquet and Arrow IPC files are read from their ends and
     /// cannot come as a stream. The schema is read now; the rows when fed.
     fn open_stdin(given: Option<TableFormat>) -> Result<TableInput> {
-        let path = Path::new(STDIN);
+        let path = Path::new(STD);
         let stdin: Box<dyn Read + Send> = Box::new(std::io::stdin());
         let (kind, schema) = match given {
             None => {

@@ -93,9 +93,9 @@ pub(crate) fn open_inputs(req: &TableSort) -> Result<Vec<TableInput>> {
     if req.inputs.is_empty() {
         return Err(TableError::NoInput);
     }
-    if req.inputs.iter().filter(|p| crate::read::is_stdin(p)).count() > 1 {
+    if req.inputs.iter().filter(|p| crate::read::is_std(p)).count() > 1 {
         return Err(TableError::Read {
-            path: crate::read::STDIN.into(),
+            path: crate::read::STD.into(),
             why: "standard input is named twice: it can be read once".into(),
         });
     }
@@ -172,7 +172,8 @@ pub fn sort_tables(
         .map_err(|e| TableError::Read { path: "a pipe".into(), why: oxsort_io::os_message(&e) })?;
     let (chunks_tx, chunks_rx) = bounded::<Vec<u8>>(QUEUE_DEPTH);
     let cfg = engine_config(req, rx_fd, None, ChunkWriter(chunks_tx), engine)?;
-    let row_group = (table_share(cfg.memory()) / ROW_GROUP_SHARE_DIVISOR).max(MIN_ROW_GROUP_BYTES);
+    let share = table_share(cfg.memory());
+    let row_group = (share / ROW_GROUP_SHARE_DIVISOR).max(MIN_ROW_GROUP_BYTES);
     let lanes = if req.threads == 0 { cfg.threads() } else { req.threads };
     let mut writer = TableWriter::create(
         &req.output,
@@ -186,7 +187,7 @@ pub fn sort_tables(
     // Whether the feeder stopped because the sort stopped reading (its error is then a
     // consequence of the sort's).
     let cut = AtomicBool::new(false);
-    let depth = queue_depth(table_share(cfg.memory()));
+    let depth = queue_depth(share);
     let (batches_tx, batches_rx) = bounded::<RecordBatch>(depth);
     let (fed, decoded, written, sorted) = std::thread::scope(|s| {
         let feeder =

@@ -37,15 +37,17 @@ pub const MIN_ENGINE_BYTES: u64 = 8 << 20;
 /// one batch each; below the allocator's big-block size, so pieces reuse the heap's memory.
 pub const OUTPUT_PIECE_BYTES: usize = 1 << 20;
 
-/// Encoded buffers queued between each reader lane and the feeder, and between the engine's
-/// output and the decoder: two keep both sides busy while one is handed over.
+/// Buffers queued between the engine's output and the decoder, and the fewest queued after a
+/// reader lane or before the writer (see [`QUEUE_DEPTH_MAX`]): two keep both sides busy while
+/// one is handed over.
 pub const QUEUE_DEPTH: usize = 2;
 
 /// The deepest queue after a reader lane or before the writer, when the table share has room:
 /// the stages' work comes in bursts (a row group read, a row group written), and deeper
 /// queues let one stage go on while another has a burst. 2e7-row Parquet at `--memory 512M`
-/// (share 96 MiB): medians 15.4 s at depth 2, 14.6 s at 8 (all queues), 13.8 s at 8 for these
-/// two (the engine's output to the decoder left at 2); 16 gained nothing more.
+/// (share 96 MiB), 4 pairs alternated with the cache dropped: median 15.78 s at depth 2,
+/// 14.93 s at 8 (bench/runs/2026-11-26/table-queue-ab.csv); 16 showed nothing more in two
+/// runs, and deepening the engine's output queue too nothing either.
 pub const QUEUE_DEPTH_MAX: usize = 8;
 
 /// Bytes a queued item is counted for when sizing the deeper queues: an encoded batch (8 Ki

@@ -40,9 +40,6 @@ impl Write for At {
 /// Where the table's bytes go: the output's temporary, or standard output.
 type Out = BufWriter<Box<dyn Write + Send>>;
 
-/// The name standard output goes by, as an output path.
-const STDOUT: &str = "-";
-
 enum Writer {
     Parquet(Box<ParquetOut<Out>>),
     ArrowFile(arrow_ipc::writer::FileWriter<Out>),
@@ -77,7 +74,7 @@ impl TableWriter {
         row_group_bytes: u64,
         threads: usize,
     ) -> Result<TableWriter> {
-        let (output, sink): (_, Box<dyn Write + Send>) = if path.as_os_str() == STDOUT {
+        let (output, sink): (_, Box<dyn Write + Send>) = if crate::read::is_std(path) {
             (None, Box::new(std::io::stdout()))
         } else {
             let io = IoOptions { buffered: true, ..IoOptions::default() };

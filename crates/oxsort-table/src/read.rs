@@ -458,25 +458,7 @@ pub(crate) fn frame(
     row: u64,
     path: &Path,
 ) -> Result<Framed> {
-    let rows = codec.encode(batch, first + row)?;
-    let mut bytes = Vec::with_capacity(rows.size() + 4 * rows.num_rows());
-    let mut sum = RowSum::default();
-    for (i, r) in rows.iter().enumerate() {
-        let data = r.data();
-        if data.len() > MAX_ROW_BYTES {
-            return Err(TableError::RowTooLong {
-                path: path.to_path_buf(),
-                row: row + i as u64,
-                bytes: data.len(),
-                max: MAX_ROW_BYTES,
-            });
-        }
-        let len = (data.len() + oxsort_format::RDW_BYTES) as u16;
-        bytes.extend_from_slice(&len.to_be_bytes());
-        bytes.extend_from_slice(&[0, 0]);
-        bytes.extend_from_slice(data);
-        sum.add(data);
-    }
+    let (bytes, sum) = codec.encode(batch, first + row, row, path)?;
     Ok(Framed { bytes, sum })
 }
 

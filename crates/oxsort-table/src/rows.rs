@@ -1,43 +1,62 @@
 //! [`RowCodec`]: table rows as the engine's records, whose plain byte order is the sort order.
 //!
 //! ```text
-//!  record = | RDW (4) | key 1 | ... | key k | sequence (u64) | other columns ... |
-//!                      └─ arrow-row encodings: prefix-free, byte order = wanted order ─┘
+//!  record = | RDW (4) | key 1 | ... | key k | sequence (u64) | payload | key part length (u16) |
+//!                      └── arrow-row: prefix-free, byte order ─┘
+//!                          = the wanted order
+//!
+//!  payload = | null bits (1 per carried column) | carried 1 | ... | carried m | other columns |
+//!     fixed width (integers, floats, dates, times, timestamps, decimals, fixed-size binary):
+//!         the value's bytes as Arrow holds them (zeros when null)
+//!     boolean: one byte;  strings and binary: the length (LEB128), then the bytes
+//!     other columns (lists, structs, dictionaries, views ...): their arrow-row encoding
+//!         together, after its length (LEB128)
 //! ```
 //!
 //! One `arrow_row::RowConverter` encodes the key columns (with their direction and null
-//! placement), then the row's sequence number in the whole input (ascending, never null), then
-//! every column not already carried by a key. The keys' encodings are prefix-free and the
-//! sequence is unique, so comparing whole records as bytes compares keys first and settles ties
-//! by input order: the engine's plain byte order of the data after the RDW is the stable order.
-//! Decoding parses the same bytes back into arrays, and the sequence is dropped.
+//! placement), then the row's sequence number in the whole input (ascending, never null). The
+//! keys' encodings are prefix-free and the sequence is unique, so comparing whole records as
+//! bytes compares keys first and settles ties by input order: the engine's plain byte order of
+//! the data after the RDW is the stable order, and it never reads past the sequence.
+//!
+//! The columns that are not keys need no order, only their bytes back: they ride in the
+//! compact payload, which costs about the columns' own size (arrow-row's order-preserving
+//! form of a 40-byte string takes 70 bytes), so the engine moves, spills and merges fewer
+//! bytes per row. The key part's length closes the record, so decoding finds the payload
+//! without parsing the keys. Decoding parses the keys back with the converter, the payload
+//! column by column, and drops the sequence.
 //!
 //! Floats: the key carries a canonical copy (every NaN as the positive quiet NaN, so NaN sorts
 //! after every number both ways of its sign bit; `-0.0` as `0.0`, equal as numbers are), and
-//! the column itself rides unchanged with the other columns. A half-float key is widened to
-//! single precision (exact) for the same canonical form.
+//! the column itself rides unchanged in the payload. A half-float key is widened to single
+//! precision (exact) for the same canonical form.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type};
-use arrow_array::{Array, ArrayRef, RecordBatch, UInt64Array};
+use arrow_array::{make_array, Array, ArrayRef, RecordBatch, UInt64Array};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer};
+use arrow_data::ArrayData;
 use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::{DataType, SchemaRef, SortOptions};
 
+use crate::check::RowSum;
 use crate::columns::SortColumn;
 use crate::error::{Result, TableError};
+use crate::read::MAX_ROW_BYTES;
 
-/// Where a converter column comes from.
+/// The bytes closing each record: the key part's length (u16, big-endian).
+const TRAILER: usize = 2;
+
+/// Where a key converter column comes from.
 #[derive(Debug, Clone, Copy)]
 enum Part {
     /// A key: the schema's column `col`, as it is, or as its canonical float copy.
     Key { col: usize, float: Option<FloatKey> },
     /// The row's sequence number.
     Sequence,
-    /// A column carried as it is.
-    Column(usize),
 }
 
 /// How a float key's canonical copy is made.
@@ -48,14 +67,41 @@ enum FloatKey {
     F64,
 }
 
+/// How a column that is not a key rides in the payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    /// `width` bytes per value, as Arrow's value buffer holds them.
+    Fixed(usize),
+    /// One byte, 0 or 1.
+    Bool,
+    /// The length, then the bytes: offsets of `i64` when `large`, else `i32`.
+    Var { large: bool },
+}
+
+/// Where a schema column decodes from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    /// The key converter's column.
+    Key(usize),
+    /// The payload's carried column.
+    Carried(usize),
+    /// The payload's other columns' converter column.
+    Other(usize),
+}
+
 /// The encoding of one schema's rows, keyed by some of its columns.
 #[derive(Debug)]
 pub(crate) struct RowCodec {
+    /// The keys and the sequence.
     converter: RowConverter,
     parts: Vec<Part>,
+    /// The carried columns: schema column and how.
+    carried: Vec<(usize, Carry)>,
+    /// The other columns that are not keys, and their converter (none when there are none).
+    other: Option<(RowConverter, Vec<usize>)>,
     schema: SchemaRef,
-    /// For each schema column: the converter column it decodes from.
-    source: Vec<usize>,
+    /// For each schema column: where it decodes from.
+    source: Vec<Source>,
 }
 
 /// Whether rows may be ordered by a column of type `t`.
@@ -96,12 +142,27 @@ fn key_type(t: &DataType) -> bool {
     }
 }
 
+/// How a column of type `t` rides in the payload; `None`: with the other columns, in arrow-row.
+fn carry(t: &DataType) -> Option<Carry> {
+    match t {
+        DataType::Boolean => Some(Carry::Bool),
+        DataType::Utf8 | DataType::Binary => Some(Carry::Var { large: false }),
+        DataType::LargeUtf8 | DataType::LargeBinary => Some(Carry::Var { large: true }),
+        DataType::FixedSizeBinary(w) => usize::try_from(*w).ok().map(Carry::Fixed),
+        t => t.primitive_width().map(Carry::Fixed),
+    }
+}
+
+fn encode_error(e: impl std::fmt::Display) -> TableError {
+    TableError::Read { path: "row encoding".into(), why: e.to_string() }
+}
+
 impl RowCodec {
     /// The codec of `schema` sorted by `by` (`path` names the input in errors).
     pub(crate) fn new(schema: SchemaRef, by: &[SortColumn], path: &Path) -> Result<RowCodec> {
         let mut fields = Vec::new();
         let mut parts = Vec::new();
-        let mut source = vec![usize::MAX; schema.fields().len()];
+        let mut source = vec![None; schema.fields().len()];
         for key in by {
             let Some((col, field)) = schema.column_with_name(&key.name) else {
                 let columns = schema
@@ -135,14 +196,26 @@ impl RowCodec {
             let options = SortOptions { descending: key.descending, nulls_first: key.nulls_first };
             fields.push(SortField::new_with_options(key_t, options));
             if float.is_none() {
-                source[col] = parts.len();
+                source[col] = Some(Source::Key(parts.len()));
             }
             parts.push(Part::Key { col, float });
         }
         fields.push(SortField::new(DataType::UInt64));
         parts.push(Part::Sequence);
+        let converter = RowConverter::new(fields).map_err(|e| TableError::ColumnType {
+            path: path.to_path_buf(),
+            name: "?".into(),
+            data_type: e.to_string(),
+        })?;
+        let mut carried = Vec::new();
+        let (mut other_fields, mut other_cols) = (Vec::new(), Vec::new());
         for (col, field) in schema.fields().iter().enumerate() {
-            if source[col] != usize::MAX {
+            if source[col].is_some() {
+                continue;
+            }
+            if let Some(how) = carry(field.data_type()) {
+                source[col] = Some(Source::Carried(carried.len()));
+                carried.push((col, how));
                 continue;
             }
             let sf = SortField::new(field.data_type().clone());
@@ -153,16 +226,22 @@ impl RowCodec {
                     data_type: field.data_type().to_string(),
                 });
             }
-            source[col] = parts.len();
-            fields.push(sf);
-            parts.push(Part::Column(col));
+            source[col] = Some(Source::Other(other_cols.len()));
+            other_fields.push(sf);
+            other_cols.push(col);
         }
-        let converter = RowConverter::new(fields).map_err(|e| TableError::ColumnType {
-            path: path.to_path_buf(),
-            name: "?".into(),
-            data_type: e.to_string(),
-        })?;
-        Ok(RowCodec { converter, parts, schema, source })
+        let other = if other_cols.is_empty() {
+            None
+        } else {
+            let c = RowConverter::new(other_fields).map_err(|e| TableError::ColumnType {
+                path: path.to_path_buf(),
+                name: "?".into(),
+                data_type: e.to_string(),
+            })?;
+            Some((c, other_cols))
+        };
+        let source = source.into_iter().map(|s| s.expect("every column has a place")).collect();
+        Ok(RowCodec { converter, parts, carried, other, schema, source })
     }
 
     /// The schema the rows decode into.
@@ -170,45 +249,389 @@ impl RowCodec {
         &self.schema
     }
 
-    /// The rows of `batch` (of this codec's schema), numbered from `first`.
-    pub(crate) fn encode(&self, batch: &RecordBatch, first: u64) -> Result<Rows> {
+    /// Bytes of null bits opening each payload.
+    fn null_bytes(&self) -> usize {
+        self.carried.len().div_ceil(8)
+    }
+
+    /// The key part (keys and sequence) of the rows of `batch`, numbered from `first`.
+    fn key_rows(&self, batch: &RecordBatch, first: u64) -> Result<Rows> {
         let n = batch.num_rows() as u64;
         let columns: Vec<ArrayRef> = self
             .parts
             .iter()
             .map(|p| match *p {
-                Part::Key { col, float: None } | Part::Column(col) => batch.column(col).clone(),
+                Part::Key { col, float: None } => batch.column(col).clone(),
                 Part::Key { col, float: Some(f) } => canonical(batch.column(col), f),
                 Part::Sequence => Arc::new(UInt64Array::from_iter_values(first..first + n)),
             })
             .collect();
-        self.converter
-            .convert_columns(&columns)
-            .map_err(|e| TableError::Read { path: "row encoding".into(), why: e.to_string() })
+        self.converter.convert_columns(&columns).map_err(encode_error)
     }
 
-    /// The batch of the rows `rows` (each the bytes of one row this codec encoded).
+    /// The rows of `batch` (of this codec's schema), numbered from `first`, as records (RDW
+    /// and row) one after another, with their count and sum. A row longer than a record may
+    /// be is an error naming `path` and its row there (`row` + its index in the batch).
+    pub(crate) fn encode(
+        &self,
+        batch: &RecordBatch,
+        first: u64,
+        row: u64,
+        path: &Path,
+    ) -> Result<(Vec<u8>, RowSum)> {
+        let n = batch.num_rows();
+        let keys = self.key_rows(batch, first)?;
+        let datas: Vec<ArrayData> =
+            self.carried.iter().map(|&(col, _)| batch.column(col).to_data()).collect();
+        let others = match &self.other {
+            None => None,
+            Some((c, cols)) => {
+                let columns: Vec<ArrayRef> =
+                    cols.iter().map(|&i| batch.column(i).clone()).collect();
+                Some(c.convert_columns(&columns).map_err(encode_error)?)
+            }
+        };
+        // Each row's length (after the RDW): what every row has, then what varies.
+        let fixed = self.null_bytes()
+            + TRAILER
+            + self
+                .carried
+                .iter()
+                .map(|&(_, how)| match how {
+                    Carry::Fixed(w) => w,
+                    Carry::Bool => 1,
+                    Carry::Var { .. } => 0,
+                })
+                .sum::<usize>();
+        let mut len: Vec<usize> = (0..n).map(|i| fixed + keys.row(i).data().len()).collect();
+        for (d, &(_, how)) in datas.iter().zip(&self.carried) {
+            if let Carry::Var { large } = how {
+                for (i, l) in len.iter_mut().enumerate() {
+                    let v = var_len(d, large, i);
+                    *l += leb_len(v) + v;
+                }
+            }
+        }
+        if let Some(o) = &others {
+            for (i, l) in len.iter_mut().enumerate() {
+                let v = o.row(i).data().len();
+                *l += leb_len(v) + v;
+            }
+        }
+        if let Some(i) = len.iter().position(|&l| l > MAX_ROW_BYTES) {
+            return Err(TableError::RowTooLong {
+                path: path.to_path_buf(),
+                row: row + i as u64,
+                bytes: len[i],
+                max: MAX_ROW_BYTES,
+            });
+        }
+        let rdw = oxsort_format::RDW_BYTES;
+        let mut bytes = vec![0u8; len.iter().sum::<usize>() + rdw * n];
+        // Where each row's payload is written next.
+        let mut at = Vec::with_capacity(n);
+        let mut pos = 0;
+        for (i, &l) in len.iter().enumerate() {
+            // The RDW: the record's length (a row fits: checked above), then two zero bytes.
+            bytes[pos..pos + 2].copy_from_slice(&((l + rdw) as u16).to_be_bytes());
+            let k = keys.row(i).data();
+            let start = pos + rdw;
+            bytes[start..start + k.len()].copy_from_slice(k);
+            let end = start + l;
+            bytes[end - TRAILER..end].copy_from_slice(&(k.len() as u16).to_be_bytes());
+            at.push(start + k.len());
+            pos = end;
+        }
+        let nulls_at = at.clone();
+        let nb = self.null_bytes();
+        at.iter_mut().for_each(|a| *a += nb);
+        for (j, (d, &(col, how))) in datas.iter().zip(&self.carried).enumerate() {
+            if let Some(nulls) = d.nulls().filter(|x| x.null_count() > 0) {
+                for (i, &a) in nulls_at.iter().enumerate() {
+                    if nulls.is_null(i) {
+                        bytes[a + j / 8] |= 1 << (j % 8);
+                    }
+                }
+            }
+            match how {
+                Carry::Fixed(w) => put_fixed(&mut bytes, &mut at, d, w),
+                Carry::Bool => {
+                    let b = batch.column(col).as_boolean();
+                    for (i, a) in at.iter_mut().enumerate() {
+                        bytes[*a] = u8::from(b.value(i));
+                        *a += 1;
+                    }
+                }
+                Carry::Var { large } => put_var(&mut bytes, &mut at, d, large),
+            }
+        }
+        if let Some(o) = &others {
+            for (i, a) in at.iter_mut().enumerate() {
+                let v = o.row(i).data();
+                *a = put_leb(&mut bytes, *a, v.len());
+                bytes[*a..*a + v.len()].copy_from_slice(v);
+                *a += v.len();
+            }
+        }
+        let mut sum = RowSum::default();
+        let mut pos = 0;
+        for &l in &len {
+            sum.add(&bytes[pos + rdw..pos + rdw + l]);
+            pos += rdw + l;
+        }
+        Ok((bytes, sum))
+    }
+
+    /// The batch of the rows `rows` (each the bytes of one row this codec encoded, after its
+    /// RDW).
     pub(crate) fn decode<'a>(
         &self,
         rows: impl IntoIterator<Item = &'a [u8]>,
     ) -> Result<RecordBatch> {
+        let mut keys = Vec::new();
+        let mut payloads = Vec::new();
+        for r in rows {
+            let Some(body) = r.len().checked_sub(TRAILER) else {
+                return Err(decode_error(format!("a row of {} bytes", r.len())));
+            };
+            let k = usize::from(u16::from_be_bytes([r[body], r[body + 1]]));
+            if k > body {
+                return Err(decode_error(format!("a key part of {k} bytes in a row of {body}")));
+            }
+            keys.push(&r[..k]);
+            payloads.push(&r[k..body]);
+        }
+        let n = keys.len();
         let parser = self.converter.parser();
         let decoded = self
             .converter
-            .convert_rows(rows.into_iter().map(|r| parser.parse(r)))
+            .convert_rows(keys.iter().map(|k| parser.parse(k)))
             .map_err(|e| decode_error(e.to_string()))?;
-        let mut columns = Vec::with_capacity(self.source.len());
+        let nb = self.null_bytes();
+        let mut columns: Vec<Column> =
+            self.carried.iter().map(|&(_, how)| Column::new(how, n)).collect();
+        let mut other_rows = Vec::with_capacity(if self.other.is_some() { n } else { 0 });
+        for p in payloads {
+            let Some(nulls) = p.get(..nb) else {
+                return Err(decode_error(format!("a payload of {} bytes", p.len())));
+            };
+            let mut at = nb;
+            for (j, c) in columns.iter_mut().enumerate() {
+                let null = nulls[j / 8] >> (j % 8) & 1 == 1;
+                at = c.push(p, at, null).ok_or_else(|| decode_error("a cut payload".into()))?;
+            }
+            if self.other.is_some() {
+                let (len, from) =
+                    get_leb(p, at).ok_or_else(|| decode_error("a cut payload".into()))?;
+                let v = from
+                    .checked_add(len)
+                    .and_then(|end| p.get(from..end))
+                    .ok_or_else(|| decode_error("a cut payload".into()))?;
+                other_rows.push(v);
+                at = from + len;
+            }
+            if at != p.len() {
+                return Err(decode_error(format!("{} bytes past a payload's end", p.len() - at)));
+            }
+        }
+        let other = match &self.other {
+            None => Vec::new(),
+            Some((c, _)) => {
+                let parser = c.parser();
+                c.convert_rows(other_rows.iter().map(|r| parser.parse(r)))
+                    .map_err(|e| decode_error(e.to_string()))?
+            }
+        };
+        let mut carried: Vec<Option<ArrayRef>> = Vec::with_capacity(columns.len());
+        for (c, &(col, _)) in columns.into_iter().zip(&self.carried) {
+            let t = self.schema.field(col).data_type().clone();
+            carried.push(Some(c.finish(t, n).map_err(|e| decode_error(e.to_string()))?));
+        }
+        let mut out = Vec::with_capacity(self.source.len());
         for (field, &from) in self.schema.fields().iter().zip(&self.source) {
-            let a = decoded[from].clone();
+            let a = match from {
+                Source::Key(i) => decoded[i].clone(),
+                Source::Other(i) => other[i].clone(),
+                Source::Carried(i) => carried[i].take().expect("each carried column once"),
+            };
             let a = if a.data_type() == field.data_type() {
                 a
             } else {
                 // Dictionaries decode as their values: encode them again.
                 arrow_cast::cast(&a, field.data_type()).map_err(|e| decode_error(e.to_string()))?
             };
-            columns.push(a);
+            out.push(a);
         }
-        RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| decode_error(e.to_string()))
+        RecordBatch::try_new(self.schema.clone(), out).map_err(|e| decode_error(e.to_string()))
+    }
+}
+
+/// The length of value `i` of a string or binary column's data.
+#[inline]
+fn var_len(d: &ArrayData, large: bool, i: usize) -> usize {
+    let (s, e) = var_range(d, large, i);
+    e - s
+}
+
+/// Where value `i` of a string or binary column's data lies in its value buffer.
+#[inline]
+fn var_range(d: &ArrayData, large: bool, i: usize) -> (usize, usize) {
+    let j = d.offset() + i;
+    if large {
+        let o = d.buffer::<i64>(0);
+        (o[j] as usize, o[j + 1] as usize)
+    } else {
+        let o = d.buffer::<i32>(0);
+        (o[j] as usize, o[j + 1] as usize)
+    }
+}
+
+/// Writes each row's value of a string or binary column at `at` (moved past it).
+fn put_var(bytes: &mut [u8], at: &mut [usize], d: &ArrayData, large: bool) {
+    let values = d.buffers()[1].as_slice();
+    for (i, a) in at.iter_mut().enumerate() {
+        let (s, e) = var_range(d, large, i);
+        *a = put_leb(bytes, *a, e - s);
+        bytes[*a..*a + e - s].copy_from_slice(&values[s..e]);
+        *a += e - s;
+    }
+}
+
+/// Writes each row's value of a fixed-width column at `at` (moved past it).
+fn put_fixed(bytes: &mut [u8], at: &mut [usize], d: &ArrayData, w: usize) {
+    /// The common widths as constants, so each copy is one move.
+    fn put<const W: usize>(bytes: &mut [u8], at: &mut [usize], values: &[u8]) {
+        for (a, v) in at.iter_mut().zip(values.chunks_exact(W)) {
+            bytes[*a..*a + W].copy_from_slice(v);
+            *a += W;
+        }
+    }
+    let values = &d.buffers()[0].as_slice()[d.offset() * w..][..at.len() * w];
+    match w {
+        1 => put::<1>(bytes, at, values),
+        2 => put::<2>(bytes, at, values),
+        4 => put::<4>(bytes, at, values),
+        8 => put::<8>(bytes, at, values),
+        16 => put::<16>(bytes, at, values),
+        _ => {
+            for (i, a) in at.iter_mut().enumerate() {
+                bytes[*a..*a + w].copy_from_slice(&values[i * w..(i + 1) * w]);
+                *a += w;
+            }
+        }
+    }
+}
+
+/// The bytes of `v` as LEB128 (7 bits a byte, low first).
+#[inline]
+fn leb_len(v: usize) -> usize {
+    (usize::BITS - (v | 1).leading_zeros()).div_ceil(7) as usize
+}
+
+/// Writes `v` as LEB128 at `at`; returns where it ends.
+#[inline]
+fn put_leb(bytes: &mut [u8], mut at: usize, mut v: usize) -> usize {
+    while v >= 0x80 {
+        bytes[at] = (v as u8) | 0x80;
+        v >>= 7;
+        at += 1;
+    }
+    bytes[at] = v as u8;
+    at + 1
+}
+
+/// Reads a LEB128 value at `at`: the value and where it ends; `None` when cut or too long.
+#[inline]
+fn get_leb(bytes: &[u8], mut at: usize) -> Option<(usize, usize)> {
+    let mut v = 0usize;
+    for shift in (0..usize::BITS).step_by(7) {
+        let b = *bytes.get(at)?;
+        at += 1;
+        v |= usize::from(b & 0x7F).checked_shl(shift)?;
+        if b < 0x80 {
+            return Some((v, at));
+        }
+    }
+    None
+}
+
+/// One carried column being decoded.
+enum Column {
+    Fixed { w: usize, values: Vec<u8>, valid: BooleanBufferBuilder },
+    Bool { values: BooleanBufferBuilder, valid: BooleanBufferBuilder },
+    Var { large: bool, offsets: Vec<i64>, values: Vec<u8>, valid: BooleanBufferBuilder },
+}
+
+impl Column {
+    fn new(how: Carry, n: usize) -> Column {
+        let valid = BooleanBufferBuilder::new(n);
+        match how {
+            Carry::Fixed(w) => Column::Fixed { w, values: Vec::with_capacity(n * w), valid },
+            Carry::Bool => Column::Bool { values: BooleanBufferBuilder::new(n), valid },
+            Carry::Var { large } => {
+                let mut offsets = Vec::with_capacity(n + 1);
+                offsets.push(0);
+                Column::Var { large, offsets, values: Vec::new(), valid }
+            }
+        }
+    }
+
+    /// Takes the value at `at` of payload `p` (a null one when `null`); returns where it ends,
+    /// `None` when the payload ends first.
+    #[inline]
+    fn push(&mut self, p: &[u8], at: usize, null: bool) -> Option<usize> {
+        match self {
+            Column::Fixed { w, values, valid } => {
+                values.extend_from_slice(p.get(at..at + *w)?);
+                valid.append(!null);
+                Some(at + *w)
+            }
+            Column::Bool { values, valid } => {
+                values.append(*p.get(at)? != 0);
+                valid.append(!null);
+                Some(at + 1)
+            }
+            Column::Var { offsets, values, valid, .. } => {
+                let (len, from) = get_leb(p, at)?;
+                values.extend_from_slice(p.get(from..from.checked_add(len)?)?);
+                offsets.push(values.len() as i64);
+                valid.append(!null);
+                Some(from + len)
+            }
+        }
+    }
+
+    /// The decoded array of type `t` (`n` values).
+    fn finish(self, t: DataType, n: usize) -> std::result::Result<ArrayRef, String> {
+        let nulls = |mut valid: BooleanBufferBuilder| {
+            let nulls = NullBuffer::new(valid.finish());
+            (nulls.null_count() > 0).then_some(nulls)
+        };
+        let data = match self {
+            Column::Fixed { values, valid, .. } => ArrayData::builder(t)
+                .len(n)
+                .add_buffer(Buffer::from_vec(values))
+                .nulls(nulls(valid)),
+            Column::Bool { mut values, valid } => ArrayData::builder(t)
+                .len(n)
+                .add_buffer(values.finish().into_inner())
+                .nulls(nulls(valid)),
+            Column::Var { large, offsets, values, valid } => {
+                let offsets = if large {
+                    Buffer::from_vec(offsets)
+                } else {
+                    let narrow: Option<Vec<i32>> =
+                        offsets.iter().map(|&o| i32::try_from(o).ok()).collect();
+                    Buffer::from_vec(narrow.ok_or("string offsets past 2 GiB in one batch")?)
+                };
+                ArrayData::builder(t)
+                    .len(n)
+                    .add_buffer(offsets)
+                    .add_buffer(Buffer::from_vec(values))
+                    .nulls(nulls(valid))
+            }
+        };
+        data.build().map(make_array).map_err(|e| e.to_string())
     }
 }
 
@@ -276,12 +699,14 @@ mod tests {
         .unwrap();
         let by = [SortColumn::new("s"), SortColumn { descending: true, ..SortColumn::new("x") }];
         let codec = RowCodec::new(s, &by, Path::new("t")).unwrap();
-        let rows = codec.encode(&batch, 0).unwrap();
+        let (bytes, sum) = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let rows = records(&bytes);
+        assert_eq!(sum.rows, 4);
         let mut order: Vec<usize> = (0..4).collect();
-        order.sort_by(|&a, &b| rows.row(a).data().cmp(rows.row(b).data()));
+        order.sort_by(|&a, &b| rows[a].cmp(rows[b]));
         // s asc nulls last; within "b", x descending: NaN first (largest), null last.
         assert_eq!(order, vec![2, 0, 3, 1]);
-        let back = codec.decode(order.iter().map(|&i| rows.row(i).data())).unwrap();
+        let back = codec.decode(order.iter().map(|&i| rows[i])).unwrap();
         let x = back.column(1).as_primitive::<Float64Type>();
         // The float column keeps its sign bits (the key's copy is the canonical one).
         assert!(x.value(0).is_sign_negative() && x.value(0) == 0.0);
@@ -291,6 +716,177 @@ mod tests {
             &[3, 1, 4, 2]
         );
         assert_eq!(back.schema(), *codec.schema());
+    }
+
+    /// The rows (after each RDW) of encoded records.
+    fn records(mut bytes: &[u8]) -> Vec<&[u8]> {
+        let mut rows = Vec::new();
+        while !bytes.is_empty() {
+            let len = usize::from(u16::from_be_bytes([bytes[0], bytes[1]]));
+            rows.push(&bytes[oxsort_format::RDW_BYTES..len]);
+            bytes = &bytes[len..];
+        }
+        rows
+    }
+
+    /// A batch with a column of every kind the payload carries (and some it leaves to
+    /// arrow-row), nulls in each, strings past 127 bytes (two-byte lengths), sliced so that
+    /// every array starts at an offset.
+    fn every_kind() -> RecordBatch {
+        use arrow_array::builder::{ListBuilder, StringDictionaryBuilder};
+        use arrow_array::types::Int32Type;
+        use arrow_array::*;
+        let n = 300;
+        let opt = |i: usize| i % 7 != 3;
+        let long = |i: usize| "é".repeat(i % 150);
+        let mut list = ListBuilder::new(arrow_array::builder::Int32Builder::new());
+        let mut dict = StringDictionaryBuilder::<Int32Type>::new();
+        for i in 0..n {
+            if opt(i) {
+                list.values().append_value(i as i32);
+                list.append(true);
+                dict.append_value(format!("d{}", i % 5));
+            } else {
+                list.append(false);
+                dict.append_null();
+            }
+        }
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            ("k", Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| i % 10)))),
+            ("i8", Arc::new(Int8Array::from_iter((0..n).map(|i| opt(i).then_some(i as i8))))),
+            ("u16", Arc::new(UInt16Array::from_iter((0..n).map(|i| opt(i).then_some(i as u16))))),
+            ("i32", Arc::new(Int32Array::from_iter((0..n).map(|i| opt(i).then_some(-(i as i32)))))),
+            (
+                "f16",
+                arrow_cast::cast(
+                    &Float32Array::from_iter((0..n).map(|i| opt(i).then_some(i as f32 / 4.0))),
+                    &DataType::Float16,
+                )
+                .unwrap(),
+            ),
+            (
+                "f64",
+                Arc::new(Float64Array::from_iter((0..n).map(|i| opt(i).then_some(i as f64 / 3.0)))),
+            ),
+            ("date", Arc::new(Date32Array::from_iter((0..n).map(|i| opt(i).then_some(i as i32))))),
+            (
+                "ts",
+                Arc::new(
+                    TimestampMicrosecondArray::from_iter(
+                        (0..n).map(|i| opt(i).then_some(i as i64)),
+                    )
+                    .with_timezone("Europe/Paris"),
+                ),
+            ),
+            (
+                "dec",
+                Arc::new(
+                    Decimal128Array::from_iter((0..n).map(|i| opt(i).then_some(i as i128 * 1001)))
+                        .with_precision_and_scale(20, 3)
+                        .unwrap(),
+                ),
+            ),
+            ("b", Arc::new(BooleanArray::from_iter((0..n).map(|i| opt(i).then_some(i % 3 == 0))))),
+            ("s", Arc::new(StringArray::from_iter((0..n).map(|i| opt(i).then(|| long(i)))))),
+            (
+                "ls",
+                Arc::new(LargeStringArray::from_iter((0..n).map(|i| opt(i).then(|| long(i + 7))))),
+            ),
+            (
+                "bin",
+                Arc::new(BinaryArray::from_iter(
+                    (0..n).map(|i| opt(i).then(|| vec![i as u8; i % 200])),
+                )),
+            ),
+            (
+                "fsb",
+                Arc::new(
+                    FixedSizeBinaryArray::try_from_sparse_iter_with_size(
+                        (0..n).map(|i| opt(i).then_some([i as u8, 1, 2])),
+                        3,
+                    )
+                    .unwrap(),
+                ),
+            ),
+            ("list", Arc::new(list.finish())),
+            ("dict", Arc::new(dict.finish())),
+        ];
+        let fields: Vec<Field> =
+            cols.iter().map(|(name, a)| Field::new(*name, a.data_type().clone(), true)).collect();
+        let schema = Arc::new(Schema::new(fields).with_metadata([("m".into(), "v".into())].into()));
+        let batch =
+            RecordBatch::try_new(schema, cols.into_iter().map(|(_, a)| a).collect()).unwrap();
+        batch.slice(5, n - 9)
+    }
+
+    #[test]
+    fn every_column_kind_decodes_back_as_it_was() {
+        let batch = every_kind();
+        let codec = RowCodec::new(batch.schema(), &[SortColumn::new("k")], Path::new("t")).unwrap();
+        let (bytes, sum) = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let rows = records(&bytes);
+        assert_eq!(sum.rows as usize, batch.num_rows());
+        // In input order, the rows decode to the batch itself: values, nulls, types, metadata.
+        let back = codec.decode(rows.iter().copied()).unwrap();
+        assert_eq!(back, batch);
+        // Sorted by k: each column is the input's taken in that order.
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by(|&a, &b| rows[a].cmp(rows[b]));
+        let back = codec.decode(order.iter().map(|&i| rows[i])).unwrap();
+        let idx = UInt64Array::from_iter_values(order.iter().map(|&i| i as u64));
+        let want = arrow_select::take::take_record_batch(&batch, &idx).unwrap();
+        assert_eq!(back, want);
+        let k = back.column(0).as_primitive::<arrow_array::types::Int64Type>();
+        assert!(k.values().windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn the_payload_costs_about_the_columns_own_bytes() {
+        // A 40-byte string, an i64 and a date beside a short key: far below arrow-row's
+        // order-preserving form of the same columns (70 + 9 + 5 bytes).
+        let s = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Utf8, true),
+            Field::new("p", DataType::Utf8, false),
+            Field::new("n", DataType::Int64, false),
+            Field::new("d", DataType::Date32, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            s.clone(),
+            vec![
+                Arc::new(StringArray::from(vec!["k1"])),
+                Arc::new(StringArray::from(vec!["p".repeat(40)])),
+                Arc::new(arrow_array::Int64Array::from(vec![7])),
+                Arc::new(arrow_array::Date32Array::from(vec![9])),
+            ],
+        )
+        .unwrap();
+        let codec = RowCodec::new(s, &[SortColumn::new("k")], Path::new("t")).unwrap();
+        let (bytes, _) = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let key_part = records(&bytes)[0].len() - (1 + 41 + 8 + 4 + TRAILER);
+        // The key "k1" (1 + 8 + 1 bytes in arrow-row) and the sequence (1 + 8).
+        assert_eq!(key_part, 19, "{bytes:?}");
+    }
+
+    #[test]
+    fn a_damaged_row_is_an_error_not_a_wrong_row() {
+        let batch = every_kind();
+        let codec = RowCodec::new(batch.schema(), &[SortColumn::new("k")], Path::new("t")).unwrap();
+        let (bytes, _) = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let row = records(&bytes)[20].to_vec();
+        // A payload cut short, one byte too many, and a key part longer than the row. (A key
+        // part itself damaged is arrow-row's to parse: the engine's checksums keep damaged
+        // runs from reaching the decoder.)
+        let mut cut = row.clone();
+        cut.drain(row.len() - TRAILER - 3..row.len() - TRAILER);
+        let mut long = row.clone();
+        long.insert(row.len() - TRAILER, 0);
+        let mut bad_key = row.clone();
+        let n = bad_key.len();
+        bad_key[n - 2..].copy_from_slice(&u16::MAX.to_be_bytes());
+        for r in [&cut[..], &long[..], &bad_key[..], &row[..1]] {
+            let e = codec.decode([r]).unwrap_err().to_string();
+            assert!(e.contains("does not decode"), "{e}");
+        }
     }
 
     #[test]

@@ -330,3 +330,89 @@ def test_cli_sorts_a_parquet_file_by_columns(cli: str, tmp_path: Path, table) ->
     assert "u64 descending, nulls first; s ascending, nulls last" in text, text
     plan = json.loads(run_cli(cli, *args, "--json").stdout)
     assert plan["rows"] == 3000 and plan["keys"] == oxsort.explain(src, out, by=by)["keys"]
+
+
+def test_cli_resumes_a_table_sort_killed_anywhere(cli: str, tmp_path: Path) -> None:
+    """``--resume``: a two-pass table sort killed with SIGKILL at moments spread over reading,
+    run formation and the merge writes, when run again, the uninterrupted sort's rows, takes
+    over the runs it journaled, and leaves nothing behind; a changed input is refused with the
+    reason, ``--restart`` starts over, and standard input cannot be resumed."""
+    import signal
+    import subprocess
+    import time
+
+    table = make_table(150_000)
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src, row_group_size=20_000)
+    out_dir, temp = tmp_path / "out", tmp_path / "temp"
+    out_dir.mkdir()
+    temp.mkdir()
+    out = out_dir / "sorted.parquet"
+    by = "s,u64:desc"
+    args = [cli, "sort", str(src), "-o", str(out), "--by", by, "--memory", "8M"]
+    args += ["--temp-dir", str(temp), "--threads", "2", "--no-progress", "--stats=json"]
+
+    def stats(r: subprocess.CompletedProcess[str]) -> dict:
+        return json.loads([x for x in r.stderr.splitlines() if x.startswith("{")][-1])
+
+    def nothing_left(what: str) -> None:
+        assert leftovers(temp) == [], what
+        assert leftovers(out_dir) == ["sorted.parquet"], what
+
+    t0 = time.monotonic()
+    r = subprocess.run([*args, "--resume"], capture_output=True, text=True)
+    full = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    fresh = stats(r)
+    assert fresh["runs"] >= 4, fresh
+    order = expected_rows(table, [("s", "ascending", "at_end"), ("u64", "descending", "at_end")])
+    same_rows(pq.read_table(out), table, order)
+    nothing_left("uninterrupted")
+
+    rng = random.Random(SEED)
+    kills = 8
+    reused = 0
+    for k in range(kills):
+        out.unlink()
+        at = full * (k + rng.random()) / kills
+        child = subprocess.Popen(
+            [*args, "--resume"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(at)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        r = subprocess.run([*args, "--resume"], capture_output=True, text=True)
+        what = f"kill {k} at {at:.2f} s of {full:.2f} s"
+        assert r.returncode == 0, f"{what}: {r.stderr}"
+        same_rows(pq.read_table(out), table, order)
+        reused += stats(r)["runs_reused"] > 0
+        nothing_left(what)
+    assert reused > 0, "no kill left a run to take over"
+
+    # A resumable sort killed once its journal lists a run; then the input changes.
+    child = subprocess.Popen(
+        [*args, "--resume"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 60
+    while not any('"run":' in p.read_text() for p in temp.glob(".oxsort-resume-*/journal")):
+        assert time.monotonic() < deadline and child.poll() is None, "no run was journaled"
+        time.sleep(0.002)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    pq.write_table(make_table(150_000, seed=SEED + 1), src, row_group_size=20_000)
+    r = subprocess.run([*args, "--resume"], capture_output=True, text=True)
+    assert r.returncode != 0 and "journal" in r.stderr and "changed" in r.stderr, r.stderr
+    r = subprocess.run([*args, "--resume", "--restart"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert pq.read_table(out).num_rows == 150_000
+    nothing_left("restarted")
+
+    csv = tmp_path / "in.csv"
+    csv.write_text("a,b\n2,x\n1,y\n")
+    r = subprocess.run(
+        [cli, "sort", "--format", "csv", "--by", "a", "-o", str(tmp_path / "o.csv"), "--resume"],
+        input=csv.read_text(),
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode != 0 and "standard input cannot be read again" in r.stderr, r.stderr

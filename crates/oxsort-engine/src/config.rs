@@ -47,6 +47,20 @@ pub struct Stream {
     name: String,
     /// The bytes it is expected to carry, for a plan shown before it is read.
     expected: Option<u64>,
+    /// What the stream's bytes are made from, when a new stream of the same bytes can be
+    /// opened later (see [`Stream::replayable`]).
+    replay: Option<Replay>,
+    /// The file an output stream's reader writes (see [`Stream::writing_to`]).
+    target: Option<PathBuf>,
+}
+
+/// What a replayable [`Stream`] is made from.
+#[derive(Clone, Debug)]
+pub(crate) struct Replay {
+    /// The files its bytes are made from.
+    pub(crate) sources: Vec<PathBuf>,
+    /// How they are made.
+    pub(crate) recipe: String,
 }
 
 /// What a [`Stream`] is open on.
@@ -59,13 +73,48 @@ enum StreamEnd {
 impl Stream {
     /// The stream open on `fd`, called `name` in messages and statistics.
     pub fn new(fd: impl Into<OwnedFd>, name: impl Into<String>) -> Self {
-        Stream { end: StreamEnd::Fd(Arc::new(fd.into())), name: name.into(), expected: None }
+        Stream {
+            end: StreamEnd::Fd(Arc::new(fd.into())),
+            name: name.into(),
+            expected: None,
+            replay: None,
+            target: None,
+        }
     }
 
     /// An output written to `writer` in order, called `name`; one sort writes it, once.
     pub fn writer(writer: impl Write + Send + 'static, name: impl Into<String>) -> Self {
         let end = StreamEnd::Writer(Arc::new(Mutex::new(Some(Box::new(writer)))));
-        Stream { end, name: name.into(), expected: None }
+        Stream { end, name: name.into(), expected: None, replay: None, target: None }
+    }
+
+    /// The same stream, known to carry the same bytes every time one is made from the files
+    /// `sources` the same way (`recipe`: a table sort's encoded rows, made from its input
+    /// files by its keys and encoding): a resumable sort may read it. A resumed sort checks
+    /// the sources as it checks input files (path, size, modification time) and the recipe as
+    /// it checks the spec, and reads and drops the bytes its runs hold already; the rest of
+    /// its checks (the runs' and the output's) hold as for a file.
+    pub fn replayable(mut self, sources: Vec<PathBuf>, recipe: impl Into<String>) -> Self {
+        self.replay = Some(Replay { sources, recipe: recipe.into() });
+        self
+    }
+
+    /// The same output stream, whose reader writes file `path` under oxsort's temporary name
+    /// for it (`.NAME.oxsort-PID....tmp`) and renames it when whole: a resumed sort journals
+    /// `path` as its output and removes the temporary a killed sort left there.
+    pub fn writing_to(mut self, path: impl Into<PathBuf>) -> Self {
+        self.target = Some(path.into());
+        self
+    }
+
+    /// The file [`Stream::writing_to`] gave.
+    pub(crate) fn target(&self) -> Option<&Path> {
+        self.target.as_deref()
+    }
+
+    /// What [`Stream::replayable`] gave.
+    pub(crate) fn replay(&self) -> Option<&Replay> {
+        self.replay.as_ref()
     }
 
     /// The same stream, expected to carry about `bytes`: a plan shown before it is read
@@ -363,7 +412,7 @@ impl SortConfigBuilder {
     /// [`SortConfigBuilder::restart`]),
     /// verifies each run found, reads only the input not in a run, and merges from the last
     /// merge level that finished. The output is the same bytes as an uninterrupted sort's.
-    /// Standard input cannot be resumed.
+    /// Standard input and streams that are not [`Stream::replayable`] cannot be resumed.
     pub fn resume(mut self, on: bool) -> Self {
         self.resume = on;
         self
@@ -543,7 +592,12 @@ impl SortConfigBuilder {
         if matches!(self.merge_block, Some(b) if !(DIRECT_ALIGN..=1 << 30).contains(&b)) {
             return Err(EngineError::Config("the merge block must be 4 KiB to 1 GiB".into()));
         }
-        if self.resume && self.inputs.iter().any(|i| matches!(i, Input::Stdin | Input::Stream(_))) {
+        let once = |i: &Input| match i {
+            Input::Stdin => true,
+            Input::Stream(st) => st.replay().is_none(),
+            Input::Path(_) => false,
+        };
+        if self.resume && self.inputs.iter().any(once) {
             return Err(EngineError::NotResumable {
                 why: "needs input files: standard input cannot be read again",
             });

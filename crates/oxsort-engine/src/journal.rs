@@ -117,37 +117,51 @@ pub(crate) enum Entry {
 /// The identity of the sort `cfg` describes.
 pub(crate) fn header(cfg: &SortConfig) -> Result<Header> {
     let mut inputs = Vec::new();
+    let mut spec = format!("{:?}", cfg.spec);
     for input in &cfg.inputs {
-        let Input::Path(p) = input else {
-            return Err(EngineError::NotResumable {
-                why: "needs input files: standard input cannot be read again",
-            });
-        };
-        let m =
-            std::fs::metadata(p).map_err(|e| EngineError::Input { path: p.clone(), source: e })?;
-        let path = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-        inputs.push(InputId {
-            path: path.display().to_string(),
-            size: m.len(),
-            mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
-        });
+        match input {
+            Input::Path(p) => inputs.push(input_id(p)?),
+            Input::Stream(st) if st.replay().is_some() => {
+                // A stream made from files again: the files stand for it, the way it is made
+                // is part of the spec.
+                let replay = st.replay().expect("matched");
+                for p in &replay.sources {
+                    inputs.push(input_id(p)?);
+                }
+                spec = format!("{spec}; {}", replay.recipe);
+            }
+            _ => {
+                return Err(EngineError::NotResumable {
+                    why: "needs input files: standard input cannot be read again",
+                })
+            }
+        }
     }
     let output = match &cfg.output {
         Output::Stdout => "-".to_string(),
-        Output::Stream(st) => st.name().to_string(),
-        Output::Path(p) => {
-            let dir = crate::config::parent_dir(p);
-            let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-            dir.join(p.file_name().unwrap_or_default()).display().to_string()
-        }
+        Output::Stream(st) => st.target().map_or_else(|| st.name().to_string(), file_id),
+        Output::Path(p) => file_id(p),
     };
-    Ok(Header {
-        format: FORMAT,
-        pid: std::process::id(),
-        output,
-        spec: format!("{:?}", cfg.spec),
-        inputs,
+    Ok(Header { format: FORMAT, pid: std::process::id(), output, spec, inputs })
+}
+
+/// An input file as the journal records it: its path made absolute, size and modification time.
+fn input_id(p: &Path) -> Result<InputId> {
+    let m = std::fs::metadata(p)
+        .map_err(|e| EngineError::Input { path: p.to_path_buf(), source: e })?;
+    let path = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    Ok(InputId {
+        path: path.display().to_string(),
+        size: m.len(),
+        mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
     })
+}
+
+/// An output file as the journal names it: its directory made absolute, then its name.
+fn file_id(p: &Path) -> String {
+    let dir = crate::config::parent_dir(p);
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    dir.join(p.file_name().unwrap_or_default()).display().to_string()
 }
 
 /// The name of the journal directory for `h`: the same for every process sorting the same

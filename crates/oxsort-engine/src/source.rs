@@ -336,6 +336,10 @@ impl ChunkSource {
         };
         let direct = file.is_direct();
         let mut start = std::mem::take(&mut self.start).min(end);
+        if !file.is_seekable() && start > 0 {
+            // A replayed stream (a resumed sort's): what its runs hold is read and dropped.
+            drop_stream_bytes(&file, start)?;
+        }
         let mut want_end = planned;
         if let Some((a, b)) = self.windows.as_mut().and_then(|w| w.pop_front()) {
             (start, end) = (start.max(a), b.min(end));
@@ -852,6 +856,28 @@ fn text_warning(name: &str, sample: &[u8], size: usize) -> Option<TextAsRecords>
         record_size: size,
         line_length: uniform.then_some(line),
     })
+}
+
+/// Reads and drops the first `n` bytes of a stream (`file`, read in order): an error when it
+/// ends before them.
+fn drop_stream_bytes(file: &DirectFile, n: u64) -> Result<()> {
+    /// Bytes read at a time.
+    const DROP_PIECE: usize = 1 << 20;
+    let mut buf = vec![0u8; DROP_PIECE];
+    let mut at = 0u64;
+    while at < n {
+        let want = usize::try_from(n - at).map_or(DROP_PIECE, |r| r.min(DROP_PIECE));
+        let got = file.read_at(&mut buf[..want], at)?;
+        if got == 0 {
+            return Err(EngineError::InputChanged {
+                path: file.path().to_path_buf(),
+                expected: n,
+                read: at,
+            });
+        }
+        at += got as u64;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -86,7 +86,7 @@ pub use file::{DirectFile, FaultPlan, IoOptions};
 pub use leftovers::{sweep, Leftover, LeftoverKind, Swept};
 pub use mapped::MappedReader;
 pub use pipeline::{Backend, IoStats};
-pub use pipes::sized_pipe;
+pub use pipes::{quiet_broken_pipe, sized_pipe};
 pub use reader::{Chunk, Reader};
 pub use replace::{file_id, inspect_output, FileId, InPlace, OutputFile};
 pub use size::trusted_size;

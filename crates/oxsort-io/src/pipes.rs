@@ -24,10 +24,40 @@ pub fn sized_pipe(bytes: usize) -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((rx, tx))
 }
 
+/// Keeps a write to a pipe whose reader has gone from ending the process: SIGPIPE is blocked in
+/// the calling thread (and the threads it starts), so such a write fails with EPIPE instead.
+/// For a thread that writes only to the process's own pipes (a stage feeding another stage,
+/// which may stop reading when it fails): its error is then a consequence of the reader's,
+/// reported as such, where the process-wide SIGPIPE handling would end the process silently.
+/// The signal stays pending on the thread and goes with it.
+pub fn quiet_broken_pipe() {
+    // SAFETY: the sets are initialized by sigemptyset/sigaddset before use; pthread_sigmask
+    // changes only the calling thread's mask and reads the set it is given.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::{Read, Write};
+
+    #[test]
+    fn a_quiet_thread_gets_epipe_from_a_pipe_without_a_reader() {
+        let (rx, tx) = sized_pipe(1 << 16).unwrap();
+        drop(rx);
+        let e = std::thread::spawn(move || {
+            quiet_broken_pipe();
+            std::fs::File::from(tx).write_all(b"x").unwrap_err()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+    }
 
     #[test]
     fn a_sized_pipe_carries_more_than_its_size_in_order() {

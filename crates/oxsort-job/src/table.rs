@@ -137,7 +137,6 @@ pub(crate) fn resolve(
         (spec.unique, "keeping one record per key"),
         (spec.merge, "merging presorted inputs"),
         (!data_sets.dd.is_empty(), "a data-set map"),
-        (resources.resume, "resuming"),
     ];
     if let Some((_, what)) = with.iter().find(|(given, _)| *given) {
         return Err(JobError::TableWith(what));

@@ -150,12 +150,37 @@ pub(crate) fn engine_config(
     if let Some(b) = expected {
         rows = rows.expecting(b);
     }
-    let sorted = Stream::writer(sorted, format!("{} (rows)", req.output.display()));
+    if let Some((sources, recipe)) = replay_recipe(req) {
+        rows = rows.replayable(sources, recipe);
+    }
+    let mut sorted = Stream::writer(sorted, format!("{} (rows)", req.output.display()));
+    if !crate::read::is_std(&req.output) {
+        sorted = sorted.writing_to(&req.output);
+    }
     Ok(engine(
         SortConfig::builder(vec![Input::Stream(rows)], Output::Stream(sorted))
             .spec(SortSpec::with_layout(RecordLayout::VARIABLE)),
     )
     .build()?)
+}
+
+/// The version of the rows' encoding ([`RowCodec`]): a resumed sort takes over runs of the
+/// same encoding only.
+const ROW_FORMAT: u32 = 2;
+
+/// What the encoded rows of `req` are made from, when they can be made again the same (no
+/// input is a standard stream): the input files, and how (the encoding, the keys, the formats
+/// and column types). A resumed sort takes over the runs of an interrupted one only when both
+/// are the same and the files unchanged.
+fn replay_recipe(req: &TableSort) -> Option<(Vec<std::path::PathBuf>, String)> {
+    if req.inputs.iter().any(|p| crate::read::is_std(p)) {
+        return None;
+    }
+    let recipe = format!(
+        "table rows v{ROW_FORMAT} by {:?} types {:?} format {:?}",
+        req.by, req.types, req.input_format
+    );
+    Some((req.inputs.clone(), recipe))
 }
 
 /// Sorts `req`'s tables. `engine` completes the engine's configuration (memory as
@@ -253,6 +278,8 @@ fn feed(
     mut pipe: File,
     cut: &AtomicBool,
 ) -> Result<RowSum> {
+    // The sort may stop reading (it failed, or refused to start): a write then fails here.
+    oxsort_io::quiet_broken_pipe();
     let mut total = RowSum::default();
     let mut first = 0u64;
     for input in inputs {

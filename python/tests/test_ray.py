@@ -919,3 +919,25 @@ def test_table_keys_compare_as_the_engine_orders_them(tmp_path: Path, by: Any) -
     given = sort_keys(t, keys)
     order = sorted(range(n), key=lambda i: (given[i], i))
     assert engine.column("row").to_pylist() == [t.column("row")[i].as_py() for i in order]
+
+
+def test_tables_rows_fetched_from_other_nodes_and_the_cli(cluster: Any, tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    from oxsort.ray.__main__ import main
+
+    inputs = write_tables(tmp_path, [2000, 2000, 2000], compression="lz4")
+    by = [("s", "descending"), "f"]
+    res = check_tables_as_single_node(tmp_path, inputs, 3, by, shared_local_dir=False)
+    assert res.buckets_fetched > 0
+    args = ["--address", cluster[0].address, "--local-dir", str(tmp_path / "local")]
+    cli = tmp_path / "cli"
+    sort = ["sort", *inputs, "-o", str(cli), "--by", "s:desc,f", *args]
+    assert main([*sort, "--partitions", "5"]) == 0
+    assert main(sort) == 2  # not empty
+    # The 5 partitions replaced by 4 (default), none of the old ones left.
+    assert main([*sort, "--overwrite"]) == 0
+    parts = sorted(str(p) for p in cli.glob("part-*"))
+    assert [Path(p).name for p in parts] == [f"part-{r:05d}.parquet" for r in range(4)]
+    got = pa.concat_tables([read_table(p) for p in parts])
+    assert bits(got).equals(bits(read_table(str(tmp_path / "single.parquet"))))
+    assert job_dirs(tmp_path / "local") == []

@@ -941,3 +941,20 @@ def test_tables_rows_fetched_from_other_nodes_and_the_cli(cluster: Any, tmp_path
     got = pa.concat_tables([read_table(p) for p in parts])
     assert bits(got).equals(bits(read_table(str(tmp_path / "single.parquet"))))
     assert job_dirs(tmp_path / "local") == []
+
+
+def test_tables_ctrl_c_in_the_driver(cluster: Any, tmp_path: Path) -> None:
+    inputs = write_tables(tmp_path, [150_000, 150_000], compression="snappy")
+    local = tmp_path / "local"
+    cmd = [sys.executable, "-m", "oxsort.ray", "sort", *inputs, "-o", str(tmp_path / "out")]
+    cmd += ["--by", "s,f", "--address", cluster[0].address, "--local-dir", str(local)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(local.glob("oxsort-ray-*/*/map-*")):
+        time.sleep(0.01)
+    assert proc.poll() is None, "the sort ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert job_dirs(local) == []
+    assert not list((tmp_path / "out").glob("part-*"))

@@ -47,6 +47,7 @@ from . import (
     FETCH_CHUNK,
     FETCH_DEPTH,
     MANIFEST,
+    MAX_ROUNDS,
     MIN_FETCH_CHUNK,
     SAMPLES_PER_PARTITION,
     Partition,
@@ -720,9 +721,11 @@ def sort_tables(
         total = sum(i["rows"] for i in infos)
         want = SAMPLES_PER_PARTITION * partitions if partitions > 1 else 0
 
-        t0 = time.monotonic()
-        refs = [
-            track(
+        def submit_map(m: int) -> ray.ObjectRef:
+            s, info = sources[m], infos[m]
+            # A shared input's map goes where the disk check counted it; should that node
+            # die, it runs on another (soft affinity).
+            return track(
                 _table_map_task.options(
                     num_cpus=task_cpus,
                     scheduling_strategy=_pinned(where[m], soft=s.node is None),
@@ -738,9 +741,9 @@ def sort_tables(
                     job,
                 )
             )
-            for m, (s, info) in enumerate(zip(sources, infos))
-        ]
-        maps: list[dict[str, Any]] = _get(refs)
+
+        t0 = time.monotonic()
+        maps: list[dict[str, Any]] = _get([submit_map(m) for m in range(len(sources))])
         times["map"] = time.monotonic() - t0
         for s, info, m in zip(sources, infos, maps):
             if m["rows"] != info["rows"]:
@@ -749,26 +752,18 @@ def sort_tables(
         t0 = time.monotonic()
         samples = [(k, mi, p) for mi, m in enumerate(maps) for k, p in m["samples"]]
         splitters = choose_splitters(samples, partitions)
-        if splitters:
-            split_ref = ray.put(splitters)
-            bounds: list[list[int]] = _get(
-                [
-                    track(
-                        _table_cut_task.options(scheduling_strategy=_pinned(m["node"])).remote(
-                            m["path"], mi, split_ref, keys
-                        )
-                    )
-                    for mi, m in enumerate(maps)
-                ]
-            )
-        else:
-            bounds = [[0] * partitions + [m["rows"]] for m in maps]
-        times["cut"] = time.monotonic() - t0
-
-        t0 = time.monotonic()
+        split_ref = ray.put(splitters)
         schema = maps[0]["schema"]
-        rrefs = [
-            track(
+
+        def submit_cut(m: int) -> ray.ObjectRef:
+            return track(
+                _table_cut_task.options(scheduling_strategy=_pinned(maps[m]["node"])).remote(
+                    maps[m]["path"], m, split_ref, keys
+                )
+            )
+
+        def submit_reduce(r: int) -> ray.ObjectRef:
+            return track(
                 _table_reduce_task.options(num_cpus=task_cpus, scheduling_strategy="SPREAD").remote(
                     r,
                     [
@@ -788,19 +783,67 @@ def sort_tables(
                     shared_local_dir,
                 )
             )
-            for r in range(partitions)
-        ]
-        reduces: list[dict[str, Any]] = []
-        for ref in rrefs:
-            try:
-                reduces.append(ray.get(ref))
-            except ray.exceptions.RayError as e:
-                raise _unwrap(e) from None
+
+        # Without splitters (one partition, or no rows) every map is one bucket.
+        bounds: list[list[int]] = [[0] * partitions + [m["rows"]] for m in maps]
+        cut = [not splitters] * len(maps)
+        reduces: dict[int, dict[str, Any]] = {}
+        rerun = 0
+        for _round in range(MAX_ROUNDS + 1):
+            # The maps whose node died are run again (the engine's sort is deterministic: the
+            # splitters' positions in their sorted files hold), then cut again.
+            alive = _alive_nodes()
+            lost = [i for i, m in enumerate(maps) if m["node"] not in alive]
+            if lost:
+                pinned = [sources[i] for i in lost if sources[i].node is not None]
+                if pinned:
+                    raise Error(
+                        f"the node of input {pinned[0].path} died: its map cannot run elsewhere"
+                    )
+                rerun += len(lost)
+                live = {nid: b for nid, b in nodes.items() if nid in alive}
+                for i, nid in zip(lost, _place([tasks[i] for i in lost], live or nodes)):
+                    where[i] = nid
+                for i, m in zip(lost, _get([submit_map(i) for i in lost])):
+                    maps[i] = m
+                    cut[i] = not splitters
+            failed: list[BaseException] = []
+            todo = [i for i in range(len(maps)) if not cut[i]]
+            for i, ref in zip(todo, [submit_cut(i) for i in todo]):
+                try:
+                    bounds[i] = ray.get(ref)
+                    cut[i] = True
+                except ray.exceptions.RayError as e:
+                    failed.append(e)
+            if not failed:
+                rrefs = {r: submit_reduce(r) for r in range(partitions) if r not in reduces}
+                for r, ref in rrefs.items():
+                    try:
+                        reduces[r] = ray.get(ref)
+                    except ray.exceptions.RayError as e:
+                        failed.append(e)
+            if not failed:
+                break
+            if not [i for i, m in enumerate(maps) if m["node"] not in _alive_nodes()]:
+                raise _unwrap(failed[0]) from None
+        else:
+            raise Error(f"the reduce stage failed {MAX_ROUNDS + 1} times as nodes died")
         times["reduce"] = time.monotonic() - t0
         inflight.clear()
-        return _finish(
-            sources, infos, maps, bounds, reduces, times, nodes, output_dir, out_fmt, total
+        result = _finish(
+            sources,
+            infos,
+            maps,
+            bounds,
+            [reduces[r] for r in range(partitions)],
+            times,
+            nodes,
+            output_dir,
+            out_fmt,
+            total,
         )
+        result.maps_rerun = rerun
+        return result
 
     return _guarded(output_dir, local_dir, job, run)
 

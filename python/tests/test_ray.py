@@ -565,43 +565,6 @@ def test_the_local_disk_check_counts_buckets_kept_and_maps_at_once() -> None:
         oxray._check_budgets(tasks, ["n" * 56] * 3, node(4 << 20))
 
 
-def test_a_worker_node_killed_during_the_map_stage(cluster: Any, tmp_path: Path) -> None:
-    """Runs last in this module: it takes a worker node away."""
-    c, workers = cluster
-    path = tmp_path / "in.dat"
-    oxsort.gensort(path, 60_000, skew=True)
-    local = tmp_path / "local"
-    victim = workers[0]
-    victim_dir = victim.node_id[:16]
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["res"] = oxray.sort(
-                [str(path)], tmp_path / "out", partitions=3, map_size=200_000, local_dir=local
-            )
-        except BaseException as e:  # noqa: BLE001 - handed to the test thread
-            out["err"] = e
-
-    t = threading.Thread(target=run)
-    t.start()
-    deadline = time.monotonic() + 60
-    # Kill the node once a map has written its last bucket there (its outputs are then lost
-    # with the node, and the maps running there die with it).
-    done = f"oxsort-ray-*/{victim_dir}/map-*/bucket-00002"
-    while time.monotonic() < deadline and not list(local.glob(done)):
-        time.sleep(0.01)
-    assert t.is_alive(), "the sort ended before the node could be killed"
-    c.remove_node(victim, allow_graceful=False)
-    t.join(timeout=120)
-    assert "err" not in out, out.get("err")
-    res = out["res"]
-    oxsort.sort([str(path)], tmp_path / "single")
-    assert concat([p.path for p in res.partitions]) == (tmp_path / "single").read_bytes()
-    assert all(p.node != victim.node_id for p in res.partitions)
-    assert job_dirs(local) == []
-
-
 # ---- tables (by=) ---------------------------------------------------------------------------
 
 #: Names of the table tests' columns, and their keys' words.
@@ -958,3 +921,82 @@ def test_tables_ctrl_c_in_the_driver(cluster: Any, tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert job_dirs(local) == []
     assert not list((tmp_path / "out").glob("part-*"))
+
+
+def test_a_worker_node_killed_during_the_map_stage(cluster: Any, tmp_path: Path) -> None:
+    """Runs last in this module: it takes a worker node away."""
+    c, workers = cluster
+    path = tmp_path / "in.dat"
+    oxsort.gensort(path, 60_000, skew=True)
+    local = tmp_path / "local"
+    victim = workers[0]
+    victim_dir = victim.node_id[:16]
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["res"] = oxray.sort(
+                [str(path)], tmp_path / "out", partitions=3, map_size=200_000, local_dir=local
+            )
+        except BaseException as e:  # noqa: BLE001 - handed to the test thread
+            out["err"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.monotonic() + 60
+    # Kill the node once a map has written its last bucket there (its outputs are then lost
+    # with the node, and the maps running there die with it).
+    done = f"oxsort-ray-*/{victim_dir}/map-*/bucket-00002"
+    while time.monotonic() < deadline and not list(local.glob(done)):
+        time.sleep(0.01)
+    assert t.is_alive(), "the sort ended before the node could be killed"
+    c.remove_node(victim, allow_graceful=False)
+    t.join(timeout=120)
+    assert "err" not in out, out.get("err")
+    res = out["res"]
+    oxsort.sort([str(path)], tmp_path / "single")
+    assert concat([p.path for p in res.partitions]) == (tmp_path / "single").read_bytes()
+    assert all(p.node != victim.node_id for p in res.partitions)
+    assert job_dirs(local) == []
+
+
+def test_tables_a_worker_node_killed_during_the_reduce_stage(cluster: Any, tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    c, workers = cluster
+    inputs = write_tables(tmp_path, [40_000, 40_000, 40_000], compression="snappy")
+    local = tmp_path / "local"
+    victim = workers[1]
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["res"] = oxray.sort(
+                inputs,
+                tmp_path / "out",
+                by=["s", "i"],
+                partitions=6,
+                local_dir=local,
+                shared_local_dir=False,
+            )
+        except BaseException as e:  # noqa: BLE001 - handed to the test thread
+            out["err"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.monotonic() + 60
+    # Kill the node while a reduce runs there: its map's sorted file is lost with it (every
+    # other node fetches rows from the node that sorted them), the reduce runs again
+    # elsewhere, and so does the lost map.
+    running = f"oxsort-ray-*/{victim.node_id[:16]}/reduce-*.pid"
+    while time.monotonic() < deadline and not list(local.glob(running)):
+        time.sleep(0.005)
+    assert t.is_alive(), f"the sort ended before the node could be killed: {out}"
+    c.remove_node(victim, allow_graceful=False)
+    t.join(timeout=180)
+    assert "err" not in out, out.get("err")
+    res = out["res"]
+    oxsort.sort(inputs, tmp_path / "single.parquet", by=["s", "i"])
+    got = pa.concat_tables([read_table(p.path) for p in res.partitions])
+    assert bits(got).equals(bits(read_table(str(tmp_path / "single.parquet"))))
+    assert res.maps_rerun >= 1
+    assert job_dirs(local) == []

@@ -642,6 +642,8 @@ def oracle(tables: list[Any], by: Any) -> Any:
     keys: list[tuple[str, str]] = []
     for j, (name, desc, nulls_first) in enumerate(words_of(by)):
         c = t.column(name)
+        if pa.types.is_dictionary(c.type):
+            c = c.cast(c.type.value_type)
         order = "descending" if desc else "ascending"
         cols[f"null{j}"] = pc.cast(pc.is_null(c), pa.int8())
         keys.append((f"null{j}", "descending" if nulls_first else "ascending"))
@@ -659,10 +661,13 @@ def oracle(tables: list[Any], by: Any) -> Any:
 
 def bits(t: Any) -> Any:
     """``t`` with its float columns as their bits (so that NaN equals NaN, and a sign bit of
-    NaN or -0.0 changed would show), for ``Table.equals``."""
+    NaN or -0.0 changed would show) and its dictionary columns as their values (the schemas
+    are compared on their own), for ``Table.equals``."""
     pa = pytest.importorskip("pyarrow")
     cols = []
     for c in t.columns:
+        if pa.types.is_dictionary(c.type):
+            c = c.cast(c.type.value_type)
         if pa.types.is_floating(c.type):
             c = c.combine_chunks().view(pa.int64() if c.type.bit_width == 64 else pa.int32())
         cols.append(c)
@@ -776,6 +781,23 @@ def test_tables_empty_inputs_and_arrow_files(cluster: Any, tmp_path: Path) -> No
             w.write_table(table_of(n, 10 + j))
         arrows.append(str(p))
     check_tables_as_single_node(tmp_path, arrows, 3, [("f", "ascending", "at_start"), "i"])
+
+
+def test_tables_with_a_dictionary_key(cluster: Any, tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    inputs = []
+    for j, n in enumerate([1500, 1200]):
+        t = table_of(n, 20 + j, 1500 * j)
+        rng = random.Random(j)
+        words = pa.array([rng.choice(["x", "y", "ä", None]) for _ in range(n)])
+        t = t.append_column("k", words.dictionary_encode())
+        p = tmp_path / f"in-{j}.parquet"
+        pq.write_table(t, p, compression="zstd", row_group_size=400)
+        inputs.append(str(p))
+    assert pa.types.is_dictionary(pq.read_schema(inputs[0]).field("k").type)
+    check_tables_as_single_node(tmp_path, inputs, 3, [("k", "descending"), "f"])
 
 
 def test_tables_errors_before_any_stage(cluster: Any, tmp_path: Path) -> None:

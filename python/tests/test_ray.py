@@ -8,7 +8,9 @@ Ray's session files (logs, sockets) go to a temp directory removed with the clus
 
 from __future__ import annotations
 
+import datetime
 import logging
+import math
 import os
 import random
 import shutil
@@ -563,6 +565,386 @@ def test_the_local_disk_check_counts_buckets_kept_and_maps_at_once() -> None:
         oxray._check_budgets(tasks, ["n" * 56] * 3, node(4 << 20))
 
 
+# ---- tables (by=) ---------------------------------------------------------------------------
+
+#: Names of the table tests' columns, and their keys' words.
+TABLE_COLUMNS = ["i", "f", "s", "d", "row"]
+
+
+def table_of(n: int, seed: int, start: int = 0) -> Any:
+    """Rows of every key type the tests sort by: ints, floats (NaN of both signs, -0.0, 0.0,
+    infinities), strings (non-ASCII, empty), dates, each with nulls; ``row`` numbers them."""
+    pa = pytest.importorskip("pyarrow")
+    rng = random.Random(seed)
+    floats = [math.nan, -math.nan, -0.0, 0.0, math.inf, -math.inf, None]
+    words = ["", "a", "ab", "b", "é", "z", "Z", "\u00e9t\u00e9", None]
+    fields = [
+        pa.field("i", pa.int64()),
+        pa.field("f", pa.float64()),
+        pa.field("s", pa.string()),
+        pa.field("d", pa.date32()),
+        pa.field("row", pa.int64(), nullable=False, metadata={b"note": b"input order"}),
+    ]
+    schema = pa.schema(fields, metadata={b"origin": b"oxsort ray tests"})
+    return pa.table(
+        {
+            "i": [None if rng.random() < 0.05 else rng.randrange(-20, 20) for _ in range(n)],
+            "f": [
+                rng.choice(floats) if rng.random() < 0.3 else round(rng.uniform(-50, 50), 1)
+                for _ in range(n)
+            ],
+            "s": [rng.choice(words) for _ in range(n)],
+            "d": [
+                None if rng.random() < 0.05 else datetime.date(2024, 1, 1 + rng.randrange(28))
+                for _ in range(n)
+            ],
+            "row": list(range(start, start + n)),
+        },
+        schema=schema,
+    )
+
+
+def write_tables(tmp_path: Path, sizes: list[int], seed: int = 1, **kw: Any) -> list[str]:
+    """Parquet inputs of ``sizes`` rows (zstd, small row groups), one table cut in pieces."""
+    import pyarrow.parquet as pq
+
+    paths, start = [], 0
+    for j, n in enumerate(sizes):
+        p = tmp_path / f"in-{j}.parquet"
+        pq.write_table(
+            table_of(n, seed + j, start),
+            p,
+            **{"compression": "zstd", "row_group_size": 700, **kw},
+        )
+        paths.append(str(p))
+        start += n
+    return paths
+
+
+def words_of(by: Any) -> list[tuple[str, bool, bool]]:
+    """``by=`` as (name, descending, nulls first), read by the test on its own."""
+    out = []
+    for item in [by] if isinstance(by, str) else by:
+        name, *rest = [item] if isinstance(item, str) else list(item)
+        out.append((name, rest[:1] == ["descending"], rest[1:2] == ["at_start"]))
+    return out
+
+
+def oracle(tables: list[Any], by: Any) -> Any:
+    """The stable sort of the inputs concatenated, by pyarrow alone: every key as columns
+    pyarrow orders as oxsort orders the key (nulls first or last whatever the direction, NaN
+    above every number, -0.0 as 0.0), and the row number as the last key."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.compute as pc
+
+    t = pa.concat_tables(tables)
+    cols: dict[str, Any] = {}
+    keys: list[tuple[str, str]] = []
+    for j, (name, desc, nulls_first) in enumerate(words_of(by)):
+        c = t.column(name)
+        if pa.types.is_dictionary(c.type):
+            c = c.cast(c.type.value_type)
+        order = "descending" if desc else "ascending"
+        cols[f"null{j}"] = pc.cast(pc.is_null(c), pa.int8())
+        keys.append((f"null{j}", "descending" if nulls_first else "ascending"))
+        if pa.types.is_floating(c.type):
+            nan = pc.fill_null(pc.is_nan(c), False)
+            cols[f"nan{j}"] = pc.cast(nan, pa.int8())
+            keys.append((f"nan{j}", order))
+            c = pc.add(pc.fill_null(pc.if_else(nan, 0.0, c), 0.0), 0.0)
+        cols[f"v{j}"] = c
+        keys.append((f"v{j}", order))
+    cols["input_row"] = pa.array(range(t.num_rows), pa.int64())
+    keys.append(("input_row", "ascending"))
+    return t.take(pc.sort_indices(pa.table(cols), sort_keys=keys))
+
+
+def bits(t: Any) -> Any:
+    """``t`` with its float columns as their bits (so that NaN equals NaN, and a sign bit of
+    NaN or -0.0 changed would show) and its dictionary columns as their values (the schemas
+    are compared on their own), for ``Table.equals``."""
+    pa = pytest.importorskip("pyarrow")
+    cols = []
+    for c in t.columns:
+        if pa.types.is_dictionary(c.type):
+            c = c.cast(c.type.value_type)
+        if pa.types.is_floating(c.type):
+            c = c.combine_chunks().view(pa.int64() if c.type.bit_width == 64 else pa.int32())
+        cols.append(c)
+    return pa.table(cols, names=t.column_names)
+
+
+def codec(path: str) -> Any:
+    import pyarrow.parquet as pq
+
+    md = pq.ParquetFile(path).metadata
+    return md.row_group(0).column(0).compression if md.num_row_groups else None
+
+
+def read_table(path: str) -> Any:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    if path.endswith(".arrow"):
+        with pa.memory_map(path) as f:
+            return pa.ipc.open_file(f).read_all()
+    return pq.read_table(path)
+
+
+def check_tables_as_single_node(
+    tmp_path: Path, inputs: list[str], partitions: int, by: Any, **kw: Any
+) -> oxray.RaySortResult:
+    """Sorts tables on the cluster and on one node: the partitions read in order are the
+    single-node output (rows, order, schema with its metadata, compression) and the oracle's."""
+    pa = pytest.importorskip("pyarrow")
+    local = tmp_path / "local"
+    out = tmp_path / "tout"
+    res = oxray.sort(
+        inputs, out, by=by, partitions=partitions, local_dir=local, overwrite=True, **kw
+    )
+    for k in CLUSTER_ONLY:
+        kw.pop(k, None)
+    ext = ".arrow" if inputs[0].endswith(".arrow") else ".parquet"
+    single = str(tmp_path / f"single{ext}")
+    oxsort.sort(inputs, single, by=by, **kw)
+    parts = [p.path for p in res.partitions]
+    assert [Path(p).name for p in parts] == [f"part-{r:05d}{ext}" for r in range(partitions)]
+    want = read_table(single)
+    got_parts = [read_table(p) for p in parts]
+    for t in got_parts:
+        assert t.schema.equals(want.schema, check_metadata=True), (t.schema, want.schema)
+    got = pa.concat_tables(got_parts)
+    assert got.schema.equals(want.schema, check_metadata=True)
+    assert bits(got).equals(bits(want))
+    assert bits(got).equals(bits(oracle([read_table(p) for p in inputs], by)))
+    if ext == ".parquet":
+        assert {codec(p) for p in parts if codec(p) is not None} <= {codec(single)}
+    assert [p.records for p in res.partitions] == [t.num_rows for t in got_parts]
+    assert res.records == want.num_rows
+    assert job_dirs(local) == []
+    assert sorted(os.listdir(out)) == sorted([*(Path(p).name for p in parts), "manifest.json"])
+    return res
+
+
+@pytest.mark.parametrize(
+    "by",
+    [
+        ["i"],
+        [("f", "descending"), "s"],
+        [("s", "ascending", "at_start"), ("f", "ascending", "at_start")],
+        [("d", "descending"), ("i", "descending", "at_start")],
+    ],
+)
+def test_tables_by_columns(cluster: Any, tmp_path: Path, by: Any) -> None:
+    # An empty input first (its compression is not the one kept) and one in the middle.
+    inputs = write_tables(tmp_path, [0, 1500, 0, 2600, 900])
+    res = check_tables_as_single_node(tmp_path, inputs, 4, by)
+    assert res.maps == 5
+    assert balance(res) <= 1.25
+
+
+def test_tables_with_a_skewed_key_are_balanced(cluster: Any, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    inputs = write_tables(tmp_path, [3000, 3000], compression="snappy")
+    # Nine rows in ten share one key: the splitters cut its rows by input and position.
+    for j, p in enumerate(inputs):
+        t = pq.read_table(p)
+        rng = random.Random(j)
+        i = [5 if rng.random() < 0.9 else v for v in t.column("i").to_pylist()]
+        t = t.set_column(0, "i", pytest.importorskip("pyarrow").array(i, t.schema.field("i").type))
+        pq.write_table(t, p, compression="snappy", row_group_size=1000)
+    res = check_tables_as_single_node(tmp_path, inputs, 4, ["i"])
+    assert balance(res) <= 1.10
+    # Ties across partitions keep the input order: the rows of key 5 are in `row` order.
+    rows = [r for p in res.partitions for r in read_table(p.path).column("row").to_pylist()]
+    assert len(rows) == 6000
+
+
+def test_tables_more_partitions_than_keys(cluster: Any, tmp_path: Path) -> None:
+    # `s` has 9 values (null among them): 10 partitions still share the rows evenly.
+    inputs = write_tables(tmp_path, [400, 300], compression="none")
+    res = check_tables_as_single_node(tmp_path, inputs, 10, ["s"], memory="64M")
+    assert all(p.records for p in res.partitions)
+    assert balance(res) <= 1.25
+
+
+def test_tables_empty_inputs_and_arrow_files(cluster: Any, tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    empty = write_tables(tmp_path, [0, 0])
+    res = check_tables_as_single_node(tmp_path, empty, 3, ["s"])
+    assert res.records == 0
+    arrows = []
+    for j, n in enumerate([800, 0, 1200]):
+        p = tmp_path / f"in-{j}.arrow"
+        with pa.ipc.new_file(p, table_of(1, 0).schema) as w:
+            w.write_table(table_of(n, 10 + j))
+        arrows.append(str(p))
+    check_tables_as_single_node(tmp_path, arrows, 3, [("f", "ascending", "at_start"), "i"])
+
+
+def test_tables_with_a_dictionary_key(cluster: Any, tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    inputs = []
+    for j, n in enumerate([1500, 1200]):
+        t = table_of(n, 20 + j, 1500 * j)
+        rng = random.Random(j)
+        words = pa.array([rng.choice(["x", "y", "ä", None]) for _ in range(n)])
+        t = t.append_column("k", words.dictionary_encode())
+        p = tmp_path / f"in-{j}.parquet"
+        pq.write_table(t, p, compression="zstd", row_group_size=400)
+        inputs.append(str(p))
+    assert pa.types.is_dictionary(pq.read_schema(inputs[0]).field("k").type)
+    check_tables_as_single_node(tmp_path, inputs, 3, [("k", "descending"), "f"])
+
+
+def test_tables_errors_before_any_stage(cluster: Any, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    local = tmp_path / "local"
+    a, b = write_tables(tmp_path, [50, 50])
+    t = pq.read_table(b)
+    other = t.set_column(0, "i", t.column("i").cast("int32"))
+    pq.write_table(other, b)
+    with pytest.raises(
+        oxsort.SpecError,
+        match=r"in-1\.parquet: its schema differs from .*in-0\.parquet's: "
+        r"column 'i' is of type int32, not int64",
+    ):
+        oxray.sort([a, b], tmp_path / "o", by=["i"], local_dir=local)
+    with pytest.raises(
+        oxsort.SpecError,
+        match=r"in-0\.parquet: no column 'k'; its columns are: i, f, s, d, row",
+    ):
+        oxray.sort([a], tmp_path / "o", by=["i", ("k", "descending")], local_dir=local)
+    dat = tmp_path / "x.dat"
+    oxsort.gensort(dat, 10)
+    with pytest.raises(
+        oxsort.BadInputError,
+        match=r"input .*x\.dat: not a Parquet or Arrow IPC file \(unlike .*in-0\.parquet",
+    ):
+        oxray.sort([a, str(dat)], tmp_path / "o", by="i", local_dir=local)
+    for opts in [{"lines": True}, {"record_size": 100}, {"keys": "-k1,1"}, {"unique": True}]:
+        with pytest.raises(oxsort.SpecError, match=f"{next(iter(opts))}=.*cannot come with"):
+            oxray.sort([a], tmp_path / "o", by="i", local_dir=local, **opts)
+    with pytest.raises(oxsort.SpecError, match="fields=, control="):
+        oxray.sort([a], tmp_path / "o", by="i", fields="1,2,CH,A", control="x", local_dir=local)
+    assert job_dirs(local) == []
+    assert not (tmp_path / "o").exists()
+
+
+def test_tables_failed_stage_removes_everything(cluster: Any, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    inputs = write_tables(tmp_path, [3000, 3000, 3000])
+    # A page of the second input's first column made garbage: its footer reads, its rows do
+    # not, while the other maps write their sorted files.
+    md = pq.ParquetFile(inputs[1]).metadata
+    col = md.row_group(0).column(0)
+    data = bytearray(Path(inputs[1]).read_bytes())
+    start = col.data_page_offset + 20
+    data[start : start + 64] = bytes(64)
+    Path(inputs[1]).write_bytes(bytes(data))
+    local = tmp_path / "local"
+    out = tmp_path / "out"
+    with pytest.raises(oxsort.Error, match=r"in-1\.parquet"):
+        oxray.sort(inputs, out, by=["s", "i"], partitions=3, local_dir=local)
+    assert job_dirs(local) == []
+    assert os.listdir(out) == []
+
+
+@pytest.mark.parametrize(
+    "by",
+    [
+        ["f"],
+        [("f", "descending")],
+        [("f", "descending", "at_start"), "s"],
+        [("s", "descending", "at_end"), "f"],
+        [("s", "ascending", "at_start"), ("d", "descending")],
+        [("dict", "descending"), ("ts", "ascending", "at_start"), "dec", "b", "bin"],
+    ],
+)
+def test_table_keys_compare_as_the_engine_orders_them(tmp_path: Path, by: Any) -> None:
+    """The driver's key order (splitters, cuts) is the engine's: the engine's sorted rows
+    have non-decreasing keys, and Python's stable sort by those keys is the engine's order."""
+    pa = pytest.importorskip("pyarrow")
+    from decimal import Decimal
+
+    from oxsort.ray._tables import Key, sort_keys
+
+    n = 3000
+    rng = random.Random(5)
+    t = table_of(n, 3)
+    t = t.append_column(
+        "dict", pa.array([rng.choice(["x", "y", "ä", None]) for _ in range(n)]).dictionary_encode()
+    )
+    ts = [None if rng.random() < 0.1 else rng.randrange(-(10**12), 10**12) for _ in range(n)]
+    t = t.append_column("ts", pa.array(ts, pa.timestamp("ns", tz="Europe/Paris")))
+    t = t.append_column(
+        "dec",
+        pa.array([Decimal(rng.randrange(-999, 999)) / 100 for _ in range(n)], pa.decimal128(6, 2)),
+    )
+    t = t.append_column("b", pa.array([rng.random() < 0.5 for _ in range(n)]))
+    t = t.append_column(
+        "bin", pa.array([bytes([rng.randrange(256) for _ in range(2)]) for _ in range(n)])
+    )
+    src = tmp_path / "in.arrow"
+    with pa.ipc.new_file(src, t.schema) as w:
+        w.write_table(t)
+    # (Parquet: the engine's Arrow IPC file writer refuses a dictionary column whose batches
+    # have different dictionaries.)
+    out = tmp_path / "out.parquet"
+    oxsort.sort([src], out, by=by)
+    engine = read_table(str(out))
+    keys = [Key(name, desc, first) for name, desc, first in words_of(by)]
+    mine = sort_keys(engine, keys)
+    assert all(a <= b for a, b in zip(mine, mine[1:]))
+    given = sort_keys(t, keys)
+    order = sorted(range(n), key=lambda i: (given[i], i))
+    assert engine.column("row").to_pylist() == [t.column("row")[i].as_py() for i in order]
+
+
+def test_tables_rows_fetched_from_other_nodes_and_the_cli(cluster: Any, tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    from oxsort.ray.__main__ import main
+
+    inputs = write_tables(tmp_path, [2000, 2000, 2000], compression="lz4")
+    by = [("s", "descending"), "f"]
+    res = check_tables_as_single_node(tmp_path, inputs, 3, by, shared_local_dir=False)
+    assert res.buckets_fetched > 0
+    args = ["--address", cluster[0].address, "--local-dir", str(tmp_path / "local")]
+    cli = tmp_path / "cli"
+    sort = ["sort", *inputs, "-o", str(cli), "--by", "s:desc,f", *args]
+    assert main([*sort, "--partitions", "5"]) == 0
+    assert main(sort) == 2  # not empty
+    # The 5 partitions replaced by 4 (default), none of the old ones left.
+    assert main([*sort, "--overwrite"]) == 0
+    parts = sorted(str(p) for p in cli.glob("part-*"))
+    assert [Path(p).name for p in parts] == [f"part-{r:05d}.parquet" for r in range(4)]
+    got = pa.concat_tables([read_table(p) for p in parts])
+    assert bits(got).equals(bits(read_table(str(tmp_path / "single.parquet"))))
+    assert job_dirs(tmp_path / "local") == []
+
+
+def test_tables_ctrl_c_in_the_driver(cluster: Any, tmp_path: Path) -> None:
+    inputs = write_tables(tmp_path, [150_000, 150_000], compression="snappy")
+    local = tmp_path / "local"
+    cmd = [sys.executable, "-m", "oxsort.ray", "sort", *inputs, "-o", str(tmp_path / "out")]
+    cmd += ["--by", "s,f", "--address", cluster[0].address, "--local-dir", str(local)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(local.glob("oxsort-ray-*/*/map-*")):
+        time.sleep(0.01)
+    assert proc.poll() is None, "the sort ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert job_dirs(local) == []
+    assert not list((tmp_path / "out").glob("part-*"))
+
+
 def test_a_worker_node_killed_during_the_map_stage(cluster: Any, tmp_path: Path) -> None:
     """Runs last in this module: it takes a worker node away."""
     c, workers = cluster
@@ -597,4 +979,46 @@ def test_a_worker_node_killed_during_the_map_stage(cluster: Any, tmp_path: Path)
     oxsort.sort([str(path)], tmp_path / "single")
     assert concat([p.path for p in res.partitions]) == (tmp_path / "single").read_bytes()
     assert all(p.node != victim.node_id for p in res.partitions)
+    assert job_dirs(local) == []
+
+
+def test_tables_a_worker_node_killed_during_the_reduce_stage(cluster: Any, tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    c, workers = cluster
+    inputs = write_tables(tmp_path, [40_000, 40_000, 40_000], compression="snappy")
+    local = tmp_path / "local"
+    victim = workers[1]
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["res"] = oxray.sort(
+                inputs,
+                tmp_path / "out",
+                by=["s", "i"],
+                partitions=6,
+                local_dir=local,
+                shared_local_dir=False,
+            )
+        except BaseException as e:  # noqa: BLE001 - handed to the test thread
+            out["err"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.monotonic() + 60
+    # Kill the node while a reduce runs there: its map's sorted file is lost with it (every
+    # other node fetches rows from the node that sorted them), the reduce runs again
+    # elsewhere, and so does the lost map.
+    running = f"oxsort-ray-*/{victim.node_id[:16]}/reduce-*.pid"
+    while time.monotonic() < deadline and not list(local.glob(running)):
+        time.sleep(0.005)
+    assert t.is_alive(), f"the sort ended before the node could be killed: {out}"
+    c.remove_node(victim, allow_graceful=False)
+    t.join(timeout=180)
+    assert "err" not in out, out.get("err")
+    res = out["res"]
+    oxsort.sort(inputs, tmp_path / "single.parquet", by=["s", "i"])
+    got = pa.concat_tables([read_table(p.path) for p in res.partitions])
+    assert bits(got).equals(bits(read_table(str(tmp_path / "single.parquet"))))
+    assert res.maps_rerun >= 1
     assert job_dirs(local) == []

@@ -24,6 +24,9 @@ Each map or reduce task keeps to budgets, as a sort on one machine does: memory,
 local disk per task (by default the node's memory, cores and free local disk divided by the
 tasks Ray runs there at once), checked before any task writes.
 
+``by=`` sorts tables (Parquet or Arrow IPC files) by columns the same way: the stages are in
+:mod:`oxsort.ray._tables`.
+
 The driver checks that the partitions are in order across their boundaries and that their
 checksums add up to the input's, then writes ``output_dir/manifest.json``. Buckets are removed
 at the end, after a failure and after Ctrl-C. A map whose node died is run again on a live
@@ -56,7 +59,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("oxsort.ray needs Ray: pip install ray") from e
 
 from .. import _native
-from .._files import PathLike, _spec, parse_size
+from .._files import By, PathLike, _spec, parse_size
 from .._native import BadInputError, Error, OutOfSpaceError, SpecError
 
 __all__ = ["Partition", "RaySortResult", "gensort", "sort"]
@@ -626,7 +629,10 @@ def _prepare_output(output_dir: str, overwrite: bool) -> None:
             "its partitions"
         )
     for name in present:
-        if name == MANIFEST or (name.startswith("part-") and name[5:].isdigit()):
+        stem, ext = os.path.splitext(name)
+        if name == MANIFEST or (
+            stem.startswith("part-") and stem[5:].isdigit() and ext in ("", ".parquet", ".arrow")
+        ):
             os.remove(os.path.join(output_dir, name))
 
 
@@ -779,6 +785,8 @@ def sort(
     local_disk: Union[int, str, None] = None,
     task_cpus: float = 1,
     shared_local_dir: Optional[bool] = None,
+    by: Optional[By] = None,
+    output_format: Optional[str] = None,
 ) -> RaySortResult:
     """Sorts ``inputs`` (concatenated, as :func:`oxsort.sort` takes them) across the Ray
     cluster into ``output_dir/part-00000`` ... ``part-{R-1}``, whose concatenation is the
@@ -801,12 +809,61 @@ def sort(
     ``shared_local_dir``: whether every node sees every node's ``local_dir`` (a shared file
     system: a reduce reads other nodes' buckets in place); by default a bucket is read in
     place when its file is visible, else fetched from its node.
+
+    Tables: ``by=["k1", ("k2", "descending"), ("k3", "ascending", "at_start")]`` (as
+    :func:`oxsort.sort` takes it) sorts Parquet or Arrow IPC files, the partitions of one table,
+    into ``output_dir/part-00000.parquet`` ... (``.arrow`` for Arrow inputs, or as
+    ``output_format=`` says): read in order, the partitions are the rows, in order, of
+    :func:`oxsort.sort` of the inputs into one file, with its schema and compression (see
+    :mod:`oxsort.ray._tables`). Each input is one map; the record options (``record_size``,
+    ``lines``, ``nul``, ``fields``, ``control``, ``keys``, ``unique``, ``map_size``) are
+    refused with it. The result's ``records`` are rows and its checksums are empty.
     """
     del temp_dirs  # every stage spills into its node's job directory
     if partitions < 1:
         raise SpecError(f"partitions={partitions}: at least 1")
     if not task_cpus > 0:
         raise SpecError(f"task_cpus={task_cpus}: more than 0")
+    if by is not None or output_format is not None:
+        records = {
+            "record_size": record_size is not None,
+            "lines": lines,
+            "nul": nul,
+            "fields": fields is not None,
+            "control": control is not None,
+            "keys": bool(keys),
+            "unique": unique,
+            "map_size": map_size is not None,
+        }
+        given = [name for name, on in records.items() if on]
+        if by is None:
+            raise SpecError("output_format= is a table sort's: give by= (the sort columns)")
+        if given:
+            raise SpecError(
+                f"by= sorts tables by columns: {', '.join(n + '=' for n in given)} "
+                "(options of a record sort) cannot come with it"
+            )
+        from ._tables import sort_tables
+
+        if threads is not None and threads < 1:
+            raise SpecError(f"threads={threads}: at least 1")
+        mem = parse_size(memory)
+        _connect(address)
+        return sort_tables(
+            inputs,
+            os.path.abspath(os.fspath(output_dir)),
+            by=by,
+            partitions=partitions,
+            output_format=output_format,
+            overwrite=overwrite,
+            local_dir=os.path.abspath(os.fspath(local_dir)) if local_dir is not None else None,
+            memory=mem,
+            threads=threads,
+            local_disk=parse_size(local_disk),
+            task_cpus=task_cpus,
+            shared_local_dir=shared_local_dir,
+            resolve=_resolve_inputs,
+        )
     spec = _spec(
         record_size=record_size,
         lines=lines,
@@ -833,7 +890,6 @@ def sort(
     where = _place(tasks, nodes)
     _check_budgets(tasks, where, nodes)
     _prepare_output(out_dir, overwrite)
-    before = set(os.listdir(out_dir))
 
     job = uuid.uuid4().hex[:12]
     plan = _Plan(
@@ -851,17 +907,30 @@ def sort(
         shared=shared_local_dir,
         job=job,
     )
+    return _guarded(out_dir, ldir, job, lambda inflight: _run(plan, inflight))
+
+
+def _guarded(
+    out_dir: str,
+    local_dir: Optional[str],
+    job: str,
+    run: Callable[[list[ray.ObjectRef]], RaySortResult],
+) -> RaySortResult:
+    """Runs a job's stages (``run`` adds every task it submits to the list it is given): on
+    any failure or interrupt its tasks are cancelled and what it wrote in ``out_dir`` is
+    removed; its node-local directories are removed in any case."""
+    before = set(os.listdir(out_dir))
     inflight: list[ray.ObjectRef] = []
     ok = False
     try:
-        result = _run(plan, inflight)
+        result = run(inflight)
         ok = True
         return result
     except BaseException:
         _cancel(inflight)
         raise
     finally:
-        _cleanup(ldir, job)
+        _cleanup(local_dir, job)
         if not ok:
             # The partitions written, and what a reduce killed in its write left (its
             # unfinished partition under a temp name): every entry that was not there before.

@@ -5,6 +5,8 @@
         [--record-size N | --lines | --nul] [--fields F | --control FILE | --keys 'FLAGS']
         [--unique] [--memory SIZE] [--threads N] [--local-disk SIZE] [--task-cpus N]
         [--map-size SIZE] [--local-dir DIR] [--shared-local-dir auto|yes|no]
+    python -m oxsort.ray sort PART.parquet... -o DIR --by 'k1,k2:desc:nulls_first' [--partitions 8]
+        [--output-format parquet|arrow] [--memory SIZE] ...
 
 An input written ``NODE:PATH`` (``NODE``: a Ray node id or IP address, ``:`` after it) is a
 file on that node's local disk; any other input is a path every node can read.
@@ -79,6 +81,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         help="whether every node sees every node's --local-dir (auto: where a bucket is visible)",
     )
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument(
+        "--by", help="sort tables (Parquet or Arrow IPC files) by columns: 'k1,k2:desc:nulls_first'"
+    )
+    s.add_argument("--output-format", choices=["parquet", "arrow"], help="with --by")
     a = p.parse_args(argv)
 
     try:
@@ -123,6 +129,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 local_disk=a.local_disk,
                 task_cpus=a.task_cpus,
                 shared_local_dir={"auto": None, "yes": True, "no": False}[a.shared_local_dir],
+                by=a.by,
+                output_format=a.output_format,
             )
     except Error as e:
         print(f"oxsort.ray: {e}", file=sys.stderr)

@@ -416,3 +416,27 @@ def test_cli_resumes_a_table_sort_killed_anywhere(cli: str, tmp_path: Path) -> N
         text=True,
     )
     assert r.returncode != 0 and "standard input cannot be read again" in r.stderr, r.stderr
+
+
+def test_parquet_codecs_kept_and_those_not_read_named(cli: str, tmp_path: Path) -> None:
+    """gzip, zstd and LZ4 pages are read and the output keeps the input's codec; Brotli pages
+    (a codec oxsort does not read) are refused before any row, naming the file, row group and
+    column, and nothing is left."""
+    t = make_table(500)
+    order = expected_rows(t, [("i64", "ascending", "at_end")])
+    for codec in ["gzip", "zstd", "lz4", "none"]:
+        src, out = tmp_path / f"in-{codec}.parquet", tmp_path / f"out-{codec}.parquet"
+        pq.write_table(t, src, compression=codec)
+        run_cli(cli, "sort", str(src), "-o", str(out), "--by", "i64", "-q")
+        same_rows(pq.read_table(out), t, order)
+        got = pq.ParquetFile(out).metadata.row_group(0).column(0).compression
+        assert got == ("UNCOMPRESSED" if codec == "none" else codec.upper()), got
+    src = tmp_path / "in-brotli.parquet"
+    pq.write_table(t, src, compression="brotli")
+    r = run_cli(
+        cli, "sort", str(src), "-o", str(tmp_path / "o.parquet"), "--by", "i64", check=False
+    )
+    assert r.returncode != 0, r.stderr
+    assert "in-brotli.parquet: row group 0, column 'row'" in r.stderr, r.stderr
+    assert "compressed with BROTLI, which oxsort does not read" in r.stderr, r.stderr
+    assert not (tmp_path / "o.parquet").exists()

@@ -74,6 +74,41 @@ fn read_error(path: &Path, e: impl std::fmt::Display) -> TableError {
     TableError::Read { path: path.to_path_buf(), why: e.to_string() }
 }
 
+/// Whether oxsort reads and writes Parquet pages compressed with `c` (the `parquet` crate's
+/// codecs built in: uncompressed, snappy, gzip, LZ4 and zstd; not Brotli or LZO).
+fn supported(c: Compression) -> bool {
+    matches!(
+        c,
+        Compression::UNCOMPRESSED
+            | Compression::SNAPPY
+            | Compression::GZIP(_)
+            | Compression::LZ4
+            | Compression::LZ4_RAW
+            | Compression::ZSTD(_)
+    )
+}
+
+/// An error naming the first column chunk of `meta` compressed with a codec oxsort cannot
+/// decompress, before any row is read.
+fn check_codecs(path: &Path, meta: &ArrowReaderMetadata) -> Result<()> {
+    for (g, rg) in meta.metadata().row_groups().iter().enumerate() {
+        if let Some(c) = rg.columns().iter().find(|c| !supported(c.compression())) {
+            return Err(TableError::Corrupt {
+                path: path.to_path_buf(),
+                row_group: g,
+                column: c.column_path().string(),
+                why: format!(
+                    "its pages are compressed with {}, which oxsort does not read (it reads \
+                     uncompressed, snappy, gzip, LZ4 and zstd pages)",
+                    // The codec's name, without its level.
+                    c.compression().to_string().split('(').next().unwrap_or_default()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn open_file(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| read_error(path, oxsort_io::os_message(&e)))
 }
@@ -110,6 +145,7 @@ impl TableInput {
             TableFormat::Parquet => {
                 let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
                     .map_err(|e| read_error(path, format!("not a readable Parquet file: {e}")))?;
+                check_codecs(path, &meta)?;
                 let schema = meta.schema().clone();
                 (Kind::Parquet(meta), schema)
             }
@@ -215,6 +251,7 @@ impl TableInput {
                 let md = m.metadata();
                 (md.num_row_groups() > 0 && md.row_group(0).num_columns() > 0)
                     .then(|| md.row_group(0).column(0).compression())
+                    .filter(|&c| supported(c))
             }
             _ => None,
         }

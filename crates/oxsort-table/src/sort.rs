@@ -28,9 +28,9 @@ use crate::format::TableFormat;
 use crate::read::{schema_difference, TableInput};
 use crate::rows::RowCodec;
 use crate::tuning::{
-    BATCH_ROWS, MIN_ENGINE_BYTES, MIN_ROW_GROUP_BYTES, OUTPUT_PIECE_BYTES, PIPE_BYTES,
-    QUEUES_SIZED, QUEUE_DEPTH, QUEUE_DEPTH_MAX, QUEUE_SLOT_BYTES, ROW_GROUP_SHARE_DIVISOR,
-    TABLE_SHARE_DIVISOR, TABLE_SHARE_MAX,
+    BATCH_ROWS, DECODED_BATCH_MAX_ROWS, MIN_ENGINE_BYTES, MIN_ROW_GROUP_BYTES, OUTPUT_PIECE_BYTES,
+    PIPE_BYTES, QUEUES_SIZED, QUEUE_DEPTH, QUEUE_DEPTH_MAX, QUEUE_SLOT_BYTES,
+    ROW_GROUP_SHARE_DIVISOR, TABLE_SHARE_DIVISOR, TABLE_SHARE_MAX,
 };
 use crate::write::TableWriter;
 
@@ -379,7 +379,7 @@ fn decode(
             admit(&mut sum, rows.last().copied().unwrap_or(&last), row).map_err(&check)?;
             rows.push(row);
             next += len;
-            if rows.len() == BATCH_ROWS {
+            if rows.len() == DECODED_BATCH_MAX_ROWS {
                 write_rows(codec, &batches, &mut rows, &mut last, output)?;
             }
         }

@@ -7,6 +7,13 @@
 /// instead of faulting in fresh pages (16 Ki rows: 3% of the CPU went to zeroing pages).
 pub const BATCH_ROWS: usize = 8 * 1024;
 
+/// The most rows decoded from the sorted stream into one batch: the decoder makes one batch of
+/// each piece of the engine's output ([`OUTPUT_PIECE_BYTES`], some thousands of rows), cut only
+/// past this many (tiny rows). Batches of [`BATCH_ROWS`] and a remainder per piece gave the
+/// writer twice the batches, each with its per-batch costs (levels, page bookkeeping, a hand-off
+/// to the encoder threads).
+pub const DECODED_BATCH_MAX_ROWS: usize = 4 * BATCH_ROWS;
+
 /// The table sort's share of the memory budget is 1/this of it (at most [`TABLE_SHARE_MAX`]):
 /// the readers' batches and encoded rows in flight, the sorted rows being decoded, and the
 /// Parquet writer's row group. The engine gets the rest, so the process stays within the

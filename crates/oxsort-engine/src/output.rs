@@ -29,7 +29,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use oxsort_format::SortKey;
 use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
-use oxsort_kernels::Entry;
+use oxsort_kernels::{Entry, Touch};
 
 use crate::error::{EngineError, Result};
 use crate::inmem::{Ctx, Loaded};
@@ -180,6 +180,7 @@ fn sort_part<'a>(
     v: &mut [Entry],
     tie_bytes: usize,
     locate: impl Fn(u64) -> &'a [u8] + Sync,
+    hint: impl Fn(u64) + Sync,
 ) {
     if !keys.ties_possible() {
         oxsort_kernels::sort_entries(v);
@@ -192,14 +193,33 @@ fn sort_part<'a>(
             &|idx, out| keys.append_key(locate(idx), out),
         );
     } else {
-        oxsort_kernels::sort_entries_with_keyed_ties(
+        // Splitting a big group reads each tied record's key start: the offset (far) and the
+        // record's first two lines (near) are prefetched ahead.
+        let touch = |idx, t| match t {
+            Touch::Far => hint(idx),
+            Touch::Near => {
+                let rec = locate(idx);
+                if let Some(first) = rec.first() {
+                    oxsort_kernels::prefetch_read(first);
+                }
+                if let Some(second) = rec.get(TIE_PREFETCH_SECOND_LINE) {
+                    oxsort_kernels::prefetch_read(second);
+                }
+            }
+        };
+        oxsort_kernels::sort_entries_with_keyed_ties_prefetched(
             v,
             tie_bytes,
             &|idx, out| keys.append_key(locate(idx), out),
             &|idx, out, n| keys.append_key_start(locate(idx), out, n),
+            &touch,
         );
     }
 }
+
+/// Where in a record the second cache line a tie split reads lies, at most (a key start is its
+/// first bytes: rarely past two lines).
+const TIE_PREFETCH_SECOND_LINE: usize = 64;
 
 /// Bytes of the load's mean record.
 fn mean_record(loaded: &Loaded) -> usize {
@@ -413,9 +433,13 @@ impl Job<'_, '_> {
         }
     }
 
-    /// What `locate` reads to find a delimited record: its offset, a random miss of its own.
+    /// What `locate` reads to find a delimited record: its offset, a random miss of its own
+    /// (nothing for fixed records, found by arithmetic).
     #[inline]
     fn hint(&self, idx: u64) {
+        if self.record_size.is_some() {
+            return;
+        }
         let c = (idx >> self.log2) as usize;
         oxsort_kernels::prefetch_read(&self.loaded.offsets[c][(idx & self.mask) as usize]);
     }
@@ -478,7 +502,7 @@ impl Worker<'_, '_> {
         for (j, c) in job.parts.cuts.iter().enumerate() {
             entries.extend_from_slice(&job.runs[j][c[p]..c[p + 1]]);
         }
-        sort_part(keys, entries, job.ctx.g.tie_bytes, |idx| job.locate(idx));
+        sort_part(keys, entries, job.ctx.g.tie_bytes, |idx| job.locate(idx), |idx| job.hint(idx));
         let pieces = job.parts.pieces(p);
         // Where the next piece goes; for a chained part, known once the part before is gathered.
         let mut off = job.placement.known_start(p);

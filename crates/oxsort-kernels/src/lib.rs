@@ -67,8 +67,8 @@ pub use gather::{gather, gather_blocks, gather_var, gather_var_with, par_gather,
 pub use loser_tree::LoserTree;
 pub use merge::{merge_entries, par_merge_entries, par_split_sorted, split_sorted};
 pub use ties::{
-    sort_entries_with_keyed_ties, sort_entries_with_staged_ties, sort_entries_with_ties,
-    TIE_BYTES_PER_ENTRY,
+    sort_entries_with_keyed_ties, sort_entries_with_keyed_ties_prefetched,
+    sort_entries_with_staged_ties, sort_entries_with_ties, Touch, TIE_BYTES_PER_ENTRY,
 };
 
 /// Sorts entries ascending, in place, on the calling thread.

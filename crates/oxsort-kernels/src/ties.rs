@@ -49,6 +49,26 @@ where
     F: Fn(u64, &mut Vec<u8>) + Sync,
     S: Fn(u64, &mut Vec<u8>, usize) + Sync,
 {
+    sort_entries_with_keyed_ties_prefetched(v, limit, key, key_start, &|_, _| {});
+}
+
+/// [`sort_entries_with_keyed_ties`] with the reads of key starts overlapped: while a group too
+/// big for `limit` is split by its keys' next bytes (one random read of a record per tied
+/// entry, the stage's cost on big groups), `touch(index, Touch::Far)` is called
+/// [`crate::tuning::REFINE_PREFETCH_DISTANCE`] entries ahead of the next two (for what locating
+/// a record reads first, such as an offset table) and `touch(index, Touch::Near)` one distance
+/// ahead (to prefetch the record itself). `touch` only prefetches: it changes nothing.
+pub fn sort_entries_with_keyed_ties_prefetched<F, S, T>(
+    v: &mut [Entry],
+    limit: usize,
+    key: &F,
+    key_start: &S,
+    touch: &T,
+) where
+    F: Fn(u64, &mut Vec<u8>) + Sync,
+    S: Fn(u64, &mut Vec<u8>, usize) + Sync,
+    T: Fn(u64, Touch) + Sync,
+{
     crate::sort_entries(v);
     let mut built = Built::with_limit(limit);
     let mut start = 0;
@@ -60,11 +80,20 @@ where
             // among equal keys.
             let g = &mut v[start..start + len];
             if !sort_by_built_keys(g, key, &mut built) {
-                refine(g, key_start, &mut |g| sort_by_built_keys(g, key, &mut built));
+                refine(g, key_start, touch, &mut |g| sort_by_built_keys(g, key, &mut built));
             }
         }
         start += len;
     }
+}
+
+/// How far ahead a prefetch of [`sort_entries_with_keyed_ties_prefetched`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touch {
+    /// Two distances ahead: what locating the record reads.
+    Far,
+    /// One distance ahead: the record's first bytes.
+    Near,
 }
 
 /// Like [`sort_entries_with_keyed_ties`], in two stages for keys whose first bytes are cheap to
@@ -114,7 +143,10 @@ pub fn sort_entries_with_staged_ties<S, W>(
             if n > 1 && shorts.key(i).len() >= short_len {
                 let run = &mut g[i..i + n];
                 if !sort_by_built_keys(run, whole, &mut wholes) {
-                    refine(run, &start_of, &mut |g| sort_by_built_keys(g, whole, &mut wholes));
+                    let none = |_, _| {};
+                    refine(run, &start_of, &none, &mut |g| {
+                        sort_by_built_keys(g, whole, &mut wholes)
+                    });
                 }
             }
             i += n;
@@ -128,7 +160,7 @@ pub fn sort_entries_with_staged_ties<S, W>(
         if len > 1 {
             let g = &mut v[start..start + len];
             if !stage(g) {
-                refine(g, &start_of, &mut stage);
+                refine(g, &start_of, &|_, _| {}, &mut stage);
             }
         }
         start += len;
@@ -159,11 +191,13 @@ const LOOK_SAMPLE: usize = 64;
 /// [`LOOK`]), then sorts by `(key[d..d + STEP] zero-padded, min(len - d, STEP + 1))`: two keys
 /// equal in their first `d` bytes compare as these do, and a tie with the length byte at
 /// `STEP + 1` means both go on, equal so far.
-fn refine<S, F>(g: &mut [Entry], start: &S, fits: &mut F)
+fn refine<S, T, F>(g: &mut [Entry], start: &S, touch: &T, fits: &mut F)
 where
     S: Fn(u64, &mut Vec<u8>, usize),
+    T: Fn(u64, Touch),
     F: FnMut(&mut [Entry]) -> bool,
 {
+    let ahead = crate::tuning::REFINE_PREFETCH_DISTANCE;
     let Some(&first) = g.first() else { return };
     let prefix = entry_prefix(first);
     let (mut key, mut first) = (Vec::new(), Vec::new());
@@ -192,7 +226,14 @@ where
         let depth = loop {
             let skip_now = skip.min(LOOK - STEP - 1);
             let at = depth + skip_now;
-            for e in g[from..to].iter_mut() {
+            for i in from..to {
+                if let Some(&far) = g.get(i + 2 * ahead).filter(|_| i + 2 * ahead < to) {
+                    touch(entry_index(far), Touch::Far);
+                }
+                if let Some(&near) = g.get(i + ahead).filter(|_| i + ahead < to) {
+                    touch(entry_index(near), Touch::Near);
+                }
+                let e = &mut g[i];
                 key.clear();
                 start(entry_index(*e), &mut key, depth + LOOK);
                 skip = skip.min(common(&key, &first));

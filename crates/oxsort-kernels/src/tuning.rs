@@ -65,6 +65,12 @@ pub const PAR_GRAIN: usize = OUT_OF_PLACE_MAX;
 /// and at 8. See `BENCH.md` for the gather against a plain loop.
 pub const GATHER_PREFETCH_DISTANCE: usize = 8;
 
+/// Entries ahead whose key starts are prefetched while a big group of tied entries is split by
+/// its keys' next bytes (`ties::refine`): each key start is a random read of a record (and,
+/// for delimited records, of its offset first); as for the gather, enough to keep several
+/// reads in flight without filling the line fill buffers.
+pub const REFINE_PREFETCH_DISTANCE: usize = 8;
+
 /// Entries per parallel task of `par_gather` and `par_merge_entries` (work-stealing grain).
 ///
 /// Large enough that the per-task set-up (one pointer batch, one loser tree) is noise, small

@@ -4,8 +4,9 @@ mod common;
 use common::*;
 use oxsort_kernels::{
     entry_index, entry_prefix, par_sort_entries, par_sort_entries_with_buffer, sort_entries,
-    sort_entries_with_buffer, sort_entries_with_keyed_ties, sort_entries_with_staged_ties,
-    sort_entries_with_ties, Entry,
+    sort_entries_with_buffer, sort_entries_with_keyed_ties,
+    sort_entries_with_keyed_ties_prefetched, sort_entries_with_staged_ties, sort_entries_with_ties,
+    Entry, Touch,
 };
 
 /// Fails naming the sort, the pattern, the length and the seed that replays it.
@@ -237,6 +238,21 @@ fn tied_groups_over_the_limit_are_ordered_by_whole_keys_all_the_same() {
                 };
                 sort_entries_with_keyed_ties(&mut got, limit, &long_key, &start);
                 check("sort_entries_with_keyed_ties (limited)", &pat, n, &got, &want);
+                // The prefetching form: the same order, its touches only at entries of the
+                // input, near ones before their key starts are read.
+                let indices: std::collections::HashSet<u64> =
+                    v.iter().map(|&e| entry_index(e)).collect();
+                let touched = std::sync::Mutex::new(Vec::new());
+                let touch = |i: u64, t: Touch| touched.lock().unwrap().push((i, t));
+                let mut got = v.clone();
+                sort_entries_with_keyed_ties_prefetched(&mut got, limit, &long_key, &start, &touch);
+                check("sort_entries_with_keyed_ties_prefetched", &pat, n, &got, &want);
+                let touched = touched.into_inner().unwrap();
+                assert!(touched.iter().all(|(i, _)| indices.contains(i)), "{pat:?} {n}");
+                if limit == 0 && n > 64 && matches!(pat, Pattern::AllEqual) {
+                    assert!(touched.iter().any(|&(_, t)| t == Touch::Near), "{pat:?} {n}");
+                    assert!(touched.iter().any(|&(_, t)| t == Touch::Far), "{pat:?} {n}");
+                }
                 for short_len in [5, 20] {
                     let short = |i: u64, out: &mut Vec<u8>| {
                         let start = out.len();

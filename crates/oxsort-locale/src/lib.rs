@@ -196,16 +196,12 @@ fn strxfrm(s: &[u8], out: &mut Vec<u8>) {
     });
 }
 
-/// glibc's `strcoll` order of `a` and `b` (no NUL in either), the order GNU sort compares
-/// text in: the table learns from it (see [`primary_weight`]).
-fn strcoll(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    let (a, b) = (std::ffi::CString::new(a), std::ffi::CString::new(b));
-    let (Ok(a), Ok(b)) = (a, b) else {
-        // Only the table's probes call this, never with a NUL.
-        return std::cmp::Ordering::Equal;
-    };
+/// glibc's `strcoll` order of `a` and `b`, the order GNU sort compares text in: the table
+/// learns from it (see [`primary_weight`]). `None` when either holds a NUL (C strings cannot).
+fn strcoll(a: &[u8], b: &[u8]) -> Option<std::cmp::Ordering> {
+    let (a, b) = (std::ffi::CString::new(a).ok()?, std::ffi::CString::new(b).ok()?);
     // SAFETY: both are valid NUL-terminated strings; strcoll only reads them and the locale.
-    unsafe { libc::strcoll(a.as_ptr(), b.as_ptr()) }.cmp(&0)
+    Some(unsafe { libc::strcoll(a.as_ptr(), b.as_ptr()) }.cmp(&0))
 }
 
 /// The primary (first-level) collation weight of character `c`, when the locale's first

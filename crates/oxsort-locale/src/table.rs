@@ -473,7 +473,7 @@ fn seek_references(l: usize, shape: &Shape) -> Vec<Probe> {
 /// [`CHECKS_PER_SPLIT`] neighbours of the one's order that the other orders otherwise, and
 /// the hypotheses whose order differs from an answer are dropped. Per unknown character,
 /// its direction when every remaining hypothesis gives the same; `None` when none remains
-/// (`strcoll` follows no hypothesis: a contraction, say).
+/// (`strcoll` follows no hypothesis: a contraction, say) or a probe holds a NUL.
 fn solve(
     l: usize,
     shape: &Shape,
@@ -545,7 +545,7 @@ fn solve(
             break;
         }
         for (x, y) in split {
-            let answer = crate::strcoll(texts[x].as_bytes(), texts[y].as_bytes());
+            let answer = crate::strcoll(texts[x].as_bytes(), texts[y].as_bytes())?;
             alive.retain(|&h| images[h][x].cmp(&images[h][y]) == answer);
         }
         if alive.is_empty() {

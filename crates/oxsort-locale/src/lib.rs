@@ -137,14 +137,14 @@ const XFRM_GUESS_PER_BYTE: usize = 8;
 /// ignored, as C strings end there).
 ///
 /// The image is built from the locale's weight table (see [`primary_weight`]) when every
-/// character of `s` is in it with all its levels: glibc's `strxfrm` image but for the levels
-/// some characters reverse, which are walked as `strcoll` walks them (glibc 2.36's `strcoll`
-/// skips a character that `strxfrm` keeps: see the table's module), at a table look-up per
-/// character and level. Otherwise glibc's `strxfrm` transforms `s`, and that image orders
+/// character of `s` is in it with all its levels (see [`from_table`]): glibc's `strxfrm`
+/// image but for the levels some characters reverse, which are walked as `strcoll` walks
+/// them (glibc 2.36's `strcoll` skips a character that `strxfrm` keeps: see the table's
+/// module), at a table look-up per character and level. Otherwise glibc's `strxfrm` transforms `s`, and that image orders
 /// as `strxfrm` does, which is not always `strcoll`'s order: in en_US.UTF-8, of 20,000
 /// random near pairs of strings (one the other edited: punctuation in or out, a letter
-/// changed) holding a character the table leaves out (U+00B7, which contracts with "l", or
-/// one not assigned), 110 (1 in 180) order otherwise than `strcoll`
+/// changed) that the table does not build ("l·", whose middle dot contracts with the "l",
+/// or a character not assigned), 122 (1 in 160) order otherwise than `strcoll`
 /// (`tests/strcoll_order.rs` measures it).
 pub fn xfrm(s: &[u8], out: &mut Vec<u8>) {
     let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
@@ -240,9 +240,18 @@ pub fn primary_weight(c: char) -> Option<&'static [u8]> {
 pub use table::MAX_TABLE_CHARS;
 
 /// Whether [`xfrm`] builds the image of a string of `c` (with other such characters) from the
-/// weight table, every level of it, rather than calling glibc (see [`primary_weight`]).
+/// weight table, every level of it, rather than calling glibc (see [`primary_weight`]); but
+/// not where `c` follows a character it contracts with (see [`from_table`]).
 pub fn whole_weights(c: char) -> bool {
     table::entry(c).is_some_and(|e| e.full)
+}
+
+/// Whether [`xfrm`] builds the image of `s` from the weight table (its order is then
+/// `strcoll`'s), rather than calling glibc: every character has [`whole_weights`] and none
+/// follows one it contracts with (U+00B7 after "l" in en_US.UTF-8).
+pub fn from_table(s: &[u8]) -> bool {
+    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+    table::xfrm_start_from_table(&s[..end], &mut Vec::new(), 0).is_some()
 }
 
 /// The UTF-8 character at the start of `b` and its length; `None` at the end, at a NUL and

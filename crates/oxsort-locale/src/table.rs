@@ -33,7 +33,9 @@
 //! Where a locale's levels are plain concatenations for a set of characters, the image of a
 //! string of them is built from per-character weights: a table look-up per character and
 //! level instead of glibc's walk through its tables (about 3.5 us for a 100-byte line).
-//! Characters in contractions ("ch", "sz") or in context rules are kept out, as are those
+//! Characters in contractions ("ch", "sz") or in context rules are kept out (but for one
+//! that contracts only with a few characters it follows, U+00B7 after "l": strings without
+//! such a pair are built), as are those
 //! whose direction on a level some rule sets reverse and others not could not be learnt: a
 //! string holding one is transformed by glibc whole, and its image orders as `strxfrm`, not
 //! `strcoll` (see [`crate::xfrm`]).
@@ -93,6 +95,11 @@ const SEED_PIVOTS: usize = 3;
 /// an accent's weight differs from a plain letter's.
 const SEED_LETTERS: [char; 3] = ['é', 'α', 'д'];
 
+/// The most characters a character may contract with when it follows them (U+00B7 after
+/// "l" or "L") and still be admitted whole: strings without such a pair are built from the
+/// table; a character contracting with more stays out.
+const MAX_CONTRACTING: usize = 4;
+
 /// How many probe pairs `strcoll` is asked about for each pair of hypotheses it tells apart:
 /// the first decides, the others check.
 const CHECKS_PER_SPLIT: usize = 3;
@@ -106,6 +113,9 @@ pub(crate) struct Entry {
     ends: Box<[usize]>,
     /// Bit `l`: the character's rule reverses level `l` (`backward`).
     backward: u8,
+    /// The admitted characters this one contracts with when it follows them (U+00B7 after
+    /// "l"): a string holding such a pair is transformed by glibc whole. Empty for nearly all.
+    contracts_after: Box<[char]>,
     /// The whole image of a string of `full` characters is built from their levels; otherwise
     /// only the first level (the primary weight) is known to concatenate.
     pub(crate) full: bool,
@@ -305,7 +315,8 @@ impl Admitted {
         }
         entry.full = whole
             && self.learn_directions(c, &mut entry, shape)
-            && self.concatenates(c, &entry, shape, false);
+            && (self.concatenates(c, &entry, shape, false)
+                || self.contracts_after_few(c, &mut entry, shape));
         let entry: &'static Entry = Box::leak(Box::new(entry));
         self.primary.push((c, entry));
         if entry.full {
@@ -354,6 +365,34 @@ impl Admitted {
             check.extend([r, &learnt]);
         }
         matches_strxfrm(&check, shape).then_some(backward)
+    }
+
+    /// When the whole-image check of `c` fails: whether that is only because `c` contracts
+    /// with up to [`MAX_CONTRACTING`] admitted characters it follows (U+00B7 after "l"), each
+    /// pair checked on its own: `strxfrm` of `c c` and of `c x`, for every character `x`
+    /// admitted whole, must be what the table builds, and of `x c` too but for those (then
+    /// kept in [`Entry::contracts_after`]).
+    fn contracts_after_few(&self, c: char, e: &mut Entry, shape: &Shape) -> bool {
+        let lone = Probe { c, entry: e.clone() };
+        if !matches_strxfrm(&[&lone, &lone], shape) {
+            return false;
+        }
+        let mut after = Vec::new();
+        for &(x, xe) in &self.full {
+            let x_probe = Probe { c: x, entry: xe.clone() };
+            if !matches_strxfrm(&[&lone, &x_probe], shape) {
+                return false;
+            }
+            if !matches_strxfrm(&[&x_probe, &lone], shape) {
+                after.push(x);
+                if after.len() > MAX_CONTRACTING {
+                    return false;
+                }
+            }
+        }
+        // Nothing found: the whole check failed for a longer context, and `c` stays out.
+        e.contracts_after = after.into();
+        !e.contracts_after.is_empty()
     }
 
     /// The references of level `l` (see [`Admitted::references`]), sought on first use.
@@ -618,6 +657,7 @@ fn split_levels(image: &[u8], shape: &Shape) -> Option<Entry> {
         bytes: bytes.into_boxed_slice(),
         ends: ends.into_boxed_slice(),
         backward: 0,
+        contracts_after: Box::new([]),
         full: false,
     })
 }
@@ -627,7 +667,13 @@ fn split_levels(image: &[u8], shape: &Shape) -> Option<Entry> {
 fn primary_entry(image: &[u8], levels: usize) -> Option<Entry> {
     let end = image.iter().position(|&b| b == LEVEL_END)?;
     let bytes: Box<[u8]> = image[..end].into();
-    Some(Entry { bytes, ends: vec![end; levels].into_boxed_slice(), backward: 0, full: false })
+    Some(Entry {
+        bytes,
+        ends: vec![end; levels].into_boxed_slice(),
+        backward: 0,
+        contracts_after: Box::new([]),
+        full: false,
+    })
 }
 
 /// How a level is walked where characters reverse it.
@@ -741,15 +787,26 @@ thread_local! {
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// Whether the text `before` a character of entry `e` ends with a character `e` contracts
+/// with (rare: kept off the per-character path).
+#[cold]
+fn follows_contracting(e: &Entry, before: &[u8]) -> bool {
+    let start = before.len().saturating_sub(4);
+    let previous = (start..before.len()).find_map(|i| {
+        crate::next_char(&before[i..]).filter(|&(_, n)| i + n == before.len()).map(|(c, _)| c)
+    });
+    previous.is_some_and(|p| e.contracts_after.contains(&p))
+}
+
 /// Appends the image of `s` built from the table (its byte order is `strcoll`'s) when every
-/// character of `s` (UTF-8, no NUL) is admitted whole; returns false, appending nothing,
-/// otherwise.
+/// character of `s` (UTF-8, no NUL) is admitted whole and none follows a character it
+/// contracts with; returns false, appending nothing, otherwise.
 pub(crate) fn xfrm_from_table(s: &[u8], out: &mut Vec<u8>) -> bool {
     xfrm_start_from_table(s, out, usize::MAX).is_some()
 }
 
 /// Appends at least the first `want` bytes of the image of [`xfrm_from_table`] (whole
-/// levels), when every character of `s` (UTF-8, no NUL) is admitted whole: `Some(whole)`,
+/// levels), when [`xfrm_from_table`] builds it: `Some(whole)`,
 /// whether all of the image was appended; `None`, appending nothing, otherwise.
 pub(crate) fn xfrm_start_from_table(s: &[u8], out: &mut Vec<u8>, want: usize) -> Option<bool> {
     let shape = SHAPE.get().or_else(|| {
@@ -765,7 +822,14 @@ pub(crate) fn xfrm_start_from_table(s: &[u8], out: &mut Vec<u8>, want: usize) ->
         while !rest.is_empty() {
             let (c, n) = crate::next_char(rest)?;
             match entry(c) {
-                Some(e) if e.full => entries.push(e),
+                Some(e) if e.full => {
+                    if !e.contracts_after.is_empty()
+                        && follows_contracting(e, &s[..s.len() - rest.len()])
+                    {
+                        return None;
+                    }
+                    entries.push(e);
+                }
                 _ => return None,
             }
             rest = &rest[n..];
@@ -784,6 +848,7 @@ mod tests {
             bytes: Box::new([weight]),
             ends: Box::new([1]),
             backward: u8::from(backward),
+            contracts_after: Box::new([]),
             full: true,
         }
     }

@@ -1,8 +1,10 @@
-//! `xfrm` builds glibc's whole `strxfrm` image from the weight table: in `en_US.UTF-8` (built
+//! `xfrm` builds the whole image from the weight table: in `en_US.UTF-8` (built
 //! by `.ci/gnu-conformance` under `target/locales`, or installed) every letter of Latin-1,
 //! Latin Extended-A and B, Greek and Cyrillic, every ASCII character and the signs of Latin-1
 //! are in the table with all their levels, and the image `xfrm` writes for random text drawn
-//! from them is byte for byte the one glibc's `strxfrm` writes. `C.UTF-8` (no levels: the
+//! from them has the first level of glibc's `strxfrm` and orders as `strcoll` (the later
+//! levels are walked as `strcoll` walks them: see `tests/strcoll_order.rs`); text holding
+//! other characters gets `strxfrm`'s image byte for byte. `C.UTF-8` (no levels: the
 //! image is the bytes), de_DE.UTF-8, sv_SE.UTF-8 and hu_HU.UTF-8 (contractions) are checked
 //! the same way, each locale in a process of its own (the locale is process-wide and the
 //! table is fixed once filled): the tests re-run this executable.
@@ -67,17 +69,38 @@ fn random_strings(seed: u64, count: usize, letters: &[char]) -> Vec<String> {
         .collect()
 }
 
-/// Checks `xfrm` against `strxfrm` in the current locale; returns how many strings were
-/// built wholly from the table's characters.
+/// glibc's `strcoll` order of `a` and `b`.
+fn strcoll(a: &str, b: &str) -> std::cmp::Ordering {
+    let (a, b) = (CString::new(a).expect("no NUL"), CString::new(b).expect("no NUL"));
+    // SAFETY: both are valid NUL-terminated strings; the locale was set before any other
+    // thread of this process existed.
+    unsafe { libc::strcoll(a.as_ptr(), b.as_ptr()) }.cmp(&0)
+}
+
+/// Checks `xfrm` against glibc in the current locale: a string built from the table has
+/// `strxfrm`'s first level and orders as `strcoll` against the string before it (its later
+/// levels are walked as `strcoll` walks them, which may differ from `strxfrm`); any other
+/// string's image is `strxfrm`'s, byte for byte. Returns how many strings were built wholly
+/// from the table's characters.
 fn check_images(seed: u64) -> usize {
     let letters = letters();
-    let mut image = Vec::new();
     let mut from_table = 0;
+    let mut previous: Option<(String, Vec<u8>)> = None;
     for s in random_strings(seed, 20_000, &letters) {
-        image.clear();
+        let mut image = Vec::new();
         oxsort_locale::xfrm(s.as_bytes(), &mut image);
-        assert!(image == glibc_strxfrm(&s), "{s:?}: the image differs from strxfrm's");
-        from_table += usize::from(s.chars().all(oxsort_locale::whole_weights));
+        let glibc = glibc_strxfrm(&s);
+        if oxsort_locale::from_table(s.as_bytes()) {
+            from_table += 1;
+            let first = |i: &[u8]| i.iter().position(|&b| b == 0x01).map(|e| i[..e].to_vec());
+            assert_eq!(first(&image), first(&glibc), "{s:?}: the first level differs");
+            if let Some((p, pi)) = &previous {
+                assert_eq!(pi.cmp(&image), strcoll(p, &s), "{p:?} vs {s:?}: not strcoll's order");
+            }
+            previous = Some((s, image));
+        } else {
+            assert!(image == glibc, "{s:?}: the image differs from strxfrm's");
+        }
     }
     from_table
 }
@@ -87,11 +110,13 @@ fn whole_images_are_glibcs_in_en_us() {
     if !in_child("whole_images_are_glibcs_in_en_us", "en_US.UTF-8") || !set_locale("en_US.UTF-8") {
         return;
     }
-    // U+00B7 (middle dot) is in a contraction: "l·" weighs as "ŀ" on the later levels.
-    assert!(!oxsort_locale::whole_weights('·'), "the middle dot contracts with l");
+    // U+00B7 (middle dot) is in a contraction: "l·" weighs as "ŀ" on the later levels, so
+    // a string with the pair goes to glibc; other strings with the dot are built.
+    assert!(!oxsort_locale::from_table("al·".as_bytes()), "the middle dot contracts with l");
+    assert!(oxsort_locale::from_table("a·l".as_bytes()), "the middle dot is in the table");
     let missing: Vec<char> = (' '..='~')
         .chain(letters().into_iter().filter(|c| c.is_alphabetic() || (*c as u32) < 0x100))
-        .filter(|&c| c != '·' && !oxsort_locale::whole_weights(c))
+        .filter(|&c| !oxsort_locale::whole_weights(c))
         .collect();
     assert!(missing.is_empty(), "characters without whole weights: {missing:?}");
     // Some signs of the blocks contract or are not plain (U+00B7, combining marks): their

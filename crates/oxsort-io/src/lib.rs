@@ -98,4 +98,4 @@ pub use temp::{
 };
 pub use tuning::DIRECT_ALIGN;
 pub use uring::probe as uring_probe;
-pub use writer::Writer;
+pub use writer::{WriteBehind, Writer};

@@ -193,6 +193,72 @@ impl Writer {
     }
 }
 
+/// A [`Writer`] behind `std::io::Write`: bytes are copied into aligned buffers of `piece`
+/// bytes, each written behind as it fills (direct where the file allows, `depth` at once), so
+/// a producer that writes through `Write` (a Parquet or CSV encoder) neither waits for the
+/// disk nor has the kernel copy its bytes into the page cache. [`WriteBehind::finish`] writes
+/// the last, partial piece and waits for every write; `flush` does nothing (the bytes reach the
+/// file by `finish`).
+pub struct WriteBehind {
+    writer: Writer,
+    buf: Option<AlignedBuf>,
+    /// Bytes of `buf` filled.
+    len: usize,
+    piece: usize,
+}
+
+impl WriteBehind {
+    /// Writes `file` from offset 0 in pieces of `piece` bytes (rounded up to the direct-I/O
+    /// alignment), `depth` in flight.
+    pub fn new(
+        file: Arc<DirectFile>,
+        piece: usize,
+        depth: usize,
+        opts: &IoOptions,
+    ) -> Result<Self, IoError> {
+        let piece = piece.max(1).div_ceil(crate::DIRECT_ALIGN) * crate::DIRECT_ALIGN;
+        Ok(WriteBehind { writer: Writer::new(file, 0, depth, opts)?, buf: None, len: 0, piece })
+    }
+
+    /// Writes what is left and waits for every write: the first error of any, else the
+    /// statistics.
+    pub fn finish(mut self) -> Result<IoStats, IoError> {
+        if let Some(buf) = self.buf.take() {
+            self.writer.write(buf, self.len)?;
+        }
+        self.writer.finish()
+    }
+}
+
+impl io::Write for WriteBehind {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let mut done = 0;
+        while done < data.len() {
+            let buf = match self.buf.as_mut() {
+                Some(b) => b,
+                None => {
+                    let b = self.writer.take_buf().unwrap_or_else(|| AlignedBuf::new(self.piece));
+                    self.buf.insert(b)
+                }
+            };
+            let n = (self.piece - self.len).min(data.len() - done);
+            buf[self.len..self.len + n].copy_from_slice(&data[done..done + n]);
+            self.len += n;
+            done += n;
+            if self.len == self.piece {
+                let full = self.buf.take().expect("filled above");
+                self.len = 0;
+                self.writer.write(full, self.piece).map_err(io::Error::other)?;
+            }
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Writer")
@@ -200,5 +266,33 @@ impl std::fmt::Debug for Writer {
             .field("backend", &self.backend)
             .field("position", &self.next_offset)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod write_behind_tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn bytes_written_in_any_pieces_are_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = IoOptions::default();
+        let out = crate::AtomicOutput::create(&dir.path().join("out"), &opts).unwrap();
+        let mut w = WriteBehind::new(out.file().clone(), 5000, 3, &opts).unwrap();
+        let data: Vec<u8> = (0..200_003u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut at = 0;
+        for n in [1, 4095, 4096, 4097, 8192, 70_000].iter().cycle() {
+            let end = (at + n).min(data.len());
+            w.write_all(&data[at..end]).unwrap();
+            at = end;
+            if at == data.len() {
+                break;
+            }
+        }
+        let stats = w.finish().unwrap();
+        assert_eq!(stats.bytes, data.len() as u64);
+        out.commit().unwrap();
+        assert!(std::fs::read(dir.path().join("out")).unwrap() == data);
     }
 }

@@ -4,11 +4,10 @@
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use oxsort_io::{AtomicOutput, DirectFile, IoOptions};
+use oxsort_io::{AtomicOutput, IoOptions, WriteBehind};
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
@@ -16,29 +15,48 @@ use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 use crate::parquet_out::ParquetOut;
 
-/// Bytes buffered before a write to the output file.
+/// Bytes buffered before a write to standard output.
 const WRITE_BUFFER_BYTES: usize = 4 << 20;
 
-/// Sequential writes at a position of a [`DirectFile`] opened buffered.
-struct At {
-    file: Arc<DirectFile>,
-    pos: u64,
+/// Bytes of each piece of an output file written behind (direct where the file system allows:
+/// the writer thread neither waits for the disk nor pays the kernel's copy into the page
+/// cache, which was 3.4% of the table sort's CPU, on that one thread).
+const WRITE_PIECE_BYTES: usize = 1 << 20;
+
+/// Pieces of an output file in flight at once.
+const WRITE_DEPTH: usize = 4;
+
+/// Where the table's bytes go: the output's temporary, written behind, or standard output.
+enum Out {
+    File(Box<WriteBehind>),
+    Std(BufWriter<std::io::Stdout>),
 }
 
-impl Write for At {
+impl Write for Out {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.file.write_at(buf, self.pos).map_err(std::io::Error::other)?;
-        self.pos += buf.len() as u64;
-        Ok(buf.len())
+        match self {
+            Out::File(w) => w.write(buf),
+            Out::Std(w) => w.write(buf),
+        }
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        match self {
+            Out::File(w) => w.flush(),
+            Out::Std(w) => w.flush(),
+        }
     }
 }
 
-/// Where the table's bytes go: the output's temporary, or standard output.
-type Out = BufWriter<Box<dyn Write + Send>>;
+impl Out {
+    /// Writes what is left and waits for it.
+    fn finish(self) -> std::io::Result<()> {
+        match self {
+            Out::File(w) => w.finish().map(drop).map_err(std::io::Error::other),
+            Out::Std(mut w) => w.flush(),
+        }
+    }
+}
 
 enum Writer {
     Parquet(Box<ParquetOut<Out>>),
@@ -74,15 +92,15 @@ impl TableWriter {
         row_group_bytes: u64,
         threads: usize,
     ) -> Result<TableWriter> {
-        let (output, sink): (_, Box<dyn Write + Send>) = if crate::read::is_std(path) {
-            (None, Box::new(std::io::stdout()))
+        let (output, out) = if crate::read::is_std(path) {
+            (None, Out::Std(BufWriter::with_capacity(WRITE_BUFFER_BYTES, std::io::stdout())))
         } else {
-            let io = IoOptions { buffered: true, ..IoOptions::default() };
+            let io = IoOptions::default();
             let output = AtomicOutput::create(path, &io)?;
-            let at = At { file: output.file().clone(), pos: 0 };
-            (Some(output), Box::new(at))
+            let w = WriteBehind::new(output.file().clone(), WRITE_PIECE_BYTES, WRITE_DEPTH, &io)
+                .map_err(|x| write_error(path, x))?;
+            (Some(output), Out::File(Box::new(w)))
         };
-        let out = BufWriter::with_capacity(WRITE_BUFFER_BYTES, sink);
         let e = |e: &dyn std::fmt::Display| write_error(path, e);
         let writer = match format {
             TableFormat::Parquet => {
@@ -130,14 +148,13 @@ impl TableWriter {
     pub(crate) fn finish(self) -> Result<Option<AtomicOutput>> {
         let path = &self.path;
         let e = |x: &dyn std::fmt::Display| write_error(path, x);
-        let mut out = match self.writer {
+        let out = match self.writer {
             Writer::Parquet(w) => w.finish().map_err(|x| e(&x))?,
             Writer::ArrowFile(w) => w.into_inner().map_err(|x| e(&x))?,
             Writer::ArrowStream(w) => w.into_inner().map_err(|x| e(&x))?,
             Writer::Text(w) => w.into_inner(),
         };
-        out.flush().map_err(|x| e(&x))?;
-        drop(out);
+        out.finish().map_err(|x| e(&x))?;
         Ok(self.output)
     }
 }

@@ -440,3 +440,36 @@ def test_parquet_codecs_kept_and_those_not_read_named(cli: str, tmp_path: Path) 
     assert "in-brotli.parquet: row group 0, column 'row'" in r.stderr, r.stderr
     assert "compressed with BROTLI, which oxsort does not read" in r.stderr, r.stderr
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_dictionary_columns_into_an_arrow_file(cli: str, tmp_path: Path) -> None:
+    """An Arrow IPC file holds one dictionary per column for all its batches: dictionary
+    columns of many batches (each decoded batch has its own dictionary) are written on one
+    growing dictionary, their values kept."""
+    rng = random.Random(SEED)
+    n = 60_000
+    words = [f"w{i}" for i in range(300)]
+    t = pa.table(
+        {
+            "row": pa.array(range(n), pa.int64()),
+            "k": pa.array([rng.randint(0, 50) for _ in range(n)], pa.int32()),
+            "c": pa.array(
+                [None if rng.random() < 0.1 else rng.choice(words[:40]) for _ in range(n)]
+            ).dictionary_encode(),
+        }
+    )
+    order = expected_rows(t, [("k", "ascending", "at_end")])
+    for src in [tmp_path / "in.parquet", tmp_path / "in.arrow"]:
+        if src.suffix == ".parquet":
+            pq.write_table(t, src, row_group_size=7_000)
+        else:
+            with pa.ipc.new_file(src, t.schema) as w:
+                for b in t.to_batches(max_chunksize=7_000):
+                    w.write_batch(b)
+        out = tmp_path / "out.arrow"
+        run_cli(cli, "sort", str(src), "-o", str(out), "--by", "k", "-q")
+        got = pa.ipc.open_file(out).read_all()
+        assert got.schema == t.schema
+        assert got.column("row").to_pylist() == order
+        want = t.take(pa.array(order)).column("c").cast(pa.string()).to_pylist()
+        assert got.column("c").cast(pa.string()).to_pylist() == want

@@ -33,6 +33,7 @@
 
 mod check;
 mod columns;
+mod dict;
 mod error;
 mod explain;
 mod format;

@@ -11,6 +11,7 @@ use oxsort_io::{AtomicOutput, IoOptions, WriteBehind};
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
+use crate::dict::Dictionaries;
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 use crate::parquet_out::ParquetOut;
@@ -60,7 +61,8 @@ impl Out {
 
 enum Writer {
     Parquet(Box<ParquetOut<Out>>),
-    ArrowFile(arrow_ipc::writer::FileWriter<Out>),
+    /// An IPC file holds one dictionary per field: dictionary columns are kept on growing ones.
+    ArrowFile(arrow_ipc::writer::FileWriter<Out>, Box<Dictionaries>),
     ArrowStream(arrow_ipc::writer::StreamWriter<Out>),
     Text(Box<arrow_csv::Writer<Out>>),
 }
@@ -111,9 +113,12 @@ impl TableWriter {
                 let w = ParquetOut::new(out, schema.clone(), props, row_group_bytes, threads);
                 Writer::Parquet(Box::new(w.map_err(|x| e(&x))?))
             }
-            TableFormat::ArrowFile => Writer::ArrowFile(
-                arrow_ipc::writer::FileWriter::try_new(out, schema).map_err(|x| e(&x))?,
-            ),
+            TableFormat::ArrowFile => {
+                let options = arrow_ipc::writer::IpcWriteOptions::default()
+                    .with_dictionary_handling(arrow_ipc::writer::DictionaryHandling::Delta);
+                let w = arrow_ipc::writer::FileWriter::try_new_with_options(out, schema, options);
+                Writer::ArrowFile(w.map_err(|x| e(&x))?, Box::default())
+            }
             TableFormat::ArrowStream => Writer::ArrowStream(
                 arrow_ipc::writer::StreamWriter::try_new(out, schema).map_err(|x| e(&x))?,
             ),
@@ -135,7 +140,10 @@ impl TableWriter {
         let path = &self.path;
         match &mut self.writer {
             Writer::Parquet(w) => w.write(batch).map_err(|e| write_error(path, e))?,
-            Writer::ArrowFile(w) => w.write(batch).map_err(|e| write_error(path, e))?,
+            Writer::ArrowFile(w, dicts) => {
+                let batch = dicts.unify(batch).map_err(|e| write_error(path, e))?;
+                w.write(&batch).map_err(|e| write_error(path, e))?
+            }
             Writer::ArrowStream(w) => w.write(batch).map_err(|e| write_error(path, e))?,
             Writer::Text(w) => w.write(batch).map_err(|e| write_error(path, e))?,
         }
@@ -150,7 +158,7 @@ impl TableWriter {
         let e = |x: &dyn std::fmt::Display| write_error(path, x);
         let out = match self.writer {
             Writer::Parquet(w) => w.finish().map_err(|x| e(&x))?,
-            Writer::ArrowFile(w) => w.into_inner().map_err(|x| e(&x))?,
+            Writer::ArrowFile(w, _) => w.into_inner().map_err(|x| e(&x))?,
             Writer::ArrowStream(w) => w.into_inner().map_err(|x| e(&x))?,
             Writer::Text(w) => w.into_inner(),
         };

@@ -28,9 +28,6 @@ use crate::format::TableFormat;
 use crate::rows::RowCodec;
 use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS};
 
-/// The longest encoded row: an RDW-prefixed record holds at most this after its RDW.
-pub(crate) const MAX_ROW_BYTES: usize = oxsort_format::MAX_RECORD_SIZE - oxsort_format::RDW_BYTES;
-
 /// The magic that opens an Arrow IPC file (a stream opens with a message instead).
 const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
 

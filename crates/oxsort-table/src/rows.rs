@@ -45,7 +45,9 @@ use arrow_schema::{DataType, SchemaRef, SortOptions};
 use crate::check::RowSum;
 use crate::columns::SortColumn;
 use crate::error::{Result, TableError};
-use crate::read::MAX_ROW_BYTES;
+
+/// The longest encoded row: an RDW-prefixed record holds at most this after its RDW.
+pub(crate) const MAX_ROW_BYTES: usize = oxsort_format::MAX_RECORD_SIZE - oxsort_format::RDW_BYTES;
 
 /// The bytes closing each record: the key part's length (u16, big-endian).
 const TRAILER: usize = 2;

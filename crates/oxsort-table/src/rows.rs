@@ -375,12 +375,15 @@ impl RowCodec {
                 *a += v.len();
             }
         }
-        let mut sum = RowSum::default();
+        let mut rows = Vec::with_capacity(n);
         let mut pos = 0;
         for &l in &len {
-            sum.add(&bytes[pos + rdw..pos + rdw + l]);
+            rows.push(&bytes[pos + rdw..pos + rdw + l]);
             pos += rdw + l;
         }
+        let mut sum = RowSum::default();
+        sum.add_all(&rows);
+        drop(rows);
         Ok((bytes, sum))
     }
 

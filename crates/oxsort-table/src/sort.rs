@@ -367,7 +367,7 @@ fn decode(
         let first = (!carry.is_empty()).then(|| &carry[RDW_BYTES..]);
         let mut next = pos;
         if let Some(row) = first {
-            admit(&mut sum, &last, row).map_err(&check)?;
+            admit(sum.rows + rows.len() as u64, &last, row).map_err(&check)?;
             rows.push(row);
         }
         while chunk.len() - next >= RDW_BYTES {
@@ -376,14 +376,15 @@ fn decode(
                 break;
             }
             let row = &chunk[next + RDW_BYTES..next + len];
-            admit(&mut sum, rows.last().copied().unwrap_or(&last), row).map_err(&check)?;
+            let prev = rows.last().copied().unwrap_or(&last);
+            admit(sum.rows + rows.len() as u64, prev, row).map_err(&check)?;
             rows.push(row);
             next += len;
             if rows.len() == DECODED_BATCH_MAX_ROWS {
-                write_rows(codec, &batches, &mut rows, &mut last, output)?;
+                write_rows(codec, &batches, &mut rows, &mut last, &mut sum, output)?;
             }
         }
-        write_rows(codec, &batches, &mut rows, &mut last, output)?;
+        write_rows(codec, &batches, &mut rows, &mut last, &mut sum, output)?;
         drop(rows);
         carry.clear();
         carry.extend_from_slice(&chunk[next..]);
@@ -394,12 +395,11 @@ fn decode(
     Ok(sum)
 }
 
-/// Counts `row`, checked greater than `prev`, the row before it (if `sum` counted one).
-fn admit(sum: &mut RowSum, prev: &[u8], row: &[u8]) -> std::result::Result<(), String> {
-    if sum.rows > 0 && row <= prev {
-        return Err(format!("row {} is out of order", sum.rows));
+/// Checks `row`, the `seen`-th, greater than `prev`, the row before it (if there was one).
+fn admit(seen: u64, prev: &[u8], row: &[u8]) -> std::result::Result<(), String> {
+    if seen > 0 && row <= prev {
+        return Err(format!("row {seen} is out of order"));
     }
-    sum.add(row);
     Ok(())
 }
 
@@ -412,15 +412,18 @@ fn record_len(b: &[u8]) -> std::result::Result<usize, String> {
     Ok(len)
 }
 
-/// Decodes `rows` into one batch, hands it to the writer, and keeps the last row in `last`.
+/// Decodes `rows` into one batch, hands it to the writer, counts them in `sum`, and keeps the
+/// last row in `last`.
 fn write_rows(
     codec: &RowCodec,
     batches: &Sender<RecordBatch>,
     rows: &mut Vec<&[u8]>,
     last: &mut Vec<u8>,
+    sum: &mut RowSum,
     output: &Path,
 ) -> Result<()> {
     let Some(&end) = rows.last() else { return Ok(()) };
+    sum.add_all(rows);
     let batch = codec.decode(rows.iter().copied())?;
     batches.send(batch).map_err(|_| TableError::Write {
         path: output.to_path_buf(),

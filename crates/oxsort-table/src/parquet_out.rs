@@ -2,106 +2,139 @@
 //!
 //! `ArrowWriter` encodes (and compresses) a row group's columns one after another on the
 //! thread that calls it; the sorted rows' writer would then be the slowest stage of the merge.
-//! Here each batch's leaf columns are split between `threads` groups of about equal bytes,
-//! each encoded by its own column writers on its own thread (parquet's `ArrowColumnWriter`,
+//! Here the leaf columns are dealt to `threads` encoder threads in groups of about equal bytes
+//! (from the first batch), each owning its columns' writers (parquet's `ArrowColumnWriter`,
 //! made by the `ArrowRowGroupWriterFactory` of an `ArrowWriter`, so the file carries the same
 //! Arrow schema metadata as `ArrowWriter` writes). A row group is closed when its column
 //! writers' memory reaches the given size, or it has the properties' most rows.
 //!
 //! ```text
-//!  write(batch) ── group 0 ──────────────── encoded here ───────────┐
-//!       │ ─ group 1: (writer, leaf) owned ─► encoder thread 1 ─ back ┤ all back: next batch
-//!       └ ─ group k ... ─────────────────► encoder thread k ─ back ┘
+//!  write(batch) ─ leaves of group 0 ─► [queue] ─► encoder 0 (its columns' writers) ─┐
+//!       │       ─ leaves of group k ─► [queue] ─► encoder k ─────────────────────────┤
+//!       │                                       (each reports its writers' memory)   │
+//!  flush: Close to every encoder ─► each closes its writers, sends the chunks back ◄─┘
+//!         ─► chunks appended in column order, the row group closed; new writers sent
 //! ```
 //!
-//! The encoder threads live as long as the file: a column writer and its leaf go to one and
-//! come back, so no thread is started per batch (thousands of batches a table).
+//! The encoders run ahead of each other between row groups: a batch waits only for room in
+//! the queue of each encoder it has columns for, never for another column's encoding.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use crossbeam_channel::{bounded, Receiver, Sender};
 use parquet::arrow::arrow_writer::{
-    compute_leaves, ArrowColumnWriter, ArrowLeafColumn, ArrowRowGroupWriterFactory,
+    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowLeafColumn,
+    ArrowRowGroupWriterFactory,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::errors::{ParquetError, Result};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 
+/// Batches queued for each encoder thread: one being encoded while the next waits.
+const ENCODER_QUEUE: usize = 2;
+
+/// What an encoder thread is told.
+enum Order {
+    /// A batch's leaves of this thread's columns, by leaf index.
+    Leaves(Vec<(usize, ArrowLeafColumn)>),
+    /// Close the row group's writers and send their chunks back; then write with `next`.
+    Close { next: Vec<(usize, ArrowColumnWriter)> },
+}
+
+/// An encoder thread's chunks of a closed row group, by leaf index (or its first error).
+type Closed = Result<Vec<(usize, ArrowColumnChunk)>>;
+
+/// One encoder thread.
+struct Encoder {
+    orders: Sender<Order>,
+    closed: Receiver<Closed>,
+    /// Its writers' memory after the last batch it encoded.
+    memory: Arc<AtomicUsize>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Encoder {
+    /// A thread owning `writers` (leaf index, writer).
+    fn start(writers: Vec<(usize, ArrowColumnWriter)>) -> Result<Encoder> {
+        let (orders, rx) = bounded::<Order>(ENCODER_QUEUE);
+        let (done, closed) = bounded::<Closed>(1);
+        let memory = Arc::new(AtomicUsize::new(0));
+        let mem = memory.clone();
+        let handle = std::thread::Builder::new()
+            .name("table-encode".into())
+            .spawn(move || encode(writers, &rx, &done, &mem))
+            .map_err(|e| ParquetError::External(Box::new(e)))?;
+        Ok(Encoder { orders, closed, memory, handle: Some(handle) })
+    }
+}
+
+/// An encoder thread's work: writes the leaves it is sent with its writers, keeps the first
+/// error (later leaves are dropped) and gives it at the next close.
+fn encode(
+    mut writers: Vec<(usize, ArrowColumnWriter)>,
+    orders: &Receiver<Order>,
+    done: &Sender<Closed>,
+    memory: &AtomicUsize,
+) {
+    let mut error: Option<ParquetError> = None;
+    for order in orders {
+        match order {
+            Order::Leaves(leaves) => {
+                if error.is_some() {
+                    continue;
+                }
+                for (i, leaf) in leaves {
+                    let w = writers.iter_mut().find(|(j, _)| *j == i).map(|(_, w)| w);
+                    let r = match w {
+                        Some(w) => w.write(&leaf),
+                        None => Err(general("a leaf for a column this encoder does not own")),
+                    };
+                    if let Err(e) = r {
+                        error = Some(e);
+                        break;
+                    }
+                }
+                memory.store(writers.iter().map(|(_, w)| w.memory_size()).sum(), Relaxed);
+            }
+            Order::Close { next } => {
+                let old = std::mem::replace(&mut writers, next);
+                let chunks = match error.take() {
+                    Some(e) => Err(e),
+                    None => old.into_iter().map(|(i, w)| w.close().map(|c| (i, c))).collect(),
+                };
+                memory.store(0, Relaxed);
+                if done.send(chunks).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// A Parquet file being written, its columns encoded in parallel.
 pub(crate) struct ParquetOut<W: Write + Send> {
     file: SerializedFileWriter<W>,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
-    /// The column writers of the row group in progress, one per leaf column (each away at an
-    /// encoder thread only while `write` runs).
-    writers: Vec<Option<ArrowColumnWriter>>,
     /// Rows in the row group in progress.
     rows: usize,
-    /// The row group is closed when its writers' memory reaches this.
+    /// The row group is closed when its column writers' memory reaches this.
     row_group_bytes: usize,
     /// ... or when it holds this many rows.
     row_group_rows: usize,
-    /// The encoder threads beside the calling one.
-    encoders: Encoders,
-}
-
-/// One leaf column of a batch: its index, its writer and its values.
-type Job = (usize, ArrowColumnWriter, ArrowLeafColumn);
-
-/// What an encoder thread gives back: each writer, and how its write went.
-type Done = Vec<(usize, ArrowColumnWriter, Result<()>)>;
-
-/// Threads that encode groups of columns handed to them, for as long as the file is written.
-struct Encoders {
-    jobs: Vec<Sender<Vec<Job>>>,
-    done: Receiver<Done>,
-    handles: Vec<JoinHandle<()>>,
-}
-
-impl Encoders {
-    /// `n` encoder threads.
-    fn start(n: usize) -> Result<Encoders> {
-        let (done_tx, done) = bounded::<Done>(n.max(1));
-        let mut e = Encoders { jobs: Vec::new(), done, handles: Vec::new() };
-        for _ in 0..n {
-            let (tx, rx) = bounded::<Vec<Job>>(1);
-            let done_tx = done_tx.clone();
-            let h = std::thread::Builder::new()
-                .name("table-encode".into())
-                .spawn(move || {
-                    for group in rx {
-                        let out = group
-                            .into_iter()
-                            .map(|(i, mut w, leaf)| {
-                                let r = w.write(&leaf);
-                                (i, w, r)
-                            })
-                            .collect();
-                        if done_tx.send(out).is_err() {
-                            break;
-                        }
-                    }
-                })
-                .map_err(|e| ParquetError::External(Box::new(e)))?;
-            e.jobs.push(tx);
-            e.handles.push(h);
-        }
-        Ok(e)
-    }
-}
-
-impl Drop for Encoders {
-    fn drop(&mut self) {
-        // Closing the job channels ends the threads.
-        self.jobs.clear();
-        for h in self.handles.drain(..) {
-            let _ = h.join();
-        }
-    }
+    /// Encoder threads to start (at the first batch, whose sizes deal the columns).
+    threads: usize,
+    /// The encoder threads, and which of them encodes each leaf column.
+    encoders: Vec<Encoder>,
+    owner: Vec<usize>,
+    /// The first row group's writers, until the encoders take them.
+    first: Option<Vec<ArrowColumnWriter>>,
 }
 
 impl<W: Write + Send> ParquetOut<W> {
@@ -116,91 +149,78 @@ impl<W: Write + Send> ParquetOut<W> {
         let row_group_rows = props.max_row_group_size();
         let (file, factory) =
             ArrowWriter::try_new(out, schema.clone(), Some(props))?.into_serialized_writer()?;
-        let writers = factory.create_column_writers(0)?.into_iter().map(Some).collect();
-        let encoders = Encoders::start(threads.max(1) - 1)?;
+        let first = Some(factory.create_column_writers(0)?);
         Ok(ParquetOut {
             file,
             factory,
             schema,
-            writers,
             rows: 0,
             row_group_bytes,
             row_group_rows,
-            encoders,
+            threads: threads.max(1),
+            encoders: Vec::new(),
+            owner: Vec::new(),
+            first,
         })
     }
 
-    /// Encodes `batch` into the row group in progress, closing it when it is full.
+    /// Hands `batch`'s columns to their encoders, closing the row group when it is full.
     pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        let mut jobs: Vec<(usize, Job)> = Vec::with_capacity(self.writers.len());
-        let mut next = 0;
+        let mut leaves: Vec<(usize, ArrowLeafColumn)> = Vec::new();
+        let mut weights = Vec::new();
         for (field, column) in self.schema.fields().iter().zip(batch.columns()) {
-            let leaves = compute_leaves(field, column)?;
-            let weight = column.get_array_memory_size() / leaves.len().max(1);
-            for leaf in leaves {
-                let w = self.writers.get_mut(next).and_then(Option::take);
-                let w = w.ok_or_else(|| general("a column writer is missing"))?;
-                jobs.push((weight, (next, w, leaf)));
-                next += 1;
+            let column_leaves = compute_leaves(field, column)?;
+            let weight = column.get_array_memory_size() / column_leaves.len().max(1);
+            for leaf in column_leaves {
+                weights.push(weight);
+                leaves.push((leaves.len(), leaf));
             }
         }
-        let result = self.encode(jobs);
-        if result.is_ok() {
-            self.rows += batch.num_rows();
-            let memory: usize =
-                self.writers.iter().flatten().map(ArrowColumnWriter::memory_size).sum();
-            if memory >= self.row_group_bytes || self.rows >= self.row_group_rows {
-                return self.flush();
+        if let Some(writers) = self.first.take() {
+            self.start_encoders(writers, &weights)?;
+        }
+        let mut dealt: Vec<Vec<(usize, ArrowLeafColumn)>> =
+            (0..self.encoders.len()).map(|_| Vec::new()).collect();
+        for (i, leaf) in leaves {
+            dealt[self.owner[i]].push((i, leaf));
+        }
+        for (e, leaves) in self.encoders.iter().zip(dealt) {
+            if !leaves.is_empty() {
+                e.orders
+                    .send(Order::Leaves(leaves))
+                    .map_err(|_| general("an encoder thread stopped"))?;
             }
         }
-        result
+        self.rows += batch.num_rows();
+        let memory: usize = self.encoders.iter().map(|e| e.memory.load(Relaxed)).sum();
+        if memory >= self.row_group_bytes || self.rows >= self.row_group_rows {
+            self.flush()?;
+        }
+        Ok(())
     }
 
-    /// Encodes `jobs` (with their weights) in groups of about equal weight, one on this thread
-    /// and one on each encoder thread; every writer comes back to `writers`.
-    fn encode(&mut self, mut jobs: Vec<(usize, Job)>) -> Result<()> {
-        let threads = self.encoders.jobs.len() + 1;
-        // Heaviest first, each to the lightest group so far.
-        jobs.sort_by_key(|j| std::cmp::Reverse(j.0));
-        let mut groups: Vec<(usize, Vec<Job>)> = (0..threads).map(|_| (0, Vec::new())).collect();
-        for (weight, job) in jobs {
-            let g = groups.iter_mut().min_by_key(|g| g.0).expect("one group at least");
-            g.0 += weight;
-            g.1.push(job);
+    /// Deals the leaf columns to encoder threads in groups of about equal `weights`, heaviest
+    /// first, each to the lightest group so far, and starts them with their writers.
+    fn start_encoders(&mut self, writers: Vec<ArrowColumnWriter>, weights: &[usize]) -> Result<()> {
+        let threads = self.threads.min(writers.len()).max(1);
+        let mut order: Vec<usize> = (0..writers.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(weights.get(i).copied().unwrap_or(0)));
+        let mut load = vec![0usize; threads];
+        self.owner = vec![0; writers.len()];
+        for i in order {
+            let g = (0..threads).min_by_key(|&g| load[g]).expect("one thread at least");
+            load[g] += weights.get(i).copied().unwrap_or(0);
+            self.owner[i] = g;
         }
-        let mut groups = groups.into_iter().map(|g| g.1);
-        let here = groups.next().unwrap_or_default();
-        let mut away = 0;
-        let mut result = Ok(());
-        for (group, tx) in groups.zip(&self.encoders.jobs) {
-            if group.is_empty() {
-                continue;
-            }
-            match tx.send(group) {
-                Ok(()) => away += 1,
-                Err(back) => {
-                    // Unwritten: the writers come back with the thread's error.
-                    let stopped = || Err(general("an encoder thread stopped"));
-                    result = result.and(put_back(
-                        &mut self.writers,
-                        back.0.into_iter().map(|(i, w, _)| (i, w, stopped())),
-                    ));
-                }
-            }
+        let mut groups: Vec<Vec<(usize, ArrowColumnWriter)>> =
+            (0..threads).map(|_| Vec::new()).collect();
+        for (i, w) in writers.into_iter().enumerate() {
+            groups[self.owner[i]].push((i, w));
         }
-        let mine: Done = here
-            .into_iter()
-            .map(|(i, mut w, leaf)| {
-                let r = w.write(&leaf);
-                (i, w, r)
-            })
-            .collect();
-        result = result.and(put_back(&mut self.writers, mine));
-        for _ in 0..away {
-            let back = self.encoders.done.recv().map_err(|_| general("an encoder thread stopped"));
-            result = result.and(back.and_then(|b| put_back(&mut self.writers, b)));
+        for g in groups {
+            self.encoders.push(Encoder::start(g)?);
         }
-        result
+        Ok(())
     }
 
     /// Closes the row group in progress, if it has rows, and starts the next.
@@ -209,11 +229,30 @@ impl<W: Write + Send> ParquetOut<W> {
             return Ok(());
         }
         let next = self.factory.create_column_writers(self.file.flushed_row_groups().len() + 1)?;
-        let writers = std::mem::replace(&mut self.writers, next.into_iter().map(Some).collect());
+        let mut dealt: Vec<Vec<(usize, ArrowColumnWriter)>> =
+            (0..self.encoders.len()).map(|_| Vec::new()).collect();
+        for (i, w) in next.into_iter().enumerate() {
+            dealt[self.owner[i]].push((i, w));
+        }
+        for (e, next) in self.encoders.iter().zip(dealt) {
+            e.orders
+                .send(Order::Close { next })
+                .map_err(|_| general("an encoder thread stopped"))?;
+        }
+        let mut chunks: Vec<(usize, ArrowColumnChunk)> = Vec::new();
+        let mut result = Ok(());
+        for e in &self.encoders {
+            match e.closed.recv() {
+                Ok(Ok(c)) => chunks.extend(c),
+                Ok(Err(x)) => result = result.and(Err(x)),
+                Err(_) => result = result.and(Err(general("an encoder thread stopped"))),
+            }
+        }
+        result?;
+        chunks.sort_by_key(|c| c.0);
         let mut group = self.file.next_row_group()?;
-        for w in writers {
-            let w = w.ok_or_else(|| general("a column writer is missing"))?;
-            w.close()?.append_to_row_group(&mut group)?;
+        for (_, c) in chunks {
+            c.append_to_row_group(&mut group)?;
         }
         group.close()?;
         self.rows = 0;
@@ -223,21 +262,22 @@ impl<W: Write + Send> ParquetOut<W> {
     /// Closes the last row group and writes the footer; returns the output.
     pub(crate) fn finish(mut self) -> Result<W> {
         self.flush()?;
-        self.file.into_inner()
+        let ParquetOut { file, encoders, .. } = self;
+        // The encoder threads end (see `Encoder`'s drop) before the footer is written.
+        drop(encoders);
+        file.into_inner()
     }
 }
 
-/// Puts writers back in their places in `writers`; the first error among their writes.
-fn put_back(
-    writers: &mut [Option<ArrowColumnWriter>],
-    done: impl IntoIterator<Item = (usize, ArrowColumnWriter, Result<()>)>,
-) -> Result<()> {
-    let mut result = Ok(());
-    for (i, w, r) in done {
-        writers[i] = Some(w);
-        result = result.and(r);
+impl Drop for Encoder {
+    /// Ends the thread: its queue closes, its loop ends.
+    fn drop(&mut self) {
+        let (dead, _) = bounded::<Order>(0);
+        drop(std::mem::replace(&mut self.orders, dead));
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
     }
-    result
 }
 
 /// A writer error of our own.

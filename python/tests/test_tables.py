@@ -375,10 +375,15 @@ def test_cli_resumes_a_table_sort_killed_anywhere(cli: str, tmp_path: Path) -> N
     for k in range(kills):
         out.unlink()
         at = full * (k + rng.random()) / kills
+        t0 = time.monotonic()
         child = subprocess.Popen(
             [*args, "--resume"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        time.sleep(at)
+        # Not before the journal exists: a kill in the sort's first milliseconds, before it
+        # has one, leaves its output temporary to `oxsort clean` (no journal names it).
+        while not list(temp.glob(".oxsort-resume-*/journal")) and child.poll() is None:
+            time.sleep(0.001)
+        time.sleep(max(0.0, at - (time.monotonic() - t0)))
         child.send_signal(signal.SIGKILL)
         child.wait()
         r = subprocess.run([*args, "--resume"], capture_output=True, text=True)

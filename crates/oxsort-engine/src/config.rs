@@ -191,7 +191,19 @@ impl Input {
             Input::Stream(s) => s.name().to_string(),
         }
     }
+
+    /// Whether a resumed sort can read it again: a file, or a [`Stream::replayable`] stream.
+    pub(crate) fn read_again(&self) -> bool {
+        match self {
+            Input::Path(_) => true,
+            Input::Stdin => false,
+            Input::Stream(st) => st.replay().is_some(),
+        }
+    }
 }
+
+/// Why a sort of an input that cannot be read again is not resumable.
+pub(crate) const READ_ONCE: &str = "needs input files: standard input cannot be read again";
 
 /// How many passes over the data a sort may make.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -592,15 +604,8 @@ impl SortConfigBuilder {
         if matches!(self.merge_block, Some(b) if !(DIRECT_ALIGN..=1 << 30).contains(&b)) {
             return Err(EngineError::Config("the merge block must be 4 KiB to 1 GiB".into()));
         }
-        let once = |i: &Input| match i {
-            Input::Stdin => true,
-            Input::Stream(st) => st.replay().is_none(),
-            Input::Path(_) => false,
-        };
-        if self.resume && self.inputs.iter().any(once) {
-            return Err(EngineError::NotResumable {
-                why: "needs input files: standard input cannot be read again",
-            });
+        if self.resume && !self.inputs.iter().all(Input::read_again) {
+            return Err(EngineError::NotResumable { why: READ_ONCE });
         }
         if self.resume && (self.spec.skiprec.is_some() || self.spec.stopaft.is_some()) {
             return Err(EngineError::NotResumable {

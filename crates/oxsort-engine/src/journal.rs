@@ -119,22 +119,21 @@ pub(crate) fn header(cfg: &SortConfig) -> Result<Header> {
     let mut inputs = Vec::new();
     let mut spec = format!("{:?}", cfg.spec);
     for input in &cfg.inputs {
-        match input {
-            Input::Path(p) => inputs.push(input_id(p)?),
-            Input::Stream(st) if st.replay().is_some() => {
+        let replay = match input {
+            Input::Stream(st) => st.replay(),
+            _ => None,
+        };
+        match (input, replay) {
+            (Input::Path(p), _) => inputs.push(input_id(p)?),
+            (_, Some(replay)) => {
                 // A stream made from files again: the files stand for it, the way it is made
                 // is part of the spec.
-                let replay = st.replay().expect("matched");
                 for p in &replay.sources {
                     inputs.push(input_id(p)?);
                 }
                 spec = format!("{spec}; {}", replay.recipe);
             }
-            _ => {
-                return Err(EngineError::NotResumable {
-                    why: "needs input files: standard input cannot be read again",
-                })
-            }
+            _ => return Err(EngineError::NotResumable { why: crate::config::READ_ONCE }),
         }
     }
     let output = match &cfg.output {

@@ -49,8 +49,11 @@ where
     F: Fn(u64, &mut Vec<u8>) + Sync,
     S: Fn(u64, &mut Vec<u8>, usize) + Sync,
 {
-    sort_entries_with_keyed_ties_prefetched(v, limit, key, key_start, &|_, _| {});
+    sort_entries_with_keyed_ties_prefetched(v, limit, key, key_start, &no_touch);
 }
+
+/// The `touch` of a sort that prefetches nothing.
+fn no_touch(_: u64, _: Touch) {}
 
 /// [`sort_entries_with_keyed_ties`] with the reads of key starts overlapped: while a group too
 /// big for `limit` is split by its keys' next bytes (one random read of a record per tied
@@ -143,8 +146,7 @@ pub fn sort_entries_with_staged_ties<S, W>(
             if n > 1 && shorts.key(i).len() >= short_len {
                 let run = &mut g[i..i + n];
                 if !sort_by_built_keys(run, whole, &mut wholes) {
-                    let none = |_, _| {};
-                    refine(run, &start_of, &none, &mut |g| {
+                    refine(run, &start_of, &no_touch, &mut |g| {
                         sort_by_built_keys(g, whole, &mut wholes)
                     });
                 }
@@ -160,7 +162,7 @@ pub fn sort_entries_with_staged_ties<S, W>(
         if len > 1 {
             let g = &mut v[start..start + len];
             if !stage(g) {
-                refine(g, &start_of, &|_, _| {}, &mut stage);
+                refine(g, &start_of, &no_touch, &mut stage);
             }
         }
         start += len;
@@ -227,11 +229,11 @@ where
             let skip_now = skip.min(LOOK - STEP - 1);
             let at = depth + skip_now;
             for i in from..to {
-                if let Some(&far) = g.get(i + 2 * ahead).filter(|_| i + 2 * ahead < to) {
-                    touch(entry_index(far), Touch::Far);
+                if i + 2 * ahead < to {
+                    touch(entry_index(g[i + 2 * ahead]), Touch::Far);
                 }
-                if let Some(&near) = g.get(i + ahead).filter(|_| i + ahead < to) {
-                    touch(entry_index(near), Touch::Near);
+                if i + ahead < to {
+                    touch(entry_index(g[i + ahead]), Touch::Near);
                 }
                 let e = &mut g[i];
                 key.clear();

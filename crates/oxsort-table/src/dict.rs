@@ -64,7 +64,6 @@ impl Running {
         // The column's values, one per row (nulls where the row is null).
         let values = arrow_cast::cast(column, value_type)?;
         let rows = self.converter.convert_columns(std::slice::from_ref(&values))?;
-        let before = self.keys.len() as u32;
         let mut new = Vec::new();
         let mut keys = Vec::with_capacity(values.len());
         for i in 0..values.len() {
@@ -95,7 +94,6 @@ impl Running {
             ))
         })?;
         let dict = self.values.clone().expect("set above");
-        debug_assert!(dict.len() >= before as usize);
         let data = keys
             .to_data()
             .into_builder()

@@ -21,11 +21,10 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 use parquet::basic::Compression;
 
-use crate::check::RowSum;
 use crate::columns::ColumnType;
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
-use crate::rows::RowCodec;
+use crate::rows::{Framed, RowCodec};
 use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS};
 
 /// The magic that opens an Arrow IPC file (a stream opens with a message instead).
@@ -59,12 +58,6 @@ pub(crate) const STD: &str = "-";
 /// Whether `path` names a standard stream ([`STD`]).
 pub(crate) fn is_std(path: &Path) -> bool {
     path.as_os_str() == STD
-}
-
-/// Encoded rows ready for the engine: records (RDW + row) in order.
-pub(crate) struct Framed {
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) sum: RowSum,
 }
 
 fn read_error(path: &Path, e: impl std::fmt::Display) -> TableError {
@@ -325,7 +318,7 @@ impl TableInput {
         let mut row = 0u64;
         for b in batches {
             let b = b.map_err(|e| read_error(&self.path, e))?;
-            out(frame(codec, &b, first, row, &self.path)?)?;
+            out(codec.encode(&b, first + row, row, &self.path)?)?;
             row += b.num_rows() as u64;
         }
         Ok(row)
@@ -457,7 +450,7 @@ fn decode_group(
     let mut row = start;
     for b in reader {
         let b = b.map_err(|e| corrupt(path, meta, g, e.to_string()))?;
-        out(frame(codec, &b, first, row, path)?)?;
+        out(codec.encode(&b, first + row, row, path)?)?;
         row += b.num_rows() as u64;
     }
     Ok(())
@@ -481,19 +474,6 @@ fn corrupt(path: &Path, meta: &ArrowReaderMetadata, g: usize, why: String) -> Ta
         })
         .map_or_else(|| "?".to_string(), |c| schema.column(c).path().string());
     TableError::Corrupt { path: path.to_path_buf(), row_group: g, column, why }
-}
-
-/// The rows of `batch` (row `row` of its input first; numbered from `first + row` in the
-/// whole input) as records.
-pub(crate) fn frame(
-    codec: &RowCodec,
-    batch: &RecordBatch,
-    first: u64,
-    row: u64,
-    path: &Path,
-) -> Result<Framed> {
-    let (bytes, sum) = codec.encode(batch, first + row, row, path)?;
-    Ok(Framed { bytes, sum })
 }
 
 /// The first difference between `schema` and the first input's, if any (field names, types and

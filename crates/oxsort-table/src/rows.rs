@@ -52,6 +52,12 @@ pub(crate) const MAX_ROW_BYTES: usize = oxsort_format::MAX_RECORD_SIZE - oxsort_
 /// The bytes closing each record: the key part's length (u16, big-endian).
 const TRAILER: usize = 2;
 
+/// Encoded rows ready for the engine: records (RDW and row) in order, and their count and sum.
+pub(crate) struct Framed {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) sum: RowSum,
+}
+
 /// Where a key converter column comes from.
 #[derive(Debug, Clone, Copy)]
 enum Part {
@@ -280,7 +286,7 @@ impl RowCodec {
         first: u64,
         row: u64,
         path: &Path,
-    ) -> Result<(Vec<u8>, RowSum)> {
+    ) -> Result<Framed> {
         let n = batch.num_rows();
         let keys = self.key_rows(batch, first)?;
         let datas: Vec<ArrayData> =
@@ -293,8 +299,9 @@ impl RowCodec {
                 Some(c.convert_columns(&columns).map_err(encode_error)?)
             }
         };
+        let nb = self.null_bytes();
         // Each row's length (after the RDW): what every row has, then what varies.
-        let fixed = self.null_bytes()
+        let fixed = nb
             + TRAILER
             + self
                 .carried
@@ -330,8 +337,9 @@ impl RowCodec {
         }
         let rdw = oxsort_format::RDW_BYTES;
         let mut bytes = vec![0u8; len.iter().sum::<usize>() + rdw * n];
-        // Where each row's payload is written next.
-        let mut at = Vec::with_capacity(n);
+        // Each row's place after its RDW, and where its null bits and payload go.
+        let mut spans = Vec::with_capacity(n);
+        let mut nulls_at = Vec::with_capacity(n);
         let mut pos = 0;
         for (i, &l) in len.iter().enumerate() {
             // The RDW: the record's length (a row fits: checked above), then two zero bytes.
@@ -341,12 +349,12 @@ impl RowCodec {
             bytes[start..start + k.len()].copy_from_slice(k);
             let end = start + l;
             bytes[end - TRAILER..end].copy_from_slice(&(k.len() as u16).to_be_bytes());
-            at.push(start + k.len());
+            spans.push(start..end);
+            nulls_at.push(start + k.len());
             pos = end;
         }
-        let nulls_at = at.clone();
-        let nb = self.null_bytes();
-        at.iter_mut().for_each(|a| *a += nb);
+        // Where each row's payload is written next.
+        let mut at: Vec<usize> = nulls_at.iter().map(|a| a + nb).collect();
         for (j, (d, &(col, how))) in datas.iter().zip(&self.carried).enumerate() {
             if let Some(nulls) = d.nulls().filter(|x| x.null_count() > 0) {
                 for (i, &a) in nulls_at.iter().enumerate() {
@@ -375,16 +383,11 @@ impl RowCodec {
                 *a += v.len();
             }
         }
-        let mut rows = Vec::with_capacity(n);
-        let mut pos = 0;
-        for &l in &len {
-            rows.push(&bytes[pos + rdw..pos + rdw + l]);
-            pos += rdw + l;
-        }
+        let rows: Vec<&[u8]> = spans.into_iter().map(|r| &bytes[r]).collect();
         let mut sum = RowSum::default();
         sum.add_all(&rows);
         drop(rows);
-        Ok((bytes, sum))
+        Ok(Framed { bytes, sum })
     }
 
     /// The batch of the rows `rows` (each the bytes of one row this codec encoded, after its
@@ -704,7 +707,7 @@ mod tests {
         .unwrap();
         let by = [SortColumn::new("s"), SortColumn { descending: true, ..SortColumn::new("x") }];
         let codec = RowCodec::new(s, &by, Path::new("t")).unwrap();
-        let (bytes, sum) = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let Framed { bytes, sum } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
         let rows = records(&bytes);
         assert_eq!(sum.rows, 4);
         let mut order: Vec<usize> = (0..4).collect();
@@ -828,7 +831,7 @@ mod tests {
     fn every_column_kind_decodes_back_as_it_was() {
         let batch = every_kind();
         let codec = RowCodec::new(batch.schema(), &[SortColumn::new("k")], Path::new("t")).unwrap();
-        let (bytes, sum) = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let Framed { bytes, sum } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
         let rows = records(&bytes);
         assert_eq!(sum.rows as usize, batch.num_rows());
         // In input order, the rows decode to the batch itself: values, nulls, types, metadata.
@@ -866,7 +869,7 @@ mod tests {
         )
         .unwrap();
         let codec = RowCodec::new(s, &[SortColumn::new("k")], Path::new("t")).unwrap();
-        let (bytes, _) = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let Framed { bytes, .. } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
         let key_part = records(&bytes)[0].len() - (1 + 41 + 8 + 4 + TRAILER);
         // The key "k1" (1 + 8 + 1 bytes in arrow-row) and the sequence (1 + 8).
         assert_eq!(key_part, 19, "{bytes:?}");
@@ -876,7 +879,7 @@ mod tests {
     fn a_damaged_row_is_an_error_not_a_wrong_row() {
         let batch = every_kind();
         let codec = RowCodec::new(batch.schema(), &[SortColumn::new("k")], Path::new("t")).unwrap();
-        let (bytes, _) = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let Framed { bytes, .. } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
         let row = records(&bytes)[20].to_vec();
         // A payload cut short, one byte too many, and a key part longer than the row. (A key
         // part itself damaged is arrow-row's to parse: the engine's checksums keep damaged

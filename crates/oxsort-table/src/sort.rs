@@ -284,7 +284,7 @@ fn feed(
     let mut first = 0u64;
     for input in inputs {
         let path = &input.path;
-        let mut put = |f: crate::read::Framed| {
+        let mut put = |f: crate::rows::Framed| {
             pipe.write_all(&f.bytes).map_err(|e| {
                 cut.store(true, Relaxed);
                 TableError::Read {
@@ -456,7 +456,7 @@ mod tests {
         let batch =
             RecordBatch::try_new(schema.clone(), vec![Arc::new(k), Arc::new(s.clone())]).unwrap();
         let codec = RowCodec::new(schema, &[SortColumn::new("k")], Path::new("t")).unwrap();
-        let framed = crate::read::frame(&codec, &batch, 0, 0, Path::new("t")).unwrap();
+        let framed = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
         for piece in 1..=framed.bytes.len() {
             let (ctx, crx) = bounded(framed.bytes.len());
             for p in framed.bytes.chunks(piece) {

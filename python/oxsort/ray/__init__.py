@@ -579,9 +579,14 @@ def _resolve_inputs(inputs: Union[Input, Sequence[Input]]) -> list[_Source]:
     return out
 
 
-def _check_inputs(sources: list[_Source], record_size: Optional[int]) -> None:
-    """Every input exists where its map may run (its node, or every node for a shared path):
-    the error names the node and the path, before any stage runs."""
+def _ask_nodes(
+    sources: list[_Source], task: Any, size: Callable[[Any], int]
+) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], Any]]:
+    """Runs the remote ``task`` (paths -> (node, one answer per path, ``None`` for a missing
+    input)) on every node for the inputs its maps may read (its own inputs, and every shared
+    path), before any stage runs; sets each source's ``size`` (``size`` of its answer). Refuses
+    a missing input naming the node and the path, and a shared input whose size differs between
+    nodes. Returns the live nodes and each (node, path)'s answer."""
     nodes = _alive_nodes()
     shared = [s.path for s in sources if s.node is None]
     asks: dict[str, list[str]] = {nid: list(shared) for nid in nodes} if shared else {}
@@ -589,32 +594,40 @@ def _check_inputs(sources: list[_Source], record_size: Optional[int]) -> None:
         if s.node is not None:
             asks.setdefault(s.node, []).append(s.path)
     refs = {
-        nid: _stat_task.options(scheduling_strategy=_pinned(nid)).remote(paths)
+        nid: task.options(scheduling_strategy=_pinned(nid)).remote(paths)
         for nid, paths in asks.items()
     }
-    sizes: dict[tuple[str, str], int] = {}
+    found: dict[tuple[str, str], Any] = {}
     for nid, ref in refs.items():
         _, got = _get(ref)
-        for p, size in zip(asks[nid], got):
-            if size is None:
+        for p, answer in zip(asks[nid], got):
+            if answer is None:
                 raise BadInputError(f"input missing on {_describe(nid, nodes)}: {p}")
-            if record_size and size % record_size:
-                raise BadInputError(
-                    f"input {p} on {_describe(nid, nodes)}: {size} bytes is not a whole number "
-                    f"of {record_size}-byte records ({size % record_size} bytes left over)"
-                )
-            sizes[(nid, p)] = size
+            found[(nid, p)] = answer
     for s in sources:
         if s.node is not None:
-            s.size = sizes[(s.node, s.path)]
-        else:
-            seen = {sizes[(nid, s.path)] for nid in nodes}
-            if len(seen) > 1:
-                raise BadInputError(
-                    f"input {s.path} differs in size between nodes: {sorted(seen)}"
-                    " (a shared input must be the same file on every node)"
-                )
-            s.size = seen.pop()
+            s.size = size(found[(s.node, s.path)])
+            continue
+        seen = {size(found[(nid, s.path)]) for nid in nodes}
+        if len(seen) > 1:
+            raise BadInputError(
+                f"input {s.path} differs in size between nodes: {sorted(seen)}"
+                " (a shared input must be the same file on every node)"
+            )
+        s.size = seen.pop()
+    return nodes, found
+
+
+def _check_inputs(sources: list[_Source], record_size: Optional[int]) -> None:
+    """Every input exists where its map may run (its node, or every node for a shared path)
+    and holds whole records: the error names the node and the path, before any stage runs."""
+    nodes, sizes = _ask_nodes(sources, _stat_task, int)
+    for (nid, p), size in sizes.items():
+        if record_size and size % record_size:
+            raise BadInputError(
+                f"input {p} on {_describe(nid, nodes)}: {size} bytes is not a whole number "
+                f"of {record_size}-byte records ({size % record_size} bytes left over)"
+            )
 
 
 def _prepare_output(output_dir: str, overwrite: bool) -> None:

@@ -53,10 +53,10 @@ from . import (
     Partition,
     RaySortResult,
     _alive_nodes,
+    _ask_nodes,
     _budgets,
     _carry_errors,
     _check_budgets,
-    _describe,
     _get,
     _guarded,
     _MapTask,
@@ -395,37 +395,9 @@ def schema_difference(first: Any, other: Any) -> Optional[str]:
 def check_tables(sources: list[_Source], keys: Sequence[Key]) -> list[dict[str, Any]]:
     """Each input's table information, read where its map may run; refuses (naming the file)
     a missing input, one that is not a table, schemas that differ and unknown columns."""
-    nodes = _alive_nodes()
-    shared = [s.path for s in sources if s.node is None]
-    asks: dict[str, list[str]] = {nid: list(shared) for nid in nodes} if shared else {}
-    for s in sources:
-        if s.node is not None:
-            asks.setdefault(s.node, []).append(s.path)
-    refs = {
-        nid: _table_stat_task.options(scheduling_strategy=_pinned(nid)).remote(paths)
-        for nid, paths in asks.items()
-    }
-    found: dict[tuple[str, str], dict[str, Any]] = {}
-    for nid, ref in refs.items():
-        _, got = _get(ref)
-        for p, info in zip(asks[nid], got):
-            if info is None:
-                raise BadInputError(f"input missing on {_describe(nid, nodes)}: {p}")
-            found[(nid, p)] = info
-    infos: list[dict[str, Any]] = []
-    for s in sources:
-        if s.node is not None:
-            info = found[(s.node, s.path)]
-        else:
-            seen = {found[(nid, s.path)]["size"] for nid in nodes}
-            if len(seen) > 1:
-                raise BadInputError(
-                    f"input {s.path} differs in size between nodes: {sorted(seen)}"
-                    " (a shared input must be the same file on every node)"
-                )
-            info = found[(next(iter(nodes)), s.path)]
-        s.size = info["size"]
-        infos.append(info)
+    nodes, found = _ask_nodes(sources, _table_stat_task, lambda info: info["size"])
+    first = next(iter(nodes))
+    infos: list[dict[str, Any]] = [found[(s.node or first, s.path)] for s in sources]
     tables = [s.path for s, i in zip(sources, infos) if "problem" not in i]
     for s, info in zip(sources, infos):
         if "problem" in info:

@@ -5,27 +5,8 @@
 //! transform of random text drawn from those blocks, ASCII letters, digits, punctuation and
 //! spaces. One test function: the locale is process-wide.
 
-use std::path::PathBuf;
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn locpath() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/locales");
-    p.join("en_US.UTF-8").is_dir().then_some(p)
-}
+mod common;
+use common::*;
 
 /// The blocks the text is drawn from: printable Latin-1, Latin Extended-A, Greek (the
 /// assigned letters), Cyrillic.
@@ -40,7 +21,7 @@ fn primary_weights_are_the_first_bytes_of_the_transform() {
     // ask one the text below does not use.)
     assert_eq!(oxsort_locale::primary_weight('☃'), None, "the C locale has no levels");
 
-    if let Some(p) = locpath() {
+    if let Some(p) = locpath("en_US.UTF-8") {
         std::env::set_var("LOCPATH", p);
     }
     std::env::set_var("LC_ALL", "en_US.UTF-8");

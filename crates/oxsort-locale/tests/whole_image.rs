@@ -9,46 +9,14 @@
 //! the same way, each locale in a process of its own (the locale is process-wide and the
 //! table is fixed once filled): the tests re-run this executable.
 
-use std::ffi::CString;
-use std::path::PathBuf;
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn locpath() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/locales");
-    p.join("en_US.UTF-8").is_dir().then_some(p)
-}
+mod common;
+use common::*;
 
 /// The blocks the text is drawn from: Latin-1 (from U+00A0), Latin Extended-A and B, Greek
 /// (the assigned letters and signs), Cyrillic.
 fn letters() -> Vec<char> {
     let ranges = [0xA0..=0xFF, 0x100..=0x24F, 0x370..=0x3FF, 0x400..=0x4FF];
     ranges.into_iter().flatten().filter_map(char::from_u32).collect()
-}
-
-/// glibc's own `strxfrm(s)`, independent of the table.
-fn glibc_strxfrm(s: &str) -> Vec<u8> {
-    let c = CString::new(s).expect("no NUL");
-    // SAFETY: a null destination with size 0 only measures; `c` is NUL-terminated.
-    let n = unsafe { libc::strxfrm(std::ptr::null_mut(), c.as_ptr(), 0) };
-    let mut buf = vec![0u8; n + 1];
-    // SAFETY: `buf` holds n + 1 bytes, the image and its NUL.
-    unsafe { libc::strxfrm(buf.as_mut_ptr().cast(), c.as_ptr(), n + 1) };
-    buf.truncate(n);
-    buf
 }
 
 /// Random strings of 1 to 60 characters: a quarter drawn from `letters`, the rest printable
@@ -67,14 +35,6 @@ fn random_strings(seed: u64, count: usize, letters: &[char]) -> Vec<String> {
                 .collect()
         })
         .collect()
-}
-
-/// glibc's `strcoll` order of `a` and `b`.
-fn strcoll(a: &str, b: &str) -> std::cmp::Ordering {
-    let (a, b) = (CString::new(a).expect("no NUL"), CString::new(b).expect("no NUL"));
-    // SAFETY: both are valid NUL-terminated strings; the locale was set before any other
-    // thread of this process existed.
-    unsafe { libc::strcoll(a.as_ptr(), b.as_ptr()) }.cmp(&0)
 }
 
 /// Checks `xfrm` against glibc in the current locale: a string built from the table has
@@ -130,37 +90,6 @@ fn whole_images_are_glibcs_in_en_us() {
         oxsort_locale::xfrm(s.as_bytes(), &mut image);
         assert_eq!(image, glibc_strxfrm(s), "{s:?}");
     }
-}
-
-/// Runs `test` of this file in a child process with `OXSORT_WHOLE_IMAGE_LOCALE=locale` (the
-/// locale is process-wide and the table is fixed once filled); true in the child.
-fn in_child(test: &str, locale: &str) -> bool {
-    if std::env::var("OXSORT_WHOLE_IMAGE_LOCALE").is_ok_and(|l| l == locale) {
-        return true;
-    }
-    let exe = std::env::current_exe().expect("test executable");
-    let out = std::process::Command::new(exe)
-        .args(["--exact", test, "--nocapture"])
-        .env("OXSORT_WHOLE_IMAGE_LOCALE", locale)
-        .output()
-        .expect("run the child");
-    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{locale}: {}", String::from_utf8_lossy(&out.stdout));
-    false
-}
-
-/// Sets `locale` (from `target/locales` when there); false when it is not available.
-fn set_locale(locale: &str) -> bool {
-    if let Some(p) = locpath() {
-        std::env::set_var("LOCPATH", p);
-    }
-    std::env::set_var("LC_ALL", locale);
-    let loc = oxsort_locale::Locale::from_env();
-    let ok = loc.ok && loc.collate.as_deref().is_some_and(|c| c == locale);
-    if !ok {
-        eprintln!("skipped: {locale} is not available (see .ci/gnu-conformance)");
-    }
-    ok
 }
 
 #[test]

@@ -447,6 +447,35 @@ def test_parquet_codecs_kept_and_those_not_read_named(cli: str, tmp_path: Path) 
     assert not (tmp_path / "o.parquet").exists()
 
 
+def test_parquet_dictionary_kept_where_the_input_kept_it(cli: str, tmp_path: Path) -> None:
+    """A Parquet output builds a column's dictionary where the input's data pages were
+    dictionary encoded, and writes plain pages where the input wrote them (no dictionary asked
+    for, or one that outgrew its limit and fell back)."""
+    rng = random.Random(SEED)
+    n = 40_000
+    t = pa.table(
+        {
+            "row": pa.array(range(n), pa.int64()),
+            "few": pa.array([rng.choice(["red", "green", "blue"]) for _ in range(n)]),
+            "plain": pa.array([rng.randrange(10**12) for _ in range(n)], pa.int64()),
+            "overgrown": pa.array([f"value-{rng.randrange(10**12):012d}" for _ in range(n)]),
+        }
+    )
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(t, src, use_dictionary=["few", "overgrown"], dictionary_pagesize_limit=4096)
+    before = pq.ParquetFile(src).metadata.row_group(0)
+    assert before.column(3).has_dictionary_page  # the fallback: a dictionary, then plain pages
+    run_cli(cli, "sort", str(src), "-o", str(out), "--by", "few,plain", "-q")
+    same_rows(
+        pq.read_table(out),
+        t,
+        expected_rows(t, [("few", "ascending", "at_end"), ("plain", "ascending", "at_end")]),
+    )
+    after = pq.ParquetFile(out).metadata.row_group(0)
+    got = {after.column(i).path_in_schema: after.column(i).has_dictionary_page for i in range(4)}
+    assert got == {"row": False, "few": True, "plain": False, "overgrown": False}, got
+
+
 def test_dictionary_columns_into_an_arrow_file(cli: str, tmp_path: Path) -> None:
     """An Arrow IPC file holds one dictionary per column for all its batches: dictionary
     columns of many batches (each decoded batch has its own dictionary) are written on one

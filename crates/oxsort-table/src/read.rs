@@ -19,13 +19,15 @@ use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::ProjectionMask;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, Encoding, PageType};
+use parquet::file::metadata::ColumnChunkMetaData;
 
 use crate::columns::ColumnType;
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 use crate::rows::{Framed, RowCodec};
 use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS};
+use crate::write::ParquetStyle;
 
 /// The magic that opens an Arrow IPC file (a stream opens with a message instead).
 const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
@@ -234,17 +236,25 @@ impl TableInput {
         }
     }
 
-    /// A Parquet input's compression (its first column chunk's).
-    pub(crate) fn compression(&self) -> Option<Compression> {
-        match &self.kind {
-            Kind::Parquet(m) => {
-                let md = m.metadata();
-                (md.num_row_groups() > 0 && md.row_group(0).num_columns() > 0)
-                    .then(|| md.row_group(0).column(0).compression())
-                    .filter(|&c| supported(c))
-            }
-            _ => None,
+    /// How a Parquet input wrote its columns, for an output written the same way: the
+    /// compression of its first column chunk, and for each column of its first row group whether
+    /// its data pages stayed dictionary encoded (a writer falls back to plain pages when a
+    /// column's dictionary outgrows its limit: building one again for such a column costs the
+    /// output a hash of every value and gains nothing).
+    pub(crate) fn parquet_style(&self) -> Option<ParquetStyle> {
+        let Kind::Parquet(m) = &self.kind else { return None };
+        let md = m.metadata();
+        if md.num_row_groups() == 0 || md.row_group(0).num_columns() == 0 {
+            return None;
         }
+        let rg = md.row_group(0);
+        let compression = Some(rg.column(0).compression()).filter(|&c| supported(c));
+        let dictionary = rg
+            .columns()
+            .iter()
+            .filter_map(|c| Some((c.column_path().clone(), stayed_dictionary(c)?)))
+            .collect();
+        Some(ParquetStyle { compression, dictionary })
     }
 
     /// Rows, when the file says before it is read.
@@ -506,4 +516,21 @@ pub(crate) fn schema_difference(first: &Schema, schema: &Schema) -> Option<Strin
         return Some(format!("it has {} columns, not {}", b.len(), a.len()));
     }
     None
+}
+
+/// Whether every data page of a column chunk is dictionary encoded, when the chunk's metadata
+/// says (its page encoding statistics); `None` when it does not.
+fn stayed_dictionary(c: &ColumnChunkMetaData) -> Option<bool> {
+    let dictionary =
+        |e: Encoding| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY);
+    if c.dictionary_page_offset().is_none() {
+        return c.page_encoding_stats().map(|_| false);
+    }
+    let stats = c.page_encoding_stats()?;
+    Some(
+        stats
+            .iter()
+            .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2))
+            .all(|s| dictionary(s.encoding)),
+    )
 }

@@ -191,7 +191,7 @@ pub fn sort_tables(
     engine: impl FnOnce(SortConfigBuilder) -> SortConfigBuilder,
 ) -> Result<TableStats> {
     let Prepared { inputs, codec, output_format } = prepare(req)?;
-    let compression = inputs.iter().find_map(|i| i.compression());
+    let style = inputs.iter().find_map(|i| i.parquet_style());
 
     let (rx_fd, tx_fd) = oxsort_io::sized_pipe(PIPE_BYTES)
         .map_err(|e| TableError::Read { path: "a pipe".into(), why: oxsort_io::os_message(&e) })?;
@@ -204,7 +204,7 @@ pub fn sort_tables(
         &req.output,
         output_format,
         codec.schema(),
-        compression,
+        style.as_ref(),
         row_group,
         lanes,
     )?;

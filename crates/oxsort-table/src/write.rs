@@ -10,6 +10,7 @@ use arrow_schema::SchemaRef;
 use oxsort_io::{AtomicOutput, IoOptions, WriteBehind};
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::dict::Dictionaries;
 use crate::error::{Result, TableError};
@@ -81,16 +82,27 @@ fn write_error(path: &Path, e: impl std::fmt::Display) -> TableError {
     TableError::Write { path: path.to_path_buf(), why: e.to_string() }
 }
 
+/// How a Parquet output writes its columns, taken from a Parquet input (see
+/// `TableInput::parquet_style`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ParquetStyle {
+    /// The compression (default Snappy).
+    pub(crate) compression: Option<Compression>,
+    /// Columns with their dictionary encoding on or off; columns not named keep the writer's
+    /// default (on).
+    pub(crate) dictionary: Vec<(ColumnPath, bool)>,
+}
+
 impl TableWriter {
     /// Creates the temporary of `path` and starts a table of `schema` in `format`
-    /// (`compression`: a Parquet output's, by default the input's; `row_group_bytes`: the
+    /// (`style`: a Parquet output's compression and dictionary columns, by default the input's; `row_group_bytes`: the
     /// memory a Parquet row group may take before it is closed; `threads`: Parquet columns
     /// encoded at once).
     pub(crate) fn create(
         path: &Path,
         format: TableFormat,
         schema: &SchemaRef,
-        compression: Option<Compression>,
+        style: Option<&ParquetStyle>,
         row_group_bytes: u64,
         threads: usize,
     ) -> Result<TableWriter> {
@@ -106,9 +118,13 @@ impl TableWriter {
         let e = |e: &dyn std::fmt::Display| write_error(path, e);
         let writer = match format {
             TableFormat::Parquet => {
-                let props = WriterProperties::builder()
-                    .set_compression(compression.unwrap_or(Compression::SNAPPY))
-                    .build();
+                let style = style.cloned().unwrap_or_default();
+                let mut props = WriterProperties::builder()
+                    .set_compression(style.compression.unwrap_or(Compression::SNAPPY));
+                for (column, dictionary) in style.dictionary {
+                    props = props.set_column_dictionary_enabled(column, dictionary);
+                }
+                let props = props.build();
                 let row_group_bytes = usize::try_from(row_group_bytes).unwrap_or(usize::MAX);
                 let w = ParquetOut::new(out, schema.clone(), props, row_group_bytes, threads);
                 Writer::Parquet(Box::new(w.map_err(|x| e(&x))?))

@@ -476,6 +476,48 @@ def test_parquet_dictionary_kept_where_the_input_kept_it(cli: str, tmp_path: Pat
     assert got == {"row": False, "few": True, "plain": False, "overgrown": False}, got
 
 
+def test_rows_longer_than_a_record_sort_and_nothing_is_left(cli: str, tmp_path: Path) -> None:
+    """Rows of hundreds of kB (a text column longer than one of the engine's records) sort
+    like any other, in one pass and in two within a small budget; their payloads' file leaves
+    nothing in the temp directory. A resumable sort cannot find such a file again: it names
+    the row that is too long and writes nothing."""
+    rng = random.Random(SEED)
+    n = 600
+
+    def text(i: int) -> str | None:
+        r = rng.random()
+        if r < 0.1:
+            return None
+        if r < 0.4:
+            return chr(97 + i % 26) * rng.randint(65_000, 300_000)
+        return f"short-{i}"
+
+    t = pa.table(
+        {
+            "row": pa.array(range(n), pa.int64()),
+            "k": pa.array([rng.randint(0, 40) for _ in range(n)], pa.int32()),
+            "text": pa.array([text(i) for i in range(n)], pa.large_string()),
+        }
+    )
+    src = tmp_path / "in.parquet"
+    pq.write_table(t, src)
+    order = expected_rows(t, [("k", "descending", "at_end")])
+    for memory in ["512M", "40M"]:
+        tmp, out = tmp_path / f"tmp-{memory}", tmp_path / f"out-{memory}.parquet"
+        tmp.mkdir()
+        by = ["--by", "k:desc", "--memory", memory, "--temp-dir", str(tmp), "-q"]
+        run_cli(cli, "sort", str(src), "-o", str(out), *by)
+        same_rows(pq.read_table(out), t, order)
+        assert list(tmp.iterdir()) == []
+    out = tmp_path / "resumed.parquet"
+    r = run_cli(cli, "sort", str(src), "-o", str(out), "--by", "k", "--resume", check=False)
+    assert r.returncode != 0
+    assert "in.parquet: row" in r.stderr and "more than the 65531-byte maximum" in r.stderr, (
+        r.stderr
+    )
+    assert not out.exists()
+
+
 def test_dictionary_columns_into_an_arrow_file(cli: str, tmp_path: Path) -> None:
     """An Arrow IPC file holds one dictionary per column for all its batches: dictionary
     columns of many batches (each decoded batch has its own dictionary) are written on one

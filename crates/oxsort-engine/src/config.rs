@@ -320,6 +320,10 @@ impl SortConfig {
     pub fn temp_dirs(&self) -> &[PathBuf] {
         &self.temp_dirs
     }
+    /// Whether the sort keeps a journal to resume from (`--resume`).
+    pub fn resumable(&self) -> bool {
+        self.resume
+    }
     /// What is sorted.
     pub fn spec(&self) -> &SortSpec {
         &self.spec

@@ -37,6 +37,7 @@ mod dict;
 mod error;
 mod explain;
 mod format;
+mod long;
 mod parquet_out;
 mod read;
 mod rows;

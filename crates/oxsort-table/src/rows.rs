@@ -45,6 +45,7 @@ use arrow_schema::{DataType, SchemaRef, SortOptions};
 use crate::check::RowSum;
 use crate::columns::SortColumn;
 use crate::error::{Result, TableError};
+use crate::long::{LongRows, PayloadRef, LONG_MARK, LONG_TAIL};
 
 /// The longest encoded row: an RDW-prefixed record holds at most this after its RDW.
 pub(crate) const MAX_ROW_BYTES: usize = oxsort_format::MAX_RECORD_SIZE - oxsort_format::RDW_BYTES;
@@ -110,6 +111,9 @@ pub(crate) struct RowCodec {
     schema: SchemaRef,
     /// For each schema column: where it decodes from.
     source: Vec<Source>,
+    /// Where rows longer than a record keep their payload (see `crate::long`); without it such
+    /// a row is an error.
+    long: Option<LongRows>,
 }
 
 /// Whether rows may be ordered by a column of type `t`.
@@ -249,7 +253,12 @@ impl RowCodec {
             Some((c, other_cols))
         };
         let source = source.into_iter().map(|s| s.expect("every column has a place")).collect();
-        Ok(RowCodec { converter, parts, carried, other, schema, source })
+        Ok(RowCodec { converter, parts, carried, other, schema, source, long: None })
+    }
+
+    /// Rows longer than a record keep their payload in a file in `dir` (see `crate::long`).
+    pub(crate) fn keep_long_rows_in(&mut self, dir: &Path) {
+        self.long = Some(LongRows::in_dir(dir));
     }
 
     /// The schema the rows decode into.
@@ -327,13 +336,21 @@ impl RowCodec {
                 *l += leb_len(v) + v;
             }
         }
-        if let Some(i) = len.iter().position(|&l| l > MAX_ROW_BYTES) {
-            return Err(TableError::RowTooLong {
-                path: path.to_path_buf(),
-                row: row + i as u64,
-                bytes: len[i],
-                max: MAX_ROW_BYTES,
-            });
+        // Rows too long for a record: their payload goes to the long rows' file, when there
+        // is one and their key part fits a record with the reference.
+        let too_long = |i: usize| TableError::RowTooLong {
+            path: path.to_path_buf(),
+            row: row + i as u64,
+            bytes: len[i],
+            max: MAX_ROW_BYTES,
+        };
+        let mut long = false;
+        for (i, &l) in len.iter().enumerate().filter(|&(_, &l)| l > MAX_ROW_BYTES) {
+            if self.long.is_none() || keys.row(i).data().len() + LONG_TAIL > MAX_ROW_BYTES {
+                return Err(too_long(i));
+            }
+            debug_assert!(l > MAX_ROW_BYTES);
+            long = true;
         }
         let rdw = oxsort_format::RDW_BYTES;
         let mut bytes = vec![0u8; len.iter().sum::<usize>() + rdw * n];
@@ -383,11 +400,52 @@ impl RowCodec {
                 *a += v.len();
             }
         }
+        let (bytes, spans) = if long {
+            self.move_long_payloads(&bytes, &spans, &keys, path)?
+        } else {
+            (bytes, spans)
+        };
         let rows: Vec<&[u8]> = spans.into_iter().map(|r| &bytes[r]).collect();
         let mut sum = RowSum::default();
         sum.add_all(&rows);
         drop(rows);
         Ok(Framed { bytes, sum })
+    }
+
+    /// The records of `bytes` (rows at `spans`, each after its RDW) again, each row longer
+    /// than a record with its payload moved to the long rows' file and a reference in its
+    /// place (see `crate::long`); and the new rows' spans.
+    fn move_long_payloads(
+        &self,
+        bytes: &[u8],
+        spans: &[std::ops::Range<usize>],
+        keys: &Rows,
+        path: &Path,
+    ) -> Result<(Vec<u8>, Vec<std::ops::Range<usize>>)> {
+        let store = self.long.as_ref().expect("checked by the caller");
+        let rdw = oxsort_format::RDW_BYTES;
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut out_spans = Vec::with_capacity(spans.len());
+        for (i, s) in spans.iter().enumerate() {
+            let l = s.len();
+            let start = out.len() + rdw;
+            if l <= MAX_ROW_BYTES {
+                out.extend_from_slice(&bytes[s.start - rdw..s.end]);
+            } else {
+                let k = keys.row(i).data().len();
+                let payload = &bytes[s.start + k..s.end - TRAILER];
+                let r = store
+                    .put(payload)
+                    .map_err(|why| TableError::Read { path: path.to_path_buf(), why })?;
+                let row_len = k + LONG_TAIL;
+                out.extend_from_slice(&((row_len + rdw) as u16).to_be_bytes());
+                out.extend_from_slice(&[0, 0]);
+                out.extend_from_slice(&bytes[s.start..s.start + k]);
+                out.extend_from_slice(&r.tail(k));
+            }
+            out_spans.push(start..out.len());
+        }
+        Ok((out, out_spans))
     }
 
     /// The batch of the rows `rows` (each the bytes of one row this codec encoded, after its
@@ -397,18 +455,38 @@ impl RowCodec {
         rows: impl IntoIterator<Item = &'a [u8]>,
     ) -> Result<RecordBatch> {
         let mut keys = Vec::new();
-        let mut payloads = Vec::new();
+        // Each row's payload: in the row, or read back from the long rows' file.
+        let mut inline: Vec<std::result::Result<&[u8], usize>> = Vec::new();
+        let mut fetched: Vec<Vec<u8>> = Vec::new();
         for r in rows {
             let Some(body) = r.len().checked_sub(TRAILER) else {
                 return Err(decode_error(format!("a row of {} bytes", r.len())));
             };
-            let k = usize::from(u16::from_be_bytes([r[body], r[body + 1]]));
+            let k = u16::from_be_bytes([r[body], r[body + 1]]);
+            if k == LONG_MARK {
+                let Some(tail) = r.len().checked_sub(LONG_TAIL).map(|t| &r[t..]) else {
+                    return Err(decode_error(format!("a long row of {} bytes", r.len())));
+                };
+                let (at, k) = PayloadRef::parse(tail.try_into().expect("LONG_TAIL bytes"));
+                if k + LONG_TAIL != r.len() {
+                    return Err(decode_error(format!("a long row of {} bytes", r.len())));
+                }
+                let store = self.long.as_ref().ok_or_else(|| {
+                    decode_error("a long row, and no file for long rows' payloads".into())
+                })?;
+                keys.push(&r[..k]);
+                inline.push(Err(fetched.len()));
+                fetched.push(store.get(at).map_err(decode_error)?);
+                continue;
+            }
+            let k = usize::from(k);
             if k > body {
                 return Err(decode_error(format!("a key part of {k} bytes in a row of {body}")));
             }
             keys.push(&r[..k]);
-            payloads.push(&r[k..body]);
+            inline.push(Ok(&r[k..body]));
         }
+        let payloads = inline.into_iter().map(|p| p.unwrap_or_else(|i| fetched[i].as_slice()));
         let n = keys.len();
         let parser = self.converter.parser();
         let decoded = self
@@ -825,6 +903,58 @@ mod tests {
         let batch =
             RecordBatch::try_new(schema, cols.into_iter().map(|(_, a)| a).collect()).unwrap();
         batch.slice(5, n - 9)
+    }
+
+    #[test]
+    fn rows_longer_than_a_record_keep_their_payload_aside_and_decode_back() {
+        use arrow_array::{Int64Array, StringArray};
+        // Rows of a few bytes beside rows of 70 kB and 1 MB of text (longer than any record).
+        let text = |i: usize| match i % 4 {
+            0 => "x".repeat(70_000 + i),
+            1 => "short".to_string(),
+            2 => "y".repeat(1 << 20),
+            _ => String::new(),
+        };
+        let n = 12;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("text", DataType::Utf8, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| (i * 7) % 5))),
+                Arc::new(StringArray::from_iter((0..n).map(|i| (i != 3).then(|| text(i))))),
+            ],
+        )
+        .unwrap();
+        let by = [SortColumn::new("k")];
+        // Without a file for them, a long row is an error naming its row.
+        let plain = RowCodec::new(schema.clone(), &by, Path::new("t")).unwrap();
+        let e = plain.encode(&batch, 0, 100, Path::new("in.parquet")).err().unwrap();
+        assert!(e.to_string().contains("in.parquet: row 100 takes"), "{e}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut codec = RowCodec::new(schema, &by, Path::new("t")).unwrap();
+        codec.keep_long_rows_in(dir.path());
+        let Framed { bytes, sum } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let rows = records(&bytes);
+        assert_eq!((sum.rows, rows.len()), (n as u64, n));
+        assert!(rows.iter().all(|r| r.len() <= MAX_ROW_BYTES));
+        assert!(bytes.len() < 1000, "the long payloads stayed in the records");
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| rows[a].cmp(rows[b]));
+        let back = codec.decode(order.iter().map(|&i| rows[i])).unwrap();
+        let idx = UInt64Array::from_iter_values(order.iter().map(|&i| i as u64));
+        assert_eq!(back, arrow_select::take::take_record_batch(&batch, &idx).unwrap());
+        // The payloads' file has no name: nothing is left in the directory.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        // A reference changed in a record is found, not followed to wrong bytes.
+        let long = rows.iter().position(|r| r.ends_with(&LONG_MARK.to_be_bytes())).unwrap();
+        let mut bad = rows[long].to_vec();
+        let t = bad.len() - LONG_TAIL;
+        bad[t + 7] ^= 1;
+        assert!(codec.decode([bad.as_slice()]).is_err());
     }
 
     #[test]

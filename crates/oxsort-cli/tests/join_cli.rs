@@ -585,6 +585,47 @@ fn a_failed_stage_stops_the_job_and_names_its_cause() {
     }
 }
 
+/// A main task that sorts reads the join through a pipe. When it fails after the join has
+/// started (here: an OUTFIL file in a missing directory, found when the main task starts), the
+/// join's next write finds no reader: that is an error reported as the main task's cause, not
+/// a SIGPIPE that ended the process with no word (exit 141, as it did).
+#[test]
+fn a_main_task_that_fails_after_the_join_started_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    // Unique keys, so the join holds as many records as F1: 3.4 MB, more than the pipe holds.
+    let n = 100_000;
+    let rec = |i: usize, len: usize| {
+        let mut r = format!("{i:08}").into_bytes();
+        r.resize(len, b'x');
+        r
+    };
+    let (p1, p2) = (dir.path().join("f1.dat"), dir.path().join("f2.dat"));
+    write_records(&p1, &(0..n).map(|i| rec(i, F1_LEN)).collect::<Vec<_>>());
+    write_records(&p2, &(0..n).map(|i| rec(i, F2_LEN)).collect::<Vec<_>>());
+    let ctl = dir.path().join("ctl");
+    std::fs::write(
+        &ctl,
+        " JOINKEYS FILE=F1,FIELDS=(1,8,A)\n JOINKEYS FILE=F2,FIELDS=(1,8,A)\n \
+         REFORMAT FIELDS=(F1:1,20,F2:9,14)\n SORT FIELDS=(1,8,CH,D)\n OUTFIL FNAMES=OUT1\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.dat");
+    let o = run(oxsort()
+        .args(["sort", "-q", "--control"])
+        .arg(&ctl)
+        .arg(format!("--dd=SORTJNF1={}", p1.display()))
+        .arg(format!("--dd=SORTJNF2={}", p2.display()))
+        .arg(format!("--dd=OUT1={}", dir.path().join("missing/o1.dat").display()))
+        .arg(format!("--lrecl=SORTJNF1={F1_LEN}"))
+        .arg(format!("--lrecl=SORTJNF2={F2_LEN}"))
+        .arg("-o")
+        .arg(&out));
+    assert_eq!(o.status.code(), Some(1), "{:?} {}", o.status, stderr(&o));
+    assert!(stderr(&o).contains("OUT1") && stderr(&o).contains("missing"), "{}", stderr(&o));
+    assert!(!out.exists());
+    assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+}
+
 /// A main task that only copies lets the join write the output itself, to a file, to standard
 /// output or to a device alike; `explain` says so.
 #[test]

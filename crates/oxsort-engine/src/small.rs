@@ -225,7 +225,7 @@ fn handoff(
     let feeder = move || {
         // A reader that stopped (its sort failed) makes the writes fail with EPIPE here rather
         // than end the process: the sort's own error is the one to report.
-        oxsort_io::cleanup::block_sigpipe_in_this_thread();
+        oxsort_io::quiet_broken_pipe();
         if tx.write_all(&read).is_err() {
             return;
         }

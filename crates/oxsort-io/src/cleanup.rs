@@ -218,20 +218,6 @@ fn ignored_now(sig: i32) -> bool {
     }
 }
 
-/// Blocks SIGPIPE in the calling thread: a write of this thread to a pipe whose reader is gone
-/// fails with EPIPE instead of ending the process (the signal stays pending on the thread and
-/// goes with it). For helper threads that feed a pipe another part of the process reads.
-pub fn block_sigpipe_in_this_thread() {
-    // SAFETY: the set is initialised by sigemptyset before use; pthread_sigmask only changes
-    // the calling thread's mask and reads the set given.
-    unsafe {
-        let mut set = std::mem::zeroed::<libc::sigset_t>();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGPIPE);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
 /// Whether SIGPIPE was ignored when the process started (its parent ignored it, as after
 /// `trap '' PIPE`): then a write to a closed pipe is an error to report, not a death.
 pub fn sigpipe_ignored_at_start() -> bool {

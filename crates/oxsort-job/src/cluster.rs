@@ -396,6 +396,9 @@ pub fn map(
         let feeder_cutter = cutter.handle();
         std::thread::scope(|s| {
             let feeder = s.spawn(move || {
+                // An engine that stops reading makes the feeder's writes fail with EPIPE, not
+                // end the process (see `oxsort_io::quiet_broken_pipe`).
+                oxsort_io::quiet_broken_pipe();
                 let fed = feed(&key, input, (start, end), splitters, &ties, tx);
                 fed.map(|counts| feeder_cutter.count_ties(&counts))
             });

@@ -193,6 +193,10 @@ pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
             Main::Task(main_cfg, joined_tx) => {
                 let cancel = &cancel;
                 let joiner = s.spawn(move || {
+                    // A main task that stops reading (it failed) makes the join's writes fail
+                    // with EPIPE rather than end the process with no word: the main task's
+                    // error is the one reported.
+                    oxsort_io::quiet_broken_pipe();
                     let out = BufWriter::with_capacity(JOIN_IO_BUFFER, File::from(joined_tx));
                     let done = merge_join(job, lens, feeds, out);
                     if done.is_err() {

@@ -32,9 +32,11 @@ use parquet::arrow::arrow_writer::{
     ArrowRowGroupWriterFactory,
 };
 use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
 use parquet::errors::{ParquetError, Result};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnPath;
 
 /// Batches queued for each encoder thread: one being encoded while the next waits.
 const ENCODER_QUEUE: usize = 2;
@@ -283,4 +285,15 @@ impl Drop for Encoder {
 /// A writer error of our own.
 fn general(why: &str) -> ParquetError {
     ParquetError::General(why.into())
+}
+
+/// How a Parquet output writes its columns, taken from a Parquet input (see
+/// `crate::read::TableInput::parquet_style`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ParquetStyle {
+    /// The compression (default Snappy).
+    pub(crate) compression: Option<Compression>,
+    /// Columns with their dictionary encoding on or off; columns not named keep the writer's
+    /// default (on).
+    pub(crate) dictionary: Vec<(ColumnPath, bool)>,
 }

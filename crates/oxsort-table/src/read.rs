@@ -25,9 +25,9 @@ use parquet::file::metadata::ColumnChunkMetaData;
 use crate::columns::ColumnType;
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
+use crate::parquet_out::ParquetStyle;
 use crate::rows::{Framed, RowCodec};
 use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS};
-use crate::write::ParquetStyle;
 
 /// The magic that opens an Arrow IPC file (a stream opens with a message instead).
 const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";

@@ -10,12 +10,11 @@ use arrow_schema::SchemaRef;
 use oxsort_io::{AtomicOutput, IoOptions, WriteBehind};
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
-use parquet::schema::types::ColumnPath;
 
 use crate::dict::Dictionaries;
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
-use crate::parquet_out::ParquetOut;
+use crate::parquet_out::{ParquetOut, ParquetStyle};
 
 /// Bytes buffered before a write to standard output.
 const WRITE_BUFFER_BYTES: usize = 4 << 20;
@@ -80,17 +79,6 @@ pub(crate) struct TableWriter {
 
 fn write_error(path: &Path, e: impl std::fmt::Display) -> TableError {
     TableError::Write { path: path.to_path_buf(), why: e.to_string() }
-}
-
-/// How a Parquet output writes its columns, taken from a Parquet input (see
-/// `TableInput::parquet_style`).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ParquetStyle {
-    /// The compression (default Snappy).
-    pub(crate) compression: Option<Compression>,
-    /// Columns with their dictionary encoding on or off; columns not named keep the writer's
-    /// default (on).
-    pub(crate) dictionary: Vec<(ColumnPath, bool)>,
 }
 
 impl TableWriter {

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
@@ -516,6 +517,35 @@ def test_rows_longer_than_a_record_sort_and_nothing_is_left(cli: str, tmp_path: 
         r.stderr
     )
     assert not out.exists()
+
+
+def test_csv_ending_inside_a_quoted_value_is_refused(cli: str, tmp_path: Path) -> None:
+    """A CSV quote that is never closed would take every row after it into one value: the sort
+    names the file and the line the quote opened on, from a file or standard input, and writes
+    nothing. Closed quotes (doubled inside, over several lines, in the middle of a field) sort
+    as values."""
+    rows = [f"{i},v{i}" for i in range(5000)]
+    rows[4000] = '4000,"never closed'
+    bad = tmp_path / "bad.csv"
+    bad.write_text("k,v\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "out.csv"
+    r = run_cli(cli, "sort", str(bad), "-o", str(out), "--by", "k", check=False)
+    assert r.returncode == 1, r.stderr
+    assert "bad.csv: the input ends inside a quoted value opened on line 4002" in r.stderr, r.stderr
+    assert not out.exists()
+    r = subprocess.run(
+        [cli, "sort", "--format", "csv", "--by", "k"],
+        input=bad.read_bytes(),
+        capture_output=True,
+        check=False,
+    )
+    assert r.returncode == 1 and b"opened on line 4002" in r.stderr, r.stderr
+
+    good = tmp_path / "good.csv"
+    good.write_text('k,v\n3,"say ""hi"""\n1,5"\n2,"two\nlines"\n')
+    run_cli(cli, "sort", str(good), "-o", str(out), "--by", "k", "-q")
+    got = pacsv.read_csv(out)
+    assert got.column("v").to_pylist() == ['5"', "two\nlines", 'say "hi"']
 
 
 def test_dictionary_columns_into_an_arrow_file(cli: str, tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ mod explain;
 mod format;
 mod long;
 mod parquet_out;
+mod quotes;
 mod read;
 mod rows;
 mod sort;

@@ -26,6 +26,7 @@ use crate::columns::ColumnType;
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 use crate::parquet_out::ParquetStyle;
+use crate::quotes::QuoteCheck;
 use crate::rows::{Framed, RowCodec};
 use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS};
 
@@ -293,11 +294,12 @@ impl TableInput {
                 .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
-            Kind::Text(f, _) => {
+            Kind::Text(f, format) => {
+                let checked = QuoteCheck::new(open_file(path)?, format.delimiter());
                 let r = arrow_csv::ReaderBuilder::new(self.schema.clone())
                     .with_format(f.clone())
                     .with_batch_size(BATCH_ROWS)
-                    .build(BufReader::new(open_file(path)?))
+                    .build(BufReader::new(checked))
                     .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
@@ -305,12 +307,13 @@ impl TableInput {
                 let r = taken(r).ok_or_else(|| read_error(path, "read already"))?;
                 self.feed_batches(r, codec, first, out)
             }
-            Kind::StdinText(f, _, rest) => {
+            Kind::StdinText(f, format, rest) => {
                 let rest = taken(rest).ok_or_else(|| read_error(path, "read already"))?;
+                let checked = QuoteCheck::new(rest, format.delimiter());
                 let r = arrow_csv::ReaderBuilder::new(self.schema.clone())
                     .with_format(f.clone())
                     .with_batch_size(BATCH_ROWS)
-                    .build(BufReader::new(rest))
+                    .build(BufReader::new(checked))
                     .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
@@ -327,7 +330,11 @@ impl TableInput {
     ) -> Result<u64> {
         let mut row = 0u64;
         for b in batches {
-            let b = b.map_err(|e| read_error(&self.path, e))?;
+            let b = b.map_err(|e| match e {
+                // A read that failed says why itself (an unclosed quote, an I/O error).
+                ArrowError::IoError(why, _) => read_error(&self.path, why),
+                e => read_error(&self.path, e),
+            })?;
             out(codec.encode(&b, first + row, row, &self.path)?)?;
             row += b.num_rows() as u64;
         }

@@ -25,11 +25,6 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-/// The CRC32 (zlib's) of `b`.
-fn crc32(b: &[u8]) -> u32 {
-    oxsort_kernels::crc32_sum(std::iter::once(b)) as u32
-}
-
 /// The closing mark of a long row (in place of its key part's length).
 pub(crate) const LONG_MARK: u16 = u16::MAX;
 
@@ -113,7 +108,7 @@ impl LongRows {
                 oxsort_io::os_message(&e)
             )
         })?;
-        Ok(PayloadRef { at, len, crc: crc32(payload) })
+        Ok(PayloadRef { at, len, crc: crc32fast::hash(payload) })
     }
 
     /// Reads back the payload `r` names, checking its CRC32.
@@ -128,7 +123,7 @@ impl LongRows {
                 oxsort_io::os_message(&e)
             )
         })?;
-        if crc32(&buf) != r.crc {
+        if crc32fast::hash(&buf) != r.crc {
             return Err(format!(
                 "the payload of a long row ({} bytes at byte {} of its file) is not the one \
                  written",

@@ -289,7 +289,7 @@ fn general(why: &str) -> ParquetError {
 
 /// How a Parquet output writes its columns, taken from a Parquet input (see
 /// `crate::read::TableInput::parquet_style`).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub(crate) struct ParquetStyle {
     /// The compression (default Snappy).
     pub(crate) compression: Option<Compression>,

@@ -345,11 +345,10 @@ impl RowCodec {
             max: MAX_ROW_BYTES,
         };
         let mut long = false;
-        for (i, &l) in len.iter().enumerate().filter(|&(_, &l)| l > MAX_ROW_BYTES) {
+        for (i, _) in len.iter().enumerate().filter(|&(_, &l)| l > MAX_ROW_BYTES) {
             if self.long.is_none() || keys.row(i).data().len() + LONG_TAIL > MAX_ROW_BYTES {
                 return Err(too_long(i));
             }
-            debug_assert!(l > MAX_ROW_BYTES);
             long = true;
         }
         let rdw = oxsort_format::RDW_BYTES;
@@ -359,7 +358,8 @@ impl RowCodec {
         let mut nulls_at = Vec::with_capacity(n);
         let mut pos = 0;
         for (i, &l) in len.iter().enumerate() {
-            // The RDW: the record's length (a row fits: checked above), then two zero bytes.
+            // The RDW: the record's length, then two zero bytes (a long row's, cut to 16 bits
+            // here, is written again when its payload moves out: `move_long_payloads`).
             bytes[pos..pos + 2].copy_from_slice(&((l + rdw) as u16).to_be_bytes());
             let k = keys.row(i).data();
             let start = pos + rdw;

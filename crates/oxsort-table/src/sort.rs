@@ -183,24 +183,6 @@ fn replay_recipe(req: &TableSort) -> Option<(Vec<std::path::PathBuf>, String)> {
     Some((req.inputs.clone(), recipe))
 }
 
-/// Where a table sort's long rows keep their payload: the first temp directory, else the
-/// output's directory (where the engine's runs go too), else the system's.
-fn long_rows_dir(temp_dirs: &[PathBuf], output: &Path) -> PathBuf {
-    if let Some(d) = temp_dirs.first() {
-        return d.clone();
-    }
-    match output.parent() {
-        Some(p) if !crate::read::is_std(output) => {
-            if p.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                p.to_path_buf()
-            }
-        }
-        _ => std::env::temp_dir(),
-    }
-}
-
 /// Sorts `req`'s tables. `engine` completes the engine's configuration (memory as
 /// [`engine_memory`] gives it, threads, temp directories, progress, cancel); inputs, output
 /// and spec are the table sort's. On error nothing is under the output's name.
@@ -215,10 +197,11 @@ pub fn sort_tables(
         .map_err(|e| TableError::Read { path: "a pipe".into(), why: oxsort_io::os_message(&e) })?;
     let (chunks_tx, chunks_rx) = bounded::<Vec<u8>>(QUEUE_DEPTH);
     let cfg = engine_config(req, rx_fd, None, ChunkWriter(chunks_tx), engine)?;
-    if !cfg.resumable() {
-        // Rows too long for a record keep their payload in a file beside the runs (a resumed
-        // sort could not find it again: with --resume they stay an error).
-        codec.keep_long_rows_in(&long_rows_dir(cfg.temp_dirs(), &req.output));
+    // Rows too long for a record keep their payload in a file beside the runs, in the first
+    // temp directory (the engine's configuration always has one: the given or its default). A
+    // resumed sort could not find that file again: with --resume they stay an error.
+    if let Some(dir) = cfg.temp_dirs().first().filter(|_| !cfg.resumable()) {
+        codec.keep_long_rows_in(dir);
     }
     let share = table_share(cfg.memory());
     let row_group = (share / ROW_GROUP_SHARE_DIVISOR).max(MIN_ROW_GROUP_BYTES);

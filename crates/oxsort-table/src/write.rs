@@ -82,10 +82,10 @@ fn write_error(path: &Path, e: impl std::fmt::Display) -> TableError {
 }
 
 impl TableWriter {
-    /// Creates the temporary of `path` and starts a table of `schema` in `format`
-    /// (`style`: a Parquet output's compression and dictionary columns, by default the input's; `row_group_bytes`: the
-    /// memory a Parquet row group may take before it is closed; `threads`: Parquet columns
-    /// encoded at once).
+    /// Creates the temporary of `path` and starts a table of `schema` in `format` (`style`: a
+    /// Parquet output's compression and dictionary columns, the input's when it is Parquet;
+    /// `row_group_bytes`: the memory a Parquet row group may take before it is closed;
+    /// `threads`: Parquet columns encoded at once).
     pub(crate) fn create(
         path: &Path,
         format: TableFormat,
@@ -106,11 +106,11 @@ impl TableWriter {
         let e = |e: &dyn std::fmt::Display| write_error(path, e);
         let writer = match format {
             TableFormat::Parquet => {
-                let style = style.cloned().unwrap_or_default();
+                let compression = style.and_then(|s| s.compression);
                 let mut props = WriterProperties::builder()
-                    .set_compression(style.compression.unwrap_or(Compression::SNAPPY));
-                for (column, dictionary) in style.dictionary {
-                    props = props.set_column_dictionary_enabled(column, dictionary);
+                    .set_compression(compression.unwrap_or(Compression::SNAPPY));
+                for (column, dictionary) in style.iter().flat_map(|s| &s.dictionary) {
+                    props = props.set_column_dictionary_enabled(column.clone(), *dictionary);
                 }
                 let props = props.build();
                 let row_group_bytes = usize::try_from(row_group_bytes).unwrap_or(usize::MAX);

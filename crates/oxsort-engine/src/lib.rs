@@ -604,10 +604,17 @@ fn check_xsum(
 /// Best effort: a directory that cannot be listed is the plan's to report. Returns one entry per directory that held leftovers.
 pub fn reclaim_leftovers(cfg: &SortConfig) -> Vec<Reclaimed> {
     let mut dirs: Vec<std::path::PathBuf> = cfg.temp_dirs.clone();
-    if let Output::Path(p) = &cfg.output {
+    // The file written: the output's own, or the one an output stream's reader writes (a
+    // table sort's), whose temporary a sort killed before it was renamed leaves there too.
+    let written = match &cfg.output {
+        Output::Path(p) => Some(p.as_path()),
+        Output::Stream(s) => s.target(),
+        _ => None,
+    };
+    if let Some(p) = written {
         if oxsort_io::probe_output(p).ok() == Some(oxsort_io::OutputTarget::File) {
             // The output's temporary lives next to the file written (a symlink's target).
-            let target = oxsort_io::replace::follow_links(p).unwrap_or_else(|_| p.clone());
+            let target = oxsort_io::replace::follow_links(p).unwrap_or_else(|_| p.to_path_buf());
             dirs.push(config::parent_dir(&target));
         }
     }

@@ -519,3 +519,30 @@ fn a_csv_of_a_header_alone_and_an_empty_file() {
     let e = e.unwrap_err().to_string();
     assert!(e.contains("e.csv") && e.contains("no header row"), "{e}");
 }
+
+#[test]
+fn a_killed_sorts_output_temporary_is_reclaimed_by_the_next_sort() {
+    let mut rng = Rng(seed() + 7);
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows(2_000, 0, &mut rng);
+    let input = dir.path().join("in.parquet");
+    write_parquet(&input, &rows, 500);
+    // What a sort killed between the engine's end and the rename leaves: its output's
+    // temporary, whose lock died with it. A live sort's (locked) must stay.
+    let dead = dir.path().join(".out.parquet.oxsort-4000001.tmp");
+    std::fs::write(&dead, b"half a parquet file").unwrap();
+    let live = dir.path().join(".out.parquet.oxsort-4000002.tmp");
+    let held = File::create(&live).unwrap();
+    // SAFETY: flock only reads the descriptor, which `held` keeps open.
+    assert_eq!(unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) }, 0);
+    let out = dir.path().join("out.parquet");
+    let stats =
+        sort_tables(&request(vec![input], out.clone(), "s"), |b| b.memory(64 << 20)).unwrap();
+    check_output(&out, TableFormat::Parquet, &rows, "s");
+    let reclaimed: Vec<&String> = stats.engine.reclaimed.iter().flat_map(|r| &r.paths).collect();
+    assert_eq!(reclaimed, vec![&dead.display().to_string()]);
+    assert_eq!(
+        names(dir.path()),
+        vec![".out.parquet.oxsort-4000002.tmp", "in.parquet", "out.parquet"]
+    );
+}

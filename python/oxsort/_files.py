@@ -71,6 +71,8 @@ class SortStats:
     duplicate_keys: int = 0
     phases: list[dict[str, Any]] = field(default_factory=list)
     reclaimed: list[dict[str, Any]] = field(default_factory=list)
+    #: A table sort's with ``row_checksum=True``: the sum of its rows' contents (16 hex digits).
+    rows_checksum: str = ""
 
     @classmethod
     def _from_json(cls, text: str) -> SortStats:
@@ -151,6 +153,7 @@ def _spec(
     format: Optional[str] = None,
     output_format: Optional[str] = None,
     types: Optional[Mapping[str, str]] = None,
+    row_checksum: bool = False,
 ) -> dict[str, Any]:
     import shlex
 
@@ -180,6 +183,7 @@ def _spec(
         "format": format,
         "output_format": output_format,
         "types": [f"{name}={ty}" for name, ty in (types or {}).items()],
+        "row_checksum": bool(row_checksum),
     }
 
 
@@ -410,6 +414,7 @@ def sort(
     format: Optional[str] = None,
     output_format: Optional[str] = None,
     types: Optional[Mapping[str, str]] = None,
+    row_checksum: bool = False,
 ) -> SortStats:
     """Sorts ``inputs`` (a path, a list of paths or binary file objects, concatenated) into
     ``output`` (a path or a binary file object), stably, as ``oxsort sort`` does.
@@ -420,7 +425,10 @@ def sort(
     The formats come from the extensions, or ``format=``/``output_format=`` (``"parquet"``,
     ``"arrow"``, ``"arrows"``, ``"csv"``, ``"tsv"``); several inputs must share one schema.
     ``types={"amount": "Decimal128(12, 2)", "day": "date32"}`` gives CSV/TSV columns' types
-    in place of those inferred from the first rows.
+    in place of those inferred from the first rows. ``row_checksum=True`` also sums the
+    rows' contents into the result's ``rows_checksum`` (a CRC32 a row): the same for the same
+    rows sorted by the same columns, whatever their order, files or format, so the sums of
+    sorts of a table's parts add up (modulo 2**64) to the sum of a sort of the whole.
 
     Records: ``record_size=N`` fixed records (default 100), ``lines=True`` or ``nul=True``.
     Key: ``fields="1,10,CH,A"`` (DFSORT), ``control="SORT FIELDS=..."`` (DFSORT statements) or
@@ -458,6 +466,7 @@ def sort(
         format=format,
         output_format=output_format,
         types=types,
+        row_checksum=row_checksum,
     )
     return _sort(inputs, output, False, progress, resume, spec)
 

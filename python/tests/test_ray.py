@@ -9,6 +9,7 @@ Ray's session files (logs, sockets) go to a temp directory removed with the clus
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import math
 import os
@@ -706,7 +707,7 @@ def check_tables_as_single_node(
         kw.pop(k, None)
     ext = ".arrow" if inputs[0].endswith(".arrow") else ".parquet"
     single = str(tmp_path / f"single{ext}")
-    oxsort.sort(inputs, single, by=by, **kw)
+    one = oxsort.sort(inputs, single, by=by, row_checksum=True, **kw)
     parts = [p.path for p in res.partitions]
     assert [Path(p).name for p in parts] == [f"part-{r:05d}{ext}" for r in range(partitions)]
     want = read_table(single)
@@ -721,6 +722,12 @@ def check_tables_as_single_node(
         assert {codec(p) for p in parts if codec(p) is not None} <= {codec(single)}
     assert [p.records for p in res.partitions] == [t.num_rows for t in got_parts]
     assert res.records == want.num_rows
+    # The partitions' rows checksums add up to the single-node sort's (and the driver found
+    # them adding up to the maps').
+    assert len(res.checksum) == 16 and res.checksum == one.rows_checksum
+    total = sum(int(p.checksum, 16) for p in res.partitions) % (1 << 64)
+    assert f"{total:016x}" == res.checksum
+    assert json.loads((out / "manifest.json").read_text())["checksum"] == res.checksum
     assert job_dirs(local) == []
     assert sorted(os.listdir(out)) == sorted([*(Path(p).name for p in parts), "manifest.json"])
     return res
@@ -1022,3 +1029,47 @@ def test_tables_a_worker_node_killed_during_the_reduce_stage(cluster: Any, tmp_p
     assert bits(got).equals(bits(read_table(str(tmp_path / "single.parquet"))))
     assert res.maps_rerun >= 1
     assert job_dirs(local) == []
+
+
+def test_tables_driver_refuses_partitions_whose_rows_checksums_do_not_add_up(
+    tmp_path: Path,
+) -> None:
+    """The driver's last check: a row changed between the maps and the reduces (same count,
+    keys in order) is caught by the rows checksums, and no manifest is written."""
+    from oxsort.ray import _Source
+    from oxsort.ray._tables import _finish
+
+    sources = [_Source(0, "a.parquet", None, 10), _Source(1, "b.parquet", None, 10)]
+    infos = [{"rows": 3}, {"rows": 2}]
+    maps = [{"rows_checksum": "ffffffff00000001"}, {"rows_checksum": "0000000100000002"}]
+    bounds = [[0, 2, 3], [0, 1, 2]]
+
+    def reduce(n: int, checksum: str, first: int, last: int) -> dict[str, Any]:
+        return {
+            "node": "n",
+            "records": n,
+            "checksum": checksum,
+            "first": (first,),
+            "last": (last,),
+            "fetched": 0,
+            "read_in_place": n,
+        }
+
+    def finish(sums: list[str]) -> oxray.RaySortResult:
+        reduces = [reduce(3, sums[0], 1, 5), reduce(2, sums[1], 5, 9)]
+        out = tmp_path / "out"
+        out.mkdir(exist_ok=True)
+        return _finish(sources, infos, maps, bounds, reduces, {}, {}, str(out), "parquet", 5)
+
+    # The maps' sums add up to 3 modulo 2**64; so do these.
+    ok = finish(["8000000000000000", "8000000000000003"])
+    assert ok.checksum == "0000000000000003"
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["checksum"] == ok.checksum
+    (tmp_path / "out" / "manifest.json").unlink()
+    with pytest.raises(
+        oxsort.Error,
+        match="rows checksum mismatch: the inputs' rows sum to "
+        "0000000000000003, the partitions' to 0000000000000004",
+    ):
+        finish(["8000000000000000", "8000000000000004"])
+    assert not (tmp_path / "out" / "manifest.json").exists()

@@ -577,3 +577,47 @@ def test_dictionary_columns_into_an_arrow_file(cli: str, tmp_path: Path) -> None
         assert got.column("row").to_pylist() == order
         want = t.take(pa.array(order)).column("c").cast(pa.string()).to_pylist()
         assert got.column("c").cast(pa.string()).to_pylist() == want
+
+
+def test_row_checksum_adds_up_over_parts_orders_and_formats(tmp_path: Path) -> None:
+    """``row_checksum=True``: a sum of the rows' contents that the same rows give whatever
+    their order, file format or split into parts (modulo 2**64), and another row does not."""
+    table = make_table(6_000)
+    by = ["s", ("f64", "descending")]
+    pq.write_table(table, tmp_path / "in.parquet", row_group_size=700)
+
+    def rows_sum(*tables: pa.Table, name: str = "t") -> int:
+        paths = []
+        for i, t in enumerate(tables):
+            if i % 2:
+                p = tmp_path / f"{name}{i}.arrow"
+                with pa.ipc.new_file(p, t.schema) as w:
+                    w.write_table(t)
+            else:
+                p = tmp_path / f"{name}{i}.parquet"
+                pq.write_table(t, p, row_group_size=500)
+            paths.append(p)
+        stats = oxsort.sort(
+            paths, tmp_path / f"{name}.out.parquet", by=by, row_checksum=True, memory="64M"
+        )
+        assert stats.records == sum(t.num_rows for t in tables)
+        assert len(stats.rows_checksum) == 16
+        return int(stats.rows_checksum, 16)
+
+    whole = rows_sum(table, name="whole")
+    shuffled = table.take(random.Random(SEED).sample(range(6_000), 6_000))
+    assert rows_sum(shuffled.slice(0, 3_500), shuffled.slice(3_500), name="two") == whole
+    parts = [rows_sum(table.slice(i, 2_000), name=f"p{i}") for i in range(0, 6_000, 2_000)]
+    assert sum(parts) % (1 << 64) == whole
+    # One value changed (a payload column, not a key): another sum.
+    payload = table.column("payload").to_pylist()
+    payload[4321] += "!"
+    changed = table.set_column(table.schema.get_field_index("payload"), "payload", [payload])
+    assert rows_sum(changed, name="changed") != whole
+    # Not asked for: empty; a record sort has no rows to sum.
+    plain = oxsort.sort([tmp_path / "in.parquet"], tmp_path / "plain.parquet", by=by)
+    assert plain.rows_checksum == ""
+    (tmp_path / "r").write_bytes(b"b\na\n")
+    with pytest.raises(oxsort.SpecError, match="row_checksum=True sums a table sort's rows"):
+        oxsort.sort([tmp_path / "r"], tmp_path / "r.out", lines=True, row_checksum=True)
+    assert not (tmp_path / "r.out").exists()

@@ -153,6 +153,7 @@ pub(crate) fn resolve(
         output_format: table.output_format,
         threads: resources.threads.unwrap_or(0),
         types: table.types,
+        row_checksum: false,
     };
     Ok(Job::Table(TableJob { sort, resources }))
 }

@@ -22,7 +22,7 @@ use oxsort_engine::{Phase, SortStats};
 use oxsort_job::{joinkeys, Job as Resolved, JobError};
 use pyo3::prelude::*;
 
-use crate::errors::{engine_error, Error};
+use crate::errors::{engine_error, Error, SpecError};
 use crate::spec::{build_config, job_error, request, resolve, Hooks, SpecArgs};
 
 /// A progress event: phase, bytes done, bytes in all.
@@ -36,8 +36,9 @@ struct Last {
     latest: Option<Event>,
 }
 
-/// The outcome slot and the condition variable signalled when it fills.
-type Outcome = (Mutex<Option<Result<SortStats, JobError>>>, Condvar);
+/// The outcome slot (the statistics as JSON) and the condition variable signalled when it
+/// fills.
+type Outcome = (Mutex<Option<Result<serde_json::Value, JobError>>>, Condvar);
 
 /// A running sort (`oxsort._native.Job`).
 #[pyclass(module = "oxsort._native")]
@@ -76,14 +77,27 @@ pub(crate) fn start(
         }),
     };
     let job = resolve(request(&spec, inputs, output, merge, Some(hooks))?, &spec)?;
-    let run: Box<dyn FnOnce() -> Result<SortStats, JobError> + Send> = match job {
+    if spec.row_checksum && !matches!(job, Resolved::Table(_)) {
+        return Err(SpecError::new_err(
+            "row_checksum=True sums a table sort's rows: give by= (the sort columns)",
+        ));
+    }
+    let run: Box<dyn FnOnce() -> Result<serde_json::Value, JobError> + Send> = match job {
         Resolved::Sort(job) => {
             let cfg = job.builder().build().map_err(engine_error)?;
-            Box::new(move || oxsort_engine::sort(&cfg).map_err(JobError::from))
+            Box::new(move || oxsort_engine::sort(&cfg).map(json).map_err(JobError::from))
         }
-        Resolved::Join(job) => Box::new(move || joinkeys::run(&job).map(|done| done.stats)),
-        Resolved::Table(job) => {
-            Box::new(move || job.run().map(|done| done.engine).map_err(JobError::from))
+        Resolved::Join(job) => Box::new(move || joinkeys::run(&job).map(|done| json(done.stats))),
+        Resolved::Table(mut job) => {
+            job.sort.row_checksum = spec.row_checksum;
+            Box::new(move || {
+                let done = job.run()?;
+                let mut stats = json(done.engine);
+                if let (Some(sum), Some(m)) = (done.rows_checksum, stats.as_object_mut()) {
+                    m.insert("rows_checksum".into(), format!("{sum:016x}").into());
+                }
+                Ok(stats)
+            })
         }
     };
     let outcome: Arc<Outcome> = Arc::new((Mutex::new(None), Condvar::new()));
@@ -148,8 +162,7 @@ impl Job {
         }
         let r = self.outcome.0.lock().unwrap_or_else(|e| e.into_inner()).take();
         match r {
-            Some(Ok(stats)) => serde_json::to_string(&stats)
-                .map_err(|e| Error::new_err(format!("internal error: statistics: {e}"))),
+            Some(Ok(stats)) => Ok(stats.to_string()),
             Some(Err(e)) => Err(job_error(e, &self.spec)),
             None => Err(Error::new_err("the result of this sort was already taken")),
         }
@@ -164,6 +177,11 @@ impl Drop for Job {
             let _ = h.join();
         }
     }
+}
+
+/// A sort's statistics as JSON (`oxsort sort --stats=json`).
+fn json(stats: SortStats) -> serde_json::Value {
+    serde_json::to_value(stats).expect("the statistics are plain data")
 }
 
 /// The plan of a job as JSON (`oxsort explain --json`).

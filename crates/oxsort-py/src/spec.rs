@@ -53,6 +53,8 @@ pub(crate) struct SpecArgs {
     pub output_format: Option<String>,
     /// `types=`: CSV and TSV columns' types, each `NAME=TYPE`.
     pub types: Vec<String>,
+    /// `row_checksum=True`: a table sort also sums its rows' contents (`rows_checksum`).
+    pub row_checksum: bool,
 }
 
 /// Hooks of a running sort: its cancel flag and progress callback.

@@ -13,6 +13,7 @@ fn main() {
         output_format: None,
         threads: 2,
         types: Vec::new(),
+        row_checksum: false,
     };
     let memory = a[4].parse::<u64>().unwrap() << 20;
     let temp = a.get(5).cloned().unwrap_or_else(|| ".".into());

@@ -23,6 +23,7 @@
 //!     output_format: None,
 //!     threads: 0,
 //!     types: Vec::new(),
+//!     row_checksum: false,
 //! };
 //! let stats = sort_tables(&req, |b| b.memory(oxsort_table::engine_memory(512 << 20)))?;
 //! println!("{} rows", stats.rows);

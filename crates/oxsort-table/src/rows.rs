@@ -53,10 +53,16 @@ pub(crate) const MAX_ROW_BYTES: usize = oxsort_format::MAX_RECORD_SIZE - oxsort_
 /// The bytes closing each record: the key part's length (u16, big-endian).
 const TRAILER: usize = 2;
 
+/// The bytes of the row's sequence number closing each key part: arrow-row's validity byte,
+/// then the `u64`.
+const SEQUENCE_BYTES: usize = 1 + 8;
+
 /// Encoded rows ready for the engine: records (RDW and row) in order, and their count and sum.
 pub(crate) struct Framed {
     pub(crate) bytes: Vec<u8>,
     pub(crate) sum: RowSum,
+    /// The rows' content sum ([`RowCodec::sum_contents`]), 0 when not asked for.
+    pub(crate) content: u64,
 }
 
 /// Where a key converter column comes from.
@@ -114,6 +120,8 @@ pub(crate) struct RowCodec {
     /// Where rows longer than a record keep their payload (see `crate::long`); without it such
     /// a row is an error.
     long: Option<LongRows>,
+    /// Whether [`RowCodec::encode`] sums the rows' contents too.
+    contents: bool,
 }
 
 /// Whether rows may be ordered by a column of type `t`.
@@ -163,6 +171,19 @@ fn carry(t: &DataType) -> Option<Carry> {
         DataType::FixedSizeBinary(w) => usize::try_from(*w).ok().map(Carry::Fixed),
         t => t.primitive_width().map(Carry::Fixed),
     }
+}
+
+/// The wrapping sum of each row's CRC32 without its sequence number (the rows at `spans` of
+/// `bytes`, their key parts in `keys`): see [`RowCodec::sum_contents`].
+fn content_sum(bytes: &[u8], spans: &[std::ops::Range<usize>], keys: &Rows) -> u64 {
+    spans.iter().enumerate().fold(0u64, |total, (i, span)| {
+        let row = &bytes[span.clone()];
+        let k = keys.row(i).data().len();
+        let mut h = crc32fast::Hasher::new();
+        h.update(&row[..k - SEQUENCE_BYTES]);
+        h.update(&row[k..]);
+        total.wrapping_add(u64::from(h.finalize()))
+    })
 }
 
 fn encode_error(e: impl std::fmt::Display) -> TableError {
@@ -253,12 +274,31 @@ impl RowCodec {
             Some((c, other_cols))
         };
         let source = source.into_iter().map(|s| s.expect("every column has a place")).collect();
-        Ok(RowCodec { converter, parts, carried, other, schema, source, long: None })
+        Ok(RowCodec {
+            converter,
+            parts,
+            carried,
+            other,
+            schema,
+            source,
+            long: None,
+            contents: false,
+        })
     }
 
     /// Rows longer than a record keep their payload in a file in `dir` (see `crate::long`).
     pub(crate) fn keep_long_rows_in(&mut self, dir: &Path) {
         self.long = Some(LongRows::in_dir(dir));
+    }
+
+    /// [`RowCodec::encode`] also sums each row's content: the CRC32 of its record without the
+    /// sequence number (and before a long row's payload moves out), summed. Rows of the same
+    /// values encoded by the same keys give the same sum whatever their order, their
+    /// numbering or the sort that encodes them, which the whole records' sum (numbered) does
+    /// not: a sort across machines compares its parts' sums with it. A CRC a row, unbatched,
+    /// so only when asked.
+    pub(crate) fn sum_contents(&mut self) {
+        self.contents = true;
     }
 
     /// The schema the rows decode into.
@@ -381,11 +421,22 @@ impl RowCodec {
                 }
             }
             match how {
-                Carry::Fixed(w) => put_fixed(&mut bytes, &mut at, d, w),
+                Carry::Fixed(w) => {
+                    put_fixed(&mut bytes, &mut at, d, w);
+                    // A null's slot holds whatever its reader left there: zeros instead, so
+                    // equal rows encode to equal bytes.
+                    if let Some(nulls) = d.nulls().filter(|x| x.null_count() > 0) {
+                        for (i, &a) in at.iter().enumerate() {
+                            if nulls.is_null(i) {
+                                bytes[a - w..a].fill(0);
+                            }
+                        }
+                    }
+                }
                 Carry::Bool => {
                     let b = batch.column(col).as_boolean();
                     for (i, a) in at.iter_mut().enumerate() {
-                        bytes[*a] = u8::from(b.value(i));
+                        bytes[*a] = u8::from(b.is_valid(i) && b.value(i));
                         *a += 1;
                     }
                 }
@@ -400,6 +451,7 @@ impl RowCodec {
                 *a += v.len();
             }
         }
+        let content = if self.contents { content_sum(&bytes, &spans, &keys) } else { 0 };
         let (bytes, spans) = if long {
             self.move_long_payloads(&bytes, &spans, &keys, path)?
         } else {
@@ -409,7 +461,7 @@ impl RowCodec {
         let mut sum = RowSum::default();
         sum.add_all(&rows);
         drop(rows);
-        Ok(Framed { bytes, sum })
+        Ok(Framed { bytes, sum, content })
     }
 
     /// The records of `bytes` (rows at `spans`, each after its RDW) again, each row longer
@@ -559,16 +611,22 @@ fn var_len(d: &ArrayData, large: bool, i: usize) -> usize {
     e - s
 }
 
-/// Where value `i` of a string or binary column's data lies in its value buffer.
+/// Where value `i` of a string or binary column's data lies in its value buffer: nowhere
+/// (an empty range) when it is null, whatever bytes its offsets span (Arrow allows some).
 #[inline]
 fn var_range(d: &ArrayData, large: bool, i: usize) -> (usize, usize) {
     let j = d.offset() + i;
-    if large {
+    let (s, e) = if large {
         let o = d.buffer::<i64>(0);
         (o[j] as usize, o[j + 1] as usize)
     } else {
         let o = d.buffer::<i32>(0);
         (o[j] as usize, o[j + 1] as usize)
+    };
+    if d.nulls().is_some_and(|n| n.is_null(i)) {
+        (s, s)
+    } else {
+        (s, e)
     }
 }
 
@@ -785,7 +843,7 @@ mod tests {
         .unwrap();
         let by = [SortColumn::new("s"), SortColumn { descending: true, ..SortColumn::new("x") }];
         let codec = RowCodec::new(s, &by, Path::new("t")).unwrap();
-        let Framed { bytes, sum } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let Framed { bytes, sum, .. } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
         let rows = records(&bytes);
         assert_eq!(sum.rows, 4);
         let mut order: Vec<usize> = (0..4).collect();
@@ -937,7 +995,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut codec = RowCodec::new(schema, &by, Path::new("t")).unwrap();
         codec.keep_long_rows_in(dir.path());
-        let Framed { bytes, sum } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let Framed { bytes, sum, .. } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
         let rows = records(&bytes);
         assert_eq!((sum.rows, rows.len()), (n as u64, n));
         assert!(rows.iter().all(|r| r.len() <= MAX_ROW_BYTES));
@@ -961,7 +1019,7 @@ mod tests {
     fn every_column_kind_decodes_back_as_it_was() {
         let batch = every_kind();
         let codec = RowCodec::new(batch.schema(), &[SortColumn::new("k")], Path::new("t")).unwrap();
-        let Framed { bytes, sum } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
+        let Framed { bytes, sum, .. } = codec.encode(&batch, 0, 0, Path::new("t")).unwrap();
         let rows = records(&bytes);
         assert_eq!(sum.rows as usize, batch.num_rows());
         // In input order, the rows decode to the batch itself: values, nulls, types, metadata.
@@ -976,6 +1034,67 @@ mod tests {
         assert_eq!(back, want);
         let k = back.column(0).as_primitive::<arrow_array::types::Int64Type>();
         assert!(k.values().windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn content_sums_ignore_order_and_numbering_but_not_values() {
+        let batch = every_kind();
+        let n = batch.num_rows();
+        let mut codec =
+            RowCodec::new(batch.schema(), &[SortColumn::new("k")], Path::new("t")).unwrap();
+        codec.sum_contents();
+        let take = |idx: Vec<u64>| {
+            arrow_select::take::take_record_batch(&batch, &UInt64Array::from(idx)).unwrap()
+        };
+        let at = |b: &RecordBatch, first: u64| codec.encode(b, first, 0, Path::new("t")).unwrap();
+        let here = at(&batch, 0);
+        // The same rows backwards, numbered from elsewhere: the records differ, the contents
+        // do not.
+        let there = at(&take((0..n as u64).rev().collect()), 1 << 40);
+        assert_ne!(here.sum, there.sum);
+        assert_eq!(here.content, there.content);
+        assert_ne!(here.content, 0);
+        // One row in place of another: the count is the same, the contents are not.
+        let mut idx: Vec<u64> = (0..n as u64).collect();
+        idx[1] = 0;
+        assert_ne!(at(&take(idx), 0).content, here.content);
+        // A null is a null whatever bytes its reader left under it (a fixed width, a boolean
+        // and a string column's): the rows encode alike.
+        let fields = vec![
+            Field::new("k", DataType::Int32, false),
+            Field::new("i", DataType::Int64, true),
+            Field::new("b", DataType::Boolean, true),
+            Field::new("s", DataType::Utf8, true),
+        ];
+        let nulls = || Some(NullBuffer::from(vec![true, false]));
+        let under = |i: i64, b: bool, s: &str| {
+            let strings = arrow_array::StringArray::new(
+                arrow_buffer::OffsetBuffer::from_lengths([1, s.len()]),
+                Buffer::from(format!("a{s}").into_bytes()),
+                nulls(),
+            );
+            RecordBatch::try_new(
+                Arc::new(arrow_schema::Schema::new(fields.clone())),
+                vec![
+                    Arc::new(Int32Array::from(vec![1, 2])),
+                    Arc::new(arrow_array::Int64Array::new(vec![9, i].into(), nulls())),
+                    Arc::new(arrow_array::BooleanArray::new(vec![true, b].into(), nulls())),
+                    Arc::new(strings),
+                ],
+            )
+            .unwrap()
+        };
+        let (clean, dirty) = (under(0, false, ""), under(-77, true, "left over"));
+        let mut c = RowCodec::new(clean.schema(), &[SortColumn::new("k")], Path::new("t")).unwrap();
+        c.sum_contents();
+        let (a, b) = (
+            c.encode(&clean, 0, 0, Path::new("t")).unwrap(),
+            c.encode(&dirty, 0, 0, Path::new("t")).unwrap(),
+        );
+        assert_eq!((a.bytes, a.content), (b.bytes, b.content));
+        // Not asked for: not summed.
+        let plain = RowCodec::new(batch.schema(), &[SortColumn::new("k")], Path::new("t")).unwrap();
+        assert_eq!(plain.encode(&batch, 0, 0, Path::new("t")).unwrap().content, 0);
     }
 
     #[test]

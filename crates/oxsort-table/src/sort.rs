@@ -51,6 +51,8 @@ pub struct TableSort {
     pub threads: usize,
     /// Column types given for CSV and TSV inputs in place of those inferred.
     pub types: Vec<ColumnType>,
+    /// Whether to sum the rows' contents too ([`TableStats::rows_checksum`]; a CRC32 a row).
+    pub row_checksum: bool,
 }
 
 /// What a table sort did.
@@ -64,6 +66,11 @@ pub struct TableStats {
     pub output_format: TableFormat,
     /// The engine's statistics of the sort of the encoded rows.
     pub engine: SortStats,
+    /// With [`TableSort::row_checksum`]: the wrapping sum of each input row's CRC32 without
+    /// its number in the input, the same for the same rows (values and types) sorted by the
+    /// same keys whatever their order, file format or sort: the parts of a sort across
+    /// machines add up to their inputs' sum.
+    pub rows_checksum: Option<u64>,
 }
 
 /// The engine's share of a table sort's memory budget `memory`: the table sort keeps
@@ -191,6 +198,9 @@ pub fn sort_tables(
     engine: impl FnOnce(SortConfigBuilder) -> SortConfigBuilder,
 ) -> Result<TableStats> {
     let Prepared { inputs, mut codec, output_format } = prepare(req)?;
+    if req.row_checksum {
+        codec.sum_contents();
+    }
     let style = inputs.iter().find_map(|i| i.parquet_style());
 
     let (rx_fd, tx_fd) = oxsort_io::sized_pipe(PIPE_BYTES)
@@ -243,7 +253,7 @@ pub fn sort_tables(
     written?;
     let decoded = decoded?;
     let engine = sorted?;
-    let fed = fed?;
+    let (fed, content) = fed?;
     if fed != decoded {
         return Err(TableError::Check {
             path: req.output.clone(),
@@ -256,7 +266,8 @@ pub fn sort_tables(
     if let Some(output) = writer.finish()? {
         output.commit()?;
     }
-    Ok(TableStats { rows: fed.rows, sum: fed, output_format, engine })
+    let rows_checksum = req.row_checksum.then_some(content);
+    Ok(TableStats { rows: fed.rows, sum: fed, output_format, engine, rows_checksum })
 }
 
 /// Starts `f` on a thread called `name` (so profiles and debuggers tell the stages apart).
@@ -275,7 +286,8 @@ fn join<T>(h: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
-/// Encodes every input's rows into the pipe, numbered through all inputs.
+/// Encodes every input's rows into the pipe, numbered through all inputs; returns their count
+/// and sum, and their content sum (0 unless the codec sums contents).
 fn feed(
     inputs: &[TableInput],
     codec: &RowCodec,
@@ -283,10 +295,11 @@ fn feed(
     depth: usize,
     mut pipe: File,
     cut: &AtomicBool,
-) -> Result<RowSum> {
+) -> Result<(RowSum, u64)> {
     // The sort may stop reading (it failed, or refused to start): a write then fails here.
     oxsort_io::quiet_broken_pipe();
     let mut total = RowSum::default();
+    let mut content = 0u64;
     let mut first = 0u64;
     for input in inputs {
         let path = &input.path;
@@ -299,6 +312,7 @@ fn feed(
                 }
             })?;
             total.merge(f.sum);
+            content = content.wrapping_add(f.content);
             Ok(())
         };
         let n = input.feed(codec, first, lanes, depth, &mut put)?;
@@ -312,7 +326,7 @@ fn feed(
         }
         first += n;
     }
-    Ok(total)
+    Ok((total, content))
 }
 
 /// The engine's output: what it writes is handed to the decoder in pieces of at most

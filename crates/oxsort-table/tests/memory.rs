@@ -140,6 +140,7 @@ fn a_table_five_times_the_budget_sorts_within_it() {
         output_format: None,
         threads: 2,
         types: Vec::new(),
+        row_checksum: false,
     };
     let temp = dir.path().to_path_buf();
     // Give back the memory the table's making held, then start the peak afresh ("5" resets

@@ -223,6 +223,7 @@ fn request(inputs: Vec<PathBuf>, output: PathBuf, by: &str) -> TableSort {
         output_format: None,
         threads: 2,
         types: Vec::new(),
+        row_checksum: false,
     }
 }
 
@@ -545,4 +546,37 @@ fn a_killed_sorts_output_temporary_is_reclaimed_by_the_next_sort() {
         names(dir.path()),
         vec![".out.parquet.oxsort-4000002.tmp", "in.parquet", "out.parquet"]
     );
+}
+
+#[test]
+fn rows_checksums_add_up_whatever_the_order_format_and_split() {
+    let mut rng = Rng(seed() + 8);
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    let rows = rows(5_000, 0, &mut rng);
+    write_parquet(&p("in.parquet"), &rows, 700);
+    let sum = |inputs: Vec<PathBuf>, out: PathBuf| {
+        let mut req = request(inputs, out, "k:desc,s");
+        req.row_checksum = true;
+        sort_tables(&req, |b| b.memory(64 << 20)).unwrap().rows_checksum.unwrap()
+    };
+    let whole = sum(vec![p("in.parquet")], p("a.arrow"));
+    // The sorted rows, read back from another format and sorted again: the same sum.
+    assert_eq!(sum(vec![p("a.arrow")], p("b.parquet")), whole);
+    // The rows in two files, the later half first: their sums add up to the whole's.
+    let half = rows.len() / 2;
+    write_parquet(&p("lo.parquet"), &rows[..half], 700);
+    write_parquet(&p("hi.parquet"), &rows[half..], 700);
+    let lo = sum(vec![p("lo.parquet")], p("lo.arrow"));
+    let hi = sum(vec![p("hi.parquet")], p("hi.arrow"));
+    assert_eq!(lo.wrapping_add(hi), whole);
+    assert_eq!(sum(vec![p("hi.parquet"), p("lo.parquet")], p("c.arrow")), whole);
+    // One value changed: another sum.
+    let mut changed = rows.clone();
+    changed[17].x = Some(changed[17].x.unwrap_or(0.0) + 1.0);
+    write_parquet(&p("changed.parquet"), &changed, 700);
+    assert_ne!(sum(vec![p("changed.parquet")], p("d.arrow")), whole);
+    // Not asked for: none.
+    let stats = sort_tables(&request(vec![p("in.parquet")], p("e.arrow"), "s"), |b| b).unwrap();
+    assert_eq!(stats.rows_checksum, None);
 }

@@ -830,7 +830,8 @@ def sort(
     :func:`oxsort.sort` of the inputs into one file, with its schema and compression (see
     :mod:`oxsort.ray._tables`). Each input is one map; the record options (``record_size``,
     ``lines``, ``nul``, ``fields``, ``control``, ``keys``, ``unique``, ``map_size``) are
-    refused with it. The result's ``records`` are rows and its checksums are empty.
+    refused with it. The result's ``records`` are rows and its checksums rows checksums (see
+    :func:`oxsort.sort`'s ``row_checksum``): the partitions' add up to the inputs'.
     """
     del temp_dirs  # every stage spills into its node's job directory
     if partitions < 1:

@@ -20,6 +20,11 @@ Reading the partitions in order then gives the rows, in order, of the single-nod
 inputs concatenated: ties keep the input order across partitions, the schema is the first
 input's and a Parquet output has the first Parquet input's compression.
 
+Every sort checks its own rows (count, order, checksum); the driver checks what moved between
+them: each partition holds the rows its buckets held, the partitions' keys are in order across
+their edges, and the partitions' rows checksums (``row_checksum=True``: a sum of each row's
+content, whatever its order or numbering) add up to the maps', which read the inputs.
+
 The keys are compared in Python exactly as the engine orders them (``oxsort-table``'s row
 encoding): each key's direction, its nulls first or last whatever the direction, NaN after
 every number (so first when descending), ``-0.0 == 0.0``, strings and binary by bytes,
@@ -458,7 +463,7 @@ def _table_map_task(
         os.makedirs(d)
         s = _task_spec(spec, budgets)
         out = os.path.join(d, "sorted" + EXTENSIONS[STREAM])
-        _sort_file(
+        stats = _sort_file(
             [path],
             out,
             by=_by_specs(keys),
@@ -467,6 +472,7 @@ def _table_map_task(
             memory=s["memory"],
             threads=s["threads"],
             temp_dirs=[d],
+            row_checksum=True,
         )
         table = _read_ipc(out)
         n = table.num_rows
@@ -479,6 +485,7 @@ def _table_map_task(
         "path": out,
         "size": os.path.getsize(out),
         "rows": n,
+        "rows_checksum": stats.rows_checksum,
         "schema": schema,
         "samples": list(zip(got, positions)),
     }
@@ -632,12 +639,13 @@ def _table_reduce_task(
             memory=s["memory"],
             threads=s["threads"],
             temp_dirs=[d],
+            row_checksum=True,
         )
     edges = _edge_keys(output, out_fmt, keys)
     return {
         "node": here,
         "records": stats.records_written,
-        "checksum": stats.checksum,
+        "checksum": stats.rows_checksum,
         "fetched": fetched,
         "read_in_place": in_place,
         "first": edges[0] if edges else None,
@@ -820,6 +828,11 @@ def sort_tables(
     return _guarded(output_dir, local_dir, job, run)
 
 
+def _rows_sum(sums: Iterator[str]) -> str:
+    """Rows checksums (16 hex digits each) added up as the engine adds them (modulo 2**64)."""
+    return f"{sum(int(x, 16) for x in sums) % (1 << 64):016x}"
+
+
 def _finish(
     sources: list[_Source],
     infos: list[dict[str, Any]],
@@ -832,7 +845,8 @@ def _finish(
     out_fmt: str,
     total: int,
 ) -> RaySortResult:
-    """The driver's checks (rows per partition, order across partitions) and the manifest."""
+    """The driver's checks (rows per partition, order across partitions, the partitions' rows
+    checksums adding up to the inputs') and the manifest."""
     import json
     from dataclasses import asdict
 
@@ -858,10 +872,21 @@ def _finish(
     out_n = sum(p.records for p in parts)
     if out_n != total:
         raise Error(f"row count mismatch: read {total} rows, wrote {out_n}")
+    # Each sort checks its own rows; these sums (of the rows' contents, whatever their order
+    # or numbering) check what moved between them: cut, fetched, written into buckets.
+    read_sum, written_sum = (
+        _rows_sum(m["rows_checksum"] for m in maps),
+        _rows_sum(p.checksum for p in parts),
+    )
+    if read_sum != written_sum:
+        raise Error(
+            f"rows checksum mismatch: the inputs' rows sum to {read_sum}, "
+            f"the partitions' to {written_sum}"
+        )
     manifest = os.path.join(out_dir, MANIFEST)
     result = RaySortResult(
         records=out_n,
-        checksum="",
+        checksum=written_sum,
         partitions=parts,
         maps=len(maps),
         manifest=manifest,

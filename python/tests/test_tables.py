@@ -508,6 +508,18 @@ def test_rows_longer_than_a_record_sort_and_nothing_is_left(cli: str, tmp_path: 
         run_cli(cli, "sort", str(src), "-o", str(out), *by)
         same_rows(pq.read_table(out), t, order)
         assert list(tmp.iterdir()) == []
+    # The plan shows the payloads put beside the runs (the first rows are all of the table's
+    # here: the estimate is their bytes, give or take the encoding), and writes nothing.
+    tmp = tmp_path / "tmp-512M"
+    plan = json.loads(
+        run_cli(
+            cli, "explain", str(src), "-o", str(out), "--by", "k", "--temp-dir", str(tmp), "--json"
+        ).stdout
+    )
+    text_bytes = sum(len(v) for v in t.column("text").to_pylist() if v and len(v) > 65_000)
+    assert plan["long_rows_dir"] == str(tmp)
+    assert text_bytes <= plan["long_row_bytes"] <= text_bytes + 64 * n, plan["long_row_bytes"]
+    assert list(tmp.iterdir()) == []
     out = tmp_path / "resumed.parquet"
     r = run_cli(cli, "sort", str(src), "-o", str(out), "--by", "k", "--resume", check=False)
     assert r.returncode != 0
@@ -515,6 +527,9 @@ def test_rows_longer_than_a_record_sort_and_nothing_is_left(cli: str, tmp_path: 
         r.stderr
     )
     assert not out.exists()
+    # Its plan says so too; without --resume the plan is made.
+    r = run_cli(cli, "explain", str(src), "-o", str(out), "--by", "k", "--resume", check=False)
+    assert r.returncode != 0 and "more than the 65531-byte maximum" in r.stderr, r.stderr
 
 
 def test_csv_ending_inside_a_quoted_value_is_refused(cli: str, tmp_path: Path) -> None:

@@ -35,6 +35,11 @@ pub struct TableExplain {
     pub sampled_rows: u64,
     /// The rows' encoded size expected in all.
     pub encoded_bytes: Option<u64>,
+    /// The payloads of rows longer than a record expected in all (when the rows sampled had
+    /// some and the rows are known): written beside the runs, in [`Self::long_rows_dir`].
+    pub long_row_bytes: Option<u64>,
+    /// Where rows longer than a record keep their payload: the first temp directory.
+    pub long_rows_dir: Option<PathBuf>,
     /// The output: path and format.
     pub output: (PathBuf, String),
     /// The memory the table side keeps for reading, decoding and writing tables, beside the
@@ -64,18 +69,37 @@ pub fn explain_tables(
     req: &TableSort,
     engine: impl FnOnce(SortConfigBuilder) -> SortConfigBuilder,
 ) -> Result<TableExplain> {
-    let Prepared { inputs, codec, output_format } = prepare(req)?;
+    let Prepared { inputs, mut codec, output_format } = prepare(req)?;
+    // Long rows encoded as the sort encodes them, their payloads counted, not written.
+    codec.measure_long_rows();
     let (sampled_rows, sampled_bytes) = sample(&inputs[0], &codec)?;
+    let sampled_long = codec.long_bytes();
     let row_bytes = (sampled_rows > 0).then(|| sampled_bytes as f64 / sampled_rows as f64);
     let rows = inputs.iter().map(TableInput::rows).sum::<Option<u64>>();
-    let encoded_bytes = rows.zip(row_bytes).map(|(n, b)| (n as f64 * b).round() as u64);
+    let per_row = |b: u64| b as f64 / sampled_rows as f64;
+    let scaled = |n: u64, b: f64| (n as f64 * b).round() as u64;
+    let encoded_bytes = rows.zip(row_bytes).map(|(n, b)| scaled(n, b));
+    let long_row_bytes =
+        rows.filter(|_| sampled_long > 0).map(|n| scaled(n, per_row(sampled_long)));
 
     // The engine's configuration as the sort makes it, on streams that are never read.
     let (rx, _tx) = oxsort_io::sized_pipe(4096)
         .map_err(|e| TableError::Read { path: "a pipe".into(), why: oxsort_io::os_message(&e) })?;
     let cfg = engine_config(req, rx, encoded_bytes, std::io::sink(), engine)?;
+    if sampled_long > 0 && cfg.resumable() {
+        // A resumable sort keeps rows to a record (see `sort_tables`): its error, as the sort
+        // would give it, from the first rows encoded without a place for long rows.
+        let plain = RowCodec::new(inputs[0].schema.clone(), &req.by, &inputs[0].path)?;
+        sample(&inputs[0], &plain)?;
+    }
     let table_memory = table_share(cfg.memory());
-    let engine = oxsort_engine::plan_to_show(&cfg)?;
+    let mut engine = oxsort_engine::plan_to_show(&cfg)?;
+    let long_rows_dir = cfg.temp_dirs().first().cloned().filter(|_| !cfg.resumable());
+    if let (Some(bytes), Some(dir)) = (long_row_bytes, &long_rows_dir) {
+        if let Some(w) = long_rows_space(&engine, dir, bytes) {
+            engine.warnings.push(w);
+        }
+    }
 
     let schema = inputs[0]
         .schema
@@ -102,9 +126,31 @@ pub fn explain_tables(
         row_bytes,
         sampled_rows,
         encoded_bytes,
+        long_row_bytes,
+        long_rows_dir,
         output: (req.output.clone(), output_format.name().to_string()),
         table_memory,
         engine,
+    })
+}
+
+/// The warning of a plan whose runs and long rows' payloads (`bytes`, in `dir`) together
+/// outgrow the free space of `dir`'s filesystem (the engine checked its runs alone).
+fn long_rows_space(engine: &Plan, dir: &std::path::Path, bytes: u64) -> Option<String> {
+    let dev = oxsort_io::device_of(dir);
+    let same = |d: &std::path::Path| dev.is_some() && oxsort_io::device_of(d) == dev;
+    let runs: u64 =
+        engine.temp.iter().filter(|t| same(&t.dir)).map(|t| t.bytes.saturating_sub(t.reused)).sum();
+    let free = oxsort_io::free_space(dir).ok()?;
+    let mb = oxsort_engine::human_bytes;
+    (runs + bytes > free).then(|| {
+        format!(
+            "not enough temp space in {}: {} of rows longer than a record and {} of runs, {} free",
+            dir.display(),
+            mb(bytes),
+            mb(runs),
+            mb(free)
+        )
     })
 }
 
@@ -160,6 +206,15 @@ impl TableExplain {
             ),
         };
         let _ = writeln!(s, "  rows         {rows}");
+        if let (Some(b), Some(dir)) = (self.long_row_bytes, &self.long_rows_dir) {
+            let _ = writeln!(
+                s,
+                "  long rows    about {} of payload of rows longer than a record, in a file of \
+                 its own in {} (beside the runs)",
+                mb(b),
+                dir.display()
+            );
+        }
         let _ = writeln!(
             s,
             "  records      RDW ({RDW_BYTES} bytes), the keys' row encoding, the row's number \

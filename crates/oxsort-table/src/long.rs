@@ -67,12 +67,30 @@ pub(crate) struct LongRows {
     file: OnceLock<Result<File, String>>,
     /// The end of what is written (or claimed by a write under way).
     end: Mutex<u64>,
+    /// Counts the payloads' bytes without writing them (a plan's sample).
+    measure: bool,
 }
 
 impl LongRows {
     /// Payloads of long rows will go to an anonymous file in `dir`.
     pub(crate) fn in_dir(dir: &Path) -> LongRows {
-        LongRows { dir: dir.to_path_buf(), file: OnceLock::new(), end: Mutex::new(0) }
+        LongRows {
+            dir: dir.to_path_buf(),
+            file: OnceLock::new(),
+            end: Mutex::new(0),
+            measure: false,
+        }
+    }
+
+    /// Long rows' payloads counted ([`LongRows::bytes`]) and dropped: for a plan, which
+    /// encodes some rows to learn their size and writes nothing.
+    pub(crate) fn measuring() -> LongRows {
+        LongRows { measure: true, ..LongRows::in_dir(Path::new("")) }
+    }
+
+    /// The payloads' bytes put so far.
+    pub(crate) fn bytes(&self) -> u64 {
+        *self.end.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn file(&self) -> Result<&File, String> {
@@ -92,7 +110,6 @@ impl LongRows {
 
     /// Writes `payload`; returns where it is.
     pub(crate) fn put(&self, payload: &[u8]) -> Result<PayloadRef, String> {
-        let file = self.file()?;
         let len = u32::try_from(payload.len())
             .map_err(|_| format!("a row of {} bytes (at most 4 GiB)", payload.len()))?;
         let at = {
@@ -101,6 +118,10 @@ impl LongRows {
             *end += u64::from(len);
             at
         };
+        if self.measure {
+            return Ok(PayloadRef { at, len, crc: 0 });
+        }
+        let file = self.file()?;
         file.write_all_at(payload, at).map_err(|e| {
             format!(
                 "writing a long row's payload in {}: {}",
@@ -154,5 +175,15 @@ mod tests {
         assert_eq!((back, key_len), (ra, 123));
         let wrong = PayloadRef { crc: ra.crc ^ 1, ..ra };
         assert!(store.get(wrong).unwrap_err().contains("not the one written"));
+        assert_eq!(store.bytes(), (a.len() + b.len()) as u64);
+    }
+
+    #[test]
+    fn measuring_counts_and_writes_nothing() {
+        let m = LongRows::measuring();
+        m.put(&[1u8; 70_000]).unwrap();
+        let r = m.put(&[2u8; 80_000]).unwrap();
+        assert_eq!((r.at, r.len, m.bytes()), (70_000, 80_000, 150_000));
+        assert!(m.file.get().is_none());
     }
 }

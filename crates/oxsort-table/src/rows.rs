@@ -291,6 +291,17 @@ impl RowCodec {
         self.long = Some(LongRows::in_dir(dir));
     }
 
+    /// Rows longer than a record are encoded as they would be with [`Self::keep_long_rows_in`],
+    /// their payloads only counted ([`Self::long_bytes`]): a plan's sample.
+    pub(crate) fn measure_long_rows(&mut self) {
+        self.long = Some(LongRows::measuring());
+    }
+
+    /// The bytes of long rows' payloads put aside so far.
+    pub(crate) fn long_bytes(&self) -> u64 {
+        self.long.as_ref().map_or(0, LongRows::bytes)
+    }
+
     /// [`RowCodec::encode`] also sums each row's content: the CRC32 of its record without the
     /// sequence number (and before a long row's payload moves out), summed. Rows of the same
     /// values encoded by the same keys give the same sum whatever their order, their

@@ -636,3 +636,73 @@ def test_row_checksum_adds_up_over_parts_orders_and_formats(tmp_path: Path) -> N
     with pytest.raises(oxsort.SpecError, match="row_checksum=True sums a table sort's rows"):
         oxsort.sort([tmp_path / "r"], tmp_path / "r.out", lines=True, row_checksum=True)
     assert not (tmp_path / "r.out").exists()
+
+
+def test_a_named_pipe_is_read_once_from_its_first_byte(cli: str, tmp_path: Path) -> None:
+    """A table named by a pipe (``<(zcat t.csv.gz)``, a FIFO) is a stream: read once, the bytes
+    its header and types came from kept, so every row is sorted (a CSV longer than the rows
+    its types are inferred from lost them when the pipe was opened again). An Arrow IPC stream
+    under a ``.arrow`` name is read as a stream; Parquet cannot come through a pipe; a
+    directory is named as one. Nothing is written on error."""
+    import threading
+
+    n = 150_000  # past the 100,000 rows CSV types are inferred from
+    rng = random.Random(SEED)
+    keys = [rng.randint(0, 10**6) for _ in range(n)]
+    csv_text = "k,v\n" + "".join(f"{k},v{i}\n" for i, k in enumerate(keys))
+    stream = tmp_path / "t.arrows"
+    t = pa.table({"k": keys, "v": [f"v{i}" for i in range(n)]})
+    with pa.ipc.new_stream(stream, t.schema) as w:
+        w.write_table(t)
+
+    def through_pipe(name: str, data: bytes, *args: str) -> subprocess.CompletedProcess[str]:
+        fifo = tmp_path / name
+        fifo.unlink(missing_ok=True)
+        os.mkfifo(fifo)
+
+        def write() -> None:
+            try:
+                with open(fifo, "wb") as f:
+                    f.write(data)
+            except BrokenPipeError:
+                pass
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        # (A sort that opened the pipe again would wait for a writer forever.)
+        r = subprocess.run(
+            [cli, "sort", str(fifo), *args], capture_output=True, text=True, timeout=120
+        )
+        if writer.is_alive():  # refused before opening it: let the writer go
+            with open(fifo, "rb") as f:
+                f.read()
+        writer.join()
+        return r
+
+    order = sorted(range(n), key=lambda i: keys[i])
+    out = tmp_path / "out.csv"
+    r = through_pipe("in.csv", csv_text.encode(), "-o", str(out), "--by", "k", "-q")
+    assert r.returncode == 0, r.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0] == "k,v" and len(lines) == n + 1
+    assert lines[1:] == [f"{keys[i]},v{i}" for i in order]
+
+    out = tmp_path / "out.parquet"
+    r = through_pipe("in.arrow", stream.read_bytes(), "-o", str(out), "--by", "k", "-q")
+    assert r.returncode == 0, r.stderr
+    assert pq.read_table(out).column("v").to_pylist() == [f"v{i}" for i in order]
+
+    pq.write_table(t, tmp_path / "t.parquet")
+    out = tmp_path / "refused.parquet"
+    r = through_pipe(
+        "in.parquet", (tmp_path / "t.parquet").read_bytes(), "-o", str(out), "--by", "k"
+    )
+    assert r.returncode != 0
+    assert "a pipe: a parquet file is read from its end and cannot come as a stream" in r.stderr
+    assert not out.exists()
+    (tmp_path / "dir.parquet").mkdir()
+    r = run_cli(
+        cli, "sort", str(tmp_path / "dir.parquet"), "-o", str(out), "--by", "k", check=False
+    )
+    assert r.returncode != 0 and "a directory: give the table files in it" in r.stderr, r.stderr
+    assert not out.exists()

@@ -45,14 +45,15 @@ enum Kind {
     ArrowFile,
     ArrowStream,
     Text(arrow_csv::reader::Format, TableFormat),
-    /// An Arrow IPC stream on standard input, its schema read.
-    StdinArrow(Mutex<Option<StdinStream>>),
-    /// CSV or TSV on standard input: the bytes its types were inferred from, then the rest.
-    StdinText(arrow_csv::reader::Format, TableFormat, Mutex<Option<Box<dyn Read + Send>>>),
+    /// An Arrow IPC stream read once (standard input, a pipe), its schema read.
+    StreamArrow(Mutex<Option<ArrowStreamReader>>),
+    /// CSV or TSV read once (standard input, a pipe): the bytes its types were inferred from,
+    /// then the rest.
+    StreamText(arrow_csv::reader::Format, TableFormat, Mutex<Option<Box<dyn Read + Send>>>),
 }
 
-/// An Arrow IPC stream being read from standard input.
-type StdinStream = arrow_ipc::reader::StreamReader<BufReader<Box<dyn Read + Send>>>;
+/// An Arrow IPC stream being read once.
+type ArrowStreamReader = arrow_ipc::reader::StreamReader<BufReader<Box<dyn Read + Send>>>;
 
 /// The name standard input (as an input) and standard output (as the output) go by, as
 /// every sort takes them.
@@ -114,10 +115,13 @@ impl TableInput {
         given: Option<TableFormat>,
         types: &[ColumnType],
     ) -> Result<TableInput> {
-        let mut input =
-            if is_std(path) { Self::open_stdin(given)? } else { Self::open_file(path, given)? };
+        let mut input = if is_std(path) {
+            Self::open_stream(path, given, Box::new(std::io::stdin()))?
+        } else {
+            Self::open_file(path, given)?
+        };
         if !types.is_empty() {
-            if !matches!(input.kind, Kind::Text(..) | Kind::StdinText(..)) {
+            if !matches!(input.kind, Kind::Text(..) | Kind::StreamText(..)) {
                 return Err(read_error(
                     path,
                     format!(
@@ -134,6 +138,15 @@ impl TableInput {
     fn open_file(path: &Path, given: Option<TableFormat>) -> Result<TableInput> {
         let format = TableFormat::of(path, given)?;
         let file = open_file(path)?;
+        let meta = file.metadata().map_err(|e| read_error(path, oxsort_io::os_message(&e)))?;
+        if meta.is_dir() {
+            return Err(read_error(path, "a directory: give the table files in it"));
+        }
+        if !meta.is_file() {
+            // An input is a stream until proven a regular file: a pipe (`<(zcat t.csv.gz)`)
+            // is read once, from its start to its end, as standard input is.
+            return Self::open_stream(path, Some(format), Box::new(file));
+        }
         let (kind, schema) = match format {
             TableFormat::Parquet => {
                 let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
@@ -171,27 +184,46 @@ impl TableInput {
         Ok(TableInput { path: path.to_path_buf(), kind, schema })
     }
 
-    /// Standard input, read as a stream: an Arrow IPC stream, CSV or TSV (`given`: there is
-    /// no name to tell it from). Parquet and Arrow IPC files are read from their ends and
-    /// cannot come as a stream. The schema is read now; the rows when fed.
-    fn open_stdin(given: Option<TableFormat>) -> Result<TableInput> {
-        let path = Path::new(STD);
-        let stdin: Box<dyn Read + Send> = Box::new(std::io::stdin());
+    /// An input read once as a stream (standard input, `-`, or a pipe named `path`): an Arrow
+    /// IPC stream, CSV or TSV (`given`: standard input has no name to tell it from; a `.arrow`
+    /// pipe holding a stream is read as one). Parquet and Arrow IPC files are read from their
+    /// ends and cannot come as a stream. The schema is read now; the rows when fed, from the
+    /// first byte on (the bytes read for the schema are kept).
+    fn open_stream(
+        path: &Path,
+        given: Option<TableFormat>,
+        mut stdin: Box<dyn Read + Send>,
+    ) -> Result<TableInput> {
+        let what = if is_std(path) { "standard input" } else { "a pipe" };
+        if given == Some(TableFormat::ArrowFile) {
+            let mut magic = Vec::with_capacity(ARROW_FILE_MAGIC.len());
+            (&mut stdin)
+                .take(ARROW_FILE_MAGIC.len() as u64)
+                .read_to_end(&mut magic)
+                .map_err(|e| read_error(path, oxsort_io::os_message(&e)))?;
+            if magic != ARROW_FILE_MAGIC {
+                // An Arrow IPC stream under a file's extension: read as a stream.
+                stdin = Box::new(std::io::Cursor::new(magic).chain(stdin));
+                return Self::open_stream(path, Some(TableFormat::ArrowStream), stdin);
+            }
+        }
         let (kind, schema) = match given {
             None => {
                 return Err(TableError::UnknownFormat {
                     path: path.to_path_buf(),
-                    why: "standard input has no name to tell its format from: give it (csv, \
-                          tsv or arrows)"
-                        .into(),
+                    why: format!(
+                        "{what} has no name to tell its format from: give it (csv, tsv or \
+                         arrows)"
+                    ),
                 })
             }
             Some(f @ (TableFormat::Parquet | TableFormat::ArrowFile)) => {
                 return Err(read_error(
                     path,
                     format!(
-                        "a {} file is read from its end and cannot come as a stream: give its \
-                         path (an Arrow IPC stream, CSV or TSV can come on standard input)",
+                        "{what}: a {} file is read from its end and cannot come as a stream: \
+                         give its path (an Arrow IPC stream, CSV or TSV can come through a \
+                         pipe)",
                         f.name()
                     ),
                 ))
@@ -202,7 +234,7 @@ impl TableInput {
                         read_error(path, format!("not a readable Arrow IPC stream: {e}"))
                     })?;
                 let schema = r.schema();
-                (Kind::StdinArrow(Mutex::new(Some(r))), schema)
+                (Kind::StreamArrow(Mutex::new(Some(r))), schema)
             }
             Some(format @ (TableFormat::Csv | TableFormat::Tsv)) => {
                 // The types are inferred from the first CSV_INFER_ROWS lines, kept to be read
@@ -221,7 +253,7 @@ impl TableInput {
                     .infer_schema(head.as_slice(), Some(CSV_INFER_ROWS))
                     .map_err(|e| read_error(path, format!("reading its header and types: {e}")))?;
                 let rest: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(r));
-                (Kind::StdinText(f, format, Mutex::new(Some(rest))), text_schema(path, schema)?)
+                (Kind::StreamText(f, format, Mutex::new(Some(rest))), text_schema(path, schema)?)
             }
         };
         Ok(TableInput { path: path.to_path_buf(), kind, schema })
@@ -232,8 +264,8 @@ impl TableInput {
         match &self.kind {
             Kind::Parquet(_) => TableFormat::Parquet,
             Kind::ArrowFile => TableFormat::ArrowFile,
-            Kind::ArrowStream | Kind::StdinArrow(_) => TableFormat::ArrowStream,
-            Kind::Text(_, t) | Kind::StdinText(_, t, _) => *t,
+            Kind::ArrowStream | Kind::StreamArrow(_) => TableFormat::ArrowStream,
+            Kind::Text(_, t) | Kind::StreamText(_, t, _) => *t,
         }
     }
 
@@ -303,11 +335,11 @@ impl TableInput {
                     .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
-            Kind::StdinArrow(r) => {
+            Kind::StreamArrow(r) => {
                 let r = taken(r).ok_or_else(|| read_error(path, "read already"))?;
                 self.feed_batches(r, codec, first, out)
             }
-            Kind::StdinText(f, format, rest) => {
+            Kind::StreamText(f, format, rest) => {
                 let rest = taken(rest).ok_or_else(|| read_error(path, "read already"))?;
                 let checked = QuoteCheck::new(rest, format.delimiter());
                 let r = arrow_csv::ReaderBuilder::new(self.schema.clone())

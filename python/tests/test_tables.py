@@ -706,3 +706,35 @@ def test_a_named_pipe_is_read_once_from_its_first_byte(cli: str, tmp_path: Path)
     )
     assert r.returncode != 0 and "a directory: give the table files in it" in r.stderr, r.stderr
     assert not out.exists()
+
+
+def test_csv_output_of_named_time_zones_and_nested_columns(cli: str, tmp_path: Path) -> None:
+    """A timestamp with a named time zone (what pandas writes) goes to CSV in that zone's
+    offset at each instant; a nested column, which CSV has no form for, is refused before the
+    sort reads a row, naming the column, and nothing is written."""
+    # 1970-01-01 and 2023-11-14 in winter time (+01:00), 2023-07-22 in summer time (+02:00).
+    paris = [0, 1_700_000_000_000_000, 1_690_000_000_000_000]
+    t = pa.table(
+        {
+            "k": pa.array([3, 1, 2], pa.int64()),
+            "ts": pa.array(paris, pa.timestamp("us", tz="Europe/Paris")),
+        }
+    )
+    pq.write_table(t, tmp_path / "tz.parquet")
+    out = tmp_path / "tz.csv"
+    run_cli(cli, "sort", str(tmp_path / "tz.parquet"), "-o", str(out), "--by", "k", "-q")
+    assert out.read_text().splitlines() == [
+        "k,ts",
+        "1,2023-11-14T23:13:20+01:00",
+        "2,2023-07-22T06:26:40+02:00",
+        "3,1970-01-01T01:00:00+01:00",
+    ]
+    nested = pa.table({"k": [2, 1], "st": pa.array([{"a": 1}, {"a": 2}])})
+    pq.write_table(nested, tmp_path / "nested.parquet")
+    out = tmp_path / "nested.csv"
+    r = run_cli(
+        cli, "sort", str(tmp_path / "nested.parquet"), "-o", str(out), "--by", "k", check=False
+    )
+    assert r.returncode != 0
+    assert "nested.csv: csv cannot hold column 'st' of type Struct" in r.stderr, r.stderr
+    assert not out.exists() and leftovers(tmp_path) == ["nested.parquet", "tz.csv", "tz.parquet"]

@@ -140,6 +140,22 @@ pub(crate) fn prepare(req: &TableSort) -> Result<Prepared> {
         .output_format
         .or_else(|| TableFormat::from_path(&req.output))
         .unwrap_or_else(|| inputs[0].format());
+    if matches!(output_format, TableFormat::Csv | TableFormat::Tsv) {
+        // Known now, not once the rows are sorted: CSV has no form for a nested value.
+        let nested = inputs[0].schema.fields().iter().find(|f| f.data_type().is_nested());
+        if let Some(f) = nested {
+            return Err(TableError::Write {
+                path: req.output.clone(),
+                why: format!(
+                    "{} cannot hold column '{}' of type {} (a nested type): write Parquet or \
+                     Arrow IPC",
+                    output_format.name(),
+                    f.name(),
+                    f.data_type()
+                ),
+            });
+        }
+    }
     Ok(Prepared { inputs, codec, output_format })
 }
 

@@ -38,6 +38,26 @@ pub(crate) struct TableInput {
     pub(crate) path: PathBuf,
     kind: Kind,
     pub(crate) schema: SchemaRef,
+    /// A regular file as it was when its schema was read: each later open must find the same
+    /// file, and the end of the feed the same size and modification time.
+    seen: Option<Seen>,
+}
+
+/// What tells a regular file from another, or from itself rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime_ns: i128,
+}
+
+impl Seen {
+    fn of(m: &std::fs::Metadata) -> Seen {
+        use std::os::unix::fs::MetadataExt;
+        let mtime_ns = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
+        Seen { dev: m.dev(), ino: m.ino(), len: m.len(), mtime_ns }
+    }
 }
 
 enum Kind {
@@ -158,7 +178,9 @@ impl TableInput {
             TableFormat::ArrowFile | TableFormat::ArrowStream => {
                 let mut magic = [0u8; 6];
                 let n = (&file).take(6).read(&mut magic).map_err(|e| read_error(path, e))?;
-                let file = open_file(path)?;
+                // The same file from its start (a regular file: it can be read again).
+                let mut file = file;
+                std::io::Seek::rewind(&mut file).map_err(|e| read_error(path, e))?;
                 if n == 6 && &magic == ARROW_FILE_MAGIC {
                     let r = arrow_ipc::reader::FileReader::try_new(BufReader::new(file), None)
                         .map_err(|e| read_error(path, format!("not a readable Arrow file: {e}")))?;
@@ -181,7 +203,29 @@ impl TableInput {
                 (Kind::Text(f, format), text_schema(path, schema)?)
             }
         };
-        Ok(TableInput { path: path.to_path_buf(), kind, schema })
+        Ok(TableInput { path: path.to_path_buf(), kind, schema, seen: Some(Seen::of(&meta)) })
+    }
+
+    /// `path` opened again to be read: the file its schema was read from, unchanged. The
+    /// bytes sorted are the bytes that were there: a file replaced or written to while the
+    /// sort reads it is an error, not a mix of two files.
+    fn reopen(&self) -> Result<File> {
+        let file = open_file(&self.path)?;
+        let now = file.metadata().map_err(|e| read_error(&self.path, oxsort_io::os_message(&e)))?;
+        self.check_unchanged(&now)?;
+        Ok(file)
+    }
+
+    /// Whether the file is still as it was seen (see [`TableInput::reopen`]).
+    fn check_unchanged(&self, now: &std::fs::Metadata) -> Result<()> {
+        match self.seen {
+            Some(seen) if Seen::of(now) != seen => Err(read_error(
+                &self.path,
+                "changed while it was being sorted (replaced, or written to): nothing was \
+                 written; sort it again once it is complete",
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// An input read once as a stream (standard input, `-`, or a pipe named `path`): an Arrow
@@ -256,7 +300,7 @@ impl TableInput {
                 (Kind::StreamText(f, format, Mutex::new(Some(rest))), text_schema(path, schema)?)
             }
         };
-        Ok(TableInput { path: path.to_path_buf(), kind, schema })
+        Ok(TableInput { path: path.to_path_buf(), kind, schema, seen: None })
     }
 
     /// The format read.
@@ -310,24 +354,22 @@ impl TableInput {
         out: &mut dyn FnMut(Framed) -> Result<()>,
     ) -> Result<u64> {
         let path = &self.path;
-        match &self.kind {
+        let rows = match &self.kind {
             Kind::Parquet(meta) => self.feed_parquet(meta, codec, first, lanes, depth, out),
             Kind::ArrowFile => {
                 let r =
-                    arrow_ipc::reader::FileReader::try_new(BufReader::new(open_file(path)?), None)
+                    arrow_ipc::reader::FileReader::try_new(BufReader::new(self.reopen()?), None)
                         .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
             Kind::ArrowStream => {
-                let r = arrow_ipc::reader::StreamReader::try_new(
-                    BufReader::new(open_file(path)?),
-                    None,
-                )
-                .map_err(|e| read_error(path, e))?;
+                let r =
+                    arrow_ipc::reader::StreamReader::try_new(BufReader::new(self.reopen()?), None)
+                        .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
             Kind::Text(f, format) => {
-                let checked = QuoteCheck::new(open_file(path)?, format.delimiter());
+                let checked = QuoteCheck::new(self.reopen()?, format.delimiter());
                 let r = arrow_csv::ReaderBuilder::new(self.schema.clone())
                     .with_format(f.clone())
                     .with_batch_size(BATCH_ROWS)
@@ -349,7 +391,14 @@ impl TableInput {
                     .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
+        }?;
+        if self.seen.is_some() {
+            // Written to in place while it was read: its size or modification time moved.
+            let now =
+                std::fs::metadata(path).map_err(|e| read_error(path, oxsort_io::os_message(&e)))?;
+            self.check_unchanged(&now)?;
         }
+        Ok(rows)
     }
 
     /// Feeds batches read one after another.
@@ -401,7 +450,7 @@ impl TableInput {
                 let name = format!("table-read-{lane}");
                 let spawned = std::thread::Builder::new().name(name).spawn_scoped(s, move || {
                     for g in (lane..groups).step_by(lanes) {
-                        let sent = decode_group(path, meta, g, codec, first, starts[g], &mut |f| {
+                        let sent = decode_group(self, meta, g, codec, first, starts[g], &mut |f| {
                             tx.send(Ok(Some(f))).map_err(|_| TableError::Read {
                                 path: path.clone(),
                                 why: "stopped".into(),
@@ -480,10 +529,10 @@ fn taken<T>(m: &Mutex<Option<T>>) -> Option<T> {
     m.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
-/// Decodes row group `g` of `path` and hands its rows on, encoded; an error names the column
-/// that fails to decode.
+/// Decodes row group `g` of `input` (opened again, checked unchanged) and hands its rows on,
+/// encoded; an error names the column that fails to decode.
 fn decode_group(
-    path: &Path,
+    input: &TableInput,
     meta: &ArrowReaderMetadata,
     g: usize,
     codec: &RowCodec,
@@ -491,7 +540,8 @@ fn decode_group(
     start: u64,
     out: &mut dyn FnMut(Framed) -> Result<()>,
 ) -> Result<()> {
-    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(open_file(path)?, meta.clone())
+    let path = &input.path;
+    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(input.reopen()?, meta.clone())
         .with_row_groups(vec![g])
         .with_batch_size(BATCH_ROWS)
         .build()
@@ -572,4 +622,73 @@ fn stayed_dictionary(c: &ColumnChunkMetaData) -> Option<bool> {
             .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2))
             .all(|s| dictionary(s.encoding)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use arrow_array::ArrayRef;
+
+    use super::*;
+    use crate::columns::SortColumn;
+
+    /// Feeds `input`, returning the rows or the error's text.
+    fn fed(input: &TableInput) -> std::result::Result<u64, String> {
+        let codec = RowCodec::new(input.schema.clone(), &[SortColumn::new("k")], &input.path)
+            .map_err(|e| e.to_string())?;
+        input.feed(&codec, 0, 2, 2, &mut |_| Ok(())).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_file_replaced_or_written_to_while_it_is_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = |rows: usize| {
+            let mut s = String::from("k,v\n");
+            for i in 0..rows {
+                s.push_str(&format!("{},v{i}\n", i * 7 % 13));
+            }
+            s
+        };
+        let path = dir.path().join("t.csv");
+        std::fs::write(&path, csv(100)).unwrap();
+        let input = TableInput::open(&path, None, &[]).unwrap();
+        assert_eq!(fed(&input), Ok(100));
+        // Replaced by another file under its name (same size even): another inode.
+        let other = dir.path().join("u.csv");
+        std::fs::write(&other, csv(100)).unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        let why = fed(&input).unwrap_err();
+        assert!(why.contains("t.csv: changed while it was being sorted"), "{why}");
+        // Written to in place: its size moves.
+        let input = TableInput::open(&path, None, &[]).unwrap();
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"5,x\n").unwrap();
+        assert!(fed(&input).unwrap_err().contains("changed while it was being sorted"));
+        // The Parquet lanes open it again for each row group, checked the same way.
+        let pq = dir.path().join("t.parquet");
+        let write = |p: &Path| {
+            let batch = RecordBatch::try_from_iter([(
+                "k",
+                Arc::new(arrow_array::Int64Array::from_iter_values(0..1000)) as ArrayRef,
+            )])
+            .unwrap();
+            let props = parquet::file::properties::WriterProperties::builder()
+                .set_max_row_group_size(100)
+                .build();
+            let mut w = parquet::arrow::ArrowWriter::try_new(
+                File::create(p).unwrap(),
+                batch.schema(),
+                Some(props),
+            )
+            .unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+        };
+        write(&pq);
+        let input = TableInput::open(&pq, None, &[]).unwrap();
+        assert_eq!(fed(&input), Ok(1000));
+        write(&other);
+        std::fs::rename(&other, &pq).unwrap();
+        assert!(fed(&input).unwrap_err().contains("t.parquet: changed while it was being sorted"));
+    }
 }

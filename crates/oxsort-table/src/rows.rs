@@ -186,6 +186,31 @@ fn content_sum(bytes: &[u8], spans: &[std::ops::Range<usize>], keys: &Rows) -> u
     })
 }
 
+/// The type a column that is not a key rides the row format as: a map as the list of its
+/// entries (the same buffers: offsets, then a struct of keys and values), which arrow-row
+/// encodes and a map has no encoding of its own; every other type as it is.
+fn as_rows_carry(t: &DataType) -> DataType {
+    match t {
+        DataType::Map(entries, _) => DataType::List(entries.clone()),
+        t => t.clone(),
+    }
+}
+
+/// `a` as type `t` when it differs from `a`'s in name only (a map and the list of its
+/// entries: see [`as_rows_carry`]); `a` itself otherwise.
+fn relabel(a: &ArrayRef, t: &DataType) -> std::result::Result<ArrayRef, String> {
+    let relabeled = matches!(
+        (a.data_type(), t),
+        (DataType::Map(..), DataType::List(_)) | (DataType::List(_), DataType::Map(..))
+    );
+    if !relabeled {
+        return Ok(a.clone());
+    }
+    let d = a.to_data();
+    let d = d.into_builder().data_type(t.clone()).build().map_err(|e| e.to_string())?;
+    Ok(make_array(d))
+}
+
 fn encode_error(e: impl std::fmt::Display) -> TableError {
     TableError::Read { path: "row encoding".into(), why: e.to_string() }
 }
@@ -251,7 +276,7 @@ impl RowCodec {
                 carried.push((col, how));
                 continue;
             }
-            let sf = SortField::new(field.data_type().clone());
+            let sf = SortField::new(as_rows_carry(field.data_type()));
             if !RowConverter::supports_fields(std::slice::from_ref(&sf)) {
                 return Err(TableError::ColumnType {
                     path: path.to_path_buf(),
@@ -354,8 +379,13 @@ impl RowCodec {
         let others = match &self.other {
             None => None,
             Some((c, cols)) => {
-                let columns: Vec<ArrayRef> =
-                    cols.iter().map(|&i| batch.column(i).clone()).collect();
+                let columns = cols
+                    .iter()
+                    .map(|&i| {
+                        let a = batch.column(i);
+                        relabel(a, &as_rows_carry(a.data_type())).map_err(encode_error)
+                    })
+                    .collect::<Result<Vec<ArrayRef>>>()?;
                 Some(c.convert_columns(&columns).map_err(encode_error)?)
             }
         };
@@ -600,7 +630,7 @@ impl RowCodec {
         for (field, &from) in self.schema.fields().iter().zip(&self.source) {
             let a = match from {
                 Source::Key(i) => decoded[i].clone(),
-                Source::Other(i) => other[i].clone(),
+                Source::Other(i) => relabel(&other[i], field.data_type()).map_err(decode_error)?,
                 Source::Carried(i) => carried[i].take().expect("each carried column once"),
             };
             let a = if a.data_type() == field.data_type() {
@@ -896,14 +926,25 @@ mod tests {
         let long = |i: usize| "é".repeat(i % 150);
         let mut list = ListBuilder::new(arrow_array::builder::Int32Builder::new());
         let mut dict = StringDictionaryBuilder::<Int32Type>::new();
+        let mut map = arrow_array::builder::MapBuilder::new(
+            None,
+            arrow_array::builder::StringBuilder::new(),
+            arrow_array::builder::Int64Builder::new(),
+        );
         for i in 0..n {
             if opt(i) {
                 list.values().append_value(i as i32);
                 list.append(true);
                 dict.append_value(format!("d{}", i % 5));
+                for j in 0..i % 3 {
+                    map.keys().append_value(format!("m{j}"));
+                    map.values().append_option((j != 1).then_some(i as i64));
+                }
+                map.append(true).unwrap();
             } else {
                 list.append(false);
                 dict.append_null();
+                map.append(false).unwrap();
             }
         }
         let cols: Vec<(&str, ArrayRef)> = vec![
@@ -965,6 +1006,7 @@ mod tests {
             ),
             ("list", Arc::new(list.finish())),
             ("dict", Arc::new(dict.finish())),
+            ("map", Arc::new(map.finish())),
         ];
         let fields: Vec<Field> =
             cols.iter().map(|(name, a)| Field::new(*name, a.data_type().clone(), true)).collect();

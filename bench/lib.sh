@@ -17,6 +17,9 @@ bench_prologue() {
   iofloor=$top/../shared/tools/iofloor
   [ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
   [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+  # Without fio, iofloor prints only its dd figures and every ratio to the floor is lost.
+  [ -n "${NO_DROP:-}" ] || command -v fio >/dev/null ||
+    { echo "needs fio for the disk's floor (apt-get install fio)" >&2; exit 1; }
   cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli "${@:3}" >&2
   bin=$top/target/release
   mkdir -p "$scratch"

@@ -704,8 +704,31 @@ def test_a_named_pipe_is_read_once_from_its_first_byte(cli: str, tmp_path: Path)
     r = run_cli(
         cli, "sort", str(tmp_path / "dir.parquet"), "-o", str(out), "--by", "k", check=False
     )
-    assert r.returncode != 0 and "a directory: give the table files in it" in r.stderr, r.stderr
+    assert r.returncode != 0 and "a directory with no table file in it" in r.stderr, r.stderr
     assert not out.exists()
+
+
+def test_a_dataset_directory_is_its_files_in_name_order(cli: str, tmp_path: Path) -> None:
+    """A directory as the input (a dataset written as part files, with a writer's markers
+    beside them) sorts its table files in name order, as if each were named; a directory
+    partitioned into subdirectories is refused, naming one."""
+    table = make_table(9_000)
+    data = tmp_path / "data"
+    data.mkdir()
+    for i, name in enumerate(["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]):
+        pq.write_table(table.slice(i * 3_000, 3_000), data / name)
+    (data / "_SUCCESS").write_bytes(b"")
+    (data / ".part-00000.parquet.crc").write_bytes(b"not a table")
+    by = [("s", "ascending", "at_end"), ("i64", "descending", "at_end")]
+    out = tmp_path / "out.parquet"
+    run_cli(cli, "sort", str(data), "-o", str(out), "--by", "s,i64:desc", "-q")
+    same_rows(pq.read_table(out), table, expected_rows(table, by))
+    (data / "k=1").mkdir()
+    r = run_cli(
+        cli, "sort", str(data), "-o", str(tmp_path / "no.parquet"), "--by", "s", check=False
+    )
+    assert r.returncode != 0 and "holds the directory 'k=1'" in r.stderr, r.stderr
+    assert not (tmp_path / "no.parquet").exists()
 
 
 def test_csv_output_of_named_time_zones_and_nested_columns(cli: str, tmp_path: Path) -> None:

@@ -69,6 +69,7 @@ pub fn explain_tables(
     req: &TableSort,
     engine: impl FnOnce(SortConfigBuilder) -> SortConfigBuilder,
 ) -> Result<TableExplain> {
+    let req = &req.with_files()?;
     let Prepared { inputs, mut codec, output_format } = prepare(req)?;
     // Long rows encoded as the sort encodes them, their payloads counted, not written.
     codec.measure_long_rows();

@@ -35,6 +35,7 @@
 mod check;
 mod columns;
 mod dict;
+mod dirs;
 mod error;
 mod explain;
 mod format;

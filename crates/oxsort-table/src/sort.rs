@@ -37,7 +37,7 @@ use crate::write::TableWriter;
 /// A table sort: inputs of one schema, concatenated, sorted by columns into one output.
 #[derive(Debug, Clone)]
 pub struct TableSort {
-    /// The input tables, in order.
+    /// The input tables, in order; a directory stands for its table files in name order.
     pub inputs: Vec<PathBuf>,
     /// The output table.
     pub output: PathBuf,
@@ -53,6 +53,17 @@ pub struct TableSort {
     pub types: Vec<ColumnType>,
     /// Whether to sum the rows' contents too ([`TableStats::rows_checksum`]; a CRC32 a row).
     pub row_checksum: bool,
+}
+
+impl TableSort {
+    /// The same sort with each input directory replaced by its table files, in name order
+    /// (see `crate::dirs`).
+    pub(crate) fn with_files(&self) -> Result<TableSort> {
+        Ok(TableSort {
+            inputs: crate::dirs::expand(&self.inputs, self.input_format)?,
+            ..self.clone()
+        })
+    }
 }
 
 /// What a table sort did.
@@ -213,6 +224,7 @@ pub fn sort_tables(
     req: &TableSort,
     engine: impl FnOnce(SortConfigBuilder) -> SortConfigBuilder,
 ) -> Result<TableStats> {
+    let req = &req.with_files()?;
     let Prepared { inputs, mut codec, output_format } = prepare(req)?;
     if req.row_checksum {
         codec.sum_contents();

@@ -1073,3 +1073,20 @@ def test_tables_driver_refuses_partitions_whose_rows_checksums_do_not_add_up(
     ):
         finish(["8000000000000000", "8000000000000004"])
     assert not (tmp_path / "out" / "manifest.json").exists()
+
+
+def test_tables_a_dataset_directory_is_its_files(cluster: Any, tmp_path: Path) -> None:
+    """A directory of part files (a writer's marker beside them) sorts as its files in name
+    order, one map each, as the single-node sort takes the directory; a partitioned one is
+    refused before any stage."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for p in write_tables(tmp_path, [1200, 0, 2000]):
+        shutil.move(p, data / Path(p).name)
+    (data / "_SUCCESS").write_bytes(b"")
+    res = check_tables_as_single_node(tmp_path, [str(data)], 3, [("f", "descending"), "s"])
+    assert res.maps == 3
+    (data / "k=1").mkdir()
+    with pytest.raises(oxsort.BadInputError, match="holds the directory 'k=1'"):
+        oxray.sort([str(data)], tmp_path / "no", by=["s"], partitions=2)
+    assert not (tmp_path / "no").exists()

@@ -656,6 +656,39 @@ def _table_reduce_task(
 # ---- driver ------------------------------------------------------------------------------
 
 
+#: The extensions of the table files a directory input stands for (Parquet and Arrow IPC: the
+#: formats the maps read).
+TABLE_EXTENSIONS = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows")
+
+
+def expand_dirs(sources: list[_Source]) -> list[_Source]:
+    """``sources`` with each directory (a path every node sees) replaced by its table files in
+    name order, as the single-node sort takes a directory: names starting with ``_`` or ``.``
+    (a writer's markers and checksums) left out, a subdirectory (a dataset partitioned into
+    ``key=value`` directories) or no table file refused, naming the directory."""
+    out: list[_Source] = []
+    for s in sources:
+        if not os.path.isdir(s.path):
+            out.append(_Source(len(out), s.path, s.node, s.size))
+            continue
+        if s.node is not None:
+            raise BadInputError(f"{s.path}: a directory on one node: give its files")
+        names = sorted(n for n in os.listdir(s.path) if not n.startswith(("_", ".")))
+        subdirs = [n for n in names if os.path.isdir(os.path.join(s.path, n))]
+        if subdirs:
+            raise BadInputError(
+                f"{s.path}: holds the directory '{subdirs[0]}' (a dataset partitioned into "
+                "directories keeps columns in their names): give the files to sort"
+            )
+        files = [n for n in names if n.lower().endswith(TABLE_EXTENSIONS)]
+        if not files:
+            raise BadInputError(f"{s.path}: a directory with no table file in it")
+        out.extend(
+            _Source(len(out) + i, os.path.join(s.path, n), None) for i, n in enumerate(files)
+        )
+    return out
+
+
 def sort_tables(
     inputs: Any,
     output_dir: str,
@@ -676,7 +709,7 @@ def sort_tables(
     keys = parse_keys(by)
     if output_format is not None and output_format not in OUTPUT_FORMATS:
         raise SpecError(f"output_format='{output_format}': parquet or arrow")
-    sources = resolve(inputs)
+    sources = expand_dirs(resolve(inputs))
     infos = check_tables(sources, keys)
     out_fmt = output_format or infos[0]["format"]
     codec = next((i["compression"] for i in infos if i["compression"] is not None), None)

@@ -254,6 +254,9 @@ pub struct SortConfig {
     pub(crate) xsum: Option<PathBuf>,
     /// Small inputs may be sorted in the calling thread (see [`crate::small_input_limit`]).
     pub(crate) small_inputs: bool,
+    /// The caller checks the sorted output end to end (see
+    /// [`SortConfigBuilder::checked_by_caller`]).
+    pub(crate) checked_by_caller: bool,
     /// The threads and memory asked for, while `threads`, `memory` and `notes` wait to be
     /// worked out from the machine ([`SortConfig::resolved`]): a small sort never needs them.
     pub(crate) pending: Option<(Option<usize>, Option<u64>)>,
@@ -298,6 +301,7 @@ impl SortConfig {
             outfil_paths: Vec::new(),
             xsum: None,
             small_inputs: false,
+            checked_by_caller: false,
         }
     }
     /// The inputs, in concatenation order.
@@ -398,6 +402,7 @@ pub struct SortConfigBuilder {
     outfil_paths: Vec<(String, PathBuf)>,
     xsum: Option<PathBuf>,
     small_inputs: bool,
+    checked_by_caller: bool,
 }
 
 impl SortConfigBuilder {
@@ -556,6 +561,17 @@ impl SortConfigBuilder {
         self
     }
 
+    /// Says the caller checks the sorted output itself, end to end: its order and that the
+    /// records out are the records in (as the table sort does from the rows it encodes to the
+    /// rows it decodes, a wider check than the engine's). The engine then counts the records it
+    /// writes and checks their number, but does not check their order or sum them a second
+    /// time; the statistics' output checksum is then empty. Ignored with duplicate removal,
+    /// whose duplicates only the engine can count. Off by default.
+    pub fn checked_by_caller(mut self, on: bool) -> Self {
+        self.checked_by_caller = on;
+        self
+    }
+
     /// Validates and builds.
     pub fn build(mut self) -> Result<SortConfig> {
         if self.xsum.is_some() {
@@ -622,6 +638,8 @@ impl SortConfigBuilder {
         // A sort that may run in the calling thread reads the machine (cores, available memory,
         // a dozen /proc and /sys files) only if it goes on into the plan.
         let pending = self.small_inputs.then_some((self.threads, self.memory));
+        // Only the engine counts the duplicates it removes.
+        let checked_by_caller = self.checked_by_caller && !self.spec.unique;
         let (threads, memory, notes) = match pending {
             Some(_) => (1, self.memory.unwrap_or(0), Vec::new()),
             None => resources(self.threads, self.memory),
@@ -661,6 +679,7 @@ impl SortConfigBuilder {
             outfil_paths: self.outfil_paths,
             xsum: self.xsum,
             small_inputs: self.small_inputs,
+            checked_by_caller,
             pending,
         })
     }

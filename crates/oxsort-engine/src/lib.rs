@@ -338,7 +338,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
                 &run_ctx,
                 &loaded,
                 sink.as_mut(),
-                true,
+                !cfg.checked_by_caller,
                 progress::Phase::Input,
                 streamed.bytes,
             )?;
@@ -361,7 +361,8 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             let files = std::mem::take(&mut source.files);
             stats.phases.push(timer.finish(files));
             let out_timer = PhaseTimer::start("output", &meters);
-            check = output::emit(&ctx, &loaded, sink.as_mut(), true, progress::Phase::Output, 0)?;
+            let verify = !cfg.checked_by_caller;
+            check = output::emit(&ctx, &loaded, sink.as_mut(), verify, progress::Phase::Output, 0)?;
             sink.finish()?;
             stats.phases.push(out_timer.finish(vec![sink.stats()]));
             break;
@@ -414,7 +415,8 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             unique: cfg.spec.unique,
             reporter: &reporter,
         };
-        let merged = merge::merge_runs(runs, &schedule, &mut room, &opts, sink.as_mut())?;
+        let verify = !cfg.checked_by_caller;
+        let merged = merge::merge_runs(runs, &schedule, &mut room, &opts, verify, sink.as_mut())?;
         sink.finish()?;
         stats.phases.push(merge_timer.finish(merged.files));
         let mut c = merged.check;
@@ -431,7 +433,12 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     // A mapped input is read twice from its pages (its keys, then its records for the
     // output): the likely cause of a checksum that differs is a file written meanwhile.
     let rewritten = plan.input_mapped && check.checksum_differs(in_checksum);
-    check.verify(in_records, in_checksum, cfg.spec.unique).map_err(|e| match e {
+    let checked = if cfg.checked_by_caller {
+        check.verify_count(in_records)
+    } else {
+        check.verify(in_records, in_checksum, cfg.spec.unique)
+    };
+    checked.map_err(|e| match e {
         EngineError::Verify(why) if rewritten => {
             EngineError::Verify(format!("{why}: was an input written to while it was sorted?"))
         }
@@ -525,7 +532,9 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     }
     stats.bytes = bytes_read + recovered.input_bytes_covered;
     stats.input_bytes_read = bytes_read;
-    stats.checksum = checksum_hex(check.checksum);
+    if !cfg.checked_by_caller {
+        stats.checksum = checksum_hex(check.checksum);
+    }
     stats.dropped_by_filter = read_records - in_records;
     if let Some(w) = &window {
         stats.skipped_records = w.skipped;

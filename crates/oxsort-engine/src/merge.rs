@@ -159,7 +159,8 @@ pub(crate) fn merge(
 /// Merges `cursors` (in input order: ties go to the lower one) into `sink`, in output blocks
 /// of `block` bytes (whole records when fixed). `total`: the bytes the sources hold, when
 /// known, for progress. `after`: with `unique`, the key of a record written before this merge,
-/// whose equals are dropped too. Returns the order facts of the output (when `verify`).
+/// whose equals are dropped too. Returns the order facts of the output (when `verify`; else
+/// only the records and bytes written, and what was dropped).
 pub(crate) fn merge_cursors<S: RunSource>(
     cursors: &mut [S],
     total: Option<u64>,
@@ -200,6 +201,7 @@ pub(crate) fn merge_cursors<S: RunSource>(
     let (mut last_key, mut have_last) = (after.unwrap_or_default(), have_last);
     let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
     let mut written_bytes = 0u64;
+    let mut written_records = 0u64;
     let mut key_buf = Vec::new();
 
     let (full_tx, full_rx) = bounded::<(AlignedBuf, usize, u64)>(1);
@@ -238,6 +240,7 @@ pub(crate) fn merge_cursors<S: RunSource>(
             let mut out = free_rx.recv().map_err(|_| stopped())?;
             let mut o = 0usize;
             let mut offset = 0u64;
+            let mut records = 0u64;
             while let Some((run, _)) = tree.top() {
                 let c = &mut cursors[run];
                 let keep = if unique {
@@ -261,6 +264,7 @@ pub(crate) fn merge_cursors<S: RunSource>(
                     true
                 };
                 if keep {
+                    records += 1;
                     let mut rec = c.record();
                     while !rec.is_empty() {
                         let take = rec.len().min(block - o);
@@ -288,6 +292,7 @@ pub(crate) fn merge_cursors<S: RunSource>(
                 full_tx.send((out, o, offset)).map_err(|_| stopped())?;
             }
             written_bytes = offset + o as u64;
+            written_records = records;
             Ok(())
         })();
         drop(full_tx);
@@ -297,6 +302,9 @@ pub(crate) fn merge_cursors<S: RunSource>(
         check.dropped += dropped;
         check.dropped_checksum += dropped_checksum;
         check.bytes = written_bytes;
+        if !verify {
+            check.records = written_records;
+        }
         let written = writer.join().map_err(|_| EngineError::Internal("writer panicked".into()))?;
         // A write error explains a stopped pipeline better than the merge's own error.
         written?;
@@ -316,11 +324,14 @@ pub(crate) struct Merged {
 
 /// Merges `runs` into `sink` as `schedule` says: every level but the last merges groups of
 /// runs into new runs in the spill room (removing the ones merged), the last into `sink`.
+/// The last merge checks the order and checksum of what it writes when `verify`, else only
+/// counts it (the caller checks the output itself).
 pub(crate) fn merge_runs(
     mut runs: Vec<Run>,
     schedule: &MergeSchedule,
     room: &mut SpillRoom,
     opts: &MergeOpts<'_>,
+    verify: bool,
     sink: &mut (dyn Sink + Send),
 ) -> Result<Merged> {
     let mut files = Vec::new();
@@ -358,7 +369,7 @@ pub(crate) fn merge_runs(
         runs = next;
         room.level_done(&runs, &carried)?;
     }
-    let (mut check, read) = merge(&runs, room, opts, last.block, true, sink)?;
+    let (mut check, read) = merge(&runs, room, opts, last.block, verify, sink)?;
     check.dropped += carried.dropped;
     check.dropped_checksum += carried.dropped_checksum;
     files.extend(read);

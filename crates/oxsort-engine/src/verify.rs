@@ -43,6 +43,18 @@ pub struct OrderCheck {
 }
 
 impl OrderCheck {
+    /// Checks that the records written and dropped are the `records` read (when the caller
+    /// checks order and contents itself).
+    pub(crate) fn verify_count(&self, records: u64) -> Result<(), crate::error::EngineError> {
+        if self.records + self.dropped != records {
+            return Err(crate::error::EngineError::Verify(format!(
+                "wrote {} records (and dropped {}), read {records}",
+                self.records, self.dropped
+            )));
+        }
+        Ok(())
+    }
+
     /// The sort's verdict on its output: what was written (plus the duplicates dropped) is
     /// the `records` read with their `checksum`, in order, and without duplicate keys when
     /// the sort is `unique`.

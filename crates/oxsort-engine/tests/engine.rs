@@ -368,3 +368,46 @@ fn a_cancelled_sort_stops_in_every_phase_and_loses_nothing() {
         t.assert_clean(setup);
     }
 }
+
+/// A caller that checks the output itself (`checked_by_caller`) gets the same output, in one
+/// pass and two, with the records counted and checked in number, and no checksum of the
+/// engine's own; a unique sort, whose dropped duplicates only the engine counts, is checked by
+/// the engine whatever the caller says.
+#[test]
+fn a_sort_checked_by_its_caller_writes_the_same_and_counts_its_records() {
+    let mut rng = Rng::new(seed());
+    let n = 5003;
+    let data = make_records(Pattern::FewDistinct, n, 100, &mut rng);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.dat");
+    std::fs::write(&input, &data).unwrap();
+    let want = oracle_sort(&data, 100, 0, 10);
+    for (memory, passes) in [(64 << 20, 1), (tiny(), 2)] {
+        for (caller, unique) in [(true, false), (false, false), (true, true)] {
+            let out = dir.path().join("out.dat");
+            let spec = SortSpec { unique, ..SortSpec::default() };
+            let cfg =
+                SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(out.clone()))
+                    .spec(spec)
+                    .memory(memory)
+                    .chunk_records_log2(CHUNK_LOG2)
+                    .temp_dir(dir.path())
+                    .checked_by_caller(caller)
+                    .build()
+                    .unwrap();
+            let stats = sort(&cfg).unwrap();
+            let name = format!("{passes} passes, checked by caller {caller}, unique {unique}");
+            assert_eq!(stats.passes, passes, "{name}");
+            let got = std::fs::read(&out).unwrap();
+            if unique {
+                assert!(got.len() < data.len(), "{name}: duplicates kept");
+                assert_eq!(stats.records_written + stats.dropped_duplicates, n as u64, "{name}");
+            } else {
+                assert!(got == want, "{name}: output differs");
+                assert_eq!(stats.records_written, n as u64, "{name}");
+            }
+            assert_eq!(stats.checksum.is_empty(), caller && !unique, "{name}: {}", stats.checksum);
+            assert_clean(&[dir.path()]);
+        }
+    }
+}

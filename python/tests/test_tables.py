@@ -275,6 +275,39 @@ def test_csv_in_and_out(tmp_path: Path) -> None:
     assert got.column("row").to_pylist() == want
 
 
+@pytest.mark.parametrize("sep", [";", "|", "\t"])
+def test_csv_separated_otherwise_than_by_commas(cli: str, tmp_path: Path, sep: str) -> None:
+    """A .csv file whose header has no comma but semicolons (as spreadsheets write CSV where the
+    comma is the decimal mark), tabs or pipes is read by that separator, from a file or standard
+    input, and a CSV output keeps it; quoted separators stay in their values."""
+    t = pa.table(
+        {
+            "row": list(range(8)),
+            "name": ["b", "a", f"x{sep}y", "b", "c", "a", "z", "a"],
+            "v": ["3,5", "1,0", "2,25", "2,0", "0,5", "1,75", "9", "0"],
+        }
+    )
+    src = tmp_path / "in.csv"
+    pacsv.write_csv(t, src, write_options=pacsv.WriteOptions(delimiter=sep))
+    assert "," not in src.read_text().splitlines()[0]
+    by = [("name", "ascending", "at_end"), ("v", "descending", "at_end")]
+    want = expected_rows(t, by)
+    out = tmp_path / "out.csv"
+    oxsort.sort(src, out, by=["name", ("v", "descending")])
+    assert out.read_text().splitlines()[0] == sep.join(["row", "name", "v"])
+    got = pacsv.read_csv(out, parse_options=pacsv.ParseOptions(delimiter=sep))
+    assert got.column("row").to_pylist() == want
+    assert got.column("name").to_pylist() == [t.column("name")[i].as_py() for i in want]
+    r = subprocess.run(
+        [cli, "sort", "-", "--format", "csv", "-o", "-", "--by", "name,v:desc", "--quiet"],
+        input=src.read_bytes(),
+        capture_output=True,
+    )
+    assert r.returncode == 0, r.stderr
+    piped = pacsv.read_csv(pa.py_buffer(r.stdout), parse_options=pacsv.ParseOptions(delimiter=sep))
+    assert piped.column("row").to_pylist() == want
+
+
 def test_sort_table_past_memory(table) -> None:
     by = [("s", "descending"), ("ts", "ascending", "at_start")]
     got = oxsort.sort_table(table, by=by, memory="64M")

@@ -81,9 +81,53 @@ impl TableFormat {
     }
 }
 
+/// Separators a CSV file's header is looked at for when it has no comma: semicolons (CSV as
+/// spreadsheets write it where the comma is the decimal mark), tabs, and pipes.
+const OTHER_SEPARATORS: [u8; 3] = [b';', b'\t', b'|'];
+
+/// The field separator of a text table whose first line is `header`: a TSV's tab; a CSV's
+/// comma when its header has one outside quotes, else the one of [`OTHER_SEPARATORS`] it has
+/// most of (`k;v` is two columns, as DuckDB reads it), else the comma (one column).
+pub(crate) fn sniff_delimiter(format: TableFormat, header: &[u8]) -> u8 {
+    if format != TableFormat::Csv {
+        return format.delimiter();
+    }
+    let mut counts = [0usize; 256];
+    let mut quoted = false;
+    for &b in header.iter().take_while(|&&b| b != b'\n') {
+        if b == b'"' {
+            quoted = !quoted;
+        } else if !quoted {
+            counts[usize::from(b)] += 1;
+        }
+    }
+    if counts[usize::from(b',')] > 0 {
+        return b',';
+    }
+    OTHER_SEPARATORS
+        .into_iter()
+        .filter(|&d| counts[usize::from(d)] > 0)
+        .max_by_key(|&d| counts[usize::from(d)])
+        .unwrap_or(b',')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_csv_header_without_a_comma_tells_its_separator() {
+        let csv = |h: &str| sniff_delimiter(TableFormat::Csv, h.as_bytes()) as char;
+        assert_eq!(csv("k,v\n1;2,3"), ',');
+        assert_eq!(csv("k;v;w\n1,5;2;3"), ';');
+        assert_eq!(csv("k\tv\n"), '\t');
+        assert_eq!(csv("k|v"), '|');
+        assert_eq!(csv("\"a;b\"|c"), '|');
+        assert_eq!(csv("\"a,b\";c"), ';');
+        assert_eq!(csv("only\n1,2"), ',');
+        assert_eq!(csv(""), ',');
+        assert_eq!(sniff_delimiter(TableFormat::Tsv, b"k;v"), b'\t');
+    }
 
     #[test]
     fn formats_come_from_extensions_and_names() {

@@ -24,11 +24,11 @@ use parquet::file::metadata::ColumnChunkMetaData;
 
 use crate::columns::ColumnType;
 use crate::error::{Result, TableError};
-use crate::format::TableFormat;
+use crate::format::{sniff_delimiter, TableFormat};
 use crate::parquet_out::ParquetStyle;
 use crate::quotes::QuoteCheck;
 use crate::rows::{Framed, RowCodec};
-use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS};
+use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS, HEADER_SNIFF_BYTES};
 
 /// The magic that opens an Arrow IPC file (a stream opens with a message instead).
 const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
@@ -64,12 +64,13 @@ enum Kind {
     Parquet(ArrowReaderMetadata),
     ArrowFile,
     ArrowStream,
-    Text(arrow_csv::reader::Format, TableFormat),
+    /// CSV or TSV: how it is read, and its field separator.
+    Text(arrow_csv::reader::Format, TableFormat, u8),
     /// An Arrow IPC stream read once (standard input, a pipe), its schema read.
     StreamArrow(Mutex<Option<ArrowStreamReader>>),
     /// CSV or TSV read once (standard input, a pipe): the bytes its types were inferred from,
     /// then the rest.
-    StreamText(arrow_csv::reader::Format, TableFormat, Mutex<Option<Box<dyn Read + Send>>>),
+    StreamText(arrow_csv::reader::Format, TableFormat, u8, Mutex<Option<Box<dyn Read + Send>>>),
 }
 
 /// An Arrow IPC stream being read once.
@@ -194,13 +195,18 @@ impl TableInput {
                 }
             }
             TableFormat::Csv | TableFormat::Tsv => {
-                let f = arrow_csv::reader::Format::default()
-                    .with_header(true)
-                    .with_delimiter(format.delimiter());
+                let mut header = Vec::new();
+                BufReader::new((&file).take(HEADER_SNIFF_BYTES))
+                    .read_until(b'\n', &mut header)
+                    .map_err(|e| read_error(path, e))?;
+                let mut file = file;
+                std::io::Seek::rewind(&mut file).map_err(|e| read_error(path, e))?;
+                let d = sniff_delimiter(format, &header);
+                let f = arrow_csv::reader::Format::default().with_header(true).with_delimiter(d);
                 let (schema, _) = f
                     .infer_schema(BufReader::new(file), Some(CSV_INFER_ROWS))
                     .map_err(|e| read_error(path, format!("reading its header and types: {e}")))?;
-                (Kind::Text(f, format), text_schema(path, schema)?)
+                (Kind::Text(f, format, d), text_schema(path, schema)?)
             }
         };
         Ok(TableInput { path: path.to_path_buf(), kind, schema, seen: Some(Seen::of(&meta)) })
@@ -290,14 +296,14 @@ impl TableInput {
                         break;
                     }
                 }
-                let f = arrow_csv::reader::Format::default()
-                    .with_header(true)
-                    .with_delimiter(format.delimiter());
+                let d = sniff_delimiter(format, &head);
+                let f = arrow_csv::reader::Format::default().with_header(true).with_delimiter(d);
                 let (schema, _) = f
                     .infer_schema(head.as_slice(), Some(CSV_INFER_ROWS))
                     .map_err(|e| read_error(path, format!("reading its header and types: {e}")))?;
                 let rest: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(r));
-                (Kind::StreamText(f, format, Mutex::new(Some(rest))), text_schema(path, schema)?)
+                let kind = Kind::StreamText(f, format, d, Mutex::new(Some(rest)));
+                (kind, text_schema(path, schema)?)
             }
         };
         Ok(TableInput { path: path.to_path_buf(), kind, schema, seen: None })
@@ -309,7 +315,15 @@ impl TableInput {
             Kind::Parquet(_) => TableFormat::Parquet,
             Kind::ArrowFile => TableFormat::ArrowFile,
             Kind::ArrowStream | Kind::StreamArrow(_) => TableFormat::ArrowStream,
-            Kind::Text(_, t) | Kind::StreamText(_, t, _) => *t,
+            Kind::Text(_, t, _) | Kind::StreamText(_, t, _, _) => *t,
+        }
+    }
+
+    /// The field separator of a CSV or TSV input (as its header showed it).
+    pub(crate) fn text_delimiter(&self) -> Option<u8> {
+        match &self.kind {
+            Kind::Text(_, _, d) | Kind::StreamText(_, _, d, _) => Some(*d),
+            _ => None,
         }
     }
 
@@ -368,8 +382,8 @@ impl TableInput {
                         .map_err(|e| read_error(path, e))?;
                 self.feed_batches(r, codec, first, out)
             }
-            Kind::Text(f, format) => {
-                let checked = QuoteCheck::new(self.reopen()?, format.delimiter());
+            Kind::Text(f, _, d) => {
+                let checked = QuoteCheck::new(self.reopen()?, *d);
                 let r = arrow_csv::ReaderBuilder::new(self.schema.clone())
                     .with_format(f.clone())
                     .with_batch_size(BATCH_ROWS)
@@ -381,9 +395,9 @@ impl TableInput {
                 let r = taken(r).ok_or_else(|| read_error(path, "read already"))?;
                 self.feed_batches(r, codec, first, out)
             }
-            Kind::StreamText(f, format, rest) => {
+            Kind::StreamText(f, _, d, rest) => {
                 let rest = taken(rest).ok_or_else(|| read_error(path, "read already"))?;
-                let checked = QuoteCheck::new(rest, format.delimiter());
+                let checked = QuoteCheck::new(rest, *d);
                 let r = arrow_csv::ReaderBuilder::new(self.schema.clone())
                     .with_format(f.clone())
                     .with_batch_size(BATCH_ROWS)

@@ -255,6 +255,7 @@ pub fn sort_tables(
         style.as_ref(),
         row_group,
         lanes,
+        output_delimiter(output_format, &inputs),
     )?;
 
     // Whether the feeder stopped because the sort stopped reading (its error is then a
@@ -319,6 +320,17 @@ fn spawn<'scope, T: Send + 'scope>(
 
 fn join<T>(h: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// The field separator of a CSV or TSV output: a CSV output of CSV input keeps the input's
+/// separator (a `;` file sorts to a `;` file), otherwise the format's own.
+fn output_delimiter(format: TableFormat, inputs: &[TableInput]) -> u8 {
+    match inputs.first() {
+        Some(i) if format == TableFormat::Csv && i.format() == TableFormat::Csv => {
+            i.text_delimiter().unwrap_or(b',')
+        }
+        _ => format.delimiter(),
+    }
 }
 
 /// Encodes every input's rows into the pipe, numbered through all inputs; returns their count

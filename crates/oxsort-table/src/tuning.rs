@@ -69,5 +69,9 @@ pub const QUEUES_SIZED: u64 = 6;
 /// is an error naming its line).
 pub const CSV_INFER_ROWS: usize = 100_000;
 
+/// Bytes of a CSV file's first line looked at for its field separator (a header longer than
+/// this is told by its first bytes).
+pub const HEADER_SNIFF_BYTES: u64 = 1 << 20;
+
 /// Bytes of the pipe that carries encoded rows into the engine.
 pub const PIPE_BYTES: usize = 1 << 20;

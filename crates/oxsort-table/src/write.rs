@@ -85,7 +85,8 @@ impl TableWriter {
     /// Creates the temporary of `path` and starts a table of `schema` in `format` (`style`: a
     /// Parquet output's compression and dictionary columns, the input's when it is Parquet;
     /// `row_group_bytes`: the memory a Parquet row group may take before it is closed;
-    /// `threads`: Parquet columns encoded at once).
+    /// `threads`: Parquet columns encoded at once; `delimiter`: a CSV or TSV output's field
+    /// separator).
     pub(crate) fn create(
         path: &Path,
         format: TableFormat,
@@ -93,6 +94,7 @@ impl TableWriter {
         style: Option<&ParquetStyle>,
         row_group_bytes: u64,
         threads: usize,
+        delimiter: u8,
     ) -> Result<TableWriter> {
         let (output, out) = if crate::read::is_std(path) {
             (None, Out::Std(BufWriter::with_capacity(WRITE_BUFFER_BYTES, std::io::stdout())))
@@ -129,7 +131,7 @@ impl TableWriter {
             TableFormat::Csv | TableFormat::Tsv => {
                 let mut w = arrow_csv::WriterBuilder::new()
                     .with_header(true)
-                    .with_delimiter(format.delimiter())
+                    .with_delimiter(delimiter)
                     .build(out);
                 // The header, even when no row follows.
                 w.write(&RecordBatch::new_empty(schema.clone())).map_err(|x| e(&x))?;

@@ -202,12 +202,21 @@ _NULLS = {
 }
 
 
+def _quoted(name: str) -> str:
+    """A column ``name`` as a ``by=`` item names it: in double quotes, a quote in it doubled,
+    when it holds ``:``, ``,`` or a quote (a tuple's name is the name, whatever it holds)."""
+    if any(c in name for c in ':,"'):
+        return '"' + name.replace('"', '""') + '"'
+    return name
+
+
 def _by(by: Optional[By]) -> list[str]:
     """``by=`` as the job layer reads it: one ``NAME[:desc][:nulls_first]`` per column."""
     if by is None:
         return []
     if isinstance(by, str):
-        return [c for c in by.split(",")]
+        # Split by the job layer, where a comma in a quoted name is the name's.
+        return [by]
     out = []
     for item in by:
         if isinstance(item, str):
@@ -222,7 +231,7 @@ def _by(by: Optional[By]) -> list[str]:
             raise SpecError(f"by=: '{order}' for column '{name}': ascending or descending")
         if nulls not in _NULLS:
             raise SpecError(f"by=: '{nulls}' for column '{name}': at_start or at_end")
-        out.append(f"{name}{_ORDERS[order]}{_NULLS[nulls]}")
+        out.append(f"{_quoted(name)}{_ORDERS[order]}{_NULLS[nulls]}")
     if not out:
         raise SpecError("by=: no column given")
     return out

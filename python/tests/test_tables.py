@@ -308,6 +308,37 @@ def test_csv_separated_otherwise_than_by_commas(cli: str, tmp_path: Path, sep: s
     assert piped.column("row").to_pylist() == want
 
 
+def test_columns_named_with_colons_commas_and_quotes(cli: str, tmp_path: Path) -> None:
+    """A column whose name holds `:` or `,` (or a quote) is named in double quotes, a quote in
+    it doubled; an unclosed quote is refused, naming the key."""
+    t = pa.table(
+        {
+            "a:desc": [2, 1, 2, 1, 3],
+            "x,y": ["p", "q", "o", "r", "s"],
+            'say "hi"': [0] * 5,
+            "row": list(range(5)),
+        }
+    )
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(t, src)
+    r = run_cli(cli, "sort", str(src), "-o", str(out), "--by", '"a:desc":desc,"x,y"', "--quiet")
+    assert r.returncode == 0, r.stderr
+    by = [("a:desc", "descending", "at_end"), ("x,y", "ascending", "at_end")]
+    assert pq.read_table(out).equals(t.take(expected_rows(t, by)))
+    r = run_cli(cli, "sort", str(src), "-o", str(out), "--by", '"say ""hi""":desc', "--quiet")
+    assert r.returncode == 0, r.stderr
+    # The Python door: a tuple's name is the name whatever it holds; a string is a key list.
+    want = t.take(expected_rows(t, by))
+    oxsort.sort(src, out, by=[("a:desc", "descending"), ("x,y",)])
+    assert pq.read_table(out).equals(want)
+    oxsort.sort(src, out, by='"a:desc":desc,"x,y"')
+    assert pq.read_table(out).equals(want)
+    no = tmp_path / "no.parquet"
+    r = run_cli(cli, "sort", str(src), "-o", str(no), "--by", '"a:desc', check=False)
+    assert r.returncode != 0 and "quote" in r.stderr, r.stderr
+    assert not no.exists()
+
+
 def test_sort_table_past_memory(table) -> None:
     by = [("s", "descending"), ("ts", "ascending", "at_start")]
     got = oxsort.sort_table(table, by=by, memory="64M")

@@ -9,7 +9,7 @@ use oxsort_job::table::{TableJob, TableSpec, TableWords};
 pub struct TableArgs {
     /// Sort tables (Parquet, Arrow IPC, CSV/TSV with a header) by these columns, comma
     /// separated, each a name with :asc or :desc and :nulls_first or :nulls_last if wanted
-    /// (default ascending, nulls last): k1,k2:desc:nulls_first.
+    /// (default ascending, nulls last): k1,k2:desc:nulls_first; "a:b" quotes a name with : or ,.
     #[arg(long = "by", value_name = "COLS")]
     pub by: Option<String>,
     /// The input tables' format: parquet, arrow, arrows, csv or tsv (default: each file's
@@ -29,8 +29,7 @@ pub struct TableArgs {
 impl TableArgs {
     /// The table sort these flags ask for, if they ask for one.
     pub fn spec(&self) -> Result<Option<TableSpec>> {
-        let by: Vec<String> =
-            self.by.iter().flat_map(|b| b.split(',')).map(str::to_string).collect();
+        let by: Vec<String> = self.by.iter().cloned().collect();
         let words = TableWords {
             by: "--by",
             format: "--format",

@@ -81,11 +81,13 @@ impl TableSpec {
             }
             return Ok(None);
         }
+        // Each item a comma-separated list (a comma in a quoted name is the name's).
         let by = by
             .iter()
-            .map(|c| SortColumn::parse(c))
+            .map(|c| SortColumn::parse_each(c))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| fail(words.by, e))?;
+            .map_err(|e| fail(words.by, e))?
+            .concat();
         check_distinct(&by).map_err(|e| fail(words.by, e))?;
         Ok(Some(TableSpec { by, input_format, output_format, types }))
     }

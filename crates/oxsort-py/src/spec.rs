@@ -144,23 +144,37 @@ fn spec_source(a: &SpecArgs, merge: bool) -> PyResult<SpecSource> {
     })
 }
 
+/// The words of Python's table options.
+const TABLE_WORDS: TableWords = TableWords {
+    by: "by=",
+    format: "format=",
+    output_format: "output_format=",
+    types: "types=",
+    by_example: "by=[...]",
+};
+
 /// The table sort `by=` asks for, if it asks for one.
 fn table_spec(a: &SpecArgs) -> PyResult<Option<TableSpec>> {
-    let words = TableWords {
-        by: "by=",
-        format: "format=",
-        output_format: "output_format=",
-        types: "types=",
-        by_example: "by=[...]",
-    };
     TableSpec::from_options(
         &a.by,
         a.format.as_deref(),
         a.output_format.as_deref(),
         &a.types,
-        &words,
+        &TABLE_WORDS,
     )
     .map_err(|e| SpecError::new_err(e.to_string()))
+}
+
+/// The sort columns of `by=` (as `oxsort._files._by` gives it: items of
+/// `NAME[:desc][:nulls_first]`, comma-separated, a name with `:` or `,` quoted), read as every
+/// table sort reads them: `(name, descending, nulls_first)` each. For the doors that hand
+/// columns to their own stages (the Ray door's sample and split).
+#[pyfunction]
+pub(crate) fn table_keys(by: Vec<String>) -> PyResult<Vec<(String, bool, bool)>> {
+    let spec = TableSpec::from_options(&by, None, None, &[], &TABLE_WORDS)
+        .map_err(|e| SpecError::new_err(e.to_string()))?
+        .ok_or_else(|| SpecError::new_err("by=: no column given"))?;
+    Ok(spec.by.into_iter().map(|c| (c.name, c.descending, c.nulls_first)).collect())
 }
 
 /// A table sort's error as the Python exception it is.

@@ -1,5 +1,6 @@
 //! [`SortColumn`]: a sort key by column name, and its written form
-//! `NAME[:asc|:desc][:nulls_first|:nulls_last]`.
+//! `NAME[:asc|:desc][:nulls_first|:nulls_last]`, where a NAME holding `:` or `,` (or starting
+//! with a quote) is written in double quotes, a quote in it doubled: `"a:desc":desc`.
 
 use crate::error::{Result, TableError};
 
@@ -21,11 +22,20 @@ impl SortColumn {
     }
 
     /// Reads one key: `NAME[:asc|:desc][:nulls_first|:nulls_last]` (also `ascending`,
-    /// `descending`, `nulls-first`, `nulls-last`).
+    /// `descending`, `nulls-first`, `nulls-last`); NAME may be quoted (see the module's text).
     pub fn parse(spec: &str) -> Result<SortColumn> {
         let bad = |why: &str| TableError::BadColumnSpec { spec: spec.into(), why: why.into() };
-        let mut parts = spec.split(':');
+        let mut parts = split_unquoted(spec, ':').into_iter();
         let name = parts.next().unwrap_or_default();
+        let name = match name.strip_prefix('"') {
+            Some(quoted) => match quoted.strip_suffix('"') {
+                Some(inner) if !inner.replace("\"\"", "").contains('"') => {
+                    inner.replace("\"\"", "\"")
+                }
+                _ => return Err(bad("a quoted name ends with its quote (a quote in it doubled)")),
+            },
+            None => name.to_string(),
+        };
         if name.is_empty() {
             return Err(bad("no column name"));
         }
@@ -59,12 +69,41 @@ impl SortColumn {
         Ok(col)
     }
 
-    /// Reads a comma-separated list of keys; a column named twice is refused.
+    /// Reads a comma-separated list of keys (a comma in a quoted name is the name's); a column
+    /// named twice is refused.
     pub fn parse_list(list: &str) -> Result<Vec<SortColumn>> {
-        let cols = list.split(',').map(SortColumn::parse).collect::<Result<Vec<_>>>()?;
+        let cols = SortColumn::parse_each(list)?;
         check_distinct(&cols)?;
         Ok(cols)
     }
+
+    /// Reads a comma-separated list of keys as [`SortColumn::parse_list`] does, without checking
+    /// that they are distinct (a caller reading several lists checks them together).
+    pub fn parse_each(list: &str) -> Result<Vec<SortColumn>> {
+        split_unquoted(list, ',').into_iter().map(SortColumn::parse).collect()
+    }
+}
+
+/// `s` cut at each `sep` outside double quotes: a quote opens at the start of a piece only, and
+/// inside one a doubled quote is a quote (as a CSV field is quoted).
+fn split_unquoted(s: &str, sep: char) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let (mut quoted, mut start) = (false, 0);
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if quoted && c == '"' {
+            if chars.next_if(|&(_, n)| n == '"').is_none() {
+                quoted = false;
+            }
+        } else if !quoted && c == '"' && i == start {
+            quoted = true;
+        } else if !quoted && c == sep {
+            pieces.push(&s[start..i]);
+            start = i + c.len_utf8();
+        }
+    }
+    pieces.push(&s[start..]);
+    pieces
 }
 
 /// Refuses a list that names a column twice (the second key could never decide anything, and
@@ -104,6 +143,27 @@ mod tests {
         assert!(SortColumn::parse("a:desc:asc").is_err());
         let e = SortColumn::parse_list("a,b,a:desc").unwrap_err().to_string();
         assert!(e.contains("named twice"), "{e}");
+        for unclosed in ["\"a:desc", "\"a\"b\"", "\"a\"x:desc"] {
+            let e = SortColumn::parse(unclosed).unwrap_err().to_string();
+            assert!(e.contains("quoted name"), "{unclosed}: {e}");
+        }
+    }
+
+    #[test]
+    fn quoted_names_hold_colons_commas_and_quotes() {
+        let cols = SortColumn::parse_list(r#""a:desc":desc,"x,y","say ""hi:"",":nulls_first,b"#);
+        let cols = cols.unwrap();
+        assert_eq!(
+            cols[0],
+            SortColumn { name: "a:desc".into(), descending: true, nulls_first: false }
+        );
+        assert_eq!(cols[1], SortColumn::new("x,y"));
+        let hi = SortColumn { name: r#"say "hi:","#.into(), descending: false, nulls_first: true };
+        assert_eq!(cols[2], hi);
+        assert_eq!(cols[3], SortColumn::new("b"));
+        // A quote inside a name not quoted is the name's.
+        assert_eq!(SortColumn::parse(r#"a"b:desc"#).unwrap().name, r#"a"b"#);
+        assert!(SortColumn::parse(r#""""#).unwrap_err().to_string().contains("no column"));
     }
 }
 
@@ -125,7 +185,8 @@ impl ColumnType {
     pub fn parse(spec: &str) -> Result<ColumnType> {
         use arrow_schema::{DataType as T, TimeUnit};
         let bad = |why: String| TableError::BadColumnType { spec: spec.into(), why };
-        let (name, ty) = spec.split_once('=').ok_or_else(|| bad("not NAME=TYPE".into()))?;
+        // The last `=`: a name may hold one, a type never does.
+        let (name, ty) = spec.rsplit_once('=').ok_or_else(|| bad("not NAME=TYPE".into()))?;
         if name.is_empty() {
             return Err(bad("no column name".into()));
         }

@@ -45,9 +45,9 @@ from typing import Any, Callable, Optional
 
 import ray
 
-from .._files import By, _by
+from .._files import By, _by, _quoted
 from .._files import sort as _sort_file
-from .._native import BadInputError, Error, SpecError
+from .._native import BadInputError, Error, SpecError, table_keys
 from . import (
     FETCH_CHUNK,
     FETCH_DEPTH,
@@ -130,35 +130,8 @@ class Key:
 
 
 def parse_keys(by: By) -> list[Key]:
-    """The sort columns of ``by=`` (as :func:`oxsort.sort` takes it)."""
-    keys: list[Key] = []
-    for spec in _by(by):
-        name, *words = spec.split(":")
-        if not name:
-            raise SpecError(f"sort column '{spec}': no column name")
-        desc = nulls_first = False
-        seen_dir = seen_nulls = False
-        for w in words:
-            w = w.lower().replace("-", "_")
-            if w in ("asc", "ascending", "desc", "descending"):
-                if seen_dir:
-                    raise SpecError(f"sort column '{spec}': an option given twice")
-                seen_dir, desc = True, w.startswith("desc")
-            elif w in ("nulls_first", "first", "nulls_last", "last"):
-                if seen_nulls:
-                    raise SpecError(f"sort column '{spec}': an option given twice")
-                seen_nulls, nulls_first = True, w in ("nulls_first", "first")
-            else:
-                raise SpecError(
-                    f"sort column '{spec}': unknown option '{w}' "
-                    "(asc, desc, nulls_first, nulls_last)"
-                )
-        if any(k.name == name for k in keys):
-            raise SpecError(f"sort column '{name}': the column is named twice")
-        keys.append(Key(name, desc, nulls_first))
-    if not keys:
-        raise SpecError("by=: no column given")
-    return keys
+    """The sort columns of ``by=`` (as :func:`oxsort.sort` reads it)."""
+    return [Key(n, d, f) for n, d, f in table_keys(_by(by))]
 
 
 class Desc:
@@ -430,7 +403,9 @@ def check_tables(sources: list[_Source], keys: Sequence[Key]) -> list[dict[str, 
 
 def _by_specs(keys: Sequence[Key]) -> list[str]:
     return [
-        k.name + (":desc" if k.descending else "") + (":nulls_first" if k.nulls_first else "")
+        _quoted(k.name)
+        + (":desc" if k.descending else "")
+        + (":nulls_first" if k.nulls_first else "")
         for k in keys
     ]
 

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 pub use oxsort_table::{
-    check_distinct, ColumnType, SortColumn, TableError, TableExplain, TableFormat, TableSort,
-    TableStats,
+    check_distinct, expand_dirs, ColumnType, SortColumn, TableError, TableExplain, TableFormat,
+    TableSort, TableStats,
 };
 
 use crate::error::JobError;

@@ -139,6 +139,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(valsort, m)?)?;
     m.add_function(wrap_pyfunction!(cores, m)?)?;
     m.add_function(wrap_pyfunction!(spec::table_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(spec::table_files, m)?)?;
     m.add_function(wrap_pyfunction!(spec::parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     Ok(())

@@ -177,6 +177,15 @@ pub(crate) fn table_keys(by: Vec<String>) -> PyResult<Vec<(String, bool, bool)>>
     Ok(spec.by.into_iter().map(|c| (c.name, c.descending, c.nulls_first)).collect())
 }
 
+/// The table files a directory given as a table input stands for, in name order, as every
+/// table sort takes a directory (markers left out; a partitioned directory, or one without a
+/// table file, refused naming it); any other path as it is. For the doors that hand files to
+/// their own stages (the Ray door's maps).
+#[pyfunction]
+pub(crate) fn table_files(path: PathBuf) -> PyResult<Vec<PathBuf>> {
+    oxsort_job::table::expand_dirs(&[path], None).map_err(table_error)
+}
+
 /// A table sort's error as the Python exception it is.
 pub(crate) fn table_error(e: TableError) -> PyErr {
     let msg = e.to_string();

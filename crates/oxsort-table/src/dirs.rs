@@ -19,8 +19,9 @@ use std::path::{Path, PathBuf};
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
 
-/// `inputs` with each directory replaced by its table files (see the module's text).
-pub(crate) fn expand(inputs: &[PathBuf], given: Option<TableFormat>) -> Result<Vec<PathBuf>> {
+/// `inputs` with each directory replaced by its table files (see the module's text); `given`:
+/// the inputs' format, when given (every name that is not a marker is then a table file).
+pub fn expand(inputs: &[PathBuf], given: Option<TableFormat>) -> Result<Vec<PathBuf>> {
     let mut out = Vec::with_capacity(inputs.len());
     for p in inputs {
         if crate::read::is_std(p) || !std::fs::metadata(p).is_ok_and(|m| m.is_dir()) {

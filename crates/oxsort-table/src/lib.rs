@@ -50,6 +50,7 @@ mod write;
 
 pub use check::RowSum;
 pub use columns::{check_distinct, ColumnType, SortColumn};
+pub use dirs::expand as expand_dirs;
 pub use error::{Result, TableError};
 pub use explain::{explain_tables, TableExplain, TableInputPlan};
 pub use format::TableFormat;

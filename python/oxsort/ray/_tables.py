@@ -47,7 +47,7 @@ import ray
 
 from .._files import By, _by, _quoted
 from .._files import sort as _sort_file
-from .._native import BadInputError, Error, SpecError, table_keys
+from .._native import BadInputError, Error, SpecError, table_files, table_keys
 from . import (
     FETCH_CHUNK,
     FETCH_DEPTH,
@@ -631,16 +631,11 @@ def _table_reduce_task(
 # ---- driver ------------------------------------------------------------------------------
 
 
-#: The extensions of the table files a directory input stands for (Parquet and Arrow IPC: the
-#: formats the maps read).
-TABLE_EXTENSIONS = (".parquet", ".pq", ".arrow", ".feather", ".ipc", ".arrows")
-
-
 def expand_dirs(sources: list[_Source]) -> list[_Source]:
     """``sources`` with each directory (a path every node sees) replaced by its table files in
-    name order, as the single-node sort takes a directory: names starting with ``_`` or ``.``
-    (a writer's markers and checksums) left out, a subdirectory (a dataset partitioned into
-    ``key=value`` directories) or no table file refused, naming the directory."""
+    name order, as every table sort takes a directory (``_native.table_files``: markers left
+    out, a directory partitioned into ``key=value`` directories or without a table file
+    refused, naming it)."""
     out: list[_Source] = []
     for s in sources:
         if not os.path.isdir(s.path):
@@ -648,19 +643,8 @@ def expand_dirs(sources: list[_Source]) -> list[_Source]:
             continue
         if s.node is not None:
             raise BadInputError(f"{s.path}: a directory on one node: give its files")
-        names = sorted(n for n in os.listdir(s.path) if not n.startswith(("_", ".")))
-        subdirs = [n for n in names if os.path.isdir(os.path.join(s.path, n))]
-        if subdirs:
-            raise BadInputError(
-                f"{s.path}: holds the directory '{subdirs[0]}' (a dataset partitioned into "
-                "directories keeps columns in their names): give the files to sort"
-            )
-        files = [n for n in names if n.lower().endswith(TABLE_EXTENSIONS)]
-        if not files:
-            raise BadInputError(f"{s.path}: a directory with no table file in it")
-        out.extend(
-            _Source(len(out) + i, os.path.join(s.path, n), None) for i, n in enumerate(files)
-        )
+        files = [os.fspath(f) for f in table_files(s.path)]
+        out.extend(_Source(len(out) + i, f, None) for i, f in enumerate(files))
     return out
 
 

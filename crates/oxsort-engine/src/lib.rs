@@ -130,6 +130,9 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     let (window, limit) = window::window(cfg, &plan.inputs)?;
     let reporter = Reporter::new(cfg.progress.clone(), cfg.cancel.clone());
     let meters = Meters::default();
+    // Whether the output's order and checksum are checked here, or only its records counted
+    // (the caller checks the rest: `SortConfigBuilder::checked_by_caller`).
+    let verify_output = !cfg.checked_by_caller;
 
     // A resumable sort keeps its runs in a directory named after what it sorts, and takes over
     // what an interrupted sort of the same inputs left there (before any output is made).
@@ -338,7 +341,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
                 &run_ctx,
                 &loaded,
                 sink.as_mut(),
-                !cfg.checked_by_caller,
+                verify_output,
                 progress::Phase::Input,
                 streamed.bytes,
             )?;
@@ -361,8 +364,14 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             let files = std::mem::take(&mut source.files);
             stats.phases.push(timer.finish(files));
             let out_timer = PhaseTimer::start("output", &meters);
-            let verify = !cfg.checked_by_caller;
-            check = output::emit(&ctx, &loaded, sink.as_mut(), verify, progress::Phase::Output, 0)?;
+            check = output::emit(
+                &ctx,
+                &loaded,
+                sink.as_mut(),
+                verify_output,
+                progress::Phase::Output,
+                0,
+            )?;
             sink.finish()?;
             stats.phases.push(out_timer.finish(vec![sink.stats()]));
             break;
@@ -415,8 +424,8 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             unique: cfg.spec.unique,
             reporter: &reporter,
         };
-        let verify = !cfg.checked_by_caller;
-        let merged = merge::merge_runs(runs, &schedule, &mut room, &opts, verify, sink.as_mut())?;
+        let merged =
+            merge::merge_runs(runs, &schedule, &mut room, &opts, verify_output, sink.as_mut())?;
         sink.finish()?;
         stats.phases.push(merge_timer.finish(merged.files));
         let mut c = merged.check;
@@ -432,11 +441,11 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
 
     // A mapped input is read twice from its pages (its keys, then its records for the
     // output): the likely cause of a checksum that differs is a file written meanwhile.
-    let rewritten = plan.input_mapped && check.checksum_differs(in_checksum);
-    let checked = if cfg.checked_by_caller {
-        check.verify_count(in_records)
-    } else {
+    let rewritten = verify_output && plan.input_mapped && check.checksum_differs(in_checksum);
+    let checked = if verify_output {
         check.verify(in_records, in_checksum, cfg.spec.unique)
+    } else {
+        check.verify_count(in_records)
     };
     checked.map_err(|e| match e {
         EngineError::Verify(why) if rewritten => {
@@ -532,7 +541,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     }
     stats.bytes = bytes_read + recovered.input_bytes_covered;
     stats.input_bytes_read = bytes_read;
-    if !cfg.checked_by_caller {
+    if verify_output {
         stats.checksum = checksum_hex(check.checksum);
     }
     stats.dropped_by_filter = read_records - in_records;

@@ -45,7 +45,7 @@ from typing import Any, Callable, Optional
 
 import ray
 
-from .._files import By, _by, _quoted
+from .._files import By, _by
 from .._files import sort as _sort_file
 from .._native import BadInputError, Error, SpecError, table_files, table_keys
 from . import (
@@ -402,12 +402,17 @@ def check_tables(sources: list[_Source], keys: Sequence[Key]) -> list[dict[str, 
 
 
 def _by_specs(keys: Sequence[Key]) -> list[str]:
-    return [
-        _quoted(k.name)
-        + (":desc" if k.descending else "")
-        + (":nulls_first" if k.nulls_first else "")
-        for k in keys
-    ]
+    """``keys`` as the ``by=`` items a stage's :func:`oxsort.sort` takes (written by ``_by``)."""
+    return _by(
+        [
+            (
+                k.name,
+                "descending" if k.descending else "ascending",
+                "at_start" if k.nulls_first else "at_end",
+            )
+            for k in keys
+        ]
+    )
 
 
 def _read_ipc(path: str) -> Any:

@@ -457,16 +457,30 @@ def test_cli_resumes_a_table_sort_killed_anywhere(cli: str, tmp_path: Path) -> N
         nothing_left(what)
     assert reused > 0, "no kill left a run to take over"
 
+    def kill_once_a_run_is_journaled(run: list[str]) -> None:
+        child = subprocess.Popen(run, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not any('"run":' in p.read_text() for p in temp.glob(".oxsort-resume-*/journal")):
+            assert time.monotonic() < deadline and child.poll() is None, "no run was journaled"
+            time.sleep(0.002)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+
+    # Resumed on another number of threads, in the middle of reading: it is fed the same rows
+    # in the same order (a resumable sort's rows come in row group order, not a batch of each
+    # reader in turn), so the runs it takes over hold what it skips.
+    out.unlink()
+    kill_once_a_run_is_journaled([*args, "--resume"])
+    one_thread = [*args, "--resume"]
+    one_thread[one_thread.index("--threads") + 1] = "1"
+    r = subprocess.run(one_thread, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert 0 < stats(r)["runs_reused"] < fresh["runs"], stats(r)
+    same_rows(pq.read_table(out), table, order)
+    nothing_left("resumed on one thread")
+
     # A resumable sort killed once its journal lists a run; then the input changes.
-    child = subprocess.Popen(
-        [*args, "--resume"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 60
-    while not any('"run":' in p.read_text() for p in temp.glob(".oxsort-resume-*/journal")):
-        assert time.monotonic() < deadline and child.poll() is None, "no run was journaled"
-        time.sleep(0.002)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    kill_once_a_run_is_journaled([*args, "--resume"])
     pq.write_table(make_table(150_000, seed=SEED + 1), src, row_group_size=20_000)
     r = subprocess.run([*args, "--resume"], capture_output=True, text=True)
     assert r.returncode != 0 and "journal" in r.stderr and "changed" in r.stderr, r.stderr

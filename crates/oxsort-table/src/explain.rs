@@ -14,7 +14,7 @@ use oxsort_format::RDW_BYTES;
 
 use crate::columns::SortColumn;
 use crate::error::{Result, TableError};
-use crate::read::TableInput;
+use crate::read::{Lanes, TableInput};
 use crate::rows::RowCodec;
 use crate::sort::{engine_config, prepare, table_share, Prepared, TableSort};
 
@@ -159,10 +159,15 @@ fn long_rows_space(engine: &Plan, dir: &std::path::Path, bytes: u64) -> Option<S
 fn sample(input: &TableInput, codec: &RowCodec) -> Result<(u64, u64)> {
     let mut got = None;
     // The feed stops at the first batch: the error it is stopped with is not one.
-    let fed = input.feed(codec, 0, 1, crate::tuning::QUEUE_DEPTH, &mut |f| {
-        got = Some((f.sum.rows, f.bytes.len() as u64));
-        Err(TableError::Read { path: input.path.clone(), why: String::new() })
-    });
+    let fed = input.feed(
+        codec,
+        0,
+        Lanes { count: 1, depth: crate::tuning::QUEUE_DEPTH, in_turn: false },
+        &mut |f| {
+            got = Some((f.sum.rows, f.bytes.len() as u64));
+            Err(TableError::Read { path: input.path.clone(), why: String::new() })
+        },
+    );
     match (got, fed) {
         (Some(g), _) => Ok(g),
         (None, Ok(_)) => Ok((0, 0)),

@@ -1,11 +1,16 @@
 //! The inputs: table files opened, their schemas checked against each other, and their rows
-//! encoded into framed records in input order (Parquet row groups decoded in parallel).
+//! encoded into framed records (Parquet row groups decoded in parallel).
 //!
 //! ```text
-//!  row group 0 ─ lane 0 ─┐
-//!  row group 1 ─ lane 1 ─┼─> feeder, row groups in order ─> framed records ─> engine
-//!  row group 2 ─ lane 0 ─┘
+//!  row groups 0, 2, .. ─ lane 0 ─┐
+//!                                ├─> feeder: a batch of each lane in turn ─> framed records
+//!  row groups 1, 3, .. ─ lane 1 ─┘                                            ─> engine
 //! ```
+//!
+//! Every row is numbered by its place in the inputs, and that number ends its key: the order
+//! rows reach the sort in is free, and the sort stays stable. A resumable sort's rows come in
+//! row group order instead: a resumed sort skips what its runs hold, so it must be fed the same
+//! stream again whatever its number of threads.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -32,6 +37,17 @@ use crate::tuning::{BATCH_ROWS, CSV_INFER_ROWS, HEADER_SNIFF_BYTES};
 
 /// The magic that opens an Arrow IPC file (a stream opens with a message instead).
 const ARROW_FILE_MAGIC: &[u8; 6] = b"ARROW1";
+
+/// How a Parquet file's row groups are decoded and handed on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lanes {
+    /// Row groups decoded at once, one per thread.
+    pub(crate) count: usize,
+    /// Encoded batches queued after each lane.
+    pub(crate) depth: usize,
+    /// A batch of each lane in turn (else row group after row group, whatever `count` is).
+    pub(crate) in_turn: bool,
+}
 
 /// An input table, opened.
 pub(crate) struct TableInput {
@@ -356,20 +372,18 @@ impl TableInput {
         }
     }
 
-    /// Encodes every row into `out` in order, numbered from `first` (`lanes`: Parquet row
-    /// groups decoded at once, each with up to `depth` encoded batches queued). Returns the
-    /// rows read.
+    /// Encodes every row into `out`, numbered from `first` by its place in the input (Parquet
+    /// row groups decoded and handed on as `lanes` says). Returns the rows read.
     pub(crate) fn feed(
         &self,
         codec: &RowCodec,
         first: u64,
-        lanes: usize,
-        depth: usize,
+        lanes: Lanes,
         out: &mut dyn FnMut(Framed) -> Result<()>,
     ) -> Result<u64> {
         let path = &self.path;
         let rows = match &self.kind {
-            Kind::Parquet(meta) => self.feed_parquet(meta, codec, first, lanes, depth, out),
+            Kind::Parquet(meta) => self.feed_parquet(meta, codec, first, lanes, out),
             Kind::ArrowFile => {
                 let r =
                     arrow_ipc::reader::FileReader::try_new(BufReader::new(self.reopen()?), None)
@@ -436,14 +450,13 @@ impl TableInput {
         Ok(row)
     }
 
-    /// Feeds a Parquet file's row groups, decoded and encoded in `lanes` threads, in order.
+    /// Feeds a Parquet file's row groups, decoded and encoded in threads as `lanes` says.
     fn feed_parquet(
         &self,
         meta: &ArrowReaderMetadata,
         codec: &RowCodec,
         first: u64,
-        lanes: usize,
-        depth: usize,
+        Lanes { count: lanes, depth, in_turn }: Lanes,
         out: &mut dyn FnMut(Framed) -> Result<()>,
     ) -> Result<u64> {
         let md = meta.metadata();
@@ -480,16 +493,35 @@ impl TableInput {
                 // A lane that does not start leaves its row groups unread: named below.
                 drop(spawned);
             }
-            for g in 0..groups {
-                loop {
-                    match rxs[g % lanes].recv() {
-                        Ok(Ok(Some(f))) => out(f)?,
-                        Ok(Ok(None)) => break,
-                        Ok(Err(e)) => return Err(e),
-                        Err(_) => {
-                            return Err(read_error(path, format!("row group {g} was not read")))
+            // In turn, the lanes' batches are taken one from each lane that has row groups
+            // left: in row group order a lane whose queue was full waited on the row group
+            // before its own, and the lanes together did the work of about one. The turn is
+            // fixed by the number of lanes.
+            let mut at: Vec<usize> = (0..lanes).collect();
+            // Lanes with a row group to decode (none in a file of no row groups).
+            let (mut live, mut lane) = (lanes.min(groups), 0);
+            while live > 0 {
+                let g = at[lane];
+                if g >= groups {
+                    lane = (lane + 1) % lanes;
+                    continue;
+                }
+                match rxs[lane].recv() {
+                    Ok(Ok(Some(f))) => {
+                        out(f)?;
+                        if in_turn {
+                            lane = (lane + 1) % lanes;
                         }
                     }
+                    Ok(Ok(None)) => {
+                        at[lane] += lanes;
+                        if at[lane] >= groups {
+                            live -= 1;
+                        }
+                        lane = (lane + 1) % lanes;
+                    }
+                    Ok(Err(e)) => return Err(e),
+                    Err(_) => return Err(read_error(path, format!("row group {g} was not read"))),
                 }
             }
             Ok(starts[groups])
@@ -651,7 +683,9 @@ mod tests {
     fn fed(input: &TableInput) -> std::result::Result<u64, String> {
         let codec = RowCodec::new(input.schema.clone(), &[SortColumn::new("k")], &input.path)
             .map_err(|e| e.to_string())?;
-        input.feed(&codec, 0, 2, 2, &mut |_| Ok(())).map_err(|e| e.to_string())
+        input
+            .feed(&codec, 0, Lanes { count: 2, depth: 2, in_turn: true }, &mut |_| Ok(()))
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::check::RowSum;
 use crate::columns::{check_distinct, ColumnType, SortColumn};
 use crate::error::{Result, TableError};
 use crate::format::TableFormat;
-use crate::read::{schema_difference, TableInput};
+use crate::read::{schema_difference, Lanes, TableInput};
 use crate::rows::RowCodec;
 use crate::tuning::{
     BATCH_ROWS, DECODED_BATCH_MAX_ROWS, MIN_ENGINE_BYTES, MIN_ROW_GROUP_BYTES, OUTPUT_PIECE_BYTES,
@@ -262,10 +262,12 @@ pub fn sort_tables(
     // consequence of the sort's).
     let cut = AtomicBool::new(false);
     let depth = queue_depth(share);
+    // A resumable sort is fed in row group order, the same stream whatever its threads.
+    let fed_lanes = Lanes { count: lanes, depth, in_turn: !cfg.resumable() };
     let (batches_tx, batches_rx) = bounded::<RecordBatch>(depth);
     let (fed, decoded, written, sorted) = std::thread::scope(|s| {
         let feeder =
-            spawn(s, "table-feed", || feed(&inputs, &codec, lanes, depth, File::from(tx_fd), &cut));
+            spawn(s, "table-feed", || feed(&inputs, &codec, fed_lanes, File::from(tx_fd), &cut));
         let decoder =
             spawn(s, "table-decode", || decode(chunks_rx, &codec, batches_tx, &req.output));
         let written =
@@ -338,8 +340,7 @@ fn output_delimiter(format: TableFormat, inputs: &[TableInput]) -> u8 {
 fn feed(
     inputs: &[TableInput],
     codec: &RowCodec,
-    lanes: usize,
-    depth: usize,
+    lanes: Lanes,
     mut pipe: File,
     cut: &AtomicBool,
 ) -> Result<(RowSum, u64)> {
@@ -362,7 +363,7 @@ fn feed(
             content = content.wrapping_add(f.content);
             Ok(())
         };
-        let n = input.feed(codec, first, lanes, depth, &mut put)?;
+        let n = input.feed(codec, first, lanes, &mut put)?;
         if let Some(expected) = input.rows() {
             if expected != n {
                 return Err(TableError::Read {

@@ -522,6 +522,28 @@ fn a_csv_of_a_header_alone_and_an_empty_file() {
 }
 
 #[test]
+fn a_parquet_file_of_no_row_groups_sorts_alone_and_beside_others() {
+    // A Parquet file written with no rows has no row group at all (a shard of a split that got
+    // nothing): no reader lane has work, and the feeder must not wait for one.
+    let mut rng = Rng(seed() + 5);
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.parquet");
+    write_parquet(&empty, &[], 1000);
+    let rows = rows(3_000, 0, &mut rng);
+    let full = dir.path().join("full.parquet");
+    write_parquet(&full, &rows, 700);
+    let out = dir.path().join("out.parquet");
+    for inputs in [vec![empty.clone()], vec![empty.clone(), full.clone(), empty.clone()]] {
+        let stats =
+            sort_tables(&request(inputs.clone(), out.clone(), "s,x"), |b| b.memory(64 << 20))
+                .unwrap();
+        let want = if inputs.len() == 1 { Vec::new() } else { rows.clone() };
+        assert_eq!(stats.rows, want.len() as u64);
+        check_output(&out, TableFormat::Parquet, &want, "s,x");
+    }
+}
+
+#[test]
 fn a_killed_sorts_output_temporary_is_reclaimed_by_the_next_sort() {
     let mut rng = Rng(seed() + 7);
     let dir = tempfile::tempdir().unwrap();

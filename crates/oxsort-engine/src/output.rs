@@ -13,8 +13,9 @@
 //!
 //! Three placements, one per kind of output:
 //! - `Known`: fixed records; every part's size, so its offset, is known before any is built.
-//! - `Chained`: delimited records; a part learns its size as it is gathered and starts where the
-//!   part before it ends ([`PartEnds`]), where its worker moves its first piece.
+//! - `Chained`: delimited records; a part's worker adds up its records' lengths before it sorts
+//!   them, and the part starts where the sizes of the parts before it add up to ([`PartSizes`]).
+//!   The sizes come first, so no part waits on the gathering of a big part before it.
 //! - `Streamed`: duplicate removal; sizes are known only piece by piece, so pieces are staged
 //!   and written in sequence, a duplicate across a piece boundary dropped on the way.
 //!
@@ -269,8 +270,8 @@ pub(crate) fn cut_parts(
 enum Placement {
     /// Fixed records: part `p` starts at `offsets[p]`.
     Known(Vec<u64>),
-    /// Delimited records: part `p` starts where part `p - 1` ends.
-    Chained(PartEnds),
+    /// Delimited records: part `p` starts after the sizes of the parts before it.
+    Chained(PartSizes),
     /// Duplicate removal: pieces staged and written in sequence.
     Streamed,
 }
@@ -292,7 +293,7 @@ impl Placement {
                 }
                 Placement::Known(offsets)
             }
-            None => Placement::Chained(PartEnds::new(parts.count(), base)),
+            None => Placement::Chained(PartSizes::new(parts.count(), base)),
         }
     }
 
@@ -308,54 +309,58 @@ impl Placement {
 
     /// Unblocks workers waiting for a part's start (the phase is stopping).
     fn release(&self) {
-        if let Placement::Chained(ends) = self {
-            ends.release();
+        if let Placement::Chained(sizes) = self {
+            sizes.release();
         }
     }
 }
 
-/// Where each chained part ends, set by the worker that gathered it; the worker of the next part
-/// waits for it before placing its first piece.
-struct PartEnds {
+/// The byte size of each chained part, set by its worker as soon as it has the part's entries
+/// (before it sorts them); a part starts where the sizes before it add up to.
+///
+/// ```text
+///  base ─┬─ part 0 ─┬─ part 1 ──────────────┬─ part 2 ─┬─ ...
+///        │ sizes[0] │ sizes[1] (one big     │ sizes[2] │
+///        │          │ group, still sorting) │          │
+///        start_of(2) = base + sizes[0] + sizes[1]: known before part 1 is gathered
+/// ```
+struct PartSizes {
     /// Where the first part starts.
     base: u64,
-    ends: Mutex<Vec<Option<u64>>>,
+    sizes: Mutex<Vec<Option<u64>>>,
     changed: Condvar,
 }
 
-impl PartEnds {
+impl PartSizes {
     fn new(parts: usize, base: u64) -> Self {
-        PartEnds { base, ends: Mutex::new(vec![None; parts]), changed: Condvar::new() }
+        PartSizes { base, sizes: Mutex::new(vec![None; parts]), changed: Condvar::new() }
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Option<u64>>> {
-        self.ends.lock().unwrap_or_else(|e| e.into_inner())
+        self.sizes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Where part `p` starts: the base for the first, else where part `p - 1` ends (waits for
-    /// it).
+    /// Where part `p` starts: the base and the sizes of the parts before it (waits for them;
+    /// their workers set them before any work of their own that could wait).
     fn start_of(&self, p: usize) -> u64 {
-        if p == 0 {
-            return self.base;
-        }
-        let mut e = self.lock();
+        let mut s = self.lock();
         loop {
-            if let Some(o) = e[p - 1] {
-                return o;
+            if let Some(before) = s[..p].iter().try_fold(0u64, |at, size| Some(at + (*size)?)) {
+                return self.base + before;
             }
-            e = self.changed.wait(e).unwrap_or_else(|e| e.into_inner());
+            s = self.changed.wait(s).unwrap_or_else(|e| e.into_inner());
         }
     }
 
-    fn set_end(&self, p: usize, end: u64) {
-        self.lock()[p] = Some(end);
+    fn set_size(&self, p: usize, bytes: u64) {
+        self.lock()[p] = Some(bytes);
         self.changed.notify_all();
     }
 
     /// Workers waiting for a part's place must not wait for a worker that stopped.
     fn release(&self) {
-        for e in self.lock().iter_mut() {
-            e.get_or_insert(0);
+        for s in self.lock().iter_mut() {
+            s.get_or_insert(0);
         }
         self.changed.notify_all();
     }
@@ -433,6 +438,20 @@ impl Job<'_, '_> {
         }
     }
 
+    /// The length of the record an entry's index names (of a delimited record, read from its
+    /// chunk's offsets without touching its bytes).
+    #[inline]
+    fn record_len(&self, idx: u64) -> usize {
+        match self.record_size {
+            Some(r) => r,
+            None => {
+                let o = &self.loaded.offsets[(idx >> self.log2) as usize];
+                let i = (idx & self.mask) as usize;
+                (o[i + 1] - o[i]) as usize
+            }
+        }
+    }
+
     /// What `locate` reads to find a delimited record: its offset, a random miss of its own
     /// (nothing for fixed records, found by arithmetic).
     #[inline]
@@ -502,18 +521,25 @@ impl Worker<'_, '_> {
         for (j, c) in job.parts.cuts.iter().enumerate() {
             entries.extend_from_slice(&job.runs[j][c[p]..c[p + 1]]);
         }
+        // A chained part's size goes first: the parts after it are placed by it, however long
+        // this one takes to sort and gather.
+        let mut off = job.placement.known_start(p);
+        let mut chained_end = None;
+        if let Placement::Chained(sizes) = job.placement {
+            let bytes = entries.iter().map(|&e| job.record_len(oxsort_kernels::entry_index(e)));
+            let bytes = bytes.sum::<usize>() as u64;
+            sizes.set_size(p, bytes);
+            let start = sizes.start_of(p);
+            off = Some(start);
+            chained_end = Some(start + bytes);
+        }
         sort_part(keys, entries, job.ctx.g.tie_bytes, |idx| job.locate(idx), |idx| job.hint(idx));
         let pieces = job.parts.pieces(p);
-        // Where the next piece goes; for a chained part, known once the part before is gathered.
-        let mut off = job.placement.known_start(p);
         let streamed = matches!(job.placement, Placement::Streamed);
         let mut seqs = entries.chunks(job.parts.piece_records).enumerate().peekable();
         if seqs.peek().is_none() {
             // An empty part starts (and ends) where the part before it ends.
-            let at = off.unwrap_or_else(|| self.chained_start(p));
-            if let Placement::Chained(ends) = job.placement {
-                ends.set_end(p, at);
-            }
+            let at = off.unwrap_or(0);
             let buf = AlignedBuf::new(0);
             let check = OrderCheck::default();
             let piece = Piece { part: p, seq: 0, last: true, buf, pad: 0, len: 0, off: at, check };
@@ -540,17 +566,6 @@ impl Worker<'_, '_> {
                 (true, None) => Fused::None,
             };
             let (mut buf, len) = self.gather(ents, pad, &mut fused);
-            let pad = if off.is_none() {
-                // A chained part's first piece: wait for where it goes, then move it to the same
-                // place in its page as in the file (direct I/O).
-                let o = self.chained_start(p);
-                let pad = (o % DIRECT_ALIGN as u64) as usize;
-                buf.copy_within(0..len, pad);
-                off = Some(o);
-                pad
-            } else {
-                pad
-            };
             let (len, dropped, dropped_checksum) =
                 if unique { dedupe(keys, &mut buf[pad..pad + len], key_buf) } else { (len, 0, 0) };
             let mut check = match fused {
@@ -568,24 +583,13 @@ impl Worker<'_, '_> {
             let last = seq + 1 == pieces;
             let at = off.unwrap_or(0);
             off = Some(at + len as u64);
-            if last {
-                if let Placement::Chained(ends) = job.placement {
-                    ends.set_end(p, at + len as u64);
-                }
-            }
+            debug_assert!(!last || chained_end.is_none() || off == chained_end, "part {p} size");
             let piece = Piece { part: p, seq, last, buf, pad, len, off: at, check };
             if self.done.send(piece).is_err() {
                 return false;
             }
         }
         true
-    }
-
-    fn chained_start(&self, p: usize) -> u64 {
-        match self.job.placement {
-            Placement::Chained(ends) => ends.start_of(p),
-            _ => unreachable!("only chained parts wait for their start"),
-        }
     }
 
     /// Gathers the records of `ents` into a buffer, `pad` bytes in (records or blocks handed to

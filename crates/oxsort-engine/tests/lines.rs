@@ -101,6 +101,29 @@ fn lines_sort_like_c_locale_stable_sort() {
 }
 
 #[test]
+fn lines_a_third_of_which_tie_over_their_prefix_are_placed_and_ordered() {
+    // A third of the lines share their first 24 bytes: that group is one output part of a third
+    // of each load, with empty parts around it (parts are cut by value), and every part after
+    // it is placed by the sizes of the parts before it, not once that group is gathered.
+    let mut rng = Rng::new(seed());
+    let spec = SortSpec::with_layout(RecordLayout::LINES);
+    for s in setups(CHUNK_LOG2) {
+        let t = EngineTester::new();
+        let mut data = Vec::new();
+        for _ in 0..9000 {
+            if rng.below(3) == 0 {
+                data.extend_from_slice(b"https://www.example.org/");
+            }
+            data.extend((0..rng.below(60)).map(|_| b'a' + rng.below(26) as u8));
+            data.push(b'\n');
+        }
+        let (got, stats) = sorted(&t, &s, &spec, &data);
+        assert!(got == reference(&data, b'\n'), "{}", s.name);
+        assert_eq!(stats.records, 9000, "{}", s.name);
+    }
+}
+
+#[test]
 fn long_lines_across_chunk_boundaries_sort_whole() {
     let _serial = oxsort_testkit::serial();
     // Chunks of 128 KiB keep 64 KiB of room for the rest of a record that crosses into the next

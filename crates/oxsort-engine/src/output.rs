@@ -13,9 +13,10 @@
 //!
 //! Three placements, one per kind of output:
 //! - `Known`: fixed records; every part's size, so its offset, is known before any is built.
-//! - `Chained`: delimited records; a part's worker adds up its records' lengths before it sorts
-//!   them, and the part starts where the sizes of the parts before it add up to ([`PartSizes`]).
-//!   The sizes come first, so no part waits on the gathering of a big part before it.
+//! - `Chained`: delimited records; a part starts where the sizes of the parts before it add up
+//!   to ([`PartSizes`]). A part learns its size as it is gathered, where its worker moves its
+//!   first piece; a big or empty part adds its size up before it is sorted, so no part waits on
+//!   the gathering of a big part before it.
 //! - `Streamed`: duplicate removal; sizes are known only piece by piece, so pieces are staged
 //!   and written in sequence, a duplicate across a piece boundary dropped on the way.
 //!
@@ -30,7 +31,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use oxsort_format::SortKey;
 use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
-use oxsort_kernels::{Entry, Touch};
+use oxsort_kernels::{entry_index, Entry, Touch};
 
 use crate::error::{EngineError, Result};
 use crate::inmem::{Ctx, Loaded};
@@ -39,9 +40,9 @@ use crate::plan::Geometry;
 use crate::progress::Phase;
 use crate::sink::{Sink, Staging};
 use crate::tuning::{
-    ENTRY_BYTES, LINE_BYTES_ESTIMATE, MIN_PARTS_PER_THREAD, PARTS_IN_FLIGHT_PER_THREAD,
-    PART_ROOM_QUARTERS, PIECES_AHEAD_OF_WRITER, PIECE_GROWTH_HALVES, PIECE_SLACK_QUARTERS,
-    TIE_KEY_START,
+    EARLY_SIZE_MEAN_PARTS, ENTRY_BYTES, LINE_BYTES_ESTIMATE, MIN_PARTS_PER_THREAD,
+    PARTS_IN_FLIGHT_PER_THREAD, PART_ROOM_QUARTERS, PIECES_AHEAD_OF_WRITER, PIECE_GROWTH_HALVES,
+    PIECE_SLACK_QUARTERS, TIE_KEY_START,
 };
 use crate::verify::{FixedCheck, OrderBuilder, OrderCheck};
 
@@ -135,6 +136,9 @@ struct Parts {
     sizes: Vec<usize>,
     /// Records per gathered piece.
     piece_records: usize,
+    /// Whether a part is far bigger than the mean ([`EARLY_SIZE_MEAN_PARTS`]): then every
+    /// chained part sets its size before it is sorted.
+    lopsided: bool,
 }
 
 impl Parts {
@@ -144,7 +148,8 @@ impl Parts {
         let count = (ctx.threads * MIN_PARTS_PER_THREAD)
             .max(loaded.records.div_ceil(g.part_records as u64) as usize);
         let cuts = cut_parts(ctx.keys, runs, count, ctx.threads);
-        let sizes = (0..count).map(|p| cuts.iter().map(|c| c[p + 1] - c[p]).sum()).collect();
+        let sizes: Vec<usize> =
+            (0..count).map(|p| cuts.iter().map(|c| c[p + 1] - c[p]).sum()).collect();
         // Pieces of delimited records are as many bytes as the plan's window gave them (records
         // of LINE_BYTES_ESTIMATE bytes): longer records make pieces of fewer records.
         let piece_records = match ctx.keys.record_size() {
@@ -156,7 +161,9 @@ impl Parts {
                 (planned / per_record).clamp(1, g.part_records)
             }
         };
-        Parts { cuts, sizes, piece_records }
+        let mean = (loaded.records as usize).div_ceil(count);
+        let lopsided = sizes.iter().any(|&n| n > mean * EARLY_SIZE_MEAN_PARTS);
+        Parts { cuts, sizes, piece_records, lopsided }
     }
 
     fn count(&self) -> usize {
@@ -315,8 +322,9 @@ impl Placement {
     }
 }
 
-/// The byte size of each chained part, set by its worker as soon as it has the part's entries
-/// (before it sorts them); a part starts where the sizes before it add up to.
+/// The byte size of each chained part, set by its worker once it has gathered the part, or
+/// (a big or empty part: [`EARLY_SIZE_MEAN_PARTS`]) as soon as it has the part's entries; a part
+/// starts where the sizes before it add up to.
 ///
 /// ```text
 ///  base ─┬─ part 0 ─┬─ part 1 ──────────────┬─ part 2 ─┬─ ...
@@ -340,8 +348,7 @@ impl PartSizes {
         self.sizes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Where part `p` starts: the base and the sizes of the parts before it (waits for them;
-    /// their workers set them before any work of their own that could wait).
+    /// Where part `p` starts: the base and the sizes of the parts before it (waits for them).
     fn start_of(&self, p: usize) -> u64 {
         let mut s = self.lock();
         loop {
@@ -521,19 +528,29 @@ impl Worker<'_, '_> {
         for (j, c) in job.parts.cuts.iter().enumerate() {
             entries.extend_from_slice(&job.runs[j][c[p]..c[p + 1]]);
         }
-        // A chained part's size goes first: the parts after it are placed by it, however long
-        // this one takes to sort and gather.
-        let mut off = job.placement.known_start(p);
-        let mut chained_end = None;
-        if let Placement::Chained(sizes) = job.placement {
-            let bytes = entries.iter().map(|&e| job.record_len(oxsort_kernels::entry_index(e)));
-            let bytes = bytes.sum::<usize>() as u64;
-            sizes.set_size(p, bytes);
-            let start = sizes.start_of(p);
-            off = Some(start);
-            chained_end = Some(start + bytes);
-        }
+        // A chained part's size: in a lopsided load every part sets it first, so the parts
+        // after a big one are placed however long it takes to sort and gather (the records'
+        // lengths come from the offsets of one chunk after another: the entries are still in
+        // microrun order); otherwise each sets it once gathered.
+        let chained = match job.placement {
+            Placement::Chained(sizes) => {
+                let early = (n == 0 || job.parts.lopsided).then(|| {
+                    let lens = entries.iter().map(|&e| job.record_len(entry_index(e)));
+                    let bytes = lens.sum::<usize>() as u64;
+                    sizes.set_size(p, bytes);
+                    bytes
+                });
+                Some((sizes, early))
+            }
+            _ => None,
+        };
         sort_part(keys, entries, job.ctx.g.tie_bytes, |idx| job.locate(idx), |idx| job.hint(idx));
+        // Where the next piece goes: for a chained part, once the parts before it have their
+        // sizes (waited for here when its own is set, else after its first piece is gathered).
+        let mut off = match chained {
+            Some((sizes, Some(_))) => Some(sizes.start_of(p)),
+            _ => job.placement.known_start(p),
+        };
         let pieces = job.parts.pieces(p);
         let streamed = matches!(job.placement, Placement::Streamed);
         let mut seqs = entries.chunks(job.parts.piece_records).enumerate().peekable();
@@ -545,6 +562,7 @@ impl Worker<'_, '_> {
             let piece = Piece { part: p, seq: 0, last: true, buf, pad: 0, len: 0, off: at, check };
             return self.done.send(piece).is_ok();
         }
+        let mut gathered = 0u64;
         for (seq, ents) in seqs {
             if seq > 0 {
                 // Wait for this part's turn before gathering more of it.
@@ -566,6 +584,18 @@ impl Worker<'_, '_> {
                 (true, None) => Fused::None,
             };
             let (mut buf, len) = self.gather(ents, pad, &mut fused);
+            let pad = match (off, chained) {
+                // A chained part's first piece, its size not set early: wait for where it goes,
+                // then move it to the same place in its page as in the file (direct I/O).
+                (None, Some((sizes, _))) => {
+                    let o = sizes.start_of(p);
+                    let pad = (o % DIRECT_ALIGN as u64) as usize;
+                    buf.copy_within(0..len, pad);
+                    off = Some(o);
+                    pad
+                }
+                _ => pad,
+            };
             let (len, dropped, dropped_checksum) =
                 if unique { dedupe(keys, &mut buf[pad..pad + len], key_buf) } else { (len, 0, 0) };
             let mut check = match fused {
@@ -581,9 +611,15 @@ impl Worker<'_, '_> {
             check.dropped = dropped;
             check.dropped_checksum = dropped_checksum;
             let last = seq + 1 == pieces;
+            gathered += len as u64;
             let at = off.unwrap_or(0);
             off = Some(at + len as u64);
-            debug_assert!(!last || chained_end.is_none() || off == chained_end, "part {p} size");
+            if let (true, Some((sizes, early))) = (last, chained) {
+                match early {
+                    None => sizes.set_size(p, gathered),
+                    Some(bytes) => debug_assert_eq!(gathered, bytes, "part {p}'s size"),
+                }
+            }
             let piece = Piece { part: p, seq, last, buf, pad, len, off: at, check };
             if self.done.send(piece).is_err() {
                 return false;

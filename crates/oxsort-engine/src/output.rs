@@ -15,8 +15,8 @@
 //! - `Known`: fixed records; every part's size, so its offset, is known before any is built.
 //! - `Chained`: delimited records; a part starts where the sizes of the parts before it add up
 //!   to ([`PartSizes`]). A part learns its size as it is gathered, where its worker moves its
-//!   first piece; a big or empty part adds its size up before it is sorted, so no part waits on
-//!   the gathering of a big part before it.
+//!   first piece; in a load with a big part (and an empty part in any load) each part adds its
+//!   size up before it is sorted, so no part waits on the gathering of a big part before it.
 //! - `Streamed`: duplicate removal; sizes are known only piece by piece, so pieces are staged
 //!   and written in sequence, a duplicate across a piece boundary dropped on the way.
 //!
@@ -322,9 +322,9 @@ impl Placement {
     }
 }
 
-/// The byte size of each chained part, set by its worker once it has gathered the part, or
-/// (a big or empty part: [`EARLY_SIZE_MEAN_PARTS`]) as soon as it has the part's entries; a part
-/// starts where the sizes before it add up to.
+/// The byte size of each chained part, set by its worker once it has gathered the part, or (in
+/// a lopsided load, [`EARLY_SIZE_MEAN_PARTS`], and for an empty part) as soon as it has the
+/// part's entries; a part starts where the sizes before it add up to.
 ///
 /// ```text
 ///  base ─┬─ part 0 ─┬─ part 1 ──────────────┬─ part 2 ─┬─ ...
@@ -445,20 +445,6 @@ impl Job<'_, '_> {
         }
     }
 
-    /// The length of the record an entry's index names (of a delimited record, read from its
-    /// chunk's offsets without touching its bytes).
-    #[inline]
-    fn record_len(&self, idx: u64) -> usize {
-        match self.record_size {
-            Some(r) => r,
-            None => {
-                let o = &self.loaded.offsets[(idx >> self.log2) as usize];
-                let i = (idx & self.mask) as usize;
-                (o[i + 1] - o[i]) as usize
-            }
-        }
-    }
-
     /// What `locate` reads to find a delimited record: its offset, a random miss of its own
     /// (nothing for fixed records, found by arithmetic).
     #[inline]
@@ -535,7 +521,8 @@ impl Worker<'_, '_> {
         let chained = match job.placement {
             Placement::Chained(sizes) => {
                 let early = (n == 0 || job.parts.lopsided).then(|| {
-                    let lens = entries.iter().map(|&e| job.record_len(entry_index(e)));
+                    // A record's length is its slice's: its offsets are read, not its bytes.
+                    let lens = entries.iter().map(|&e| job.locate(entry_index(e)).len());
                     let bytes = lens.sum::<usize>() as u64;
                     sizes.set_size(p, bytes);
                     bytes

@@ -497,10 +497,11 @@ impl TableInput {
             // left: in row group order a lane whose queue was full waited on the row group
             // before its own, and the lanes together did the work of about one. The turn is
             // fixed by the number of lanes.
+            // `at[lane]`: the row group the lane hands on now (past the last: it is done; in a
+            // file of no row groups every lane is).
             let mut at: Vec<usize> = (0..lanes).collect();
-            // Lanes with a row group to decode (none in a file of no row groups).
-            let (mut live, mut lane) = (lanes.min(groups), 0);
-            while live > 0 {
+            let mut lane = 0;
+            while at.iter().any(|&g| g < groups) {
                 let g = at[lane];
                 if g >= groups {
                     lane = (lane + 1) % lanes;
@@ -515,9 +516,6 @@ impl TableInput {
                     }
                     Ok(Ok(None)) => {
                         at[lane] += lanes;
-                        if at[lane] >= groups {
-                            live -= 1;
-                        }
                         lane = (lane + 1) % lanes;
                     }
                     Ok(Err(e)) => return Err(e),

@@ -74,7 +74,7 @@ for case in ${CASES:-onepass twopass lines typed}; do
     for build in $order; do
       b=$([ "$build" = base ] && echo "$base" || echo "$new")
       rm -f "$scratch/ab.$build.out"
-      read -r s m < <(timed_variant "$variant" "$b" sort "${args[@]}" -o "$scratch/ab.$build.out" --no-progress)
+      read -r s m c < <(timed_variant "$variant" "$b" sort "${args[@]}" -o "$scratch/ab.$build.out" --no-progress)
       echo "$(date -Iseconds),$case,$build,$r,$s,$m" >> "$csv"
       if [ "$build" = base ]; then tb+=("$s"); else tn+=("$s"); fi
     done

@@ -69,7 +69,7 @@ measure() {
   for ((i = 1; i <= runs; i++)); do
     rm -f "$low" "$high"
     # No -o: only the OUTFIL outputs are written (no OUTFIL names SORTOUT).
-    read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" --record-size 100 \
+    read -r s m c < <(timed_variant "$variant" "$bin/oxsort" sort "$in" --record-size 100 \
       --memory "$memory" --no-progress --control "$ctl" --dd "LOW=$low" --dd "HIGH=$high")
     for f in "$low" "$high"; do
       "$bin/oxsort" valsort --json "$f" | grep -q '"ok":true' || { echo "NOT SORTED $f" >&2; exit 1; }

@@ -109,7 +109,7 @@ measure_both() {
       out=$o
       [ "$door" = sort ] && out=$ref
       rm -f "$out"
-      read -r s m < <(run_door "$door" "$out" "$variant")
+      read -r s m c < <(run_door "$door" "$out" "$variant")
       check_join "$out"
       if [ "$door" = gcsort ]; then gt+=("$s"); gr+=("$m"); else st+=("$s"); sr+=("$m"); fi
       echo "$(date -Iseconds),joinkeys-full-outer,$door-$variant,$records,$joined,$memory,$threads,$i,$s,$m,$floor" >> "$csv"

@@ -26,7 +26,7 @@ runs=${2:-3}
 scratch=${3:-$top/bench/scratch}
 memory=${MEMORY:-5G}
 . "$top/bench/lib.sh"
-bench_prologue gnu "timestamp,case,locale,tool,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s" \
+bench_prologue gnu "timestamp,case,locale,tool,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s,cpu_s" \
   -p oxsort-testkit --examples --bins
 mkdir -p "$top/target/gnu"
 ln -sf ../release/oxsort "$top/target/gnu/sort"
@@ -63,35 +63,38 @@ for case in plain keyed; do
   fi
   for loc in ${LOCALES:-C en_US.UTF-8}; do
     if [ "$case" = plain ]; then data=$in; args=(); else data=$keyed; args=(-t, -k2,2n -k1,1); fi
-    ox=(); oxp=(); gnu=()
+    ox=(); oxp=(); gnu=(); oxc=(); gc=()
     # oxsort with fresh memory, then from a warm hugetlb pool of -S (bench/lib.sh).
     for variant in fresh pool; do
       [ "$variant" = pool ] && pool_reserve "$memory"
       tool=$([ "$variant" = pool ] && echo oxsort-pool || echo oxsort)
       for ((i = 1; i <= runs; i++)); do
         rm -f "$o"
-        read -r s m < <(timed_variant "$variant" env LC_ALL="$loc" "$oxsort_sort" "${args[@]}" -S "$memory" --parallel=2 -T "$scratch" -o "$o" "$data")
-        if [ "$variant" = pool ]; then oxp+=("$s"); else ox+=("$s"); fi
-        echo "$(date -Iseconds),$case,$loc,$tool,$bytes,$memory,2,$i,$s,$m,$floor1" >> "$csv"
+        read -r s m c < <(timed_variant "$variant" env LC_ALL="$loc" "$oxsort_sort" "${args[@]}" -S "$memory" --parallel=2 -T "$scratch" -o "$o" "$data")
+        if [ "$variant" = pool ]; then oxp+=("$s"); else ox+=("$s"); oxc+=("$c"); fi
+        echo "$(date -Iseconds),$case,$loc,$tool,$bytes,$memory,2,$i,$s,$m,$floor1,$c" >> "$csv"
       done
     done
     pool_release
     for ((i = 1; i <= runs; i++)); do
       rm -f "$g"
-      read -r s m < <(timed env LC_ALL="$loc" /usr/bin/sort "${args[@]}" -S "$memory" --parallel=2 -T "$scratch" -o "$g" "$data")
-      gnu+=("$s"); echo "$(date -Iseconds),$case,$loc,gnu-sort,$bytes,$memory,2,$i,$s,$m,$floor1" >> "$csv"
+      read -r s m c < <(timed env LC_ALL="$loc" /usr/bin/sort "${args[@]}" -S "$memory" --parallel=2 -T "$scratch" -o "$g" "$data")
+      gnu+=("$s"); gc+=("$c"); echo "$(date -Iseconds),$case,$loc,gnu-sort,$bytes,$memory,2,$i,$s,$m,$floor1,$c" >> "$csv"
     done
     same=$(cmp -s "$o" "$g" && echo identical || echo DIFFERENT)
     oxm=$(printf '%s\n' "${ox[@]}" | median)
     oxpm=$(printf '%s\n' "${oxp[@]}" | median)
     gm=$(printf '%s\n' "${gnu[@]}" | median)
-    summary+=("- $case (sort ${args[*]}), LC_ALL=$loc: GNU sort median $gm s [${gnu[*]}]; oxsort fresh memory median $oxm s [${ox[*]}]: **$(awk -v a="$gm" -v b="$oxm" 'BEGIN{printf "%.1f", a/b}') x faster**; from a hugetlb pool median $oxpm s [${oxp[*]}]: **$(awk -v a="$gm" -v b="$oxpm" 'BEGIN{printf "%.1f", a/b}') x faster**; outputs $same")
+    # CPU seconds (user + system) per GB of input, medians: oxsort fresh and GNU sort.
+    per_gb() { printf '%s\n' "$@" | median | awk -v b="$bytes" '{printf "%.2f", $1 / (b / 1e9)}'; }
+    cpu="CPU-s per GB: oxsort fresh $(per_gb "${oxc[@]}"), GNU sort $(per_gb "${gc[@]}")"
+    summary+=("- $case (sort ${args[*]}), LC_ALL=$loc: GNU sort median $gm s [${gnu[*]}]; oxsort fresh memory median $oxm s [${ox[*]}]: **$(awk -v a="$gm" -v b="$oxm" 'BEGIN{printf "%.1f", a/b}') x faster**; from a hugetlb pool median $oxpm s [${oxp[*]}]: **$(awk -v a="$gm" -v b="$oxpm" 'BEGIN{printf "%.1f", a/b}') x faster**; outputs $same; $cpu")
     if [ "$loc" = C ] && [ "$case" = plain ]; then
       # -c on the sorted output: a read of the file and a comparison per line.
       chk=()
       for ((i = 1; i <= runs; i++)); do
-        read -r s m < <(timed env LC_ALL=C "$oxsort_sort" -c "$o")
-        chk+=("$s"); echo "$(date -Iseconds),check,C,oxsort,$bytes,$memory,2,$i,$s,$m,$read_s" >> "$csv"
+        read -r s m c < <(timed env LC_ALL=C "$oxsort_sort" -c "$o")
+        chk+=("$s"); echo "$(date -Iseconds),check,C,oxsort,$bytes,$memory,2,$i,$s,$m,$read_s,$c" >> "$csv"
       done
       cm=$(printf '%s\n' "${chk[@]}" | median)
       summary+=("- sort -c on the sorted lines, LC_ALL=C: median $cm s [${chk[*]}] = **$(awk -v a="$cm" -v b="$read_s" 'BEGIN{printf "%.2f", a/b}') x the read floor** ($read_s s; target <= 1.10)")

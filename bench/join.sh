@@ -53,7 +53,7 @@ measure() {
   local variant=$1 times=() rss=() s m i
   for ((i = 1; i <= runs; i++)); do
     rm -f "$o"
-    read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort -o "$o" --memory "$memory" \
+    read -r s m c < <(timed_variant "$variant" "$bin/oxsort" sort -o "$o" --memory "$memory" \
       --no-progress --control "$ctl" --dd "SORTJNF1=$f1" --dd "SORTJNF2=$f2" --lrecl SORTJNF1=100 \
       --lrecl SORTJNF2=100 --temp-dir "$scratch")
     check_join

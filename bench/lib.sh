@@ -8,7 +8,8 @@
 #   NO_DROP=1 a stand-in line of 1-second figures, marked "not measured".
 # median: the median of the numbers on stdin, one per line.
 # timed CMD...: runs CMD with the cache dropped, its output discarded; prints
-#   "seconds peak_rss_kb" (needs /usr/bin/time and $scratch for its logs).
+#   "seconds peak_rss_kb cpu_seconds" (user + system; needs /usr/bin/time and $scratch for its
+#   logs).
 # bench_prologue NAME CSV_HEADER [CARGO_ARGS...]: checks the tools, builds oxsort (and what
 #   CARGO_ARGS add, say `-p oxsort-testkit --examples --bins`) and sets iofloor, bin, out
 #   (today's runs directory), csv (NAME.csv there, created with CSV_HEADER), summary and threads
@@ -45,9 +46,9 @@ timed() {
   drop
   local log=$scratch/time.$$ t0 t1
   t0=$(date +%s%N)
-  /usr/bin/time -f %M -o "$log" "$@" >/dev/null 2>"$scratch/stderr.$$" || { cat "$scratch/stderr.$$" >&2; return 1; }
+  /usr/bin/time -f "%M %U %S" -o "$log" "$@" >/dev/null 2>"$scratch/stderr.$$" || { cat "$scratch/stderr.$$" >&2; return 1; }
   t1=$(date +%s%N)
-  awk -v a="$t0" -v b="$t1" -v m="$(tail -1 "$log")" 'BEGIN{printf "%.3f %d\n", (b-a)/1e9, m}'
+  tail -1 "$log" | awk -v a="$t0" -v b="$t1" '{printf "%.3f %d %.2f\n", (b-a)/1e9, $1, $2 + $3}'
   rm -f "$log" "$scratch/stderr.$$"
 }
 
@@ -77,10 +78,10 @@ timed_pool() {
     done
     echo "$min" > "$hp"
   ) &
-  local watcher=$! s m
-  read -r s m < <(timed "$@")
+  local watcher=$! s m c
+  read -r s m c < <(timed "$@")
   rm -f "$flag"; wait "$watcher"
-  echo "$s $((m + (total - $(cat "$hp")) * 2048))"
+  echo "$s $((m + (total - $(cat "$hp")) * 2048)) $c"
   rm -f "$hp"
 }
 

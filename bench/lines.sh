@@ -37,7 +37,7 @@ for variant in fresh pool; do
   tool=$([ "$variant" = pool ] && echo oxsort-pool || echo oxsort)
   for ((i = 1; i <= runs; i++)); do
     rm -f "$o"
-    read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort --lines "$in" -o "$o" --memory "$memory" --no-progress)
+    read -r s m c < <(timed_variant "$variant" "$bin/oxsort" sort --lines "$in" -o "$o" --memory "$memory" --no-progress)
     echo "$(date -Iseconds),lines,$tool,$bytes,$memory,2,$i,$s,$m,$floor1" >> "$csv"
     if [ "$variant" = pool ]; then oxp+=("$s"); rssp+=("$m"); else ox+=("$s"); rss+=("$m"); fi
   done
@@ -45,7 +45,7 @@ done
 pool_release
 for ((i = 1; i <= runs; i++)); do
   rm -f "$g"
-  read -r s m < <(timed env LC_ALL=C sort -S "$memory" --parallel=2 -T "$scratch" -o "$g" "$in")
+  read -r s m c < <(timed env LC_ALL=C sort -S "$memory" --parallel=2 -T "$scratch" -o "$g" "$in")
   gnu+=("$s")
   echo "$(date -Iseconds),lines,gnu-sort,$bytes,$memory,2,$i,$s,$m,$floor1" >> "$csv"
 done

@@ -60,10 +60,10 @@ cli_t=() py_t=()
 [ "$variant" = pool ] && pool_reserve "$memory"
 for ((i = 1; i <= runs; i++)); do
   rm -f "$o"
-  read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress)
+  read -r s m c < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress)
   check_output "$o" "$sum" sorted; cli_t+=("$s"); row file cli "$records" "$i" "$s" "$m"
   rm -f "$o"
-  read -r s m < <(timed_variant "$variant" "$py" -c "import oxsort; oxsort.sort('$in', '$o', memory='$memory')")
+  read -r s m c < <(timed_variant "$variant" "$py" -c "import oxsort; oxsort.sort('$in', '$o', memory='$memory')")
   check_output "$o" "$sum" sorted; py_t+=("$s"); row file python "$records" "$i" "$s" "$m"
 done
 [ "$variant" = pool ] && pool_release

@@ -77,7 +77,7 @@ for what in fresh journaled; do
   [ "$what" = journaled ] && extra=(--resume)
   for r in $(seq 1 "$runs"); do
     clean_out
-    read -r s m < <(timed_stats "${sort_cmd[@]}" "${extra[@]}" --stats=json)
+    read -r s m c < <(timed_stats "${sort_cmd[@]}" "${extra[@]}" --stats=json)
     check_output "$dst" "$sum" sorted
     nruns=$(stat_of runs)
     row "$what" "$r" "$s" "$m" "$(stat_of input_bytes_read)" 0 "$nruns" ""
@@ -110,7 +110,7 @@ for r in $(seq 1 "$runs"); do
   kill -KILL "$pid"
   wait "$pid" 2>/dev/null || true
   killed=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN{printf "%.3f", (b-a)/1e9}')
-  read -r s m < <(timed_stats "${sort_cmd[@]}" --resume --stats=json)
+  read -r s m c < <(timed_stats "${sort_cmd[@]}" --resume --stats=json)
   check_output "$dst" "$sum" sorted
   row resume "$r" "$s" "$m" "$(stat_of input_bytes_read)" "$(stat_of runs_reused)" "$nruns" "$killed"
   times[resume]+="$s"$'\n'

@@ -51,7 +51,7 @@ print(1 if p["kind"] == "one" else 1 + levels, levels, p.get("runs", 0))' <<<"$p
   times=()
   for ((i = 1; i <= runs; i++)); do
     rm -f "$o"; sync
-    read -r s m < <(timed env OXSORT_HUGETLB=off "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress)
+    read -r s m c < <(timed env OXSORT_HUGETLB=off "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress)
     check_output "$o" "$sum" sorted
     times+=("$s")
     echo "$(date -Iseconds),$records,$bytes,$memory,$passes,$levels,$formed,$i,$s,$m,${floor2_per_byte:+$(awk -v f="$floor2_per_byte" -v b="$bytes" 'BEGIN{printf "%.3f", f*b}')}" >> "$csv"

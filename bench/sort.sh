@@ -50,7 +50,7 @@ run_case() { # name records kind memory passes
     tool=$([ "$variant" = pool ] && echo oxsort-pool || echo oxsort)${SORT_FLAGS:+ $SORT_FLAGS}
     for ((i = 1; i <= runs; i++)); do
       rm -f "$out"
-      read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$out" --memory "$memory" --no-progress ${SORT_FLAGS:-})
+      read -r s m c < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$out" --memory "$memory" --no-progress ${SORT_FLAGS:-})
       check_output "$out" "$sum" sorted
       row "$name" "$tool" "$records" "$memory" "$i" "$s" "$m" "$fl"
       if [ "$variant" = pool ]; then oxp+=("$s"); rssp+=("$m"); else ox+=("$s"); rss+=("$m"); fi
@@ -61,7 +61,7 @@ run_case() { # name records kind memory passes
   if [ "$name" = gnu ]; then
     for ((i = 1; i <= runs; i++)); do
       rm -f "$out"
-      read -r s m < <(timed env LC_ALL=C sort -S "$memory" --parallel=2 -T "$scratch" -o "$out" "$in")
+      read -r s m c < <(timed env LC_ALL=C sort -S "$memory" --parallel=2 -T "$scratch" -o "$out" "$in")
       gnu+=("$s"); row "$name" gnu-sort "$records" "$memory" "$i" "$s" "$m" "$fl"
     done
   fi

@@ -50,7 +50,7 @@ for ((i = 1; i <= runs; i++)); do
     rm -f "$o" "$tl"
     extra=()
     [ "$case" = timeline ] && extra=(--timeline "$tl")
-    read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress "${extra[@]}")
+    read -r s m c < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress "${extra[@]}")
     check_output "$o" "$sum" sorted
     samples=0 scpu= tcpu=
     if [ "$case" = timeline ]; then

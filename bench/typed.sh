@@ -41,7 +41,7 @@ measure() {
   local times=() rss=() s m i
   for ((i = 1; i <= runs; i++)); do
     rm -f "$o"
-    read -r s m < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress "$@")
+    read -r s m c < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress "$@")
     check_output "$o" "$sum" "$how"
     times+=("$s"); rss+=("$m"); row "$case" "$tool" "$i" "$s" "$m" "$fl"
   done

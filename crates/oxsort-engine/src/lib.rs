@@ -262,7 +262,16 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     if config::an_input_is_an_output(cfg) {
         source.never_map();
     } else if plan.input_mapped {
-        source.map_files_on_disk();
+        match (&plan.passes, plan.input_bytes) {
+            // Delimited records: mapped if the first piece says one load holds them.
+            (Passes::Unknown { .. }, Some(total)) => source.map_if_one_load(source::OneLoad {
+                total,
+                budget: g.arena_bytes,
+                chunks: plan.run_chunks().min(1 << (oxsort_kernels::INDEX_BITS - g.chunk_log2)),
+                entry_bytes: g.entry_bytes,
+            }),
+            _ => source.map_files_on_disk(),
+        }
     }
     // A line longer than a chunk grows it, up to what a load of the budget holds.
     source.longest_record(usize::try_from(g.arena_bytes).unwrap_or(usize::MAX));

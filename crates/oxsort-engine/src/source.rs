@@ -52,6 +52,35 @@ struct Reading {
     planned: u64,
 }
 
+/// What tells, from the first piece of delimited records mapped, whether one load holds all the
+/// inputs: only then is mapping them worth it (see [`ChunkSource::map_if_one_load`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OneLoad {
+    /// Bytes of all the inputs.
+    pub(crate) total: u64,
+    /// Bytes a load may hold: chunk buffers, entries and offsets (`Geometry::arena_bytes`).
+    pub(crate) budget: u64,
+    /// Chunks a load may hold.
+    pub(crate) chunks: u64,
+    /// Bytes of a record's entry in a load.
+    pub(crate) entry_bytes: u64,
+}
+
+impl OneLoad {
+    /// Whether one load holds the inputs, if their records are as long as the `records` of
+    /// the piece `sample`: what `inmem::load` counts for each chunk (its buffer, the room its
+    /// offsets were given, an entry a record).
+    fn holds(&self, sample: &[u8], records: usize, chunk_bytes: usize, buf_len: usize) -> bool {
+        let chunks = self.total.div_ceil(chunk_bytes.max(1) as u64);
+        let per_chunk = (records as u64 * chunk_bytes as u64).div_ceil(sample.len().max(1) as u64);
+        let offsets = (chunk_bytes / OFFSETS_GUESS_RECORD_BYTES + 2).max(per_chunk as usize + 1);
+        let cost = buf_len as u64
+            + crate::tuning::OFFSET_BYTES * offsets as u64
+            + per_chunk * self.entry_bytes;
+        chunks <= self.chunks && chunks.saturating_mul(cost) <= self.budget
+    }
+}
+
 /// The longest a chunk grows to hold a long record: its records' offsets are 32-bit, and the
 /// offset after its last record (plus an added terminator) must fit.
 const LONGEST_CHUNK: usize = u32::MAX as usize - oxsort_io::DIRECT_ALIGN;
@@ -104,6 +133,11 @@ pub(crate) struct ChunkSource {
     mapping: bool,
     /// Whether regular files on disk are mapped too (a one-pass sort: see `Feed`).
     map_disk: bool,
+    /// Delimited records: mapping files on disk waits on the first piece mapped to confirm
+    /// that one load holds the inputs.
+    one_load: Option<OneLoad>,
+    /// The buffer helpers, started only if reads take over from a mapping not confirmed.
+    provision_later: Option<(usize, Meters, Option<u64>)>,
 }
 
 impl ChunkSource {
@@ -143,6 +177,8 @@ impl ChunkSource {
             limit: None,
             mapping: true,
             map_disk: false,
+            one_load: None,
+            provision_later: None,
         }
     }
 
@@ -164,6 +200,16 @@ impl ChunkSource {
     /// into, filled by the device rather than zeroed by the process.
     pub(crate) fn map_files_on_disk(&mut self) {
         self.map_disk = true;
+    }
+
+    /// Maps regular files on disk as [`ChunkSource::map_files_on_disk`] does, if `check` finds
+    /// with the first piece mapped that one load holds every input (delimited records, whose
+    /// count the plan cannot know). If not, that input is read on from there, and the inputs
+    /// after it are read: a two-pass sort reads its loads into buffers it reuses, where mapped
+    /// pieces would be pages the page cache finds fresh for every load.
+    pub(crate) fn map_if_one_load(&mut self, check: OneLoad) {
+        self.map_disk = true;
+        self.one_load = Some(check);
     }
 
     /// Applies `limit` to every chunk read from now on.
@@ -212,7 +258,11 @@ impl ChunkSource {
     /// buffers than it has chunks: populating more touches memory nothing reads into).
     pub(crate) fn provision(&mut self, threads: usize, meters: &Meters, most: Option<u64>) {
         if self.all_mapped() {
-            // No buffers to read into: every input's pages are mapped.
+            // No buffers to read into: every input's pages are mapped (unless the first piece
+            // says otherwise: then reads take over, and need them).
+            if self.one_load.is_some() {
+                self.provision_later = Some((threads, meters.clone(), most));
+            }
             return;
         }
         let helpers = threads.clamp(1, PROVISION_AHEAD);
@@ -254,12 +304,12 @@ impl ChunkSource {
             })
     }
 
-    /// Whether this sort's inputs may be mapped at all: fixed records (a chunk is then a piece
-    /// as it is) in chunks of whole pages, mapping neither turned off nor refused for an input
-    /// that is also an output.
+    /// Whether this sort's inputs may be mapped at all: fixed or delimited records (not
+    /// variable ones, whose chunks are assembled) in chunks of whole pages, mapping neither
+    /// turned off nor refused for an input that is also an output.
     fn maps_pieces(&self) -> bool {
         self.mapping
-            && matches!(self.layout, RecordLayout::Fixed(_))
+            && matches!(self.layout, RecordLayout::Fixed(_) | RecordLayout::Delimited(_))
             && oxsort_io::mapped::chunks_mappable(self.chunk_bytes, &self.io)
     }
 
@@ -356,13 +406,15 @@ impl ChunkSource {
             planned,
         });
         self.sniffed = false;
-        // Fixed records on tmpfs (or any regular file, in one pass), in chunks of whole pages:
-        // mapped, not copied into fresh memory (a chunk is then exactly a piece, which becomes
-        // the chunk as it is).
+        // Inputs on tmpfs (or any regular file, in one pass), in chunks of whole pages: mapped,
+        // not copied into fresh memory. A piece of fixed records becomes the chunk as it is;
+        // a piece of delimited records maps the room a read buffer has after it (the start of
+        // the next piece), where the rest of a record that straddles the two already lies.
         let map = self.maps_pieces()
             && oxsort_io::mapped::mappable(&file, start..end, &self.io, self.map_disk);
         let mut reader = if map {
-            Feed::Mapped(oxsort_io::MappedReader::new(file, start..end, self.chunk_bytes))
+            let overlap = self.layout.terminator().map_or(0, |_| delim_room(self.chunk_bytes));
+            Feed::Mapped(oxsort_io::MappedReader::new(file, start..end, self.chunk_bytes, overlap))
         } else {
             Feed::Read(Reader::with_buffer_len(
                 file,
@@ -477,6 +529,10 @@ impl ChunkSource {
             }
         }
         match reader.next_chunk() {
+            Some(Ok(piece)) if piece.buf.is_file_mapping() && self.one_load.is_some() => {
+                self.confirm_mapping(&piece)?;
+                Ok(Some(piece))
+            }
             Some(Ok(piece)) => Ok(Some(piece)),
             Some(Err(e)) => Err(e.into()),
             None => {
@@ -486,6 +542,39 @@ impl ChunkSource {
                 Ok(None)
             }
         }
+    }
+
+    /// The first piece mapped under [`ChunkSource::map_if_one_load`]: keeps mapping if one load
+    /// holds the inputs at its records' mean length; else reads the rest of this input from
+    /// the piece's end, and every input after it.
+    fn confirm_mapping(&mut self, piece: &oxsort_io::Chunk) -> Result<()> {
+        let (Some(check), Some(t)) = (self.one_load.take(), self.layout.terminator()) else {
+            return Ok(());
+        };
+        let records = memchr::memchr_iter(t, piece.data()).count();
+        if check.holds(piece.data(), records, self.chunk_bytes, self.buf_len()) {
+            return Ok(());
+        }
+        self.map_disk = false;
+        let buf_len = self.buf_len();
+        let Some((feed, _, _)) = self.current.as_mut() else { return Ok(()) };
+        let Feed::Mapped(mapped) = &*feed else { return Ok(()) };
+        let (file, rest) = mapped.rest();
+        let before = mapped.stats();
+        let reader = Reader::with_buffer_len(
+            file,
+            rest,
+            self.chunk_bytes,
+            self.read_depth,
+            &self.io,
+            buf_len,
+        )?;
+        // The mapping's helpers stop as it is dropped.
+        *feed = Feed::ReadOn(before, reader);
+        if let Some((threads, meters, most)) = self.provision_later.take() {
+            self.provision(threads, &meters, most);
+        }
+        Ok(())
     }
 
     fn partial(&self, name: &str, end: u64, r: usize) -> EngineError {
@@ -752,9 +841,16 @@ impl ChunkSource {
         // the record stay within a chunk's length (longer ones are the copying path's error).
         let room =
             (buf.len() - len).min(most - (len - pos)).min(self.chunk_bytes - (len - last - 1));
-        match memchr::memchr(t, &next.buf[..next.len.min(room)]) {
+        // A mapped piece's room maps the next piece's first bytes already (see `open`): they
+        // are not copied (a write would copy the page), only looked at.
+        let mapped = buf.is_file_mapping();
+        let seen = next.len.min(room);
+        let rest = if mapped { &buf[len..len + seen] } else { &next.buf[..seen] };
+        match memchr::memchr(t, rest) {
             Some(f) => {
-                buf[len..len + f + 1].copy_from_slice(&next.buf[..f + 1]);
+                if !mapped {
+                    buf[len..len + f + 1].copy_from_slice(&next.buf[..f + 1]);
+                }
                 self.consumed(len - pos + f + 1);
                 let chunk = self.delimited_chunk(buf, pos, len + f + 1, t);
                 self.carry = Some((next.buf, f + 1, next.len, next.offset));

@@ -165,6 +165,114 @@ fn long_lines_across_chunk_boundaries_sort_whole() {
 }
 
 #[test]
+fn mapped_lines_cut_at_every_kind_of_piece_boundary_sort_whole() {
+    let _serial = oxsort_testkit::serial();
+    // A one-pass sort of lines in files on disk maps them in pieces of a chunk (4 KiB here),
+    // each mapping as much of the next piece as a read buffer has room (4 KiB): a line that
+    // straddles two pieces is read whole from the first one's mapping, nothing copied. Every
+    // kind of boundary: lines that end exactly at a piece's end, rests that fit the room and
+    // rests that do not (the copying path), a file with no final terminator whose length is a
+    // whole number of pages and one whose is not, a one-line file, and NUL-terminated records.
+    let mut rng = Rng::new(seed());
+    let page = 4096usize;
+    for t in [b'\n', 0u8] {
+        let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let mut files: Vec<Vec<u8>> = Vec::new();
+        files.push(lines(3000, 300, t, false, &mut rng));
+        // Lines of 64 bytes: every piece ends with a whole line.
+        files.push(
+            (0..400)
+                .flat_map(|i| {
+                    let mut l = format!("{:063}", (i * 7919) % 400).into_bytes();
+                    l.push(t);
+                    l
+                })
+                .collect(),
+        );
+        // Long lines: rests longer than the room, and lines longer than a piece.
+        let mut long = Vec::new();
+        for i in 0..60u64 {
+            let len =
+                if i % 5 == 0 { page as u64 + rng.below(3 * page as u64) } else { rng.below(900) };
+            long.extend((0..len).map(|_| b'a' + rng.below(26) as u8));
+            long.push(t);
+        }
+        files.push(long);
+        // No final terminator: ending on a page boundary, and inside a page.
+        let mut whole_pages = lines(2000, 80, t, false, &mut rng);
+        whole_pages.resize(8 * page, b'z');
+        if whole_pages[8 * page - 1] == t {
+            whole_pages[8 * page - 1] = b'z';
+        }
+        files.push(whole_pages);
+        let mut ragged = lines(700, 90, t, true, &mut rng);
+        ragged.pop();
+        files.push(ragged);
+        files.push(b"only".to_vec());
+        let mut inputs = Vec::new();
+        let mut all = Vec::new();
+        for (i, f) in files.iter().enumerate() {
+            let path = d.path().join(format!("in{i}"));
+            std::fs::write(&path, f).unwrap();
+            inputs.push(Input::Path(path));
+            all.extend_from_slice(f);
+            if all.last() != Some(&t) {
+                all.push(t);
+            }
+        }
+        let out = d.path().join("out");
+        let cfg = SortConfig::builder(inputs, Output::Path(out.clone()))
+            .spec(SortSpec::with_layout(RecordLayout::Delimited(t)))
+            .memory(64 << 20)
+            .chunk_records_log2(12)
+            .build()
+            .unwrap();
+        assert!(oxsort_engine::plan(&cfg).unwrap().input_mapped, "terminator {t}");
+        let stats = sort(&cfg).unwrap();
+        let want = reference(&all, t);
+        assert_eq!(stats.records, want.iter().filter(|&&b| b == t).count() as u64);
+        assert!(std::fs::read(&out).unwrap() == want, "terminator {t}");
+        assert!(leftovers(d.path()).is_empty(), "terminator {t}");
+    }
+}
+
+#[test]
+fn lines_too_short_for_one_mapped_load_are_read_on_and_sorted_in_two_passes() {
+    let _serial = oxsort_testkit::serial();
+    // 2-byte lines: their bytes alone fit one load, their entries (16 bytes a line) do not.
+    // The plan maps them on trust; the first piece's line count says one load cannot hold
+    // them, so the rest of the file is read from that piece's end, the file after it read, and
+    // the sort takes two passes. Every line is there once, in order, and the bytes read are the
+    // files' (a count off by the mapped piece would be a changed input).
+    let mut rng = Rng::new(seed());
+    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mut inputs = Vec::new();
+    let mut all = Vec::new();
+    for i in 0..2 {
+        let data: Vec<u8> =
+            (0..1_500_000).flat_map(|_| [b'a' + rng.below(26) as u8, b'\n']).collect();
+        let path = d.path().join(format!("in{i}"));
+        std::fs::write(&path, &data).unwrap();
+        inputs.push(Input::Path(path));
+        all.extend_from_slice(&data);
+    }
+    let out = d.path().join("out");
+    let cfg = SortConfig::builder(inputs, Output::Path(out.clone()))
+        .spec(SortSpec::with_layout(RecordLayout::LINES))
+        .memory(64 << 20)
+        .chunk_records_log2(16)
+        .build()
+        .unwrap();
+    assert!(oxsort_engine::plan(&cfg).unwrap().input_mapped);
+    let stats = sort(&cfg).unwrap();
+    assert_eq!(stats.passes, 2);
+    assert_eq!(stats.records, 3_000_000);
+    assert_eq!(stats.input_bytes_read, all.len() as u64);
+    assert!(std::fs::read(&out).unwrap() == reference(&all, b'\n'));
+    assert!(leftovers(d.path()).is_empty());
+}
+
+#[test]
 fn nul_terminated_records_and_unique() {
     let mut rng = Rng::new(seed());
     let nul = SortSpec::with_layout(RecordLayout::NUL);

@@ -102,6 +102,13 @@ impl Plan {
                      to {per_run} merged up to {} at a time",
                     self.merge.fan_in
                 );
+                if self.input_mapped {
+                    let _ = writeln!(
+                        s,
+                        "  input read   mapped if the first piece's records say one load holds \
+                         them all (pages from the page cache, not copied), else read"
+                    );
+                }
             }
         }
         if let Some(e) = &self.estimates {

@@ -263,8 +263,8 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
     // takes: the records read and their entries.
     let fits = fixed_size.is_some() && total.is_some() && chunks <= g.arena_chunks;
     let one_pass_load = chunks * g.chunk_cost();
-    // One pass over regular files of fixed records maps them: the records are pages of the
-    // page cache, filled by the device, and only their entries are memory of the sort's own.
+    // One pass over regular files maps them: the records are pages of the page cache, filled by
+    // the device, and only their entries are memory of the sort's own.
     let maps = total.is_some_and(|t| maps_inputs(cfg, &g, t));
     let one_pass_mapped = if maps { chunks * g.chunk_alloc as u64 } else { 0 };
     // What each shape would cost; two passes are taken over one that fits when they are
@@ -429,7 +429,15 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
         records: total.zip(read_size).map(|(t, r)| t / r as u64),
         record_size: fixed_size,
         layout: cfg.key.input_layout().describe(),
-        input_mapped: maps && matches!(passes, Passes::One),
+        input_mapped: maps
+            && match passes {
+                Passes::One => true,
+                // Delimited records: one pass when the first load holds them all, which the
+                // first piece read tells (a two-pass sort of mapped pieces would map pages the
+                // page cache must find fresh for every load, where reads reuse buffers).
+                Passes::Unknown { .. } => total.is_some_and(|t| one_load_of_lines(&g, t)),
+                _ => false,
+            },
         memory: cfg.memory,
         threads: cfg.threads,
         geometry: g,
@@ -458,14 +466,16 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
     Ok(plan)
 }
 
-/// One line per `OUTFIL` output: what its statement does, and the file it goes to.
 /// Whether a one-pass sort of these inputs (`total` bytes, every input a regular file of a
-/// trusted size) maps them rather than reads them: fixed records read whole from their start
-/// in chunks of whole pages, no input also an output, and no hugetlb pool with room for them
-/// (memory of its own costs no more there). What `ChunkSource` then does input by input.
+/// trusted size) maps them rather than reads them: fixed or delimited records read whole from
+/// their start in chunks of whole pages, no input also an output, and no hugetlb pool with room
+/// for them (memory of its own costs no more there). What `ChunkSource` then does input by
+/// input.
 fn maps_inputs(cfg: &SortConfig, g: &Geometry, total: u64) -> bool {
-    matches!(cfg.key.input_layout(), oxsort_format::RecordLayout::Fixed(_))
-        && oxsort_io::mapped::chunks_mappable(g.chunk_bytes, &cfg.io)
+    matches!(
+        cfg.key.input_layout(),
+        oxsort_format::RecordLayout::Fixed(_) | oxsort_format::RecordLayout::Delimited(_)
+    ) && oxsort_io::mapped::chunks_mappable(g.chunk_bytes, &cfg.io)
         && cfg.spec.skiprec.is_none()
         && cfg.spec.stopaft.is_none()
         && !cfg.resume
@@ -473,6 +483,14 @@ fn maps_inputs(cfg: &SortConfig, g: &Geometry, total: u64) -> bool {
         && !crate::config::an_input_is_an_output(cfg)
 }
 
+/// Whether one load could hold `total` bytes of delimited records: their chunks (mapped pieces
+/// are as long as chunk buffers, room included), before any entry. Their entries are counted
+/// once the first piece read tells the records' mean length (`ChunkSource::map_if_one_load`).
+fn one_load_of_lines(g: &Geometry, total: u64) -> bool {
+    total.div_ceil(g.chunk_bytes.max(1) as u64) * g.chunk_alloc as u64 <= g.arena_bytes
+}
+
+/// One line per `OUTFIL` output: what its statement does, and the file it goes to.
 fn outfil_lines(cfg: &SortConfig) -> Vec<String> {
     let Some(p) = cfg.key.outfil() else { return Vec::new() };
     let outputs = oxsort_format::Outfil::outputs(&cfg.spec.outfil, p);

@@ -171,6 +171,47 @@ fn keyed_order_of_european_text_is_gnu_sorts() {
     }
 }
 
+/// Collated keys merged from runs: 400,000 short lines over a few letters with accents and
+/// signs (so their keys' first bytes tie often) sorted in one pass (`-S 1G`) and from runs of
+/// 2 MiB merged, whole and keyed, with and without `-u`: the same bytes either way. The merge
+/// builds a record's whole collated key only when its first bytes tie another head's.
+#[test]
+fn collated_keys_merged_from_runs_order_as_one_pass() {
+    let loc = common::locpath("en_US.UTF-8");
+    if let Some(p) = &loc {
+        std::env::set_var("LOCPATH", p);
+    }
+    // SAFETY: as in the first test.
+    let set = unsafe { libc::setlocale(libc::LC_ALL, c"en_US.UTF-8".as_ptr()) };
+    if set.is_null() {
+        eprintln!("skipped: the en_US.UTF-8 locale is not available (see .ci/gnu-conformance)");
+        return;
+    }
+    const PIECES: &[&str] = &["a", "A", "é", "E", "e", "ß", "ss", "Ü", "u", " ", "-", "1"];
+    let mut rng = Rng::new(seed() ^ 0x6D_6572_6765);
+    let mut text = String::new();
+    for _ in 0..400_000 {
+        for _ in 0..rng.index(7) {
+            text.push_str(PIECES[rng.index(PIECES.len())]);
+        }
+        text.push_str(&format!(",{}\n", rng.index(50)));
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("in");
+    std::fs::write(&file, &text).expect("write input");
+    let ox = env!("CARGO_BIN_EXE_oxsort");
+    for args in
+        [&[][..], &["-u"], &["-f", "-u"], &["-t,", "-k2,2n", "-k1,1"], &["-t,", "-k1,1", "-u"]]
+    {
+        let one = sort(ox, &[args, &["-S", "1G"]].concat(), &file, &loc);
+        let merged = sort(ox, &[args, &["-S", "2M"]].concat(), &file, &loc);
+        assert!(one == merged, "{args:?}: merged runs differ from one pass");
+        if args.is_empty() {
+            assert_eq!(one.len(), text.len(), "the output is not the input's lines");
+        }
+    }
+}
+
 /// A token of text where glibc's `strcoll` and `strxfrm` part ways: digits and punctuation
 /// next to each other and to letters ("ab1.2cd" and "ab12cd" tie on the first level; the
 /// second walks the digits backwards, and `strcoll` skips one of them), words with accents,

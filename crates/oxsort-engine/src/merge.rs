@@ -19,6 +19,8 @@
 //! [`merge_runs`] carries out the plan's schedule: one loop over its levels, each merging groups
 //! of runs into new runs through the spill room, the last one into the output.
 
+use std::cell::{Cell, RefCell};
+
 use crossbeam_channel::bounded;
 use oxsort_format::{SortKey, PREFIX_BYTES};
 use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
@@ -93,26 +95,51 @@ pub(crate) struct MergeOpts<'a> {
     pub(crate) reporter: &'a Reporter,
 }
 
-/// The tree's key of a run's current record: 80-bit key prefix over the run number. With
-/// `kept`, the record's whole key is built into it (once, for every comparison the record takes
-/// part in while it heads its run) and the prefix is taken from it.
+/// The tree's key of a run's current record: 80-bit key prefix over the run number. Only the
+/// prefix is built (a collated key's first bytes cost a fraction of its whole: the whole key is
+/// built only if the prefix ties, see [`Kept`]).
 #[inline]
-fn head(
-    keys: &SortKey,
-    rec: &[u8],
-    run: usize,
-    scratch: &mut Vec<u8>,
-    kept: Option<&mut Vec<u8>>,
-) -> u128 {
-    let p = match kept {
-        Some(key) => {
-            keys.full_key(rec, key);
-            SortKey::prefix_of_key(key)
-        }
-        // Every record was keyed once when read; a failure here cannot happen.
-        None => keys.prefix(rec, scratch).unwrap_or([0; PREFIX_BYTES]),
-    };
+fn head(keys: &SortKey, rec: &[u8], run: usize, scratch: &mut Vec<u8>) -> u128 {
+    // Every record was keyed once when read; a failure here cannot happen.
+    let p = keys.prefix(rec, scratch).unwrap_or([0; PREFIX_BYTES]);
     make_entry(&p, run as u64)
+}
+
+/// Whole keys of the runs' current records, for keys that are built rather than read in place:
+/// each built the first time its record's prefix ties another's (or `unique` compares it), then
+/// kept for every comparison that record takes part in while it heads its run.
+///
+/// ```text
+///   run:    0        1        2   ...
+///   key:  [....]   [    ]   [......]     buffers reused record after record
+///   built: yes      no       yes         set when built, cleared when the run moves on
+/// ```
+struct Kept {
+    keys: Vec<RefCell<Vec<u8>>>,
+    built: Vec<Cell<bool>>,
+}
+
+impl Kept {
+    fn new(runs: usize) -> Self {
+        Kept {
+            keys: (0..runs).map(|_| RefCell::new(Vec::new())).collect(),
+            built: (0..runs).map(|_| Cell::new(false)).collect(),
+        }
+    }
+
+    /// The whole key of `rec`, the current record of `run`, built if it was not yet.
+    fn key(&self, keys: &SortKey, run: usize, rec: &[u8]) -> std::cell::Ref<'_, Vec<u8>> {
+        if !self.built[run].get() {
+            keys.full_key(rec, &mut self.keys[run].borrow_mut());
+            self.built[run].set(true);
+        }
+        self.keys[run].borrow()
+    }
+
+    /// `run` moved on to its next record.
+    fn moved(&self, run: usize) {
+        self.built[run].set(false);
+    }
 }
 
 /// The order of two heads whose prefixes may hide different keys: by prefix, then by the whole
@@ -121,13 +148,14 @@ fn head(
 fn general_order<S: RunSource>(
     keys: &SortKey,
     cs: &[S],
-    kept: Option<&[Vec<u8>]>,
+    kept: Option<&Kept>,
     x: u128,
     y: u128,
 ) -> std::cmp::Ordering {
     let (rx, ry) = (entry_index(x) as usize, entry_index(y) as usize);
     entry_prefix(x).cmp(&entry_prefix(y)).then_with(|| match kept {
-        Some(kept) => kept[rx].cmp(&kept[ry]),
+        Some(_) if rx == ry => std::cmp::Ordering::Equal,
+        Some(kept) => kept.key(keys, rx, cs[rx].record()).cmp(&kept.key(keys, ry, cs[ry].record())),
         None => keys.cmp_full(cs[rx].record(), cs[ry].record()),
     })
 }
@@ -173,22 +201,18 @@ pub(crate) fn merge_cursors<S: RunSource>(
     let MergeOpts { keys, meters, unique, reporter } = *opts;
     let mut scratch = Vec::new();
     // Whole keys of the runs' current records, when keys are built rather than read in place:
-    // built once per record instead of twice per comparison of tied prefixes.
+    // built once per record, and only for records whose prefixes tie.
     let keep_keys = keys.builds_keys();
-    let mut kept: Vec<Vec<u8>> = vec![Vec::new(); cursors.len()];
+    let kept = Kept::new(cursors.len());
     let mut heads = Vec::with_capacity(cursors.len());
     for (i, c) in cursors.iter_mut().enumerate() {
-        heads.push(if c.fill()? {
-            Some(head(keys, c.record(), i, &mut scratch, keep_keys.then_some(&mut kept[i])))
-        } else {
-            None
-        });
+        heads.push(if c.fill()? { Some(head(keys, c.record(), i, &mut scratch)) } else { None });
     }
     // Prefixes decide; equal prefixes of a general key are decided by the whole keys of the
     // runs' current records; equal keys go to the lower run (stable).
     let general = keys.ties_possible();
     // Small enough to be inlined into the tree: the raw-key case is one integer comparison.
-    let order = |cs: &[S], kept: &[Vec<u8>], x: &u128, y: &u128| {
+    let order = |cs: &[S], kept: &Kept, x: &u128, y: &u128| {
         if general {
             general_order(keys, cs, keep_keys.then_some(kept), *x, *y)
         } else {
@@ -244,8 +268,10 @@ pub(crate) fn merge_cursors<S: RunSource>(
             while let Some((run, _)) = tree.top() {
                 let c = &mut cursors[run];
                 let keep = if unique {
+                    let kept_key;
                     let key: &[u8] = if keep_keys {
-                        &kept[run]
+                        kept_key = kept.key(keys, run, c.record());
+                        &kept_key
                     } else {
                         keys.full_key(c.record(), &mut key_buf);
                         &key_buf
@@ -280,12 +306,9 @@ pub(crate) fn merge_cursors<S: RunSource>(
                     }
                 }
                 c.advance();
-                let next = if c.fill()? {
-                    let kept_key = keep_keys.then_some(&mut kept[run]);
-                    Some(head(keys, c.record(), run, &mut scratch, kept_key))
-                } else {
-                    None
-                };
+                kept.moved(run);
+                let next =
+                    if c.fill()? { Some(head(keys, c.record(), run, &mut scratch)) } else { None };
                 tree.replace_top_by(next, |x, y| order(cursors, &kept, x, y));
             }
             if o > 0 {

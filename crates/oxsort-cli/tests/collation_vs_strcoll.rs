@@ -62,8 +62,10 @@ fn sort(program: &str, args: &[&str], file: &Path, loc: &Option<PathBuf>) -> Vec
     out.stdout
 }
 
-#[test]
-fn order_of_european_text_is_strcoll_order() {
+/// Sets this process's locale to en_US.UTF-8 (from `target/locales` when CI built it there):
+/// the locale directory to hand the sorts run, or `None` (said on stderr) when the locale is
+/// not available and the test is skipped.
+fn en_us() -> Option<Option<PathBuf>> {
     let loc = common::locpath("en_US.UTF-8");
     if let Some(p) = &loc {
         std::env::set_var("LOCPATH", p);
@@ -73,8 +75,14 @@ fn order_of_european_text_is_strcoll_order() {
     let set = unsafe { libc::setlocale(libc::LC_ALL, c"en_US.UTF-8".as_ptr()) };
     if set.is_null() {
         eprintln!("skipped: the en_US.UTF-8 locale is not available (see .ci/gnu-conformance)");
-        return;
+        return None;
     }
+    Some(loc)
+}
+
+#[test]
+fn order_of_european_text_is_strcoll_order() {
+    let Some(loc) = en_us() else { return };
     let letters = letters();
     let mut rng = Rng::new(seed());
     let lines: Vec<String> = (0..LINES).map(|_| random_line(&mut rng, &letters)).collect();
@@ -118,16 +126,7 @@ fn order_of_european_text_is_strcoll_order() {
 /// field (then the whole line as GNU's last resort). The texts hold no comma.
 #[test]
 fn keyed_order_of_european_text_is_gnu_sorts() {
-    let loc = common::locpath("en_US.UTF-8");
-    if let Some(p) = &loc {
-        std::env::set_var("LOCPATH", p);
-    }
-    // SAFETY: as in the test above.
-    let set = unsafe { libc::setlocale(libc::LC_ALL, c"en_US.UTF-8".as_ptr()) };
-    if set.is_null() {
-        eprintln!("skipped: the en_US.UTF-8 locale is not available (see .ci/gnu-conformance)");
-        return;
-    }
+    let Some(loc) = en_us() else { return };
     let letters = letters();
     let mut rng = Rng::new(seed() ^ 0x6B_6579_6564);
     let lines: Vec<String> = (0..LINES)
@@ -177,16 +176,7 @@ fn keyed_order_of_european_text_is_gnu_sorts() {
 /// builds a record's whole collated key only when its first bytes tie another head's.
 #[test]
 fn collated_keys_merged_from_runs_order_as_one_pass() {
-    let loc = common::locpath("en_US.UTF-8");
-    if let Some(p) = &loc {
-        std::env::set_var("LOCPATH", p);
-    }
-    // SAFETY: as in the first test.
-    let set = unsafe { libc::setlocale(libc::LC_ALL, c"en_US.UTF-8".as_ptr()) };
-    if set.is_null() {
-        eprintln!("skipped: the en_US.UTF-8 locale is not available (see .ci/gnu-conformance)");
-        return;
-    }
+    let Some(loc) = en_us() else { return };
     const PIECES: &[&str] = &["a", "A", "é", "E", "e", "ß", "ss", "Ü", "u", " ", "-", "1"];
     let mut rng = Rng::new(seed() ^ 0x6D_6572_6765);
     let mut text = String::new();

@@ -312,6 +312,17 @@ fn renumber(e: EngineError, chunk: &Chunk, kept_at: &[u32]) -> EngineError {
     }
 }
 
+/// Whether a load that holds `used` bytes for the `taken` input bytes it read may go on past its
+/// budget to take the `left` bytes the inputs still hold (`None`: not known): when they, at
+/// the load's cost per byte so far, keep it within `most`, its budget and the read-ahead memory
+/// the plan reserved beside it (at the inputs' end nothing is read ahead any more, so that
+/// memory is free). A load just short of the inputs' end then takes it, rather than spilling
+/// its last chunks as a run of their own and merging them back.
+pub(crate) fn takes_the_rest(used: u64, taken: u64, left: Option<u64>, most: u64) -> bool {
+    let Some(left) = left.filter(|_| taken > 0) else { return false };
+    used as u128 + left as u128 * used as u128 / taken as u128 <= most as u128
+}
+
 /// Reads up to `max_chunks` chunks, sorting each into a microrun on the worker threads while the
 /// next ones are read. Returns the load and whether the source is exhausted.
 pub(crate) fn load(
@@ -326,6 +337,7 @@ pub(crate) fn load(
     // varies).
     let budget = ctx.g.arena_bytes;
     let mut used = 0u64;
+    let read_before = source.bytes_read;
     let log2 = ctx.g.chunk_log2;
     // An entry's index holds the chunk number above the slot bits: a load never has more chunks
     // than that can name (a one-pass plan that would becomes a run of a two-pass sort).
@@ -405,7 +417,15 @@ pub(crate) fn load(
                         // The room the offsets were given, not only what they fill: a
                         // hugetlb pool backs the whole of a big allocation.
                         + crate::tuning::OFFSET_BYTES * chunk.offsets.capacity() as u64;
-                    if sent > 0 && used + cost > budget {
+                    if sent > 0
+                        && used + cost > budget
+                        && !takes_the_rest(
+                            used + cost,
+                            source.bytes_read - read_before,
+                            total.map(|t| t.saturating_sub(source.bytes_read)),
+                            budget + ctx.g.read_ahead_bytes,
+                        )
+                    {
                         source.push_back(chunk);
                         break;
                     }

@@ -266,7 +266,8 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             // Delimited records: mapped if the first piece says one load holds them.
             (Passes::Unknown { .. }, Some(total)) => source.map_if_one_load(source::OneLoad {
                 total,
-                budget: g.arena_bytes,
+                // What a load may take at the inputs' end (`inmem::takes_the_rest`).
+                budget: g.arena_bytes + g.read_ahead_bytes,
                 chunks: plan.run_chunks().min(1 << (oxsort_kernels::INDEX_BITS - g.chunk_log2)),
                 entry_bytes: g.entry_bytes,
             }),

@@ -273,6 +273,59 @@ fn lines_too_short_for_one_mapped_load_are_read_on_and_sorted_in_two_passes() {
 }
 
 #[test]
+fn a_load_just_short_of_its_input_takes_the_end_into_the_read_ahead_room() {
+    let _serial = oxsort_testkit::serial();
+    // Lines of 100 bytes whose chunks, entries and offsets come to a little more than a load's
+    // budget: the load takes the input's last chunks into the read-ahead memory the plan also
+    // reserved (nothing is read ahead at the input's end) and the sort takes one pass. Past
+    // that room it takes two. Read and mapped inputs alike (a pipe's length is not known: it
+    // spills as before).
+    let mut rng = Rng::new(seed());
+    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (input, out) = (d.path().join("in"), d.path().join("out"));
+    let cfg = || {
+        SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(out.clone()))
+            .spec(SortSpec::with_layout(RecordLayout::LINES))
+            .memory(64 << 20)
+            .chunk_records_log2(20)
+            .build()
+            .unwrap()
+    };
+    std::fs::write(&input, b"").unwrap();
+    let g = oxsort_engine::plan(&cfg()).unwrap().geometry;
+    // What a load counts for a chunk of 100-byte lines: its buffer, an entry and (a sixteenth
+    // more than) an offset a line.
+    let per_chunk = (g.chunk_bytes / 100) as u64;
+    let chunk_cost =
+        g.chunk_alloc as u64 + per_chunk * g.entry_bytes + (per_chunk * 17 / 16 + 2) * 4;
+    for (extra, passes) in [(g.read_ahead_bytes / 2, 1), (g.read_ahead_bytes * 2, 2)] {
+        let chunks = (g.arena_bytes + extra) / chunk_cost;
+        let lines = chunks * per_chunk;
+        let mut data = Vec::with_capacity(lines as usize * 100);
+        for _ in 0..lines {
+            data.extend((0..99).map(|_| b'a' + rng.below(26) as u8));
+            data.push(b'\n');
+        }
+        std::fs::write(&input, &data).unwrap();
+        for map in [true, false] {
+            // (The serial guard keeps other tests from seeing the variable.)
+            if map {
+                std::env::remove_var("OXSORT_MAP_INPUT");
+            } else {
+                std::env::set_var("OXSORT_MAP_INPUT", "off");
+            }
+            let stats = sort(&cfg());
+            std::env::remove_var("OXSORT_MAP_INPUT");
+            let stats = stats.unwrap();
+            assert_eq!(stats.passes, passes, "{extra} bytes over, mapped {map}");
+            assert_eq!(stats.records, lines);
+            assert!(std::fs::read(&out).unwrap() == reference(&data, b'\n'));
+        }
+    }
+    assert!(leftovers(d.path()).is_empty());
+}
+
+#[test]
 fn nul_terminated_records_and_unique() {
     let mut rng = Rng::new(seed());
     let nul = SortSpec::with_layout(RecordLayout::NUL);

@@ -139,13 +139,23 @@ fn a_signal_mid_sort_leaves_nothing_behind() {
         let data = std::fs::read(&input).unwrap();
         let out = d.path().join("out.dat");
         // Standard input that stops half-way keeps the sort waiting with runs on disk.
-        let mut child = oxsort()
-            .args(["sort", "-", "--memory", "1M", "-o"])
+        let mut cmd = oxsort();
+        cmd.args(["sort", "-", "--memory", "1M", "-o"])
             .arg(&out)
             .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        // The sort keeps a signal its parent ignored ignored (as GNU sort does): under `nohup`
+        // it would never see SIGHUP. It starts with the default dispositions here.
+        // SAFETY: between fork and exec only async-signal-safe `signal` calls are made.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                for s in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+                    libc::signal(s, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(&data[..data.len() / 2]).unwrap();
         stdin.flush().unwrap();

@@ -312,6 +312,20 @@ fn renumber(e: EngineError, chunk: &Chunk, kept_at: &[u32]) -> EngineError {
     }
 }
 
+/// What a chunk costs a load: its buffer (`kept` bytes), an entry (`entry_bytes`) for each of
+/// its `records`, and the room its `offsets` table was given, not only what it fills (a hugetlb
+/// pool backs the whole of a big allocation).
+pub(crate) fn chunk_cost(kept: usize, records: usize, offsets: usize, entry_bytes: u64) -> u64 {
+    kept as u64 + records as u64 * entry_bytes + crate::tuning::OFFSET_BYTES * offsets as u64
+}
+
+/// The most chunks a load may hold, `max_chunks` or fewer: an entry's index holds the chunk
+/// number above the slot bits (`log2` of them), so a load never has more chunks than that can
+/// name (a one-pass plan that would becomes a run of a two-pass sort).
+pub(crate) fn chunks_at_most(max_chunks: u64, log2: u32) -> u64 {
+    max_chunks.min(1u64 << (INDEX_BITS - log2))
+}
+
 /// Whether a load that holds `used` bytes for the `taken` input bytes it read may go on past its
 /// budget to take the `left` bytes the inputs still hold (`None`: not known): when they, at
 /// the load's cost per byte so far, keep it within `most`, its budget and the read-ahead memory
@@ -339,9 +353,7 @@ pub(crate) fn load(
     let mut used = 0u64;
     let read_before = source.bytes_read;
     let log2 = ctx.g.chunk_log2;
-    // An entry's index holds the chunk number above the slot bits: a load never has more chunks
-    // than that can name (a one-pass plan that would becomes a run of a two-pass sort).
-    let max_chunks = max_chunks.min(1u64 << (INDEX_BITS - log2));
+    let max_chunks = chunks_at_most(max_chunks, log2);
     // Fixed records (the only ones with `slots`): a chunk holds at most 2^log2 of them, so a
     // bounded load's entries fit one arena (see `arena`); delimited chunks vary, and keep a
     // vector each.
@@ -412,11 +424,12 @@ pub(crate) fn load(
                         Some(p) => (chunk.records * p.out_len()).max(chunk.buf.len()),
                         None => chunk.buf.len(),
                     };
-                    let cost = kept as u64
-                        + chunk.records as u64 * ctx.g.entry_bytes
-                        // The room the offsets were given, not only what they fill: a
-                        // hugetlb pool backs the whole of a big allocation.
-                        + crate::tuning::OFFSET_BYTES * chunk.offsets.capacity() as u64;
+                    let cost = chunk_cost(
+                        kept,
+                        chunk.records,
+                        chunk.offsets.capacity(),
+                        ctx.g.entry_bytes,
+                    );
                     if sent > 0
                         && used + cost > budget
                         && !takes_the_rest(

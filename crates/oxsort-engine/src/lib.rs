@@ -268,7 +268,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
                 total,
                 // What a load may take at the inputs' end (`inmem::takes_the_rest`).
                 budget: g.arena_bytes + g.read_ahead_bytes,
-                chunks: plan.run_chunks().min(1 << (oxsort_kernels::INDEX_BITS - g.chunk_log2)),
+                chunks: inmem::chunks_at_most(plan.run_chunks(), g.chunk_log2),
                 entry_bytes: g.entry_bytes,
             }),
             _ => source.map_files_on_disk(),

@@ -58,7 +58,8 @@ struct Reading {
 pub(crate) struct OneLoad {
     /// Bytes of all the inputs.
     pub(crate) total: u64,
-    /// Bytes a load may hold: chunk buffers, entries and offsets (`Geometry::arena_bytes`).
+    /// Bytes a load may hold at the inputs' end: chunk buffers, entries and offsets
+    /// (`Geometry::arena_bytes` and the read-ahead room, see `inmem::takes_the_rest`).
     pub(crate) budget: u64,
     /// Chunks a load may hold.
     pub(crate) chunks: u64,
@@ -67,17 +68,15 @@ pub(crate) struct OneLoad {
 }
 
 impl OneLoad {
-    /// Whether one load holds the inputs, if their records are as long as the `records` of
-    /// the piece `sample`: what `inmem::load` counts for each chunk (its buffer, the room its
-    /// offsets were given, an entry a record).
-    fn holds(&self, sample: &[u8], records: usize, chunk_bytes: usize, buf_len: usize) -> bool {
-        let chunks = self.total.div_ceil(chunk_bytes.max(1) as u64);
-        let per_chunk = (records as u64 * chunk_bytes as u64).div_ceil(sample.len().max(1) as u64);
-        let offsets = offsets_room(chunk_bytes, (chunk_bytes as u64 / per_chunk.max(1)) as usize);
-        let cost = buf_len as u64
-            + crate::tuning::OFFSET_BYTES * offsets as u64
-            + per_chunk * self.entry_bytes;
-        chunks <= self.chunks && chunks.saturating_mul(cost) <= self.budget
+    /// Whether one load holds the inputs, if all their `len`-byte pieces cost what the first,
+    /// of `records` records in a buffer of `buf_len` bytes, does: the load's own rule for taking
+    /// the rest of the inputs ([`crate::inmem::takes_the_rest`]) applied to that piece.
+    fn holds(&self, len: usize, records: usize, chunk_bytes: usize, buf_len: usize) -> bool {
+        let offsets = offsets_room(len, len.checked_div(records).unwrap_or(len));
+        let cost = crate::inmem::chunk_cost(buf_len, records, offsets, self.entry_bytes);
+        let left = self.total.saturating_sub(len as u64);
+        self.total.div_ceil(chunk_bytes.max(1) as u64) <= self.chunks
+            && crate::inmem::takes_the_rest(cost, len as u64, Some(left), self.budget)
     }
 }
 
@@ -556,7 +555,7 @@ impl ChunkSource {
             return Ok(());
         };
         let records = memchr::memchr_iter(t, piece.data()).count();
-        if check.holds(piece.data(), records, self.chunk_bytes, self.buf_len()) {
+        if check.holds(piece.len, records, self.chunk_bytes, self.buf_len()) {
             return Ok(());
         }
         self.map_disk = false;

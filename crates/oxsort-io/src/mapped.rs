@@ -187,6 +187,9 @@ impl Ahead {
                         let Some(piece) = map_piece(&file, at, range.end, transfer, overlap) else {
                             return;
                         };
+                        if let Ok(p) = &piece {
+                            first_reads(&p.buf);
+                        }
                         let failed = piece.is_err();
                         if tx.send((at, piece)).is_err() || failed {
                             return;
@@ -261,15 +264,19 @@ fn map_piece(
             return Some(Err(read_error(e)));
         }
     }
-    // Read a byte of each page. On a VM the first access to a page the device filled still
-    // exits to the host, which maps it for the guest (about 1.4 CPU-s per GB on the benchmark
-    // VM, charged to whoever touches the page first): taken here, on a helper ahead of need,
-    // and not by the thread that cuts the piece into records.
+    Some(Ok(Chunk { offset: at, buf, len: n }))
+}
+
+/// Reads a byte of each page of a piece of a disk file, on a helper ahead of need. On a VM the
+/// first access to a page the device filled still exits to the host, which maps it for the
+/// guest (about 1.4 CPU-s per GB on the benchmark VM, charged to whoever touches the page
+/// first): taken here, and not by the thread that cuts the piece into records. (A tmpfs
+/// file's pages were touched when it was written.)
+fn first_reads(buf: &AlignedBuf) {
     for page in (0..buf.len()).step_by(PAGE_SIZE) {
-        // SAFETY: `page` is inside the mapping just made and populated.
+        // SAFETY: `page` is inside the buffer's mapping.
         unsafe { std::ptr::read_volatile(buf.as_ptr().add(page)) };
     }
-    Some(Ok(Chunk { offset: at, buf, len: n }))
 }
 
 impl MappedReader {

@@ -21,10 +21,11 @@ use std::sync::{Arc, Mutex};
 use crossbeam_channel::unbounded;
 use oxsort_format::{Filter, Mode, ReformatProgram, Scratch, SortKey, PREFIX_BYTES};
 use oxsort_io::AlignedBuf;
-use oxsort_kernels::{make_entry, Entry, INDEX_BITS};
+use oxsort_kernels::{make_entry, Entry};
 
 use crate::arena::EntryArena;
 use crate::error::{EngineError, Result};
+use crate::load_rule::{chunk_cost, chunks_at_most, takes_the_rest};
 use crate::plan::Geometry;
 use crate::progress::{Phase, Reporter};
 use crate::source::{Chunk, ChunkSource};
@@ -310,31 +311,6 @@ fn renumber(e: EngineError, chunk: &Chunk, kept_at: &[u32]) -> EngineError {
         }
         e => e,
     }
-}
-
-/// What a chunk costs a load: its buffer (`kept` bytes), an entry (`entry_bytes`) for each of
-/// its `records`, and the room its `offsets` table was given, not only what it fills (a hugetlb
-/// pool backs the whole of a big allocation).
-pub(crate) fn chunk_cost(kept: usize, records: usize, offsets: usize, entry_bytes: u64) -> u64 {
-    kept as u64 + records as u64 * entry_bytes + crate::tuning::OFFSET_BYTES * offsets as u64
-}
-
-/// The most chunks a load may hold, `max_chunks` or fewer: an entry's index holds the chunk
-/// number above the slot bits (`log2` of them), so a load never has more chunks than that can
-/// name (a one-pass plan that would becomes a run of a two-pass sort).
-pub(crate) fn chunks_at_most(max_chunks: u64, log2: u32) -> u64 {
-    max_chunks.min(1u64 << (INDEX_BITS - log2))
-}
-
-/// Whether a load that holds `used` bytes for the `taken` input bytes it read may go on past its
-/// budget to take the `left` bytes the inputs still hold (`None`: not known): when they, at
-/// the load's cost per byte so far, keep it within `most`, its budget and the read-ahead memory
-/// the plan reserved beside it (at the inputs' end nothing is read ahead any more, so that
-/// memory is free). A load just short of the inputs' end then takes it, rather than spilling
-/// its last chunks as a run of their own and merging them back.
-pub(crate) fn takes_the_rest(used: u64, taken: u64, left: Option<u64>, most: u64) -> bool {
-    let Some(left) = left.filter(|_| taken > 0) else { return false };
-    used as u128 + left as u128 * used as u128 / taken as u128 <= most as u128
 }
 
 /// Reads up to `max_chunks` chunks, sorting each into a microrun on the worker threads while the

@@ -54,6 +54,7 @@ mod config;
 mod error;
 mod inmem;
 mod journal;
+mod load_rule;
 mod merge;
 mod outfil;
 mod output;
@@ -266,9 +267,9 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             // Delimited records: mapped if the first piece says one load holds them.
             (Passes::Unknown { .. }, Some(total)) => source.map_if_one_load(source::OneLoad {
                 total,
-                // What a load may take at the inputs' end (`inmem::takes_the_rest`).
+                // What a load may take at the inputs' end (`load_rule::takes_the_rest`).
                 budget: g.arena_bytes + g.read_ahead_bytes,
-                chunks: inmem::chunks_at_most(plan.run_chunks(), g.chunk_log2),
+                chunks: load_rule::chunks_at_most(plan.run_chunks(), g.chunk_log2),
                 entry_bytes: g.entry_bytes,
             }),
             _ => source.map_files_on_disk(),

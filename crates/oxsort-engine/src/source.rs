@@ -19,6 +19,7 @@ use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader};
 
 use crate::config::Input;
 use crate::error::{EngineError, Result};
+use crate::load_rule::{chunk_cost, takes_the_rest};
 use crate::stats::{FileStats, Meters, TextAsRecords};
 use crate::tuning::{
     delim_room, LONG_RECORD_GROWTH, OFFSETS_GUESS_RECORD_BYTES, PROVISION_AHEAD, TEXT_SNIFF_BYTES,
@@ -59,7 +60,7 @@ pub(crate) struct OneLoad {
     /// Bytes of all the inputs.
     pub(crate) total: u64,
     /// Bytes a load may hold at the inputs' end: chunk buffers, entries and offsets
-    /// (`Geometry::arena_bytes` and the read-ahead room, see `inmem::takes_the_rest`).
+    /// (`Geometry::arena_bytes` and the read-ahead room, see `load_rule::takes_the_rest`).
     pub(crate) budget: u64,
     /// Chunks a load may hold.
     pub(crate) chunks: u64,
@@ -70,13 +71,13 @@ pub(crate) struct OneLoad {
 impl OneLoad {
     /// Whether one load holds the inputs, if all their `len`-byte pieces cost what the first,
     /// of `records` records in a buffer of `buf_len` bytes, does: the load's own rule for taking
-    /// the rest of the inputs ([`crate::inmem::takes_the_rest`]) applied to that piece.
+    /// the rest of the inputs ([`takes_the_rest`]) applied to that piece.
     fn holds(&self, len: usize, records: usize, chunk_bytes: usize, buf_len: usize) -> bool {
         let offsets = offsets_room(len, len.checked_div(records).unwrap_or(len));
-        let cost = crate::inmem::chunk_cost(buf_len, records, offsets, self.entry_bytes);
+        let cost = chunk_cost(buf_len, records, offsets, self.entry_bytes);
         let left = self.total.saturating_sub(len as u64);
         self.total.div_ceil(chunk_bytes.max(1) as u64) <= self.chunks
-            && crate::inmem::takes_the_rest(cost, len as u64, Some(left), self.budget)
+            && takes_the_rest(cost, len as u64, Some(left), self.budget)
     }
 }
 

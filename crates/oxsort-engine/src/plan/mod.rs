@@ -487,7 +487,7 @@ fn maps_inputs(cfg: &SortConfig, g: &Geometry, total: u64) -> bool {
 /// are as long as chunk buffers, room included), before any entry. Their entries are counted
 /// once the first piece read tells the records' mean length (`ChunkSource::map_if_one_load`).
 fn one_load_of_lines(g: &Geometry, total: u64) -> bool {
-    // A load may take the inputs' last chunks into the read-ahead memory (`inmem::takes_the_rest`).
+    // A load may take the inputs' last chunks into the read-ahead memory (`load_rule::takes_the_rest`).
     total.div_ceil(g.chunk_bytes.max(1) as u64) * g.chunk_alloc as u64
         <= g.arena_bytes + g.read_ahead_bytes
 }

@@ -248,6 +248,68 @@ impl JoinSpec {
         Ordering::Equal
     }
 
+    /// The bytes of one side's records the join reads: its keys and its REFORMAT fields, as
+    /// `(offset, len)` ranges in record order, overlapping or touching ones merged. `None`
+    /// without REFORMAT: the join then passes whole records.
+    ///
+    /// ```text
+    ///   record   |0        |10           |50                          |100
+    ///   F1       [ key    ][ F1:1,50 ...  ]                            -> (0,50)
+    ///   F2       [ key    ]                [ F2:51,49 ...            ] -> (0,10),(50,49)
+    /// ```
+    pub fn used_ranges(&self, side: JoinSide) -> Option<Vec<(usize, usize)>> {
+        let items = self.reformat.as_ref()?;
+        let mut ranges: Vec<(usize, usize)> =
+            self.input(side).keys.iter().map(|k| (k.offset, k.len)).collect();
+        ranges.extend(items.iter().filter_map(|item| match *item {
+            JoinItem::Field { side: s, offset, len } if s == side => Some((offset, len)),
+            _ => None,
+        }));
+        ranges.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
+        for (offset, len) in ranges {
+            match merged.last_mut() {
+                Some((o, l)) if offset <= *o + *l => *l = (*l).max(offset + len - *o),
+                _ => merged.push((offset, len)),
+            }
+        }
+        Some(merged)
+    }
+
+    /// This join over records cut to the bytes of `cuts` (each side's [`JoinSpec::used_ranges`],
+    /// or `None` for a side kept whole): its keys and REFORMAT fields moved to where the cut
+    /// records hold them. Every key and field of a cut side lies within one of its ranges.
+    pub fn over_cut(&self, cuts: [Option<&[(usize, usize)]>; 2]) -> JoinSpec {
+        // Where byte `offset` of a record is once the record is cut to `ranges`.
+        let moved = |ranges: &[(usize, usize)], offset: usize| -> usize {
+            let mut before = 0;
+            for &(o, l) in ranges {
+                if (o..o + l).contains(&offset) {
+                    return before + offset - o;
+                }
+                before += l;
+            }
+            unreachable!("byte {offset} lies in no range of the cut")
+        };
+        let cut_of = |side: JoinSide| cuts[side as usize];
+        let mut out = self.clone();
+        for (side, input) in [(JoinSide::F1, &mut out.f1), (JoinSide::F2, &mut out.f2)] {
+            if let Some(ranges) = cut_of(side) {
+                for k in &mut input.keys {
+                    k.offset = moved(ranges, k.offset);
+                }
+            }
+        }
+        for item in out.reformat.iter_mut().flatten() {
+            if let JoinItem::Field { side, offset, .. } = item {
+                if let Some(ranges) = cut_of(*side) {
+                    *offset = moved(ranges, *offset);
+                }
+            }
+        }
+        out
+    }
+
     /// Appends the joined record of `f1` and `f2` (either may be missing, not both) to `out`.
     pub fn build(&self, f1: Option<&[u8]>, f2: Option<&[u8]>, out: &mut Vec<u8>) {
         let Some(items) = &self.reformat else {

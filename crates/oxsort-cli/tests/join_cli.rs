@@ -542,6 +542,52 @@ fn explain_shows_each_file_s_subtask_the_join_and_the_main_task() {
     assert!(!out.exists() && leftovers(s.dir.path()).is_empty(), "explain wrote files");
 }
 
+/// A side is sorted holding only the bytes the join reads (its keys and REFORMAT fields): the
+/// plan says so, and the joined records are those of whole records, in one pass and in two.
+#[test]
+fn sides_cut_to_the_bytes_the_join_reads_join_as_whole_records() {
+    let s = setup(500, 400);
+    // F1: keys 1-4 and 11-16 (10 of 20 bytes); F2: keys 6-9 and 9-18 (13 of 30 bytes).
+    let reformat = " REFORMAT FIELDS=(F2:9,10,F1:11,6,?,F1:2,2),FILL=C'*'\n";
+    let build = |f1: Option<&[u8]>, f2: Option<&[u8]>| {
+        let mut out = Vec::new();
+        out.extend_from_slice(f2.map_or(&b"**********"[..], |r| &r[8..18]));
+        out.extend_from_slice(f1.map_or(&b"******"[..], |r| &r[10..16]));
+        out.push(match (f1, f2) {
+            (Some(_), Some(_)) => b'B',
+            (Some(_), None) => b'1',
+            _ => b'2',
+        });
+        out.extend_from_slice(f1.map_or(&b"**"[..], |r| &r[1..3]));
+        out
+    };
+    let ctl = s.dir.path().join("explain.ctl");
+    std::fs::write(&ctl, format!("{KEYS} JOIN UNPAIRED,F1,F2\n{reformat} OPTION COPY\n")).unwrap();
+    let o = run(oxsort()
+        .args(["explain", "--control"])
+        .arg(&ctl)
+        .arg(format!("--dd=SORTJNF1={}", s.p1.display()))
+        .arg(format!("--dd=SORTJNF2={}", s.p2.display()))
+        .args([&format!("--lrecl=SORTJNF1={F1_LEN}"), &format!("--lrecl=SORTJNF2={F2_LEN}")])
+        .args(["-o", "/dev/null"]));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    for line in [
+        "cut to the bytes the join reads (1-4,11-16): 20-byte records sorted as 10 bytes",
+        "cut to the bytes the join reads (6-18): 30-byte records sorted as 13 bytes",
+    ] {
+        assert!(text.contains(line), "{line} missing: {text}");
+    }
+    for v in [&VARIANTS[0], &VARIANTS[3], &VARIANTS[7]] {
+        let want = reference(&s.f1, &s.f2, v, build).concat();
+        let control = format!("{KEYS}{}{reformat} OPTION COPY\n", v.join);
+        for memory in [None, Some("1M")] {
+            let extra: Vec<&str> = memory.map(|m| vec!["--memory", m]).unwrap_or_default();
+            let got = run_job(&s, &control, &extra).unwrap_or_else(|e| panic!("{control}: {e}"));
+            assert!(got == want, "{control} (memory {memory:?}): output differs");
+        }
+    }
+}
+
 /// The three stages run at once: a failure of any one stops the others, the first cause is
 /// named, and nothing is left (no output, no temp file). A side that ends early is not taken
 /// for a whole side: with JOIN UNPAIRED,F1 the join would otherwise pass F1 alone on.

@@ -35,14 +35,14 @@ use oxsort_engine::{
     plan, sort, EngineError, Input, KeyOrder, Mode, Output, Plan, SortConfig, SortKey, SortSpec,
     SortStats, Stream,
 };
-use oxsort_format::{JoinItem, JoinSide, JoinSpec, RecordLayout};
+use oxsort_format::{Edit, Item, JoinItem, JoinSide, JoinSpec, Placed, RecordLayout, Reformat};
 use oxsort_io::byte_channel::{byte_channel, ByteReader};
 use oxsort_io::TempDir;
 use oxsort_lang::Control;
 
 use crate::error::JobError;
 use crate::join_direct::DirectOut;
-use crate::tuning::{JOIN_IO_BUFFER, MAIN_STREAM_MIN, MAIN_STREAM_SHARE, PIPE_BYTES};
+use crate::tuning::{CUT_AT_MOST, JOIN_IO_BUFFER, MAIN_STREAM_MIN, MAIN_STREAM_SHARE, PIPE_BYTES};
 use crate::{configure, is_std, MainSize, Resources};
 
 type Result<T> = std::result::Result<T, JobError>;
@@ -118,6 +118,7 @@ pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
     })?;
     let cancel = Arc::new(AtomicBool::new(false));
     let (budget, side_memory, main_memory) = memory_shares(job);
+    let cut = Cut::of(job);
     // The main task reading the join through a pipe, or (when it only copies) the output the
     // join writes itself.
     let (mut raised, main) = if only_copies(main) {
@@ -144,15 +145,9 @@ pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
         let name = format!("sorted {} ({})", input.dd, side.name());
         let (tx, rx) = byte_channel();
         let out = Output::Stream(Stream::writer(tx, name));
+        let spec = side_spec(&cut.spec, &job.files, side, cut.ranges(side));
         let (cfg, more) = with_least(side_memory, |m| {
-            side_config(
-                job,
-                side,
-                side_spec(&job.spec, &job.files, side),
-                out.clone(),
-                tmp.path(),
-                m,
-            )
+            side_config(job, side, spec.clone(), out.clone(), tmp.path(), m)
         })?;
         raised |= more;
         sorts.push((side, rx, cfg));
@@ -180,10 +175,10 @@ pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
             });
         }
         let feeds = feeds.map(|f| f.expect("every side is its files or its sort"));
-        let lens = job.lens;
+        let (spec, lens) = (&cut.spec, cut.lens);
         match main {
             Main::Direct(mut out) => {
-                let joined = merge_join(job, lens, feeds, &mut out);
+                let joined = merge_join(job, spec, lens, feeds, &mut out);
                 let stats = match &joined {
                     Ok(_) => out.finish(budget, r.threads.unwrap_or_else(oxsort_engine::cores)),
                     Err(_) => Ok(SortStats::default()),
@@ -198,7 +193,7 @@ pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
                     // error is the one reported.
                     oxsort_io::quiet_broken_pipe();
                     let out = BufWriter::with_capacity(JOIN_IO_BUFFER, File::from(joined_tx));
-                    let done = merge_join(job, lens, feeds, out);
+                    let done = merge_join(job, spec, lens, feeds, out);
                     if done.is_err() {
                         // Whatever the main task has read is not all of the joined records.
                         cancel.store(true, AtomicOrdering::Relaxed);
@@ -375,7 +370,8 @@ pub struct JoinExplain {
 /// The plan of a JOINKEYS job: what each file's subtask does and its plan, the join,
 /// REFORMAT, and the plan of the main task on the joined records.
 pub fn explain(job: &JoinJob) -> Result<JoinExplain> {
-    let (lens, joined_len) = (job.lens, job.joined_len);
+    let cut = Cut::of(job);
+    let (lens, joined_len) = (cut.lens, job.joined_len);
     let parent = temp_parent(job);
     let (_, side_memory, main_memory) = memory_shares(job);
     let mut text = String::from("JOINKEYS job\n");
@@ -396,7 +392,7 @@ pub fn explain(job: &JoinJob) -> Result<JoinExplain> {
             files.join(" + "),
             keys.join(",")
         );
-        let steps = side_steps(job, side, lens);
+        let steps = side_steps(job, &cut, side);
         for st in &steps {
             text += &format!("    {st}\n");
         }
@@ -407,15 +403,9 @@ pub fn explain(job: &JoinJob) -> Result<JoinExplain> {
             let name = format!("sorted {} ({})", input.dd, side.name());
             let (tx, _rx) = byte_channel();
             let out = Output::Stream(Stream::writer(tx, name));
+            let spec = side_spec(&cut.spec, &job.files, side, cut.ranges(side));
             let (cfg, _) = with_least(side_memory, |m| {
-                side_config(
-                    job,
-                    side,
-                    side_spec(&job.spec, &job.files, side),
-                    out.clone(),
-                    &parent,
-                    m,
-                )
+                side_config(job, side, spec.clone(), out.clone(), &parent, m)
             })?;
             let p = plan(&cfg)?;
             text += if input.sorted {
@@ -432,7 +422,8 @@ pub fn explain(job: &JoinJob) -> Result<JoinExplain> {
             "dd": input.dd,
             "files": files,
             "record_size": len,
-            "record_size_joined": lens[if side == JoinSide::F1 { 0 } else { 1 }],
+            "record_size_joined": lens[side as usize],
+            "cut_to": cut.ranges(side).map(|r| r.iter().map(|&(o, l)| [o + 1, l]).collect::<Vec<_>>()),
             "sorted": input.sorted,
             "steps": steps,
             "plan": plan,
@@ -473,9 +464,10 @@ fn indent(text: &str, by: &str) -> String {
 }
 
 /// What one side's subtask does before its sort, in order, one line each.
-fn side_steps(job: &JoinJob, side: JoinSide, lens: [usize; 2]) -> Vec<String> {
+fn side_steps(job: &JoinJob, cut: &Cut, side: JoinSide) -> Vec<String> {
     let input = job.spec.input(side);
-    let spec = side_spec(&job.spec, &job.files, side);
+    let spec = side_spec(&job.spec, &job.files, side, None);
+    let after = cut.lens[side as usize];
     let mut steps = Vec::new();
     if let Some(n) = spec.skiprec {
         steps.push(format!("SKIPREC={n}: the first {n} records skipped"));
@@ -496,8 +488,16 @@ fn side_steps(job: &JoinJob, side: JoinSide, lens: [usize; 2]) -> Vec<String> {
     if let Some(src) = job.files.control_source(side) {
         steps.push(format!("own statements: {} from {src}", input.control_dd(side)));
     }
+    if let Some(ranges) = cut.ranges(side) {
+        let bytes: Vec<String> =
+            ranges.iter().map(|&(o, l)| format!("{}-{}", o + 1, o + l)).collect();
+        steps.push(format!(
+            "cut to the bytes the join reads ({}): {}-byte records sorted as {after} bytes",
+            bytes.join(","),
+            job.files.input(side).1
+        ));
+    }
     if spec.inrec.is_some() {
-        let after = lens[if side == JoinSide::F1 { 0 } else { 1 }];
         steps.push(format!(
             "INREC: {}-byte records reshaped to {after} bytes (the keys refer to them)",
             job.files.input(side).1
@@ -557,8 +557,15 @@ fn reformat_text(spec: &JoinSpec) -> String {
 /// What the subtask of one JOINKEYS file does before the join: its `INCLUDE=`/`OMIT=` and
 /// `STOPAFT=`, then its own statements (`JNFnCNTL`: INCLUDE/OMIT, INREC, SUM, OPTION SKIPREC/
 /// STOPAFT), and a sort by its join keys (which refer to INREC's records). A `SORTED` file is
-/// merged as the one input of a merge: kept in its order, and that order checked.
-pub(crate) fn side_spec(join: &JoinSpec, files: &JoinFiles, side: JoinSide) -> SortSpec {
+/// merged as the one input of a merge: kept in its order, and that order checked. With `cut`
+/// (see [`Cut`]; only for sides without an INREC or SUM of their own), an INREC keeps only
+/// those bytes of each record, and `join` is the join over the cut records.
+pub(crate) fn side_spec(
+    join: &JoinSpec,
+    files: &JoinFiles,
+    side: JoinSide,
+    cut: Option<&[(usize, usize)]>,
+) -> SortSpec {
     let input = join.input(side);
     let mut spec = SortSpec {
         layout: RecordLayout::Fixed(files.input(side).1),
@@ -582,7 +589,55 @@ pub(crate) fn side_spec(join: &JoinSpec, files: &JoinFiles, side: JoinSide) -> S
             (a, b) => a.or(b),
         };
     }
+    if let Some(ranges) = cut {
+        let items = ranges
+            .iter()
+            .map(|&(offset, len)| Placed { column: None, item: Item::Field { offset, len } });
+        spec.inrec = Some(Reformat::Edit(Edit::Build(items.collect())));
+    }
     spec
+}
+
+/// The join as it runs. A side the engine sorts is cut to the bytes the join reads (its keys
+/// and REFORMAT fields, [`JoinSpec::used_ranges`]) when that leaves at most [`CUT_AT_MOST`] of
+/// each record: the sort then holds, spills and streams only those, as a user's own
+/// `JNFnCNTL INREC` would have it. Sides with an INREC or SUM of their own, and SORTED files
+/// read as they are, stay whole.
+///
+/// ```text
+///   SORTJNF1 100 B ─ INREC BUILD=(1,50) ─────── sort (50 B records) ─┐  join over the cut
+///   SORTJNF2 100 B ─ INREC BUILD=(1,10,51,49) ─ sort (59 B records) ─┘  records (keys and
+///                                                                        REFORMAT moved)
+/// ```
+struct Cut {
+    /// The join over the records as the sides give them.
+    spec: JoinSpec,
+    /// Each side's record length as the join reads it.
+    lens: [usize; 2],
+    /// Each side's kept ranges `(offset, len)`, when it is cut.
+    cuts: [Option<Vec<(usize, usize)>>; 2],
+}
+
+impl Cut {
+    fn of(job: &JoinJob) -> Cut {
+        let cuts = [JoinSide::F1, JoinSide::F2].map(|side| {
+            let input = job.spec.input(side);
+            let read_as_is = input.sorted && !side_prepares(&job.spec, &job.files, side);
+            let own = job.files.control(side).is_some_and(|c| c.inrec.is_some() || c.sum.is_some());
+            let len = job.lens[side as usize];
+            let ranges = job.spec.used_ranges(side).filter(|_| !read_as_is && !own)?;
+            let kept: usize = ranges.iter().map(|r| r.1).sum();
+            (kept as u64 * CUT_AT_MOST.1 <= len as u64 * CUT_AT_MOST.0).then_some(ranges)
+        });
+        let spec = job.spec.over_cut([cuts[0].as_deref(), cuts[1].as_deref()]);
+        let lens = [0, 1]
+            .map(|i| cuts[i].as_ref().map_or(job.lens[i], |r| r.iter().map(|&(_, l)| l).sum()));
+        Cut { spec, lens, cuts }
+    }
+
+    fn ranges(&self, side: JoinSide) -> Option<&[(usize, usize)]> {
+        self.cuts[side as usize].as_deref()
+    }
 }
 
 /// Whether a side does more than put its records in key order (a SORTED file that does not is
@@ -596,7 +651,7 @@ pub(crate) fn side_prepares(join: &JoinSpec, files: &JoinFiles, side: JoinSide) 
 /// checked against its records.
 pub(crate) fn side_lengths(join: &JoinSpec, files: &JoinFiles) -> Result<[usize; 2]> {
     let len = |side: JoinSide| -> Result<usize> {
-        let key = side_spec(join, files, side).compile().map_err(|source| {
+        let key = side_spec(join, files, side, None).compile().map_err(|source| {
             let input = join.input(side);
             let (at, what) = match files.control_source(side) {
                 Some(s) => (s.to_string(), format!("{} with ", input.control_dd(side))),
@@ -779,13 +834,13 @@ impl<'a> SideReader<'a> {
 
 /// The key a side's records reach the join in (its join keys over its records as the join
 /// sees them, `len` bytes), for the engine's order check.
-fn side_order(job: &JoinJob, side: JoinSide, len: usize) -> Result<SortKey> {
+fn side_order(join: &JoinSpec, side: JoinSide, len: usize) -> Result<SortKey> {
     let spec = SortSpec {
-        key: Some(job.spec.sort_key(side)),
+        key: Some(join.sort_key(side)),
         ..SortSpec::with_layout(RecordLayout::Fixed(len))
     };
     spec.compile().map_err(|source| {
-        let input = job.spec.input(side);
+        let input = join.input(side);
         JobError::Key {
             what: format!("the JOINKEYS keys of {} ({})", input.dd, side.name()),
             source,
@@ -793,16 +848,17 @@ fn side_order(job: &JoinJob, side: JoinSide, len: usize) -> Result<SortKey> {
     })
 }
 
-/// The merge join of two key-ordered sides into `out` (the main task's stream).
+/// The merge join (`spec`, over records of `lens` bytes) of two key-ordered sides into `out`
+/// (the main task's stream).
 fn merge_join(
     job: &JoinJob,
+    spec: &JoinSpec,
     lens: [usize; 2],
     feeds: [SideFeed<'_>; 2],
     mut w: impl Write,
 ) -> Result<JoinCounts> {
-    let spec = &job.spec;
     let [f1, f2] = feeds;
-    let keys = [side_order(job, JoinSide::F1, lens[0])?, side_order(job, JoinSide::F2, lens[1])?];
+    let keys = [side_order(spec, JoinSide::F1, lens[0])?, side_order(spec, JoinSide::F2, lens[1])?];
     let mut a = SideReader::new(job, JoinSide::F1, lens[0], f1, &keys[0]);
     let mut b = SideReader::new(job, JoinSide::F2, lens[1], f2, &keys[1]);
     let out = "the joined records";

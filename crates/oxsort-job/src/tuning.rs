@@ -22,3 +22,8 @@ pub const DIRECT_BLOCK_BYTES: usize = 8 << 20;
 
 /// Writes in flight behind the join when it writes the output itself.
 pub const DIRECT_WRITE_DEPTH: usize = 4;
+
+/// A JOINKEYS side is cut to the bytes the join reads when they are at most this share of its
+/// records (numerator, denominator): the cut copies each record once as it is read, which pays
+/// back when the sort then holds, spills and streams a quarter fewer bytes or more.
+pub const CUT_AT_MOST: (u64, u64) = (3, 4);

@@ -218,8 +218,10 @@ fn chunk_entries(
 /// count of records read and the CRC32-sum of those the filter dropped. Records that do not
 /// grow are reshaped in place, in the buffer they were read into: the buffer goes back to the
 /// source for the next load, where a new one would cost a page fault per 4 KiB of fresh memory.
-/// Records that grow go to a new buffer. On an error the chunk comes back (its records possibly
-/// reshaped up to the bad one) with the error.
+/// Records that grow go to a new buffer, and so do the records of a mapped piece of a file: a
+/// write into the mapping would copy each of its 4 KiB pages first (a private mapping's
+/// copy-on-write), where a new buffer takes only the reshaped bytes, in large pages. On an error
+/// the chunk comes back (its records possibly reshaped up to the bad one) with the error.
 /// With a filter, the last value also says where in the chunk as read each kept record was
 /// (for error messages).
 ///
@@ -236,7 +238,8 @@ fn reshape(
     scratch: &mut Scratch,
 ) -> Reshaped {
     let (r, out) = (program.in_len(), program.out_len());
-    let mut grown = (out > r).then(|| AlignedBuf::new(chunk.records * out));
+    let apart = out > r || chunk.buf.is_file_mapping();
+    let mut grown = apart.then(|| AlignedBuf::new(chunk.records * out));
     let mut one = vec![0u8; if grown.is_some() { 0 } else { out }];
     let mut kept = 0usize;
     let mut dropped = 0u128;

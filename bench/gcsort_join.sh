@@ -33,7 +33,7 @@ runs=${2:-3}
 scratch=${3:-$top/bench/scratch}
 memory=${MEMORY:-5G}
 . "$top/bench/lib.sh"
-bench_prologue gcsort_join "timestamp,case,door,records_per_file,joined_records,memory,threads,run,seconds,peak_rss_kb,floor_s"
+bench_prologue gcsort_join "timestamp,case,door,records_per_file,joined_records,memory,threads,run,seconds,peak_rss_kb,cpu_s,floor_s"
 f1=$scratch/gcjoin.f1
 f2=$scratch/gcjoin.f2
 o=$scratch/gcjoin.out
@@ -68,7 +68,7 @@ cat > "$ctl" <<'EOF'
  OPTION COPY
 EOF
 
-# run_door gcsort|sort OUT VARIANT: one timed join; prints "seconds peak_rss_kb".
+# run_door gcsort|sort OUT VARIANT: one timed join; prints "seconds peak_rss_kb cpu_seconds".
 run_door() {
   local door=$1 out=$2 variant=$3
   if [ "$door" = gcsort ]; then
@@ -98,10 +98,10 @@ check_join() {
 # measure_both VARIANT: RUNS timed joins of each door, the doors taking turns (gcsort first on
 # odd runs, sort first on even ones) so that neither always runs on the machine state the other
 # left (page cache, memory just freed); prints
-# "gcsort_median [runs] gcsort_peak_rss sort_median [runs] sort_peak_rss".
+# "gcsort_median [runs] gcsort_peak_rss gcsort_cpu_median sort_median [runs] sort_peak_rss sort_cpu_median".
 measure_both() {
   local variant=$1 i door out s m
-  local gt=() gr=() st=() sr=()
+  local gt=() gr=() gc=() st=() sr=() sc=()
   for ((i = 1; i <= runs; i++)); do
     local order="gcsort sort"
     [ $((i % 2)) = 0 ] && order="sort gcsort"
@@ -111,15 +111,19 @@ measure_both() {
       rm -f "$out"
       read -r s m c < <(run_door "$door" "$out" "$variant")
       check_join "$out"
-      if [ "$door" = gcsort ]; then gt+=("$s"); gr+=("$m"); else st+=("$s"); sr+=("$m"); fi
-      echo "$(date -Iseconds),joinkeys-full-outer,$door-$variant,$records,$joined,$memory,$threads,$i,$s,$m,$floor" >> "$csv"
+      if [ "$door" = gcsort ]; then gt+=("$s"); gr+=("$m"); gc+=("$c"); else st+=("$s"); sr+=("$m"); sc+=("$c"); fi
+      echo "$(date -Iseconds),joinkeys-full-outer,$door-$variant,$records,$joined,$memory,$threads,$i,$s,$m,$c,$floor" >> "$csv"
     done
   done
   echo "$(printf '%s\n' "${gt[@]}" | median) [$(IFS=,; echo "${gt[*]}")] $(printf '%s\n' "${gr[@]}" | sort -g | tail -1)" \
-    "$(printf '%s\n' "${st[@]}" | median) [$(IFS=,; echo "${st[*]}")] $(printf '%s\n' "${sr[@]}" | sort -g | tail -1)"
+    "$(printf '%s\n' "${gc[@]}" | median)" \
+    "$(printf '%s\n' "${st[@]}" | median) [$(IFS=,; echo "${st[*]}")] $(printf '%s\n' "${sr[@]}" | sort -g | tail -1)" \
+    "$(printf '%s\n' "${sc[@]}" | median)"
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
+# CPU seconds per GB of input (both files).
+cpu_per_gb() { awk -v c="$1" -v n="$records" 'BEGIN{printf "%.2f", c/(2*n*100/1e9)}'; }
 # The floor: reading both files, writing the output (iofloor on a first, untimed run's output).
 floor=0
 run_door gcsort "$o" fresh > /dev/null
@@ -133,15 +137,15 @@ variants="fresh pool"
 [ -n "${NO_DROP:-}" ] && variants=fresh # a smoke run leaves the machine's hugetlb pool alone
 for variant in $variants; do
   [ "$variant" = pool ] && pool_reserve "$memory"
-  read -r gmed gall grss smed sall srss < <(measure_both "$variant")
+  read -r gmed gall grss gcpu smed sall srss scpu < <(measure_both "$variant")
   [ "$variant" = pool ] && pool_release
   cmp "$o" "$ref" || { echo "gcsort's output differs from sort's" >&2; exit 1; }
   {
     echo "### GCSORT JOINKEYS full outer join (oxsort gcsort TAKE): 2 x $records records -> $joined, memory $memory, $variant memory ($(date -Iseconds))"
     echo
     echo "- floor $floor s: read F1 $(json_num read_s "$fl1") s + read F2 $(json_num read_s "$fl2") s + write the output $(json_num write_s "$flo") s (iofloor, medians of $runs)"
-    echo "- oxsort gcsort: median $gmed s over runs $gall; peak memory max $((grss / 1024)) MiB; **$(ratio "$gmed" "$floor") x floor** (target <= 2.0)"
-    echo "- oxsort sort --control, the same join: median $smed s over runs $sall; peak memory max $((srss / 1024)) MiB; $(ratio "$smed" "$floor") x floor"
+    echo "- oxsort gcsort: median $gmed s over runs $gall; peak memory max $((grss / 1024)) MiB; **$(ratio "$gmed" "$floor") x floor** (target <= 2.0); $gcpu CPU-s = $(cpu_per_gb "$gcpu") CPU-s per GB of input"
+    echo "- oxsort sort --control, the same join: median $smed s over runs $sall; peak memory max $((srss / 1024)) MiB; $(ratio "$smed" "$floor") x floor; $scpu CPU-s = $(cpu_per_gb "$scpu") CPU-s per GB of input"
     echo
   } | tee -a "$summary"
 done

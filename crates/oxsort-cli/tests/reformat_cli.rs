@@ -475,6 +475,21 @@ fn jobs() -> Vec<Job> {
     ]
 }
 
+/// Sorts the 40-byte records of `input` with the statements of `ctl` within `memory` (with
+/// `--stats`) into `dir/out.dat`; the run and the output's bytes (empty when it failed).
+fn run_job(dir: &Path, input: &Path, ctl: &Path, memory: &str) -> (Output, Vec<u8>) {
+    let out = dir.join("out.dat");
+    let o = run(oxsort()
+        .arg("sort")
+        .arg(input)
+        .arg("-o")
+        .arg(&out)
+        .args(["--record-size", "40", "--memory", memory, "--stats", "--control"])
+        .arg(ctl));
+    let got = std::fs::read(&out).unwrap_or_default();
+    (o, got)
+}
+
 #[test]
 fn reformatting_jobs_match_the_reference_in_one_and_two_passes() {
     let seed = seed();
@@ -492,20 +507,12 @@ fn reformatting_jobs_match_the_reference_in_one_and_two_passes() {
         for (memory, passes) in
             [("64M", "1 pass,"), ("1M", if copy { "1 pass," } else { "2 passes" })]
         {
-            let out = dir.path().join("out.dat");
-            let o = run(oxsort()
-                .arg("sort")
-                .arg(&input)
-                .arg("-o")
-                .arg(&out)
-                .args(["--record-size", "40", "--memory", memory, "--stats", "--control"])
-                .arg(&ctl));
+            let (o, got) = run_job(dir.path(), &input, &ctl, memory);
             assert!(o.status.success(), "{}: {}", job.name, stderr(&o));
             assert!(stderr(&o).contains(passes), "{}: {}", job.name, stderr(&o));
             if copy && memory == "1M" {
                 assert!(stderr(&o).contains("  copy "), "{}: {}", job.name, stderr(&o));
             }
-            let got = std::fs::read(&out).unwrap();
             assert_eq!(got.len(), want.len(), "{} (seed {seed}, --memory {memory})", job.name);
             assert!(got == want, "{} (seed {seed}, --memory {memory}): bytes differ", job.name);
         }
@@ -532,17 +539,9 @@ fn inrec_over_a_mapped_input_matches_the_reference_and_leaves_the_input_whole() 
         let want = (job.want)(&recs);
         let ctl = dir.path().join("job.ctl");
         std::fs::write(&ctl, job.control).unwrap();
-        let out = dir.path().join("out.dat");
-        let o = run(oxsort()
-            .arg("sort")
-            .arg(&input)
-            .arg("-o")
-            .arg(&out)
-            .args(["--record-size", "40", "--memory", "256M", "--stats", "--control"])
-            .arg(&ctl));
+        let (o, got) = run_job(dir.path(), &input, &ctl, "256M");
         assert!(o.status.success(), "{}: {}", job.name, stderr(&o));
         assert!(stderr(&o).contains("1 pass,"), "{}: {}", job.name, stderr(&o));
-        let got = std::fs::read(&out).unwrap();
         assert!(got == want, "{} (seed {seed}): bytes differ", job.name);
         assert!(std::fs::read(&input).unwrap() == recs.concat(), "{}: input changed", job.name);
         ran += 1;

@@ -1,7 +1,10 @@
-//! A join over records cut to the bytes it reads ([`JoinSpec::used_ranges`],
-//! [`JoinSpec::over_cut`]) joins as it did over whole records.
+//! The joined record REFORMAT builds, keys compared across the sides, and a join over records
+//! cut to the bytes it reads (`JoinSpec::used_ranges`, `JoinSpec::over_cut`), which joins as it
+//! did over whole records.
 
-use oxsort_format::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec};
+use std::cmp::Ordering;
+
+use oxsort_format::{JoinInput, JoinItem, JoinKey, JoinSide, JoinSpec, JoinSpecError};
 
 fn spec(reformat: Option<Vec<JoinItem>>) -> JoinSpec {
     let input = |dd: &str, offset| JoinInput {
@@ -71,4 +74,32 @@ fn a_join_over_cut_records_builds_what_it_built_over_whole_ones() {
     let half = s.over_cut([None, Some(&c2)]);
     assert_eq!(half.f1, s.f1);
     assert_eq!(spec(None).used_ranges(JoinSide::F1), None);
+}
+
+#[test]
+fn build_fills_the_missing_side_and_marks_the_indicator() {
+    let s = spec(Some(vec![
+        JoinItem::Field { side: JoinSide::F1, offset: 0, len: 3 },
+        JoinItem::Field { side: JoinSide::F2, offset: 1, len: 2 },
+        JoinItem::Indicator,
+    ]));
+    assert_eq!(s.joined_len(3, 4), Ok(6));
+    let mut out = Vec::new();
+    s.build(Some(b"abc"), Some(b"wxyz"), &mut out);
+    s.build(Some(b"abc"), None, &mut out);
+    s.build(None, Some(b"wxyz"), &mut out);
+    assert_eq!(out, b"abcxyBabc$$1$$$xy2");
+    assert!(matches!(s.joined_len(2, 4), Err(JoinSpecError::PastRecord { end: 3, .. })));
+}
+
+#[test]
+fn keys_compare_across_sides_with_their_own_offsets_and_orders() {
+    let mut s = spec(None);
+    assert_eq!(s.compare(JoinSide::F1, b"ab", JoinSide::F2, b"..ab"), Ordering::Equal);
+    assert_eq!(s.compare(JoinSide::F1, b"ab", JoinSide::F2, b"..ac"), Ordering::Less);
+    s.f1.keys[0].descending = true;
+    s.f2.keys[0].descending = true;
+    assert_eq!(s.compare(JoinSide::F1, b"ab", JoinSide::F2, b"..ac"), Ordering::Greater);
+    assert_eq!(s.joined_len(4, 4), Ok(4));
+    assert!(matches!(s.joined_len(4, 5), Err(JoinSpecError::MixedLengths { .. })));
 }

@@ -574,8 +574,14 @@ fn sides_cut_to_the_bytes_the_join_reads_join_as_whole_records() {
     for line in [
         "cut to the bytes the join reads (1-4,11-16): 20-byte records sorted as 10 bytes",
         "cut to the bytes the join reads (6-18): 30-byte records sorted as 13 bytes",
+        "records      500 of 10 bytes (",
+        "records      400 of 13 bytes (",
     ] {
         assert!(text.contains(line), "{line} missing: {text}");
+    }
+    // Each side's plan gives the bytes it sorts and the bytes it reads.
+    for line in text.lines().filter(|l| l.contains("records      ")) {
+        assert!(line.contains(" sorted, ") && line.ends_with(" read)"), "{line}");
     }
     for v in [&VARIANTS[0], &VARIANTS[3], &VARIANTS[7]] {
         let want = reference(&s.f1, &s.f2, v, build).concat();

@@ -21,11 +21,18 @@ impl Plan {
         }
         match self.record_size {
             Some(r) => {
+                // INREC reshapes the records read: both sizes when they differ.
+                let sorted = self.records.map(|n| n * r as u64);
+                let bytes = match (sorted, self.input_bytes) {
+                    (Some(a), Some(b)) if a != b => {
+                        format!("{} sorted, {} read", human_bytes(a), human_bytes(b))
+                    }
+                    _ => size(self.input_bytes),
+                };
                 let _ = writeln!(
                     s,
-                    "  records      {} of {r} bytes ({})",
+                    "  records      {} of {r} bytes ({bytes})",
                     self.records.map_or("unknown".to_string(), |n| n.to_string()),
-                    size(self.input_bytes)
                 );
             }
             None => {

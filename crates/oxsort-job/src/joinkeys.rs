@@ -175,7 +175,7 @@ pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
             });
         }
         let feeds = feeds.map(|f| f.expect("every side is its files or its sort"));
-        let (spec, lens) = (&cut.spec, cut.lens);
+        let (spec, lens) = (&cut.spec, cut.lens(job));
         match main {
             Main::Direct(mut out) => {
                 let joined = merge_join(job, spec, lens, feeds, &mut out);
@@ -371,7 +371,7 @@ pub struct JoinExplain {
 /// REFORMAT, and the plan of the main task on the joined records.
 pub fn explain(job: &JoinJob) -> Result<JoinExplain> {
     let cut = Cut::of(job);
-    let (lens, joined_len) = (cut.lens, job.joined_len);
+    let (lens, joined_len) = (cut.lens(job), job.joined_len);
     let parent = temp_parent(job);
     let (_, side_memory, main_memory) = memory_shares(job);
     let mut text = String::from("JOINKEYS job\n");
@@ -467,7 +467,7 @@ fn indent(text: &str, by: &str) -> String {
 fn side_steps(job: &JoinJob, cut: &Cut, side: JoinSide) -> Vec<String> {
     let input = job.spec.input(side);
     let spec = side_spec(&job.spec, &job.files, side, None);
-    let after = cut.lens[side as usize];
+    let after = cut.lens(job)[side as usize];
     let mut steps = Vec::new();
     if let Some(n) = spec.skiprec {
         steps.push(format!("SKIPREC={n}: the first {n} records skipped"));
@@ -612,8 +612,6 @@ pub(crate) fn side_spec(
 struct Cut {
     /// The join over the records as the sides give them.
     spec: JoinSpec,
-    /// Each side's record length as the join reads it.
-    lens: [usize; 2],
     /// Each side's kept ranges `(offset, len)`, when it is cut.
     cuts: [Option<Vec<(usize, usize)>>; 2],
 }
@@ -630,9 +628,12 @@ impl Cut {
             (kept as u64 * CUT_AT_MOST.1 <= len as u64 * CUT_AT_MOST.0).then_some(ranges)
         });
         let spec = job.spec.over_cut([cuts[0].as_deref(), cuts[1].as_deref()]);
-        let lens = [0, 1]
-            .map(|i| cuts[i].as_ref().map_or(job.lens[i], |r| r.iter().map(|&(_, l)| l).sum()));
-        Cut { spec, lens, cuts }
+        Cut { spec, cuts }
+    }
+
+    /// Each side's record length as the join reads it: its ranges' or its records' own.
+    fn lens(&self, job: &JoinJob) -> [usize; 2] {
+        [0, 1].map(|i| self.cuts[i].as_ref().map_or(job.lens[i], |r| r.iter().map(|r| r.1).sum()))
     }
 
     fn ranges(&self, side: JoinSide) -> Option<&[(usize, usize)]> {

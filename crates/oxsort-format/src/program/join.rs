@@ -31,6 +31,8 @@
 
 use std::cmp::Ordering;
 
+use oxsort_bytes::{cmp_bytes, copy_field};
+
 use crate::program::filter::Filter;
 use crate::spec::{FieldType, KeyField, KeySpec, ShortFields};
 
@@ -239,7 +241,7 @@ impl JoinSpec {
     pub fn compare(&self, sa: JoinSide, a: &[u8], sb: JoinSide, b: &[u8]) -> Ordering {
         let (ka, kb) = (&self.input(sa).keys, &self.input(sb).keys);
         for (x, y) in ka.iter().zip(kb) {
-            let o = a[x.offset..x.offset + x.len].cmp(&b[y.offset..y.offset + y.len]);
+            let o = cmp_bytes(&a[x.offset..x.offset + x.len], &b[y.offset..y.offset + y.len]);
             let o = if x.descending { o.reverse() } else { o };
             if o != Ordering::Equal {
                 return o;
@@ -310,27 +312,56 @@ impl JoinSpec {
         out
     }
 
+    /// The length of the joined record of `f1` and `f2` (either may be missing, not both):
+    /// the REFORMAT's, or without one the record passed.
+    pub fn built_len(&self, f1: Option<&[u8]>, f2: Option<&[u8]>) -> usize {
+        match &self.reformat {
+            Some(items) => items
+                .iter()
+                .map(|item| match *item {
+                    JoinItem::Field { len, .. } => len,
+                    JoinItem::Indicator => 1,
+                })
+                .sum(),
+            None => f1.or(f2).map_or(0, <[u8]>::len),
+        }
+    }
+
     /// Appends the joined record of `f1` and `f2` (either may be missing, not both) to `out`.
     pub fn build(&self, f1: Option<&[u8]>, f2: Option<&[u8]>, out: &mut Vec<u8>) {
+        let at = out.len();
+        out.resize(at + self.built_len(f1, f2), 0);
+        self.build_into(f1, f2, &mut out[at..]);
+    }
+
+    /// Writes the joined record of `f1` and `f2` (either may be missing, not both) into `out`,
+    /// of [`JoinSpec::built_len`] bytes: where the join's output wants it, with no copy between.
+    pub fn build_into(&self, f1: Option<&[u8]>, f2: Option<&[u8]>, out: &mut [u8]) {
         let Some(items) = &self.reformat else {
             if let Some(r) = f1.or(f2) {
-                out.extend_from_slice(r);
+                copy_field(r, out);
             }
             return;
         };
+        let mut at = 0;
         for item in items {
             match *item {
                 JoinItem::Field { side, offset, len } => {
+                    let to = &mut out[at..at + len];
                     match if side == JoinSide::F1 { f1 } else { f2 } {
-                        Some(r) => out.extend_from_slice(&r[offset..offset + len]),
-                        None => out.resize(out.len() + len, self.fill),
+                        Some(r) => copy_field(&r[offset..offset + len], to),
+                        None => to.fill(self.fill),
                     }
+                    at += len;
                 }
-                JoinItem::Indicator => out.push(match (f1, f2) {
-                    (Some(_), Some(_)) => b'B',
-                    (Some(_), None) => b'1',
-                    _ => b'2',
-                }),
+                JoinItem::Indicator => {
+                    out[at] = match (f1, f2) {
+                        (Some(_), Some(_)) => b'B',
+                        (Some(_), None) => b'1',
+                        _ => b'2',
+                    };
+                    at += 1;
+                }
             }
         }
     }

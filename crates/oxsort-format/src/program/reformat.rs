@@ -36,6 +36,8 @@
 
 use std::sync::Arc;
 
+use oxsort_bytes::copy_field;
+
 use crate::error::{KeyError, SpecError};
 use crate::program::edit::{EditMask, NumFormat};
 use crate::program::filter::{Condition, Filter};
@@ -409,6 +411,9 @@ enum Step {
         template: Vec<u8>,
         copies: Vec<(usize, usize, usize)>,
         computed: Vec<Op>,
+        /// Whether the copies fill the record (no constant, gap or computed item): then the
+        /// template is not laid first.
+        covered: bool,
     },
     /// Applied in order to the record lengthened (blanks) to `len`.
     Overlay {
@@ -648,7 +653,8 @@ fn compile_step(
                 }
             }
             let len = template.len();
-            Ok((Step::Build { template, copies, computed }, len))
+            let covered = computed.is_empty() && copies.iter().map(|c| c.2).sum::<usize>() == len;
+            Ok((Step::Build { template, copies, computed, covered }, len))
         }
         Edit::Overlay(items) => {
             let mut at = 0usize;
@@ -698,6 +704,16 @@ impl ReformatProgram {
         self.stage
     }
 
+    /// The fields the program copies, `(src, dst, len)` in its order, when that is all it does:
+    /// a `BUILD` of fields only, which fill its records with no gap. A caller may then move
+    /// the fields itself (as a record cut to the bytes a job reads is).
+    pub fn only_copies(&self) -> Option<&[(usize, usize, usize)]> {
+        match &self.program {
+            Program::Single(Step::Build { copies, covered: true, .. }) => Some(copies),
+            _ => None,
+        }
+    }
+
     /// Reformats `rec` (of [`ReformatProgram::in_len`] bytes) into `out` (of
     /// [`ReformatProgram::out_len`] bytes). Errors are records the statement cannot reshape
     /// (invalid decimal data in a condition or an edited field, a `FINDREP` overrun).
@@ -709,10 +725,12 @@ impl ReformatProgram {
         }
         let stage = self.stage;
         match &self.program {
-            Program::Single(Step::Build { template, copies, computed }) => {
-                out.copy_from_slice(template);
+            Program::Single(Step::Build { template, copies, computed, covered }) => {
+                if !covered {
+                    out.copy_from_slice(template);
+                }
                 for &(src, dst, len) in copies {
-                    out[dst..dst + len].copy_from_slice(&rec[src..src + len]);
+                    copy_field(&rec[src..src + len], &mut out[dst..dst + len]);
                 }
                 for op in computed {
                     let src = op.item.source().map_or(&rec[..0], |(o, l)| &rec[o..o + l]);
@@ -787,7 +805,7 @@ impl ReformatProgram {
         };
         let Scratch { a: cur, b: spare, c, seq } = scratch;
         match step {
-            Step::Build { template, copies, computed } => {
+            Step::Build { template, copies, computed, .. } => {
                 spare.clear();
                 spare.extend_from_slice(template);
                 for &(src, dst, len) in copies {

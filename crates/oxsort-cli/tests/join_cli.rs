@@ -281,6 +281,44 @@ fn sorted_inputs_are_read_as_they_are_and_a_disorder_is_named() {
     assert!(e.contains(&s.p1.display().to_string()), "{e}");
 }
 
+/// Sides longer than one read of the join (records cut by a read's end), sorted by the engine
+/// or read as they are from concatenated files; a SORTED file that ends inside a record is
+/// named, with the whole records before it.
+#[test]
+fn long_sides_join_across_reads_and_concatenated_files() {
+    let mut s = setup(20_000, 15_000);
+    let v = &VARIANTS[3];
+    let want = reference(&s.f1, &s.f2, v, reformat).concat();
+    let sorted_control = |sorted: &str| {
+        format!(
+            " JOINKEYS FILE=F1,FIELDS=(1,2,A,3,2,D){sorted}\n \
+             JOINKEYS FILE=F2,FIELDS=(6,2,A,8,2,D){sorted}\n{}{REFORMAT} OPTION COPY\n",
+            v.join
+        )
+    };
+    assert!(run_job(&s, &sorted_control(""), &[]).unwrap() == want, "sorted by the engine");
+
+    s.f1.sort_by(|a, b| key_cmp(a, 0, b, 0));
+    s.f2.sort_by(|a, b| key_cmp(a, 5, b, 5));
+    let half = s.f1.len() / 2 + 7;
+    let p1b = s.dir.path().join("f1b.dat");
+    write_records(&s.p1, &s.f1[..half]);
+    write_records(&p1b, &s.f1[half..]);
+    write_records(&s.p2, &s.f2);
+    let second = format!("--dd=SORTJNF1={}", p1b.display());
+    let got = run_job(&s, &sorted_control(",SORTED"), &[&second]).unwrap();
+    assert!(got == want, "SORTED, F1 in two files");
+
+    let mut cut = s.f1[..half].concat();
+    cut.truncate(cut.len() - 3);
+    std::fs::write(&s.p1, cut).unwrap();
+    let e = run_job(&s, &sorted_control(",SORTED"), &[&second]).unwrap_err();
+    assert!(
+        e.contains(&s.p1.display().to_string()) && e.contains(&format!("{} whole", half - 1)),
+        "{e}"
+    );
+}
+
 #[test]
 fn statement_mistakes_are_named_with_their_line() {
     let s = setup(10, 10);

@@ -91,7 +91,7 @@ pub use sorted::{merge_sources, MergeSourcesOptions, SortedSource, SourcesMerged
 pub use stats::{
     human_bytes, FileStats, PhaseStats, Reclaimed, SortStats, TextAsRecords, ThreadStats,
 };
-pub use sysinfo::{available_memory, cores, peak_rss};
+pub use sysinfo::{available_memory, cores, cpu_times, peak_rss};
 pub use verify::{checksum_hex, checksum_records, OrderCheck};
 
 use oxsort_io::AtomicOutput;

@@ -410,11 +410,13 @@ pub enum JobError {
         /// The record length.
         len: usize,
     },
-    /// A join side out of key order.
-    #[error("{}", disorder(*.user_sorted, .dd, .side, *.record, .path))]
+    /// A join side given as SORTED out of its join-key order.
+    #[error(
+        "{dd} ({side}) is out of order by its JOINKEYS keys, although SORTED says it is \
+         sorted: record {record} of {path} sorts before the record above it (drop SORTED to \
+         have oxsort sort it)"
+    )]
     OutOfOrder {
-        /// Whether the files are the user's (`SORTED`).
-        user_sorted: bool,
         /// The DD.
         dd: String,
         /// `F1` or `F2`.
@@ -487,18 +489,6 @@ fn source_name(from: &LengthSource, w: &dyn Words) -> String {
     match from {
         LengthSource::Given(dd) => w.lrecl(dd).replace("=N", "").to_string(),
         LengthSource::Dcb(dd) => format!("the DCB of //{dd}"),
-    }
-}
-
-fn disorder(user_sorted: bool, dd: &str, side: &str, record: u64, path: &str) -> String {
-    if user_sorted {
-        format!(
-            "{dd} ({side}) is out of order by its JOINKEYS keys, although SORTED says it is \
-             sorted: record {record} of {path} sorts before the record above it (drop SORTED to \
-             have oxsort sort it)"
-        )
-    } else {
-        format!("{dd} ({side}): the sorted records are out of order at record {record} of {path}")
     }
 }
 

@@ -215,7 +215,7 @@ impl GcsortTotals {
     /// statistics (a JOINKEYS job's main task's) and a JOINKEYS job's counts.
     pub fn new(
         stats: &oxsort_engine::SortStats,
-        join: Option<crate::joinkeys::JoinCounts>,
+        join: Option<crate::JoinCounts>,
         control: &oxsort_lang::Control,
         start: SystemTime,
     ) -> GcsortTotals {

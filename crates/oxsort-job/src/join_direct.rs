@@ -11,11 +11,13 @@
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::time::Instant;
 
 use oxsort_engine::{checksum_hex, checksum_records, FileStats, PhaseStats, SortStats};
 use oxsort_io::{AlignedBuf, AtomicOutput, IoOptions, OutputTarget, Writer, DIRECT_ALIGN};
 
 use crate::error::JobError;
+use crate::join_merge::JoinedOut;
 use crate::tuning::{DIRECT_BLOCK_BYTES as BLOCK_BYTES, DIRECT_WRITE_DEPTH as WRITE_DEPTH};
 
 /// Where the blocks go (one of each per job: the size difference does not matter).
@@ -36,6 +38,10 @@ pub(crate) struct DirectOut {
     fill: usize,
     records: u64,
     checksum: u128,
+    /// When the output was opened (with the join's sides starting): the phase's wall time and
+    /// the process's CPU time then.
+    started: Instant,
+    cpu_at_start: (f64, f64),
 }
 
 impl DirectOut {
@@ -72,6 +78,8 @@ impl DirectOut {
             fill: 0,
             records: 0,
             checksum: 0,
+            started: Instant::now(),
+            cpu_at_start: oxsort_engine::cpu_times(),
         })
     }
 
@@ -131,6 +139,9 @@ impl DirectOut {
             }
         }
         let checksum = checksum_hex(self.checksum);
+        let elapsed_s = self.started.elapsed().as_secs_f64();
+        let (user, sys) = oxsort_engine::cpu_times();
+        let (user_s, sys_s) = (user - self.cpu_at_start.0, sys - self.cpu_at_start.1);
         Ok(SortStats {
             records: self.records,
             records_written: self.records,
@@ -138,7 +149,15 @@ impl DirectOut {
             passes: 1,
             memory_budget,
             threads,
-            phases: vec![PhaseStats { name: "join", files, ..PhaseStats::default() }],
+            elapsed_s,
+            phases: vec![PhaseStats {
+                name: "join",
+                elapsed_s,
+                user_s,
+                sys_s,
+                files,
+                ..PhaseStats::default()
+            }],
             input_checksum: checksum.clone(),
             checksum,
             dropped_checksum: checksum_hex(0),
@@ -151,20 +170,27 @@ impl DirectOut {
     }
 }
 
-impl Write for DirectOut {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        let n = data.len().min(self.block.len() - self.fill);
-        self.block[self.fill..self.fill + n].copy_from_slice(&data[..n]);
-        self.fill += n;
+impl JoinedOut for DirectOut {
+    /// A slot in the block, which holds a whole number of records: a full block is written
+    /// before the next record starts.
+    fn next_record(&mut self, len: usize) -> std::io::Result<&mut [u8]> {
+        if len != self.record_len {
+            return Err(std::io::Error::other(format!(
+                "a joined record of {len} bytes among {}-byte records",
+                self.record_len
+            )));
+        }
         if self.fill == self.block.len() {
             self.flush_block()?;
         }
-        Ok(n)
+        let at = self.fill;
+        self.fill += len;
+        Ok(&mut self.block[at..at + len])
     }
 
     /// Blocks are written when full (and by [`DirectOut::finish`]): a flush in between would
     /// cut a block short of its alignment.
-    fn flush(&mut self) -> std::io::Result<()> {
+    fn flush_records(&mut self) -> std::io::Result<()> {
         Ok(())
     }
 }

@@ -23,26 +23,25 @@
 //! temp directory (in the output's directory) that is removed in every outcome, signals
 //! included.
 
-use std::cmp::Ordering;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use oxsort_engine::{
-    plan, sort, EngineError, Input, KeyOrder, Mode, Output, Plan, SortConfig, SortKey, SortSpec,
-    SortStats, Stream,
+    plan, sort, EngineError, Input, Mode, Output, Plan, SortConfig, SortSpec, SortStats, Stream,
 };
 use oxsort_format::{Edit, Item, JoinItem, JoinSide, JoinSpec, Placed, RecordLayout, Reformat};
-use oxsort_io::byte_channel::{byte_channel, ByteReader};
+use oxsort_io::byte_channel::byte_channel;
 use oxsort_io::TempDir;
 use oxsort_lang::Control;
 
 use crate::error::JobError;
 use crate::join_direct::DirectOut;
-use crate::tuning::{CUT_AT_MOST, JOIN_IO_BUFFER, MAIN_STREAM_MIN, MAIN_STREAM_SHARE, PIPE_BYTES};
+pub use crate::join_merge::JoinCounts;
+use crate::join_merge::{merge_join, Blocks, SideFeed};
+use crate::tuning::{CUT_AT_MOST, MAIN_STREAM_MIN, MAIN_STREAM_SHARE, PIPE_BYTES};
 use crate::{configure, is_std, MainSize, Resources};
 
 type Result<T> = std::result::Result<T, JobError>;
@@ -75,23 +74,6 @@ pub struct JoinJob {
     pub main_size: Option<MainSize>,
     /// Where the control statements were read.
     pub control: String,
-}
-
-/// What the join did, for the closing report.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct JoinCounts {
-    /// F1 records read.
-    pub f1: u64,
-    /// F2 records read.
-    pub f2: u64,
-    /// Paired records joined.
-    pub paired: u64,
-    /// Unpaired F1 records kept.
-    pub unpaired_f1: u64,
-    /// Unpaired F2 records kept.
-    pub unpaired_f2: u64,
-    /// Joined records written to the main task.
-    pub joined: u64,
 }
 
 /// The outcome of a JOINKEYS job.
@@ -178,7 +160,7 @@ pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
         let (spec, lens) = (&cut.spec, cut.lens(job));
         match main {
             Main::Direct(mut out) => {
-                let joined = merge_join(job, spec, lens, feeds, &mut out);
+                let joined = merge_join(spec, lens, feeds, &mut out);
                 let stats = match &joined {
                     Ok(_) => out.finish(budget, r.threads.unwrap_or_else(oxsort_engine::cores)),
                     Err(_) => Ok(SortStats::default()),
@@ -192,8 +174,8 @@ pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
                     // with EPIPE rather than end the process with no word: the main task's
                     // error is the one reported.
                     oxsort_io::quiet_broken_pipe();
-                    let out = BufWriter::with_capacity(JOIN_IO_BUFFER, File::from(joined_tx));
-                    let done = merge_join(job, spec, lens, feeds, out);
+                    let mut out = Blocks::new(File::from(joined_tx));
+                    let done = merge_join(spec, lens, feeds, &mut out);
                     if done.is_err() {
                         // Whatever the main task has read is not all of the joined records.
                         cancel.store(true, AtomicOrdering::Relaxed);
@@ -683,251 +665,6 @@ fn temp_parent(job: &JoinJob) -> PathBuf {
         return PathBuf::from(".");
     }
     std::env::temp_dir()
-}
-
-/// Where one side's records come from.
-enum SideFeed<'a> {
-    /// The user's files, in order, read as they are (SORTED).
-    Files(Vec<PathBuf>),
-    /// The side's sort, through a byte channel. `done` waits for the sort's outcome, taken at
-    /// the stream's end: a sort that failed also ends its stream, early.
-    Sort { pipe: Option<ByteReader>, done: Option<SortOutcome<'a>> },
-}
-
-/// Waits for a side's sort to end and gives its outcome.
-type SortOutcome<'a> = Box<dyn FnOnce() -> Result<()> + Send + 'a>;
-
-/// Reads one side's records in order (across concatenated files, or from its sort) and checks
-/// their key order.
-struct SideReader<'a> {
-    side: JoinSide,
-    dd: &'a str,
-    /// Whether the files are the user's (SORTED): a disorder is their error.
-    user_sorted: bool,
-    feed: SideFeed<'a>,
-    next_path: usize,
-    reader: Option<Box<dyn Read + Send + 'a>>,
-    len: usize,
-    cur: Vec<u8>,
-    prev: Vec<u8>,
-    has: bool,
-    /// The engine's order check, by the side's join keys.
-    order: KeyOrder<'a>,
-    /// Records read from the current file, and in all.
-    in_file: u64,
-    total: u64,
-}
-
-impl<'a> SideReader<'a> {
-    fn new(
-        job: &'a JoinJob,
-        side: JoinSide,
-        len: usize,
-        feed: SideFeed<'a>,
-        keys: &'a SortKey,
-    ) -> Self {
-        SideReader {
-            side,
-            dd: &job.spec.input(side).dd,
-            user_sorted: matches!(feed, SideFeed::Files(_)),
-            feed,
-            next_path: 0,
-            reader: None,
-            len,
-            cur: vec![0; len],
-            prev: vec![0; len],
-            has: false,
-            order: KeyOrder::new(keys, false),
-            in_file: 0,
-            total: 0,
-        }
-    }
-
-    fn path_name(&self) -> String {
-        match &self.feed {
-            SideFeed::Files(paths) => paths[self.next_path - 1].display().to_string(),
-            SideFeed::Sort { .. } => format!("the sorted {}", self.dd),
-        }
-    }
-
-    /// Opens the next file (or the sort's stream); false when there is none.
-    fn open_next(&mut self) -> Result<bool> {
-        let f: Box<dyn Read + Send + 'a> = match &mut self.feed {
-            SideFeed::Files(paths) => {
-                let Some(p) = paths.get(self.next_path) else {
-                    return Ok(false);
-                };
-                let f = File::open(p).map_err(|e| {
-                    JobError::io(
-                        format!("opening {} ({}) {}", self.dd, self.side.name(), p.display()),
-                        e,
-                    )
-                })?;
-                Box::new(BufReader::with_capacity(JOIN_IO_BUFFER, f))
-            }
-            SideFeed::Sort { pipe, done } => match pipe.take() {
-                Some(r) => Box::new(r),
-                None => {
-                    // The stream's end: whole only if the sort succeeded.
-                    if let Some(done) = done.take() {
-                        done()?;
-                    }
-                    return Ok(false);
-                }
-            },
-        };
-        self.reader = Some(f);
-        self.next_path += 1;
-        self.in_file = 0;
-        Ok(true)
-    }
-
-    /// Moves to the next record; false at the end of the last file.
-    fn advance(&mut self) -> Result<bool> {
-        std::mem::swap(&mut self.cur, &mut self.prev);
-        let had = self.has;
-        loop {
-            if self.reader.is_none() && !self.open_next()? {
-                self.has = false;
-                return Ok(false);
-            }
-            let r = self.reader.as_mut().expect("opened above");
-            let n = oxsort_io::read_full(r, &mut self.cur).map_err(|e| {
-                JobError::io(format!("reading {} ({})", self.dd, self.path_name()), e)
-            })?;
-            if n == self.len {
-                break;
-            }
-            if n != 0 {
-                return Err(JobError::PartialRecord {
-                    dd: self.dd.to_string(),
-                    side: self.side.name(),
-                    path: self.path_name(),
-                    bytes: n,
-                    records: self.in_file,
-                    len: self.len,
-                });
-            }
-            self.reader = None;
-        }
-        self.in_file += 1;
-        self.total += 1;
-        let out_of_order = self.order.push(&self.cur).map_err(|source| JobError::JoinKey {
-            dd: self.dd.to_string(),
-            side: self.side.name(),
-            record: self.in_file,
-            path: self.path_name(),
-            source: Box::new(source),
-        })?;
-        if had && out_of_order {
-            return Err(JobError::OutOfOrder {
-                user_sorted: self.user_sorted,
-                dd: self.dd.to_string(),
-                side: self.side.name(),
-                record: self.in_file,
-                path: self.path_name(),
-            });
-        }
-        self.has = true;
-        Ok(true)
-    }
-}
-
-/// The key a side's records reach the join in (its join keys over its records as the join
-/// sees them, `len` bytes), for the engine's order check.
-fn side_order(join: &JoinSpec, side: JoinSide, len: usize) -> Result<SortKey> {
-    let spec = SortSpec {
-        key: Some(join.sort_key(side)),
-        ..SortSpec::with_layout(RecordLayout::Fixed(len))
-    };
-    spec.compile().map_err(|source| {
-        let input = join.input(side);
-        JobError::Key {
-            what: format!("the JOINKEYS keys of {} ({})", input.dd, side.name()),
-            source,
-        }
-    })
-}
-
-/// The merge join (`spec`, over records of `lens` bytes) of two key-ordered sides into `out`
-/// (the main task's stream).
-fn merge_join(
-    job: &JoinJob,
-    spec: &JoinSpec,
-    lens: [usize; 2],
-    feeds: [SideFeed<'_>; 2],
-    mut w: impl Write,
-) -> Result<JoinCounts> {
-    let [f1, f2] = feeds;
-    let keys = [side_order(spec, JoinSide::F1, lens[0])?, side_order(spec, JoinSide::F2, lens[1])?];
-    let mut a = SideReader::new(job, JoinSide::F1, lens[0], f1, &keys[0]);
-    let mut b = SideReader::new(job, JoinSide::F2, lens[1], f2, &keys[1]);
-    let out = "the joined records";
-    let mut rec = Vec::new();
-    let mut c = JoinCounts::default();
-    let mut group: Vec<u8> = Vec::new();
-    let mut emit = |f1: Option<&[u8]>, f2: Option<&[u8]>, c: &mut JoinCounts| -> Result<()> {
-        rec.clear();
-        spec.build(f1, f2, &mut rec);
-        c.joined += 1;
-        w.write_all(&rec).map_err(|e| JobError::io(format!("writing {out}"), e))
-    };
-    a.advance()?;
-    b.advance()?;
-    loop {
-        let order = match (a.has, b.has) {
-            (false, false) => break,
-            (true, false) => Ordering::Less,
-            (false, true) => Ordering::Greater,
-            (true, true) => spec.compare(JoinSide::F1, &a.cur, JoinSide::F2, &b.cur),
-        };
-        match order {
-            Ordering::Less => {
-                if spec.unpaired_f1 {
-                    c.unpaired_f1 += 1;
-                    emit(Some(&a.cur), None, &mut c)?;
-                }
-                a.advance()?;
-            }
-            Ordering::Greater => {
-                if spec.unpaired_f2 {
-                    c.unpaired_f2 += 1;
-                    emit(None, Some(&b.cur), &mut c)?;
-                }
-                b.advance()?;
-            }
-            Ordering::Equal => {
-                // The F2 records of this key, held while each F1 record of the key meets them.
-                group.clear();
-                let len2 = b.len;
-                group.extend_from_slice(&b.cur);
-                while b.advance()?
-                    && spec.compare(JoinSide::F2, &group[..len2], JoinSide::F2, &b.cur)
-                        == Ordering::Equal
-                {
-                    group.extend_from_slice(&b.cur);
-                }
-                loop {
-                    if spec.keeps_paired() {
-                        for r2 in group.chunks_exact(len2) {
-                            c.paired += 1;
-                            emit(Some(&a.cur), Some(r2), &mut c)?;
-                        }
-                    }
-                    if !a.advance()?
-                        || spec.compare(JoinSide::F1, &a.cur, JoinSide::F2, &group[..len2])
-                            != Ordering::Equal
-                    {
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    w.flush().map_err(|e| JobError::io(format!("writing {out}"), e))?;
-    c.f1 = a.total;
-    c.f2 = b.total;
-    Ok(c)
 }
 
 /// A JOINKEYS job's files: each side's (concatenated) files and record length, and each

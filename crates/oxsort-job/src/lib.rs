@@ -52,6 +52,7 @@ mod error;
 mod gcsort;
 mod gcsort_report;
 mod join_direct;
+mod join_merge;
 pub mod joinkeys;
 pub mod line_sequential;
 pub mod table;
@@ -69,8 +70,9 @@ pub use datasets::{resolve, spec_of};
 pub use error::{Concepts, DataSetError, DoorError, JobError, LengthSource, Words};
 pub use gcsort::{GcsortFilesError, GcsortRun};
 pub use gcsort_report::{statements_echo, GcsortJoinSide, GcsortOp, GcsortReport, GcsortTotals};
+pub use join_merge::JoinCounts;
 pub use joinkeys::JoinFiles;
-pub use joinkeys::{JoinCounts, JoinExplain, JoinJob, JoinOutcome};
+pub use joinkeys::{JoinExplain, JoinJob, JoinOutcome};
 
 /// The name of a standard stream: standard input among the inputs, standard output as the
 /// output.

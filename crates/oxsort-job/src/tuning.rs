@@ -3,6 +3,11 @@
 /// Buffer of each join input and of the joined output: large sequential transfers.
 pub const JOIN_IO_BUFFER: usize = 4 << 20;
 
+/// Bytes the join reads of a side at a time: small enough that the records it copied are
+/// still in the core's cache (L2) when the join compares and builds from them, large enough
+/// that a read is rare next to the records it brings.
+pub const JOIN_SIDE_READ: usize = 256 << 10;
+
 /// Bytes a pipe between two stages holds (Linux's default is 64 KiB; 1 MiB is what an
 /// unprivileged process may ask for by default): fewer switches between writer and reader.
 pub const PIPE_BYTES: usize = 1 << 20;

@@ -250,9 +250,10 @@ fn reshape(
     };
     let mut failed = None;
     let mut kept_at = Vec::new();
-    // A BUILD of fields moving forward (a record cut to the bytes a job reads): the fields
-    // moved straight to their place, the record's own buffer packed front to back.
-    let cut = program.only_copies().filter(|f| oxsort_bytes::fields_pack(f, r));
+    // A BUILD of fields moving forward (a record cut to the bytes a job reads), in the buffer
+    // read: the fields moved straight to their place, records packed front to back (no
+    // scratch record and copy back).
+    let cut = program.only_copies().filter(|f| grown.is_none() && oxsort_bytes::fields_pack(f, r));
     for i in 0..chunk.records {
         let rec = &chunk.buf[i * r..(i + 1) * r];
         if let Some(f) = ctx.filter {
@@ -269,16 +270,12 @@ fn reshape(
             }
         }
         let to = kept * out..(kept + 1) * out;
-        let applied = match (grown.as_mut(), cut) {
-            (Some(buf), Some(fields)) => {
-                oxsort_bytes::cut_into(rec, &mut buf[to], fields);
-                Ok(())
-            }
-            (None, Some(fields)) => {
+        let applied = match (cut, grown.as_mut()) {
+            (Some(fields), _) => {
                 oxsort_bytes::cut_in_place(&mut chunk.buf, i * r, to.start, fields);
                 Ok(())
             }
-            (Some(buf), None) => program.apply(rec, &mut buf[to], scratch),
+            (None, Some(buf)) => program.apply(rec, &mut buf[to], scratch),
             (None, None) => program.apply(rec, &mut one, scratch).map(|()| {
                 chunk.buf[to].copy_from_slice(&one);
             }),

@@ -53,9 +53,11 @@ fn a_join_over_cut_records_builds_what_it_built_over_whole_ones() {
         (Some(&r1[..]), None, Some(&k1[..]), None),
         (None, Some(&r2[..]), None, Some(&k2[..])),
     ] {
-        let (mut whole, mut narrow) = (Vec::new(), Vec::new());
-        s.build(f1, f2, &mut whole);
-        n.build(g1, g2, &mut narrow);
+        let len = s.joined_len(r1.len(), r2.len()).unwrap();
+        assert_eq!(n.joined_len(k1.len(), k2.len()), Ok(len));
+        let (mut whole, mut narrow) = (vec![0; len], vec![0; len]);
+        s.build_into(f1, f2, &mut whole);
+        n.build_into(g1, g2, &mut narrow);
         assert_eq!(whole, narrow);
     }
     // Keys equal, less and greater (the second keys descending) compare alike.
@@ -84,10 +86,10 @@ fn build_fills_the_missing_side_and_marks_the_indicator() {
         JoinItem::Indicator,
     ]));
     assert_eq!(s.joined_len(3, 4), Ok(6));
-    let mut out = Vec::new();
-    s.build(Some(b"abc"), Some(b"wxyz"), &mut out);
-    s.build(Some(b"abc"), None, &mut out);
-    s.build(None, Some(b"wxyz"), &mut out);
+    let mut out = vec![0; 18];
+    s.build_into(Some(b"abc"), Some(b"wxyz"), &mut out[..6]);
+    s.build_into(Some(b"abc"), None, &mut out[6..12]);
+    s.build_into(None, Some(b"wxyz"), &mut out[12..]);
     assert_eq!(out, b"abcxyBabc$$1$$$xy2");
     assert!(matches!(s.joined_len(2, 4), Err(JoinSpecError::PastRecord { end: 3, .. })));
 }

@@ -88,12 +88,6 @@ impl DirectOut {
         if self.fill == 0 {
             return Ok(());
         }
-        if self.fill % self.record_len != 0 {
-            return Err(std::io::Error::other(format!(
-                "the joined records end inside a {}-byte record",
-                self.record_len
-            )));
-        }
         let data = &self.block[..self.fill];
         self.checksum += checksum_records(data, self.record_len);
         self.records += (self.fill / self.record_len) as u64;
@@ -173,13 +167,8 @@ impl DirectOut {
 impl JoinedOut for DirectOut {
     /// A slot in the block, which holds a whole number of records: a full block is written
     /// before the next record starts.
-    fn next_record(&mut self, len: usize) -> std::io::Result<&mut [u8]> {
-        if len != self.record_len {
-            return Err(std::io::Error::other(format!(
-                "a joined record of {len} bytes among {}-byte records",
-                self.record_len
-            )));
-        }
+    fn next_record(&mut self) -> std::io::Result<&mut [u8]> {
+        let len = self.record_len;
         if self.fill == self.block.len() {
             self.flush_block()?;
         }

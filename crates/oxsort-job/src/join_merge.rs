@@ -58,34 +58,35 @@ pub(crate) type SortOutcome<'a> = Box<dyn FnOnce() -> Result<()> + Send + 'a>;
 
 /// Where the joined records go, a record at a time, built in place.
 pub(crate) trait JoinedOut {
-    /// Room for the next joined record, of `len` bytes.
-    fn next_record(&mut self, len: usize) -> std::io::Result<&mut [u8]>;
+    /// Room for the next joined record, of the length the output was made for (the join's
+    /// `joined_len`).
+    fn next_record(&mut self) -> std::io::Result<&mut [u8]>;
 
     /// Passes on the records built so far.
     fn flush_records(&mut self) -> std::io::Result<()>;
 }
 
-/// [`JoinedOut`] over a writer (the main task's pipe): records built into a buffer of
-/// [`JOIN_IO_BUFFER`] bytes, written when full.
+/// [`JoinedOut`] over a writer (the main task's pipe): `len`-byte records built into a buffer
+/// of about [`JOIN_IO_BUFFER`] bytes (whole records), written when full.
 pub(crate) struct Blocks<W: Write> {
     w: W,
+    len: usize,
     buf: Vec<u8>,
     fill: usize,
 }
 
 impl<W: Write> Blocks<W> {
-    pub(crate) fn new(w: W) -> Self {
-        Blocks { w, buf: vec![0; JOIN_IO_BUFFER], fill: 0 }
+    pub(crate) fn new(w: W, len: usize) -> Self {
+        let records = (JOIN_IO_BUFFER / len.max(1)).max(1);
+        Blocks { w, len, buf: vec![0; records * len], fill: 0 }
     }
 }
 
 impl<W: Write> JoinedOut for Blocks<W> {
-    fn next_record(&mut self, len: usize) -> std::io::Result<&mut [u8]> {
-        if self.fill + len > self.buf.len() {
+    fn next_record(&mut self) -> std::io::Result<&mut [u8]> {
+        let len = self.len;
+        if self.fill == self.buf.len() {
             self.flush_records()?;
-            if len > self.buf.len() {
-                self.buf.resize(len, 0);
-            }
         }
         let at = self.fill;
         self.fill += len;
@@ -121,14 +122,15 @@ struct SideReader<'a> {
 }
 
 impl<'a> SideReader<'a> {
+    /// `keys` (the side's join keys, for the order check) is given for SORTED files only.
     fn new(
         join: &'a JoinSpec,
         side: JoinSide,
         len: usize,
         feed: SideFeed<'a>,
-        keys: &'a SortKey,
+        keys: Option<&'a SortKey>,
     ) -> Self {
-        let order = matches!(feed, SideFeed::Files(_)).then(|| KeyOrder::new(keys, false));
+        let order = keys.map(|k| KeyOrder::new(k, false));
         SideReader {
             side,
             dd: &join.input(side).dd,
@@ -290,14 +292,19 @@ pub(crate) fn merge_join(
     out: &mut impl JoinedOut,
 ) -> Result<JoinCounts> {
     let [f1, f2] = feeds;
-    let keys = [side_order(spec, JoinSide::F1, lens[0])?, side_order(spec, JoinSide::F2, lens[1])?];
-    let mut a = SideReader::new(spec, JoinSide::F1, lens[0], f1, &keys[0]);
-    let mut b = SideReader::new(spec, JoinSide::F2, lens[1], f2, &keys[1]);
+    // The order check's keys, for the sides read as they are (SORTED files).
+    let order = |side: JoinSide, feed: &SideFeed<'_>| match feed {
+        SideFeed::Files(_) => side_order(spec, side, lens[side as usize]).map(Some),
+        SideFeed::Sort { .. } => Ok(None),
+    };
+    let keys = [order(JoinSide::F1, &f1)?, order(JoinSide::F2, &f2)?];
+    let mut a = SideReader::new(spec, JoinSide::F1, lens[0], f1, keys[0].as_ref());
+    let mut b = SideReader::new(spec, JoinSide::F2, lens[1], f2, keys[1].as_ref());
     let written = |e| JobError::io("writing the joined records", e);
     let mut c = JoinCounts::default();
     let mut group: Vec<u8> = Vec::new();
     let mut emit = |f1: Option<&[u8]>, f2: Option<&[u8]>, c: &mut JoinCounts| -> Result<()> {
-        let slot = out.next_record(spec.built_len(f1, f2)).map_err(written)?;
+        let slot = out.next_record().map_err(written)?;
         spec.build_into(f1, f2, slot);
         c.joined += 1;
         Ok(())

@@ -174,7 +174,7 @@ pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
                     // with EPIPE rather than end the process with no word: the main task's
                     // error is the one reported.
                     oxsort_io::quiet_broken_pipe();
-                    let mut out = Blocks::new(File::from(joined_tx));
+                    let mut out = Blocks::new(File::from(joined_tx), joined_len);
                     let done = merge_join(spec, lens, feeds, &mut out);
                     if done.is_err() {
                         // Whatever the main task has read is not all of the joined records.

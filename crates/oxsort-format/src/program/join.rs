@@ -312,30 +312,9 @@ impl JoinSpec {
         out
     }
 
-    /// The length of the joined record of `f1` and `f2` (either may be missing, not both):
-    /// the REFORMAT's, or without one the record passed.
-    pub fn built_len(&self, f1: Option<&[u8]>, f2: Option<&[u8]>) -> usize {
-        match &self.reformat {
-            Some(items) => items
-                .iter()
-                .map(|item| match *item {
-                    JoinItem::Field { len, .. } => len,
-                    JoinItem::Indicator => 1,
-                })
-                .sum(),
-            None => f1.or(f2).map_or(0, <[u8]>::len),
-        }
-    }
-
-    /// Appends the joined record of `f1` and `f2` (either may be missing, not both) to `out`.
-    pub fn build(&self, f1: Option<&[u8]>, f2: Option<&[u8]>, out: &mut Vec<u8>) {
-        let at = out.len();
-        out.resize(at + self.built_len(f1, f2), 0);
-        self.build_into(f1, f2, &mut out[at..]);
-    }
-
     /// Writes the joined record of `f1` and `f2` (either may be missing, not both) into `out`,
-    /// of [`JoinSpec::built_len`] bytes: where the join's output wants it, with no copy between.
+    /// of [`JoinSpec::joined_len`] bytes: where the join's output wants it, with no copy
+    /// between.
     pub fn build_into(&self, f1: Option<&[u8]>, f2: Option<&[u8]>, out: &mut [u8]) {
         let Some(items) = &self.reformat else {
             if let Some(r) = f1.or(f2) {

@@ -52,6 +52,7 @@ mod check;
 mod chunk;
 mod config;
 mod error;
+mod hole;
 mod inmem;
 mod journal;
 mod load_rule;

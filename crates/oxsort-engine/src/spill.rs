@@ -13,7 +13,8 @@
 //! A resumable sort's room uses one kept directory of a stable name per temp directory
 //! (`.oxsort-resume-HASH`, see [`crate::journal`]) and a journal: each run is synced before it
 //! is journaled, and the runs a merge level read are removed only once the level's outputs are
-//! journaled.
+//! journaled. Any other room gives each run's disk space back as the merge reads it
+//! ([`crate::hole`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use oxsort_io::{AlignedBuf, DirectFile, IoOptions, Reader, TempDir};
 
 use crate::chunk::Position;
 use crate::error::{EngineError, Result};
+use crate::hole::{HolePuncher, Punch};
 use crate::journal::{self, Entry, Journal, LevelEntry, RunEntry, RunFile};
 use crate::sink::FileSink;
 use crate::stats::FileStats;
@@ -109,6 +111,9 @@ pub(crate) struct SpillRoom {
     /// what a full directory still needed.
     planned: Vec<Option<u64>>,
     journaled: Vec<(u64, usize)>,
+    /// Releases the pieces of runs a merge has read (a room that is not resumable, once its
+    /// first run is made).
+    holes: Option<HolePuncher>,
 }
 
 impl SpillRoom {
@@ -130,6 +135,7 @@ impl SpillRoom {
             merge_dropped: (0, 0),
             planned: vec![None; dirs.len()],
             journaled: vec![(0, 0); dirs.len()],
+            holes: None,
         }
     }
 
@@ -322,6 +328,9 @@ impl SpillRoom {
 
     /// The sort is done: removes the temp directories (kept ones too) and their files.
     pub(crate) fn remove_all(mut self) {
+        if let Some(r) = self.holes.take() {
+            r.finish();
+        }
         self.journal = None;
         for t in std::mem::take(&mut self.temps) {
             t.remove();
@@ -340,6 +349,7 @@ impl SpillRoom {
                     oxsort_io::check_dir_writable_as(d, oxsort_io::TEMP_DIR_CHECK)?;
                     self.temps.push(TempDir::new(d)?);
                 }
+                self.holes = HolePuncher::start();
             }
         }
         if let Some(h) = self.header.take() {
@@ -402,11 +412,19 @@ impl SpillRoom {
         block: usize,
         layout: RecordLayout,
     ) -> Result<RunReader> {
-        let file = Arc::new(DirectFile::open(&run.path(self), &self.io)?);
+        let path = run.path(self);
+        let (file, punch) = match &self.holes {
+            Some(rc) => {
+                let file = Arc::new(DirectFile::open_update(&path, &self.io)?);
+                (file.clone(), Some(rc.handle(file, run.bytes)))
+            }
+            None => (Arc::new(DirectFile::open(&path, &self.io)?), None),
+        };
         let direct = file.is_direct();
         let reader = Reader::new(file, 0..run.bytes, block, 1, &self.io)?;
-        let mut r = RunReader::over(Blocks::File(reader), run.path(self), layout, direct);
+        let mut r = RunReader::over(Blocks::File(reader), path, layout, direct);
         r.temp_dir = Some(self.dirs[run.dir].display().to_string());
+        r.punch = punch;
         Ok(r)
     }
 }
@@ -469,6 +487,9 @@ pub(crate) struct RunReader {
     temp_dir: Option<String>,
     direct: bool,
     layout: RecordLayout,
+    /// For a run of a room that is not resumable: gives each block's disk space back once it
+    /// is read.
+    punch: Option<Punch>,
 }
 
 impl RunReader {
@@ -486,6 +507,7 @@ impl RunReader {
             temp_dir: None,
             direct,
             layout,
+            punch: None,
         }
     }
 
@@ -496,7 +518,12 @@ impl RunReader {
                     reader.recycle(b);
                 }
                 match reader.next_chunk() {
-                    Some(Ok(c)) => Some((c.buf, c.len)),
+                    Some(Ok(c)) => {
+                        if let Some(h) = &mut self.punch {
+                            h.read_to(c.offset + c.len as u64);
+                        }
+                        Some((c.buf, c.len))
+                    }
                     Some(Err(e)) => return Err(e.into()),
                     None => None,
                 }

@@ -199,6 +199,8 @@ impl fmt::Debug for DirectFile {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Read,
+    /// Read and write an existing file (no create, no truncate).
+    Update,
     Create,
     CreatePrivate,
     /// `O_EXCL` with mode `0600`: the temporary of an [`crate::AtomicOutput`], private while
@@ -210,6 +212,12 @@ impl DirectFile {
     /// Opens `path` for reading.
     pub fn open(path: &Path, opts: &IoOptions) -> Result<Self, IoError> {
         Self::open_with(path, opts, Mode::Read)
+    }
+
+    /// Opens an existing `path` for reading and writing, as it is (not created, not truncated):
+    /// a temporary run read back whose blocks are [released](Self::release) once read.
+    pub fn open_update(path: &Path, opts: &IoOptions) -> Result<Self, IoError> {
+        Self::open_with(path, opts, Mode::Update)
     }
 
     /// Creates (or truncates) `path` for writing and reading back, mode `0666 & !umask`.
@@ -232,6 +240,9 @@ impl DirectFile {
         o.read(true);
         match mode {
             Mode::Read => {}
+            Mode::Update => {
+                o.write(true);
+            }
             Mode::Create => {
                 o.write(true).create(true).truncate(true).mode(0o666);
             }
@@ -254,7 +265,7 @@ impl DirectFile {
         let want_direct = !opts.buffered
             && match std::fs::metadata(path) {
                 Ok(m) => m.file_type().is_file() || m.file_type().is_block_device(),
-                Err(_) => mode != Mode::Read, // about to be created as a regular file
+                Err(_) => !matches!(mode, Mode::Read | Mode::Update), // about to be created
             };
         let mut direct = want_direct;
         let main = match Self::options(mode, direct).open(path) {
@@ -554,6 +565,44 @@ impl DirectFile {
                     return Err(IoError::write(&self.path, len, e))
                 }
                 _ => return Err(IoError::other("preallocating", &self.path, e)),
+            }
+        }
+    }
+
+    /// Gives the disk blocks under `range` back to the filesystem (a hole: the range reads as
+    /// zeros, the length stays). For a temporary file whose bytes were read already: on a
+    /// filesystem that discards freed blocks as it frees them (mounted with `discard`) removing
+    /// a large file blocks for tens of milliseconds per hundred MB, a cost that freeing each
+    /// piece as it is read spreads over the reading. A no-op for anything but a regular file and
+    /// on a filesystem without hole punching (`EOPNOTSUPP`).
+    pub fn release(&self, range: std::ops::Range<u64>) -> Result<(), IoError> {
+        if !self.seekable || range.is_empty() {
+            return Ok(());
+        }
+        let to_off = |v: u64| {
+            libc::off_t::try_from(v).map_err(|_| {
+                IoError::other("releasing", &self.path, io::Error::from_raw_os_error(libc::EFBIG))
+            })
+        };
+        let (start, len) = (to_off(range.start)?, to_off(range.end - range.start)?);
+        loop {
+            // SAFETY: fallocate on a descriptor we own; no memory is passed to the kernel.
+            let r = unsafe {
+                libc::fallocate(
+                    self.main.as_raw_fd(),
+                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                    start,
+                    len,
+                )
+            };
+            if r == 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EOPNOTSUPP) => return Ok(()),
+                _ => return Err(IoError::other("releasing", &self.path, e)),
             }
         }
     }

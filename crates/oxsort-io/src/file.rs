@@ -548,25 +548,10 @@ impl DirectFile {
         if !self.seekable || len == 0 {
             return Ok(());
         }
-        let len_off = libc::off_t::try_from(len).map_err(|_| {
-            IoError::other("preallocating", &self.path, io::Error::from_raw_os_error(libc::EFBIG))
-        })?;
-        loop {
-            // SAFETY: fallocate on a descriptor we own; no memory is passed to the kernel.
-            let r = unsafe { libc::fallocate(self.main.as_raw_fd(), 0, 0, len_off) };
-            if r == 0 {
-                return Ok(());
-            }
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EOPNOTSUPP) => return Ok(()),
-                Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
-                    return Err(IoError::write(&self.path, len, e))
-                }
-                _ => return Err(IoError::other("preallocating", &self.path, e)),
-            }
-        }
+        self.fallocate(0, 0..len).map_err(|e| match e.raw_os_error() {
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => IoError::write(&self.path, len, e),
+            _ => IoError::other("preallocating", &self.path, e),
+        })
     }
 
     /// Gives the disk blocks under `range` back to the filesystem (a hole: the range reads as
@@ -579,30 +564,27 @@ impl DirectFile {
         if !self.seekable || range.is_empty() {
             return Ok(());
         }
-        let to_off = |v: u64| {
-            libc::off_t::try_from(v).map_err(|_| {
-                IoError::other("releasing", &self.path, io::Error::from_raw_os_error(libc::EFBIG))
-            })
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        self.fallocate(mode, range).map_err(|e| IoError::other("releasing", &self.path, e))
+    }
+
+    /// `fallocate(mode)` over `range`, again after `EINTR`; a filesystem without it
+    /// (`EOPNOTSUPP`) makes it a no-op.
+    fn fallocate(&self, mode: libc::c_int, range: std::ops::Range<u64>) -> io::Result<()> {
+        let off = |v: u64| {
+            libc::off_t::try_from(v).map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))
         };
-        let (start, len) = (to_off(range.start)?, to_off(range.end - range.start)?);
+        let (start, len) = (off(range.start)?, off(range.end - range.start)?);
         loop {
             // SAFETY: fallocate on a descriptor we own; no memory is passed to the kernel.
-            let r = unsafe {
-                libc::fallocate(
-                    self.main.as_raw_fd(),
-                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                    start,
-                    len,
-                )
-            };
-            if r == 0 {
+            if unsafe { libc::fallocate(self.main.as_raw_fd(), mode, start, len) } == 0 {
                 return Ok(());
             }
             let e = io::Error::last_os_error();
             match e.raw_os_error() {
                 Some(libc::EINTR) => continue,
                 Some(libc::EOPNOTSUPP) => return Ok(()),
-                _ => return Err(IoError::other("releasing", &self.path, e)),
+                _ => return Err(e),
             }
         }
     }

@@ -5,7 +5,7 @@
 //!   ─────────────────────────────────         ──────────────────────────────
 //!   block [a, b) read into memory  ──(file, [a, b))──▶  DirectFile::release: a hole
 //!   block [b, c) read              ──(file, [b, c))──▶  ...
-//!   SpillRoom::remove_all / drop   ──Stop────────────▶  what came before Stop, then ends
+//!   HolePuncher dropped            ──Stop────────────▶  what came before Stop, then ends
 //!   (joined; the runs are now mostly holes, and their removal is quick)
 //! ```
 //!
@@ -52,23 +52,15 @@ impl HolePuncher {
     pub(crate) fn handle(&self, file: Arc<DirectFile>, len: u64) -> Punch {
         Punch { tx: self.tx.clone(), file, from: 0, len }
     }
+}
 
-    /// Releases what was asked before this call, then stops the thread.
-    pub(crate) fn finish(mut self) {
-        self.stop();
-    }
-
-    fn stop(&mut self) {
+/// Dropped: releases what was asked before, then stops the thread and waits for it.
+impl Drop for HolePuncher {
+    fn drop(&mut self) {
         if let Some(t) = self.thread.take() {
             let _ = self.tx.send(Msg::Stop);
             let _ = t.join();
         }
-    }
-}
-
-impl Drop for HolePuncher {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 
@@ -130,7 +122,7 @@ mod tests {
         let r = HolePuncher::start().unwrap();
         let mut h = r.handle(file.clone(), len);
         h.read_to(20 * a + 7);
-        r.finish();
+        drop(r);
         let back = std::fs::read(&path).unwrap();
         assert_eq!(back.len() as u64, len, "the length stays");
         let cut = 20 * a as usize;
@@ -149,7 +141,7 @@ mod tests {
         h.from = 20 * a;
         h.read_to(len);
         drop(h);
-        r.finish();
+        drop(r);
         assert!(std::fs::read(&path).unwrap().iter().all(|&b| b == 0));
         assert_eq!(allocated(&path), 0);
     }

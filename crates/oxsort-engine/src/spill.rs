@@ -328,9 +328,9 @@ impl SpillRoom {
 
     /// The sort is done: removes the temp directories (kept ones too) and their files.
     pub(crate) fn remove_all(mut self) {
-        if let Some(r) = self.holes.take() {
-            r.finish();
-        }
+        // The punches asked for are done first (their thread holds the runs open), so the
+        // removal below is quick.
+        drop(self.holes.take());
         self.journal = None;
         for t in std::mem::take(&mut self.temps) {
             t.remove();
@@ -414,9 +414,9 @@ impl SpillRoom {
     ) -> Result<RunReader> {
         let path = run.path(self);
         let (file, punch) = match &self.holes {
-            Some(rc) => {
+            Some(holes) => {
                 let file = Arc::new(DirectFile::open_update(&path, &self.io)?);
-                (file.clone(), Some(rc.handle(file, run.bytes)))
+                (file.clone(), Some(holes.handle(file, run.bytes)))
             }
             None => (Arc::new(DirectFile::open(&path, &self.io)?), None),
         };

@@ -25,6 +25,11 @@ impl EntryArena {
         EntryArena { buf: AlignedBuf::new(bytes), slot_len, slots }
     }
 
+    /// Whether it has `slots` slots of `slot_len` entries (what a load of that shape asks for).
+    pub(crate) fn holds(&self, slots: usize, slot_len: usize) -> bool {
+        self.slots == slots && self.slot_len == slot_len
+    }
+
     /// Every slot, in order, each writable on its own (one per chunk sent to a worker).
     pub(crate) fn slots_mut(&mut self) -> impl Iterator<Item = &mut [Entry]> {
         let n = self.slots * self.slot_len;
@@ -46,6 +51,8 @@ mod tests {
     #[test]
     fn slots_are_disjoint_and_read_back() {
         let mut a = EntryArena::new(5, 1000);
+        // A load of this shape takes it over; one of another shape makes its own.
+        assert!(a.holds(5, 1000) && !a.holds(4, 1000) && !a.holds(5, 512));
         for (i, s) in a.slots_mut().enumerate() {
             assert_eq!(s.len(), 1000);
             for (j, e) in s.iter_mut().enumerate() {

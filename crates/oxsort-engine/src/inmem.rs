@@ -332,6 +332,7 @@ pub(crate) fn load(
     max_chunks: u64,
     total: Option<u64>,
     slots: Option<u64>,
+    spare: Option<EntryArena>,
 ) -> Result<(Loaded, bool)> {
     // Memory a load may hold: chunk buffers, and per record its entries (see
     // `Geometry::entry_bytes`; and an offset for delimited records, whose count per chunk
@@ -344,7 +345,15 @@ pub(crate) fn load(
     // Fixed records (the only ones with `slots`): a chunk holds at most 2^log2 of them, so a
     // bounded load's entries fit one arena (see `arena`); delimited chunks vary, and keep a
     // vector each.
-    let mut arena = slots.map(|n| EntryArena::new(n.min(max_chunks) as usize, 1 << log2));
+    // The arena of the load before, when it has the slots this one needs: fresh memory costs
+    // the host's page faults again for every run.
+    let mut arena = slots.map(|n| {
+        let (n, slot_len) = (n.min(max_chunks) as usize, 1 << log2);
+        match spare {
+            Some(a) if a.holds(n, slot_len) => a,
+            _ => EntryArena::new(n, slot_len),
+        }
+    });
     let mut slots = arena.as_mut().map(|a| a.slots_mut());
     // Chunks past the arena's slots (a bound that was short) keep vectors of their own.
     type Done = (usize, Chunk, Microrun, Result<ChunkFacts>);

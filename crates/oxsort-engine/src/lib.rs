@@ -330,13 +330,18 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     let mut run_writes: Vec<FileStats> = Vec::new();
     // What a streamed copy has written so far.
     let mut streamed = verify::OrderCheck::default();
+    // Memory one load is done with that the next one takes over (besides the chunk buffers,
+    // which the source keeps): its entry arena and its output's piece buffers.
+    let mut spare_arena = None;
+    let mut pieces = output::PieceSpares::default();
     loop {
-        let (loaded, exhausted) = inmem::load(
+        let (mut loaded, exhausted) = inmem::load(
             &ctx,
             &mut source,
             plan.run_chunks(),
             plan.input_bytes,
             plan.entry_slots(),
+            spare_arena.take(),
         )?;
         in_checksum += loaded.checksum;
         in_records += loaded.records;
@@ -356,9 +361,11 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
                 verify_output,
                 progress::Phase::Input,
                 streamed.bytes,
+                &mut pieces,
             )?;
             streamed.append(&c);
             if !exhausted {
+                spare_arena = loaded.arena.take();
                 for b in loaded.chunks {
                     source.recycle(b);
                 }
@@ -383,6 +390,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
                 verify_output,
                 progress::Phase::Output,
                 0,
+                &mut pieces,
             )?;
             sink.finish()?;
             stats.phases.push(out_timer.finish(vec![sink.stats()]));
@@ -391,9 +399,16 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         // Two passes: this load becomes a run (a resumed sort may find nothing left to read).
         if loaded.read > 0 || runs.is_empty() {
             let (mut run, mut run_sink) = room.create(RunKind::Formed, loaded.bytes)?;
-            let formed =
-                output::emit(&run_ctx, &loaded, &mut run_sink, false, progress::Phase::Input, 0)
-                    .map_err(|e| room.explain(e))?;
+            let formed = output::emit(
+                &run_ctx,
+                &loaded,
+                &mut run_sink,
+                false,
+                progress::Phase::Input,
+                0,
+                &mut pieces,
+            )
+            .map_err(|e| room.explain(e))?;
             run_writes.push(run_sink.stats());
             // With duplicate removal a run holds fewer records than were loaded.
             room.finish(&mut run, formed.bytes)?;
@@ -413,6 +428,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         }
         if !exhausted {
             // The next load reads into this one's buffers: fresh memory costs a fault per page.
+            spare_arena = loaded.arena.take();
             for b in loaded.chunks {
                 source.recycle(b);
             }
@@ -420,6 +436,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         }
         // The input phase's memory goes before the merge takes its own.
         drop(loaded);
+        drop(std::mem::take(&mut pieces));
         oxsort_io::trim_heap();
         let mut files = std::mem::take(&mut source.files);
         files.append(&mut run_writes);

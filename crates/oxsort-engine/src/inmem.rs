@@ -87,6 +87,16 @@ impl Microrun {
 }
 
 impl Loaded {
+    /// The load is written: its chunk buffers go back to `source` for the next load to read
+    /// into, and its entry arena is returned for the next load to take over (fresh memory
+    /// costs the host's page faults again for every load).
+    pub(crate) fn recycle(self, source: &mut ChunkSource) -> Option<EntryArena> {
+        for b in self.chunks {
+            source.recycle(b);
+        }
+        self.arena
+    }
+
     /// The microruns, chunk by chunk.
     pub(crate) fn runs(&self) -> Vec<&[Entry]> {
         self.microruns

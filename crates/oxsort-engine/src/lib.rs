@@ -335,7 +335,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     let mut spare_arena = None;
     let mut pieces = output::PieceSpares::default();
     loop {
-        let (mut loaded, exhausted) = inmem::load(
+        let (loaded, exhausted) = inmem::load(
             &ctx,
             &mut source,
             plan.run_chunks(),
@@ -365,10 +365,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             )?;
             streamed.append(&c);
             if !exhausted {
-                spare_arena = loaded.arena.take();
-                for b in loaded.chunks {
-                    source.recycle(b);
-                }
+                spare_arena = loaded.recycle(&mut source);
                 continue;
             }
             sink.finish()?;
@@ -427,11 +424,8 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             formed_runs += 1;
         }
         if !exhausted {
-            // The next load reads into this one's buffers: fresh memory costs a fault per page.
-            spare_arena = loaded.arena.take();
-            for b in loaded.chunks {
-                source.recycle(b);
-            }
+            // The next load reads into this one's buffers and entries.
+            spare_arena = loaded.recycle(&mut source);
             continue;
         }
         // The input phase's memory goes before the merge takes its own.

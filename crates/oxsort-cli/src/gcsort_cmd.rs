@@ -118,6 +118,9 @@ fn run(argv: Vec<String>) -> Result<i32> {
         let written = job.fnames.iter().find(|(dd, _)| dd == name).map_or(name, |(_, w)| w);
         req.data_sets.dd.push((name.clone(), Files.path(written)));
     }
+    // Echoed as written: before the OUTREC that fits records to the GIVE length is added.
+    let statements = oxsort_job::statements_echo(&job, &control);
+    let outfil_names = oxsort_job::outfil_names(&job, &control);
     job.fit_to_give();
     if test_only {
         eprintln!("oxsort gcsort: the statements are correct; nothing was run (GCSORT_TESTCMD=1)");
@@ -131,7 +134,7 @@ fn run(argv: Vec<String>) -> Result<i32> {
             _ => None,
         },
         op: GcsortOp::of(&control),
-        statements: oxsort_job::statements_echo(&job, &control),
+        statements,
     };
     // Standard output is the GIVE file's when it is "-": the report goes to stderr then.
     let to_stderr = job.give.as_ref().is_some_and(|g| oxsort_job::is_std(&g.path));
@@ -141,7 +144,7 @@ fn run(argv: Vec<String>) -> Result<i32> {
         (false, false) => print!("{text}"),
     };
     say(&gcsort_report.header());
-    match execute(req, &job, &report, &control) {
+    match execute(req, &job, &report, (&control, &outfil_names)) {
         Ok((code, warned, totals)) => {
             if let Some(t) = totals {
                 say(&gcsort_report.closing(&t));
@@ -156,13 +159,13 @@ fn run(argv: Vec<String>) -> Result<i32> {
     }
 }
 
-/// Runs the job of `job` in `req`: its exit status, whether it warned, and the totals of
-/// GCSORT's report.
+/// Runs the job of `job` in `req` (`statements`: parsed, and the OUTFIL outputs' DD names
+/// with their names as written): its exit status, whether it warned, and GCSORT's totals.
 fn execute(
     mut req: JobRequest,
     job: &oxsort_lang::GcsortJob,
     report: &Report,
-    control: &oxsort_lang::Control,
+    statements: (&oxsort_lang::Control, &[(String, String)]),
 ) -> Result<(i32, bool, Option<GcsortTotals>)> {
     let start = std::time::SystemTime::now();
     let run = GcsortRun::new(&mut req, job)?;
@@ -184,7 +187,7 @@ fn execute(
     oxsort_io::cleanup::install_signal_handlers();
     let (code, outcome) = crate::sort_cmd::run_job_outcome(req, &keys, report)?;
     run.finish()?;
-    let totals = outcome.map(|o| GcsortTotals::new(&o.stats, o.join, control, start));
+    let totals = outcome.map(|o| GcsortTotals::new(&o.stats, o.join, statements, start));
     Ok((code, !run.warnings.is_empty(), totals))
 }
 

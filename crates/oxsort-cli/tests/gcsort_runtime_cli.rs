@@ -3,7 +3,7 @@
 //! overlaying a shorter `OUT`, `SHIFT=NO` closing up with binary zeros, `OVERRUN=ERROR` on any
 //! longer `OUT`, `IN` lists and `INOUT` pairs applied last first, the record's length kept), and
 //! the report GCSORT prints on standard output (its labels, order and counts) for
-//! `GCSORT_STATISTICS` unset, 1 and 2. The DFSORT door keeps DFSORT's FINDREP.
+//! `GCSORT_STATISTICS` unset, 1 and 2, OUTFIL groups' totals included. The DFSORT door keeps DFSORT's FINDREP.
 //!
 //! Every expected record is worked out by hand from those rules, in the comment beside it.
 
@@ -198,7 +198,7 @@ fn the_report_on_standard_output_in_gcsorts_layout() {
         assert_eq!(stderr(&o), "", "GCSORT writes nothing on stderr");
     }
 
-    // 1: the operation and the echo of the files and fields too.
+    // 1: the operation and the echo of the files, fields and condition too.
     let op = [
         "Operation  : SORT",
         "",
@@ -207,6 +207,7 @@ fn the_report_on_standard_output_in_gcsorts_layout() {
         "OUTPUT FILE :",
         "\tout.txt FIXED (4,4) LS",
         "SORT FIELDS : (1,1,CH,A)",
+        "OMIT COND : (1,1,CH,EQ,C'z')",
         &rule,
     ]
     .map(String::from);
@@ -266,4 +267,76 @@ fn a_join_reports_each_side_read_and_sorted() {
         ]
     );
     assert!(text.ends_with("GCSORT - Join OK\n\n"), "{text}");
+}
+
+#[test]
+fn outfil_groups_are_echoed_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("in.txt"), "c3x\na1y\nb2x\nd4y\na5x\n").unwrap();
+    // Three groups: the records starting with `a` (cut and marked), two outputs taking turns,
+    // and the rest.
+    let statements = "SORT FIELDS=(1,1,CH,A) USE in.txt ORG LS RECORD F,3 \
+                      GIVE out.txt ORG LS RECORD F,3 \
+                      OUTFIL FNAMES=f_a,INCLUDE=(1,1,CH,EQ,C'a'),OUTREC=(1,2,C'!') \
+                      OUTFIL FILES=f_odd,f_even,SPLIT,INCLUDE=(2,1,ZD,LE,2) \
+                      OUTFIL FNAMES=f_rest,SAVE";
+    let mut cmd = oxsort();
+    cmd.current_dir(d).args(["gcsort", statements]).env("GCSORT_STATISTICS", "1");
+    for name in ["f_a", "f_odd", "f_even", "f_rest"] {
+        cmd.env(name, d.join(format!("{name}.txt")));
+    }
+    let o = run(&mut cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read = |name: &str| std::fs::read_to_string(d.join(format!("{name}.txt"))).unwrap();
+    // Sorted: a1y a5x b2x c3x d4y. `a`: a1y a5x. Digit <= 2: a1y b2x, dealt in turn.
+    // The rest (in no other group): c3x d4y.
+    assert_eq!(read("f_a"), "a1!\na5!\n");
+    assert_eq!((read("f_odd").as_str(), read("f_even").as_str()), ("a1y\n", "b2x\n"));
+    assert_eq!(read("f_rest"), "c3x\nd4y\n");
+    let report = layout(&String::from_utf8_lossy(&o.stdout));
+    let echo: Vec<&str> = report
+        .iter()
+        .map(String::as_str)
+        .skip_while(|l| !l.starts_with("OUTFIL : "))
+        .take_while(|l| !l.starts_with("====="))
+        .collect();
+    assert_eq!(
+        echo,
+        [
+            "OUTFIL : ",
+            "\tFNAMES/FILES:",
+            "\t\tf_a FIXED (3,3) LS",
+            "\t\tINCLUDE : (1,1,CH,EQ,C'a')",
+            "\t\tOUTREC : (1,2,C'!')",
+            "\tFNAMES/FILES:",
+            "\t\tf_odd FIXED (3,3) LS",
+            "\t\tf_even FIXED (3,3) LS",
+            "\t\tINCLUDE : (2,1,ZD,LE,Z'2')",
+            "\t\tSPLIT ",
+            "\tFNAMES/FILES:",
+            "\t\tf_rest FIXED (3,3) LS",
+        ]
+    );
+    let totals: Vec<&str> = report
+        .iter()
+        .map(String::as_str)
+        .skip_while(|l| !l.starts_with(" Total Records Write Output"))
+        .skip(2)
+        .take_while(|l| !l.starts_with("Start"))
+        .collect();
+    assert_eq!(
+        totals,
+        [
+            "OUTFIL Total Records Write     :          2",
+            "Record Write for file :          2 - File: f_a",
+            // The SPLIT group's outputs together.
+            "OUTFIL Total Records Write     :          2",
+            "Record Write for file :          1 - File: f_odd",
+            "Record Write for file :          1 - File: f_even",
+            "OUTFIL Total Records Write     :          2",
+            "Record Write for file :          2 - SAVE: f_rest",
+            "",
+        ]
+    );
 }

@@ -90,7 +90,8 @@ pub use progress::{Phase, Progress, ProgressFn};
 pub use small::small_input_limit;
 pub use sorted::{merge_sources, MergeSourcesOptions, SortedSource, SourcesMerged};
 pub use stats::{
-    human_bytes, FileStats, PhaseStats, Reclaimed, SortStats, TextAsRecords, ThreadStats,
+    human_bytes, FileStats, OutfilRecords, PhaseStats, Reclaimed, SortStats, TextAsRecords,
+    ThreadStats,
 };
 pub use sysinfo::{available_memory, cores, cpu_times, peak_rss};
 pub use verify::{checksum_hex, checksum_records, OrderCheck};
@@ -518,6 +519,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         }
     }
     for r in &outfil_reports {
+        stats.outfil.push(OutfilRecords { line: r.line, name: r.name.clone(), records: r.records });
         stats.notes.push(format!(
             "OUTFIL (line {}) {} -> {}: {} data records{}",
             r.line,

@@ -170,9 +170,22 @@ pub struct SortStats {
     pub duplicate_keys: u64,
     /// What was changed from what was asked, and why (from the plan).
     pub notes: Vec<String>,
+    /// The data records each `OUTFIL` output got, in the statements' order.
+    pub outfil: Vec<OutfilRecords>,
     /// What looked wrong in the inputs as they were read, though the sort went on (the first
     /// bytes of an input sorted as fixed-length records look like text lines).
     pub warnings: Vec<TextAsRecords>,
+}
+
+/// The data records one `OUTFIL` output got.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OutfilRecords {
+    /// The line of its `OUTFIL` statement (the outputs of one statement share it).
+    pub line: usize,
+    /// Its DD name.
+    pub name: String,
+    /// Data records written (report lines not counted).
+    pub records: u64,
 }
 
 /// An input sorted as fixed-length records whose first bytes look like text lines: a newline

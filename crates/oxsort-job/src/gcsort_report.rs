@@ -10,7 +10,7 @@
 //!  ========================================================
 //!  Operation  : SORT                                              GCSORT_STATISTICS=1 or 2
 //!  (blank line)
-//!  INPUT FILE :                                                    (see statements_echo)
+//!  INPUT FILE :                                                    (see gcsort_echo)
 //!      in.txt FIXED (80,80) LS                                  (a tab before each file)
 //!  ...
 //!  ========================================================
@@ -114,77 +114,8 @@ pub struct GcsortReport {
     pub take: Option<String>,
     /// What the job does.
     pub op: GcsortOp,
-    /// GCSORT's echo of the statements under `Operation` ([`statements_echo`]).
+    /// GCSORT's echo of the statements under `Operation` ([`crate::statements_echo`]).
     pub statements: String,
-}
-
-/// GCSORT's echo of a job's statements with `GCSORT_STATISTICS` 1 or 2 (its `job_print`): the
-/// USE and GIVE files (name as written, `FIXED` or `VARIABLE`, the lengths, `ORG`), the sort or
-/// merge fields, `FIELDS = COPY`, `SKIPREC`, `STOPAFT`, `SUM FIELDS = NONE` and `OPTION
-/// VLSCMP VLSHRT`, then a rule. A JOINKEYS job's is empty. (GCSORT also echoes conditions,
-/// INREC, OUTREC, SUM fields and OUTFIL groups in forms of its own; oxsort does not.)
-pub fn statements_echo(job: &oxsort_lang::GcsortJob, control: &oxsort_lang::Control) -> String {
-    if job.join {
-        return String::new();
-    }
-    let file = |f: &oxsort_lang::GcsortFile| {
-        let (org, record) = &f.written;
-        let parts: Vec<&str> = record.split(',').collect();
-        let (form, min, max) = match parts.as_slice() {
-            ["F", n] => ("FIXED", *n, *n),
-            [_, min, max] => ("VARIABLE", *min, *max),
-            _ => ("UNKNOWN", "0", "0"),
-        };
-        format!("\t{} {form} ({min},{max}) {org}\n", f.name)
-    };
-    let mut s = String::from("INPUT FILE :\n");
-    s.extend(job.uses.iter().map(file));
-    if let Some(give) = &job.give {
-        s += "OUTPUT FILE :\n";
-        s += &file(give);
-    }
-    if let (Some(key), false) = (&control.key, control.copy) {
-        let fields: Vec<String> = key
-            .fields
-            .iter()
-            .filter_map(|f| match f.loc {
-                oxsort_format::FieldLoc::Bytes { offset, len } => {
-                    // GCSORT's FL is oxsort's LF (the machine's byte order).
-                    let kind = match f.kind.name() {
-                        "LF" => "FL",
-                        k => k,
-                    };
-                    Some(format!(
-                        "{},{len},{kind},{}",
-                        offset + 1,
-                        if f.descending { "D" } else { "A" }
-                    ))
-                }
-                _ => None,
-            })
-            .collect();
-        let verb = if control.merge { "MERGE" } else { "SORT" };
-        s += &format!("{verb} FIELDS : ({})\n", fields.join(","));
-    }
-    if control.copy {
-        s += "FIELDS = COPY \n";
-    }
-    if let Some(n) = control.skiprec {
-        s += &format!("SKIPREC = {n}\n");
-    }
-    if let Some(n) = control.stopaft {
-        s += &format!("STOPAFT = {n}\n");
-    }
-    if control.sum_none {
-        s += "SUM FIELDS = NONE\n";
-    }
-    if control.vlscmp || control.vlshrt {
-        s += "OPTION ";
-        s += if control.vlscmp { " VLSCMP" } else { "" };
-        s += if control.vlshrt { " VLSHRT" } else { "" };
-        s += "\n";
-    }
-    s
 }
 
 /// What the job did, for the totals.
@@ -204,19 +135,34 @@ pub struct GcsortTotals {
     pub memory: u64,
     /// The wall time of each phase, in order (shown with `GCSORT_STATISTICS=2` for a sort).
     pub phases: Vec<Duration>,
+    /// The OUTFIL groups, in order (empty without OUTFIL).
+    pub outfil: Vec<GcsortOutfil>,
     /// When the job started and ended.
     pub start: SystemTime,
     /// When the job ended.
     pub end: SystemTime,
 }
 
+/// One OUTFIL group in the totals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GcsortOutfil {
+    /// The records the group wrote: every record it took once (a `SPLIT` group's outputs
+    /// summed).
+    pub records: u64,
+    /// Each output's name as written and its records.
+    pub files: Vec<(String, u64)>,
+    /// `SAVE`: the records no other group took.
+    pub save: bool,
+}
+
 impl GcsortTotals {
     /// The totals of a job of `control` that started at `start` and ends now, from its
-    /// statistics (a JOINKEYS job's main task's) and a JOINKEYS job's counts.
+    /// statistics (a JOINKEYS job's main task's) and a JOINKEYS job's counts; its OUTFIL
+    /// outputs are named as written (`outfil_names`: DD name, name as written).
     pub fn new(
         stats: &oxsort_engine::SortStats,
         join: Option<crate::JoinCounts>,
-        control: &oxsort_lang::Control,
+        (control, outfil_names): (&oxsort_lang::Control, &[(String, String)]),
         start: SystemTime,
     ) -> GcsortTotals {
         let spec = control.join.as_ref();
@@ -240,10 +186,45 @@ impl GcsortTotals {
             join,
             memory: stats.memory_budget,
             phases: stats.phases.iter().map(|p| Duration::from_secs_f64(p.elapsed_s)).collect(),
+            outfil: outfil_groups(stats, control, outfil_names),
             start,
             end: SystemTime::now(),
         }
     }
+}
+
+/// Each OUTFIL group of `control`: the records each output got (from `stats`), under its name
+/// as written (`names`: DD name, name as written).
+fn outfil_groups(
+    stats: &oxsort_engine::SortStats,
+    control: &oxsort_lang::Control,
+    names: &[(String, String)],
+) -> Vec<GcsortOutfil> {
+    control
+        .outfil
+        .iter()
+        .map(|group| {
+            let files: Vec<(String, u64)> = group
+                .names
+                .iter()
+                .map(|dd| {
+                    let records = stats
+                        .outfil
+                        .iter()
+                        .find(|o| o.line == group.line && &o.name == dd)
+                        .map_or(0, |o| o.records);
+                    let written = names.iter().find(|(d, _)| d == dd).map_or(dd, |(_, w)| w);
+                    (written.clone(), records)
+                })
+                .collect();
+            let each = files.iter().map(|(_, n)| *n);
+            let records = match group.split {
+                oxsort_format::Split::None => each.max().unwrap_or(0),
+                _ => each.sum(),
+            };
+            GcsortOutfil { records, files, save: group.save }
+        })
+        .collect()
 }
 
 impl GcsortReport {
@@ -293,6 +274,7 @@ impl GcsortReport {
             s += &format!("\n Memory size for GCSORT data     :  {}\n", t.memory);
             s += &format!("{MEMORY_RULE}\n\n");
         }
+        s += &outfil_lines(&t.outfil);
         s += &format!("Start    : {}\n", asctime(t.start));
         s += &format!("End      : {}\n", asctime(t.end));
         let took = t.end.duration_since(t.start).unwrap_or_default();
@@ -333,6 +315,29 @@ impl GcsortReport {
     }
 }
 
+/// GCSORT's OUTFIL totals: each group's records; with a `SAVE` group, each output of the
+/// other groups and then the `SAVE` group's first output.
+fn outfil_lines(groups: &[GcsortOutfil]) -> String {
+    if groups.is_empty() {
+        return String::new();
+    }
+    let save = groups.iter().find(|g| g.save);
+    let mut s = String::new();
+    for g in groups {
+        s += &format!("OUTFIL Total Records Write     : {:10}\n", g.records);
+        if save.is_some() && !g.save {
+            for (name, n) in &g.files {
+                s += &format!("Record Write for file : {n:10} - File: {name}\n");
+            }
+        }
+    }
+    if let Some(g) = save {
+        let name = g.files.first().map_or("", |(n, _)| n.as_str());
+        s += &format!("Record Write for file : {:10} - SAVE: {name}\n", g.records);
+    }
+    s + "\n"
+}
+
 /// GCSORT's `Before`/`After` lines of a sort's three steps, at the times the phases ended.
 fn phase_lines(t: &GcsortTotals) -> String {
     const STEPS: [&str; 3] = ["job_loadFiles", "job_sort", "job_save"];
@@ -369,41 +374,6 @@ fn asctime(t: SystemTime) -> String {
 mod tests {
     use super::*;
 
-    /// Names stand for themselves; there are no TAKE files.
-    struct Names;
-
-    impl oxsort_lang::GcsortFiles for Names {
-        fn path(&self, name: &str) -> std::path::PathBuf {
-            name.into()
-        }
-        fn read(&mut self, _: &std::path::Path) -> std::io::Result<String> {
-            Err(std::io::ErrorKind::NotFound.into())
-        }
-    }
-
-    fn echo(text: &str) -> String {
-        let job = oxsort_lang::parse_gcsort(text, "job", &mut Names).unwrap();
-        statements_echo(&job, &oxsort_lang::parse_control(&job.control).unwrap())
-    }
-
-    #[test]
-    fn the_echo_gives_files_fields_and_options() {
-        assert_eq!(
-            echo(
-                "MERGE FIELDS=(5,4,FL,D,1,2,CH,A) USE a ORG SQ RECORD V,10,300 \
-                 USE b ORG LSF RECORD F,20 GIVE c ORG SQ RECORD F,20 SUM FIELDS=NONE \
-                 OPTION SKIPREC=2,STOPAFT=9,VLSCMP"
-            ),
-            "INPUT FILE :\n\ta VARIABLE (10,300) SQ\n\tb FIXED (20,20) LSF\n\
-             OUTPUT FILE :\n\tc FIXED (20,20) SQ\nMERGE FIELDS : (5,4,FL,D,1,2,CH,A)\n\
-             SKIPREC = 2\nSTOPAFT = 9\nSUM FIELDS = NONE\nOPTION  VLSCMP\n"
-        );
-        assert_eq!(
-            echo("SORT FIELDS=COPY USE a ORG LS RECORD F,5 GIVE b ORG LS RECORD F,5"),
-            "INPUT FILE :\n\ta FIXED (5,5) LS\nOUTPUT FILE :\n\tb FIXED (5,5) LS\nFIELDS = COPY \n"
-        );
-    }
-
     #[test]
     fn records_written_to_sort_count_only_when_a_sort_spills() {
         let control = |text: &str| oxsort_lang::parse_control(text).unwrap();
@@ -414,15 +384,15 @@ mod tests {
             ..Default::default()
         };
         let sort = control(" SORT FIELDS=(1,1,CH,A)\n");
-        let t = GcsortTotals::new(&stats, None, &sort, UNIX_EPOCH);
+        let t = GcsortTotals::new(&stats, None, (&sort, &[]), UNIX_EPOCH);
         assert_eq!((t.read, t.to_sort, t.written), (10, 0, 7), "in memory");
         let spilled = oxsort_engine::SortStats { bytes_spilled: 700, ..stats.clone() };
-        let t = GcsortTotals::new(&spilled, None, &sort, UNIX_EPOCH);
+        let t = GcsortTotals::new(&spilled, None, (&sort, &[]), UNIX_EPOCH);
         assert_eq!((t.read, t.to_sort, t.written), (10, 7, 7), "through temporary files");
-        let t = GcsortTotals::new(&spilled, None, &control(" OPTION COPY\n"), UNIX_EPOCH);
+        let t = GcsortTotals::new(&spilled, None, (&control(" OPTION COPY\n"), &[]), UNIX_EPOCH);
         assert_eq!(t.to_sort, 0, "a copy");
         let skipped = oxsort_engine::SortStats { skipped_records: 2, ..stats };
-        let t = GcsortTotals::new(&skipped, None, &sort, UNIX_EPOCH);
+        let t = GcsortTotals::new(&skipped, None, (&sort, &[]), UNIX_EPOCH);
         assert_eq!(t.read, 12, "SKIPREC's records count as read");
     }
 
@@ -458,6 +428,7 @@ mod tests {
             join: None,
             memory: 1024,
             phases: vec![Duration::from_secs(1), Duration::ZERO, Duration::from_secs(1)],
+            outfil: Vec::new(),
             start,
             end: start + Duration::from_millis(2_250),
         }
@@ -536,5 +507,48 @@ mod tests {
              Total Records Write Output : 3\n"
         )));
         assert!(c.ends_with("GCSORT - Join OK\n\n"));
+    }
+
+    #[test]
+    fn outfil_groups_give_their_totals_before_the_times() {
+        let r = GcsortReport {
+            level: 0,
+            version: "v".into(),
+            take: None,
+            op: GcsortOp::Copy,
+            statements: String::new(),
+        };
+        let group = |records, files: &[(&str, u64)], save| GcsortOutfil {
+            records,
+            files: files.iter().map(|(n, r)| (n.to_string(), *r)).collect(),
+            save,
+        };
+        let t = GcsortTotals {
+            outfil: vec![group(3, &[("a", 2), ("b", 1)], false), group(4, &[("c", 4)], false)],
+            ..totals()
+        };
+        let c = r.closing(&t);
+        assert!(
+            c.contains(&format!(
+                "{TOTALS_RULE}\nOUTFIL Total Records Write     :          3\n\
+                 OUTFIL Total Records Write     :          4\n\nStart    : "
+            )),
+            "{c}"
+        );
+        // With a SAVE group: each other group's outputs, then the SAVE group's.
+        let t = GcsortTotals {
+            outfil: vec![group(2, &[("a", 2)], false), group(5, &[("rest", 5)], true)],
+            ..totals()
+        };
+        let c = r.closing(&t);
+        assert!(
+            c.contains(
+                "OUTFIL Total Records Write     :          2\n\
+                 Record Write for file :          2 - File: a\n\
+                 OUTFIL Total Records Write     :          5\n\
+                 Record Write for file :          5 - SAVE: rest\n\n"
+            ),
+            "{c}"
+        );
     }
 }

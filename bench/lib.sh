@@ -12,8 +12,9 @@
 #   logs).
 # bench_prologue NAME CSV_HEADER [CARGO_ARGS...]: checks the tools, builds oxsort (and what
 #   CARGO_ARGS add, say `-p oxsort-testkit --examples --bins`) and sets iofloor, bin, out
-#   (today's runs directory), csv (NAME.csv there, created with CSV_HEADER), summary and threads
-#   (needs $top and $scratch).
+#   (today's runs directory, or RUN_DIR from the environment: a day's second session keeps its
+#   rows apart), csv (NAME.csv there, created with CSV_HEADER), summary and threads (needs $top
+#   and $scratch).
 bench_prologue() {
   iofloor=$top/../shared/tools/iofloor
   [ -x "$iofloor" ] || { echo "missing $iofloor" >&2; exit 1; }
@@ -24,7 +25,7 @@ bench_prologue() {
   cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli "${@:3}" >&2
   bin=$top/target/release
   mkdir -p "$scratch"
-  out=$top/bench/runs/$(date +%Y-%m-%d)
+  out=${RUN_DIR:-$top/bench/runs/$(date +%Y-%m-%d)}
   mkdir -p "$out"
   csv=$out/$1.csv
   [ -f "$csv" ] || echo "$2" > "$csv"

@@ -168,7 +168,7 @@ fn check_one(
         }
         src.recycle(chunk.buf);
     };
-    src.finish();
+    src.finish(false);
     Ok(found)
 }
 

@@ -349,8 +349,9 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         read_records += loaded.read;
         filtered_checksum += loaded.filtered_checksum;
         if exhausted {
-            // Nothing more to read: free the buffers populated ahead or kept for reuse.
-            source.finish();
+            // Nothing more to read: free the buffers populated ahead or kept for reuse, or keep
+            // the latter for the merge of a sort that wrote runs.
+            source.finish(!streams && !runs.is_empty());
         }
         if streams {
             // A copy: each load goes to the output after the ones before it, as it is read
@@ -429,10 +430,13 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             spare_arena = loaded.recycle(&mut source);
             continue;
         }
-        // The input phase's memory goes before the merge takes its own.
-        drop(loaded);
+        // The input phase's memory goes before the merge takes its own, but for the chunk
+        // buffers the merge reads its runs into (memory touched already costs no page faults;
+        // fresh memory costs a page fault per page, on a VM the host's).
+        drop(loaded.recycle(&mut source));
         drop(std::mem::take(&mut pieces));
         oxsort_io::trim_heap();
+        let spares = source.take_spares();
         let mut files = std::mem::take(&mut source.files);
         files.append(&mut run_writes);
         stats.phases.push(timer.finish(files));
@@ -448,8 +452,14 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             unique: cfg.spec.unique,
             reporter: &reporter,
         };
-        let merged =
-            merge::merge_runs(runs, &schedule, &mut room, &opts, verify_output, sink.as_mut())?;
+        let merged = merge::merge_runs(
+            runs,
+            &schedule,
+            &mut room,
+            &opts,
+            (verify_output, spares),
+            sink.as_mut(),
+        )?;
         sink.finish()?;
         stats.phases.push(merge_timer.finish(merged.files));
         let mut c = merged.check;

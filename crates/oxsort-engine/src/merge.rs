@@ -163,13 +163,14 @@ fn general_order<S: RunSource>(
 /// Merges `runs` (in input order) into `sink`. Returns the order facts of the output (when
 /// `verify`) and the read statistics of the runs.
 /// Reads `block` bytes per run per transfer; checks order and checksum of what is written when
-/// `verify`.
+/// `verify`. The runs are read into `spares` (the input phase's buffers, cut to the block)
+/// before new memory is taken; those left over are freed before the merge starts.
 pub(crate) fn merge(
     runs: &[Run],
     room: &SpillRoom,
     opts: &MergeOpts<'_>,
-    block: usize,
-    verify: bool,
+    (block, verify): (usize, bool),
+    spares: &mut Vec<AlignedBuf>,
     sink: &mut (dyn Sink + Send),
 ) -> Result<(OrderCheck, Vec<FileStats>)> {
     // Blocks read and written: whole records when fixed; delimited runs are read in aligned
@@ -178,8 +179,16 @@ pub(crate) fn merge(
     let total: u64 = runs.iter().map(|x| x.bytes).sum();
     let mut cursors = Vec::with_capacity(runs.len());
     for run in runs {
-        cursors.push(room.reader(run, block, opts.keys.layout())?);
+        let mut mine = Vec::with_capacity(READER_BUFFERS);
+        while mine.len() < READER_BUFFERS {
+            let Some(mut b) = spares.pop() else { break };
+            if b.shrink_to(block) {
+                mine.push(b);
+            }
+        }
+        cursors.push(room.reader(run, block, opts.keys.layout(), mine)?);
     }
+    spares.clear();
     let check = merge_cursors(&mut cursors, Some(total), opts, block, verify, None, sink)?;
     Ok((check, cursors.iter().map(RunReader::stats).collect()))
 }
@@ -337,6 +346,9 @@ pub(crate) fn merge_cursors<S: RunSource>(
     outcome
 }
 
+/// Buffers a run's reader holds: the block being merged and the next one being read.
+const READER_BUFFERS: usize = 2;
+
 /// What [`merge_runs`] did, besides writing the output.
 pub(crate) struct Merged {
     /// Order facts of the output, with the duplicates every level dropped.
@@ -348,13 +360,14 @@ pub(crate) struct Merged {
 /// Merges `runs` into `sink` as `schedule` says: every level but the last merges groups of
 /// runs into new runs in the spill room (removing the ones merged), the last into `sink`.
 /// The last merge checks the order and checksum of what it writes when `verify`, else only
-/// counts it (the caller checks the output itself).
+/// counts it (the caller checks the output itself). The first merge reads into `spares`
+/// (see [`merge`]).
 pub(crate) fn merge_runs(
     mut runs: Vec<Run>,
     schedule: &MergeSchedule,
     room: &mut SpillRoom,
     opts: &MergeOpts<'_>,
-    verify: bool,
+    (verify, mut spares): (bool, Vec<AlignedBuf>),
     sink: &mut (dyn Sink + Send),
 ) -> Result<Merged> {
     let mut files = Vec::new();
@@ -376,7 +389,7 @@ pub(crate) fn merge_runs(
             let bytes: u64 = group.iter().map(|r| r.bytes).sum();
             let (mut run, mut run_sink) = room.create(RunKind::Merged(i as u32 + 1), bytes)?;
             let (dropped, read) =
-                merge(&group, room, &level_opts, level.block, false, &mut run_sink)
+                merge(&group, room, &level_opts, (level.block, false), &mut spares, &mut run_sink)
                     .map_err(|e| room.explain(e))?;
             carried.dropped += dropped.dropped;
             carried.dropped_checksum += dropped.dropped_checksum;
@@ -392,7 +405,7 @@ pub(crate) fn merge_runs(
         runs = next;
         room.level_done(&runs, &carried)?;
     }
-    let (mut check, read) = merge(&runs, room, opts, last.block, verify, sink)?;
+    let (mut check, read) = merge(&runs, room, opts, (last.block, verify), &mut spares, sink)?;
     check.dropped += carried.dropped;
     check.dropped_checksum += carried.dropped_checksum;
     files.extend(read);

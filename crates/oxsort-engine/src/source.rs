@@ -317,12 +317,20 @@ impl ChunkSource {
             && oxsort_io::mapped::chunks_mappable(self.chunk_bytes, &self.io)
     }
 
-    /// The input is read: stops the helper threads and frees every buffer kept for reuse
-    /// (what the merge needs is its own).
-    pub(crate) fn finish(&mut self) {
+    /// The input is read: stops the helper threads and frees every buffer kept for reuse, or
+    /// with `keep` keeps them (and those given back later) for [`ChunkSource::take_spares`]:
+    /// a merge reads into them rather than into fresh memory.
+    pub(crate) fn finish(&mut self, keep: bool) {
         self.stop_provision();
-        self.spare = Vec::new();
+        if !keep {
+            self.spare = Vec::new();
+        }
         self.carry = None;
+    }
+
+    /// The chunk buffers kept for reuse (see [`ChunkSource::finish`]).
+    pub(crate) fn take_spares(&mut self) -> Vec<AlignedBuf> {
+        std::mem::take(&mut self.spare)
     }
 
     /// Stops the helper threads (buffers they made are freed).

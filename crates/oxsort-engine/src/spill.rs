@@ -405,12 +405,14 @@ impl SpillRoom {
         Ok(())
     }
 
-    /// Opens `run` for reading in blocks of `block` bytes.
+    /// Opens `run` for reading in blocks of `block` bytes, into `spares` (buffers of at least
+    /// `block` bytes kept from the input phase) before buffers of its own.
     pub(crate) fn reader(
         &self,
         run: &Run,
         block: usize,
         layout: RecordLayout,
+        spares: Vec<AlignedBuf>,
     ) -> Result<RunReader> {
         let path = run.path(self);
         let (file, punch) = match &self.holes {
@@ -421,7 +423,7 @@ impl SpillRoom {
             None => (Arc::new(DirectFile::open(&path, &self.io)?), None),
         };
         let direct = file.is_direct();
-        let reader = Reader::new(file, 0..run.bytes, block, 1, &self.io)?;
+        let reader = Reader::with_spares(file, 0..run.bytes, block, 1, &self.io, spares)?;
         let mut r = RunReader::over(Blocks::File(reader), path, layout, direct);
         r.temp_dir = Some(self.dirs[run.dir].display().to_string());
         r.punch = punch;

@@ -220,6 +220,29 @@ pub unsafe fn unmap(p: *mut u8, len: usize) {
     }
 }
 
+/// Shortens a mapping made by [`map`] from `len` to `new_len` bytes in place, giving the tail's
+/// pages back; false (nothing changed) for a mapping from the hugetlb pool, whose pages are
+/// counted by the 2 MiB.
+///
+/// # Safety
+/// `p` and `len` must be a live pointer returned by [`map`] and its length; nothing may refer
+/// to the bytes past `new_len`. On success the mapping's length is `new_len` (rounded up to
+/// [`DIRECT_ALIGN`]) for [`unmap`].
+pub unsafe fn shrink(p: *mut u8, len: usize, new_len: usize) -> bool {
+    let (len, new_len) =
+        (len.next_multiple_of(DIRECT_ALIGN), new_len.next_multiple_of(DIRECT_ALIGN));
+    // SAFETY: by the contract, the header page in front of `p` is mapped and holds the kind.
+    if new_len == 0 || new_len > len || unsafe { p.sub(HEADER).read() } != KIND_ORDINARY {
+        return new_len == len;
+    }
+    if new_len < len {
+        // SAFETY: [p + new_len, p + len) is the tail of the live mapping (page aligned: p is
+        // 2 MiB aligned and new_len a multiple of DIRECT_ALIGN), unused by the contract.
+        unsafe { libc::munmap(p.add(new_len).cast(), len - new_len) };
+    }
+    true
+}
+
 /// A global allocator that serves allocations of [`BIG_ALLOC`] bytes or more with [`map`] (the
 /// hugetlb pool when there is one) and everything else with the system allocator. Binaries opt
 /// in with `#[global_allocator]`.

@@ -166,6 +166,27 @@ impl AlignedBuf {
         Ok(AlignedBuf { ptr, len, origin: Origin::File })
     }
 
+    /// Shortens the buffer to `len` bytes (rounded up to [`DIRECT_ALIGN`]), giving the rest of
+    /// its memory back: a buffer kept from one phase of a sort serves a later one that wants
+    /// smaller buffers without holding the difference. False (the buffer unchanged) when it is
+    /// shorter than `len`, or its memory cannot be cut (the heap, the hugetlb pool, a file).
+    pub fn shrink_to(&mut self, len: usize) -> bool {
+        let len = align_up(len);
+        if len == self.len {
+            return true;
+        }
+        if len > self.len || len == 0 || !matches!(self.origin, Origin::Big) {
+            return false;
+        }
+        // SAFETY: a Big buffer's pointer and length are what bigmem::map made; `&mut self`
+        // means nothing refers into the tail given back.
+        let done = unsafe { bigmem::shrink(self.ptr.as_ptr(), self.len, len) };
+        if done {
+            self.len = len;
+        }
+        done
+    }
+
     /// Whether the buffer maps a file (a piece of a [`crate::MappedReader`]) rather than owning
     /// memory.
     pub fn is_file_mapping(&self) -> bool {
@@ -298,6 +319,26 @@ mod tests {
             assert_eq!(b.as_ptr() as usize % DIRECT_ALIGN, 0);
             assert!(b.iter().all(|&x| x == 0));
         }
+    }
+
+    #[test]
+    fn a_big_buffer_shrinks_in_place_and_keeps_its_head() {
+        let mut b = AlignedBuf::new(8 * MMAP_THRESHOLD);
+        for (i, x) in b.iter_mut().enumerate().step_by(4093) {
+            *x = i as u8 | 1;
+        }
+        let head: Vec<u8> = b[..3 * MMAP_THRESHOLD].to_vec();
+        let at = b.as_ptr();
+        assert!(!b.shrink_to(9 * MMAP_THRESHOLD), "a buffer does not grow");
+        assert!(b.shrink_to(3 * MMAP_THRESHOLD - 5));
+        assert_eq!((b.len(), b.as_ptr()), (3 * MMAP_THRESHOLD, at), "cut to the rounded length");
+        assert_eq!(&b[..], &head[..]);
+        assert!(b.shrink_to(b.len()), "its own length");
+        // Dropped with its new length (a wrong one would unmap what is not its own).
+        drop(b);
+        let mut small = AlignedBuf::new(4 * DIRECT_ALIGN);
+        assert!(!small.shrink_to(DIRECT_ALIGN), "heap memory is not cut");
+        assert_eq!(small.len(), 4 * DIRECT_ALIGN);
     }
 
     #[test]

@@ -127,6 +127,17 @@ impl Reader {
         opts: &IoOptions,
         buf_len: usize,
     ) -> Result<Self, IoError> {
+        Self::start(file, range, (transfer, depth, buf_len), opts, Vec::new())
+    }
+
+    /// The reader of [`Reader::with_buffer_len`] whose first reads go into `spares`.
+    fn start(
+        file: Arc<DirectFile>,
+        range: Range<u64>,
+        (transfer, depth, buf_len): (usize, usize, usize),
+        opts: &IoOptions,
+        spares: Vec<AlignedBuf>,
+    ) -> Result<Self, IoError> {
         if range.start > range.end {
             return Err(IoError::read(
                 file.path(),
@@ -151,7 +162,7 @@ impl Reader {
             next_submit: 0,
             next_yield: 0,
             done: BTreeMap::new(),
-            free: Vec::new(),
+            free: spares.into_iter().filter(|b| b.len() >= buf_len).collect(),
             finished: false,
             hit_eof: false,
             clock,
@@ -161,6 +172,20 @@ impl Reader {
         };
         r.top_up();
         Ok(r)
+    }
+
+    /// Like [`Reader::new`], reading into `spares` (buffers of at least the transfer size, say
+    /// kept from an earlier phase) before it makes any of its own: memory already touched
+    /// rather than fresh. Buffers too short are dropped.
+    pub fn with_spares(
+        file: Arc<DirectFile>,
+        range: Range<u64>,
+        transfer: usize,
+        depth: usize,
+        opts: &IoOptions,
+        spares: Vec<AlignedBuf>,
+    ) -> Result<Self, IoError> {
+        Self::start(file, range, (transfer, depth, 0), opts, spares)
     }
 
     /// Submits reads until `depth` are outstanding or the range is covered.
@@ -270,5 +295,36 @@ impl std::fmt::Debug for Reader {
             .field("next_offset", &self.next_offset)
             .field("end", &self.end)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_go_into_the_spares_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in");
+        let data: Vec<u8> = (0..3 * 65536u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let opts = IoOptions::default();
+        let file = Arc::new(DirectFile::open(&path, &opts).unwrap());
+        let spares = vec![AlignedBuf::new(65536), AlignedBuf::new(4096), AlignedBuf::new(65536)];
+        let kept: Vec<usize> =
+            [&spares[0], &spares[2]].iter().map(|b| b.as_ptr() as usize).collect();
+        let mut r =
+            Reader::with_spares(file, 0..data.len() as u64, 65536, 1, &opts, spares).unwrap();
+        let mut got = Vec::new();
+        let mut used = Vec::new();
+        while let Some(c) = r.next_chunk() {
+            let c = c.unwrap();
+            got.extend_from_slice(c.data());
+            used.push(c.buf.as_ptr() as usize);
+            r.recycle(c.buf);
+        }
+        assert_eq!(got, data);
+        // The two spares long enough serve every read; the short one is dropped.
+        assert!(used.iter().all(|p| kept.contains(p)), "{used:x?} {kept:x?}");
     }
 }

@@ -113,14 +113,14 @@ fn run(argv: Vec<String>) -> Result<i32> {
     for u in &job.uses {
         check_use(u)?;
     }
-    // OUTFIL's FNAMES are names too: an environment variable's value when one is set.
-    for name in control.outfil.iter().flat_map(|o| &o.names).filter(|n| *n != "SORTOUT") {
-        let written = job.fnames.iter().find(|(dd, _)| dd == name).map_or(name, |(_, w)| w);
-        req.data_sets.dd.push((name.clone(), Files.path(written)));
+    // OUTFIL's FNAMES are names as written too: an environment variable's value when one is
+    // set.
+    let outfil_names = oxsort_job::outfil_names(&job, &control);
+    for (dd, written) in outfil_names.iter().filter(|(dd, _)| dd != "SORTOUT") {
+        req.data_sets.dd.push((dd.clone(), Files.path(written)));
     }
     // Echoed as written: before the OUTREC that fits records to the GIVE length is added.
     let statements = oxsort_job::statements_echo(&job, &control);
-    let outfil_names = oxsort_job::outfil_names(&job, &control);
     job.fit_to_give();
     if test_only {
         eprintln!("oxsort gcsort: the statements are correct; nothing was run (GCSORT_TESTCMD=1)");

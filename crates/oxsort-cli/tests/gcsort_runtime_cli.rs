@@ -340,3 +340,22 @@ fn outfil_groups_are_echoed_and_counted() {
         ]
     );
 }
+
+#[test]
+fn outfil_names_are_looked_up_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("in.txt"), "b\na\n").unwrap();
+    // `fout` could be a DD name; its environment variable is still the one written, in its case.
+    let o = run(oxsort()
+        .current_dir(d)
+        .args([
+            "gcsort",
+            "-q",
+            "SORT FIELDS=(1,1,CH,A) USE in.txt ORG LS RECORD F,1 \
+                GIVE out.txt ORG LS RECORD F,1 OUTFIL FNAMES=fout",
+        ])
+        .env("fout", d.join("lower.txt")));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(d.join("lower.txt")).unwrap(), "a\nb\n");
+}

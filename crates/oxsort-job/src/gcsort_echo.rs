@@ -26,7 +26,7 @@
 //! INREC, OUTREC and an OUTFIL's reformatting from their text (the parsed form has already
 //! turned `11:` into blanks), which the GCSORT door keeps one statement a line.
 
-use oxsort_format::{CompareOp, Condition, FieldRef, FieldType, Filter, Operand, Outfil, Split};
+use oxsort_format::{CompareOp, Condition, FieldRef, Filter, Operand, Outfil, Split};
 use oxsort_lang::{Control, GcsortFile, GcsortJob};
 
 /// GCSORT's echo of `job`'s statements (`control` is `job.control` parsed). A JOINKEYS job's
@@ -50,7 +50,7 @@ pub fn statements_echo(job: &GcsortJob, control: &Control) -> String {
                 oxsort_format::FieldLoc::Bytes { offset, len } => Some(format!(
                     "{},{len},{},{}",
                     offset + 1,
-                    type_name(f.kind),
+                    type_name(f.kind.name()),
                     if f.descending { "D" } else { "A" }
                 )),
                 _ => None,
@@ -75,7 +75,7 @@ pub fn statements_echo(job: &GcsortJob, control: &Control) -> String {
     for stage in ["OUTREC", "INREC"] {
         let items =
             job.control.lines().filter(|l| statement_name(l).eq_ignore_ascii_case(stage)).find_map(
-                |l| operand_list(l, &["FIELDS", "BUILD", "OVERLAY", "FINDREP", "IFTHEN"]),
+                |l| operand_value(l, &["FIELDS", "BUILD", "OVERLAY", "FINDREP", "IFTHEN"]),
             );
         if let Some(items) = items {
             s += &format!("{stage} FIELDS : ({items})\n");
@@ -86,7 +86,7 @@ pub fn statements_echo(job: &GcsortJob, control: &Control) -> String {
     } else if let Some(sum) = &control.sum {
         let fields: Vec<String> = sum
             .iter()
-            .map(|f| format!("{},{},{}", f.offset + 1, f.len, sum_type_name(f.kind.name())))
+            .map(|f| format!("{},{},{}", f.offset + 1, f.len, type_name(f.kind.name())))
             .collect();
         s += &format!("SUM  FIELDS : ({})\n", fields.join(","));
     }
@@ -117,13 +117,9 @@ fn file_line(name: &str, f: &GcsortFile) -> String {
     format!("{name} {form} ({min},{max}) {org}")
 }
 
-/// GCSORT's name of a field type: its `FL` is oxsort's `LF` (the machine's byte order).
-fn type_name(kind: FieldType) -> &'static str {
-    sum_type_name(kind.name())
-}
-
-/// GCSORT's name of a type named `name` by oxsort.
-fn sum_type_name(name: &'static str) -> &'static str {
+/// GCSORT's name of a type oxsort names `name`: its `FL` is oxsort's `LF` (the machine's byte
+/// order).
+fn type_name(name: &'static str) -> &'static str {
     match name {
         "LF" => "FL",
         k => k,
@@ -147,7 +143,7 @@ fn condition(c: &Condition) -> String {
 
 /// One comparison.
 fn compare(left: &FieldRef, op: CompareOp, right: &Operand) -> String {
-    let field = |f: &FieldRef| format!("{},{},{}", f.offset + 1, f.len, type_name(f.kind));
+    let field = |f: &FieldRef| format!("{},{},{}", f.offset + 1, f.len, type_name(f.kind.name()));
     let op_name = match (op, right) {
         (CompareOp::Eq, Operand::Substring(_)) => "SS",
         (CompareOp::Eq, _) => "EQ",
@@ -173,51 +169,17 @@ fn compare(left: &FieldRef, op: CompareOp, right: &Operand) -> String {
     format!("{},{op_name},{value}", field(left))
 }
 
-/// The items of the first `NAME=(...)` operand of `line` whose name is one of `names`, as
-/// written without blanks outside quotes (`None` without one).
-fn operand_list(line: &str, names: &[&str]) -> Option<String> {
-    let rest = line.trim_start();
-    let ops = rest[statement_name(rest).len()..].trim_start();
-    let bytes = ops.as_bytes();
-    let (mut depth, mut quoted, mut word_start) = (0usize, false, 0usize);
-    for (i, &b) in bytes.iter().enumerate() {
-        match b {
-            b'\'' => quoted = !quoted,
-            _ if quoted => {}
-            b'(' => depth += 1,
-            b')' => depth = depth.saturating_sub(1),
-            b',' if depth == 0 => word_start = i + 1,
-            b'=' if depth == 0 => {
-                let name = ops[word_start..i].trim();
-                let wanted = names.iter().any(|n| n.eq_ignore_ascii_case(name));
-                if wanted && bytes.get(i + 1) == Some(&b'(') {
-                    return balanced(&ops[i + 1..]).map(unblank);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The text inside the parentheses `text` starts with, up to the one that closes them.
-fn balanced(text: &str) -> Option<&str> {
-    let (mut depth, mut quoted) = (0usize, false);
-    for (i, b) in text.bytes().enumerate() {
-        match b {
-            b'\'' => quoted = !quoted,
-            _ if quoted => {}
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(&text[1..i]);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+/// The value of the first operand of `line` named one of `names` (`NAME=value`), as written
+/// without its outer parentheses and without blanks outside quotes (`None` without one).
+fn operand_value(line: &str, names: &[&str]) -> Option<String> {
+    let line = line.trim_start();
+    oxsort_lang::split_operands(&line[statement_name(line).len()..]).into_iter().find_map(|op| {
+        let (name, value) = op.split_once('=')?;
+        names.iter().any(|n| n.eq_ignore_ascii_case(name.trim())).then_some(())?;
+        let value = value.trim();
+        let inner = value.strip_prefix('(').and_then(|v| v.strip_suffix(')')).unwrap_or(value);
+        Some(unblank(inner))
+    })
 }
 
 /// `text` without the blanks outside quotes.
@@ -243,7 +205,7 @@ fn statement_name(line: &str) -> &str {
 /// reformatting, `SPLIT`, `STARTREC` and `ENDREC`.
 fn outfil_group(job: &GcsortJob, group: &Outfil) -> String {
     let mut s = String::from("\tFNAMES/FILES:\n");
-    let line = job.control.lines().nth(group.line.wrapping_sub(1)).unwrap_or("");
+    let line = statement_line(job, group);
     let format = job.give.as_ref().or(job.uses.first());
     for (_, name) in group_names(job, group) {
         match format {
@@ -255,7 +217,7 @@ fn outfil_group(job: &GcsortJob, group: &Outfil) -> String {
         let what = if *omit { "OMIT" } else { "INCLUDE" };
         s += &format!("\t\t{what} : ({})\n", condition(c));
     }
-    if let Some(items) = operand_list(line, &["OUTREC", "BUILD", "FIELDS", "OVERLAY"]) {
+    if let Some(items) = operand_value(line, &["OUTREC", "BUILD", "FIELDS", "OVERLAY"]) {
         s += &format!("\t\tOUTREC : ({items})\n");
     }
     if group.split != Split::None {
@@ -278,8 +240,10 @@ pub fn outfil_names(job: &GcsortJob, control: &Control) -> Vec<(String, String)>
 
 /// The outputs of one OUTFIL group: each DD name and the name as written.
 fn group_names(job: &GcsortJob, group: &Outfil) -> Vec<(String, String)> {
-    let line = job.control.lines().nth(group.line.wrapping_sub(1)).unwrap_or("");
-    let written = written_names(line);
+    // `FNAMES=a` or `FNAMES=(a,b)`, as written.
+    let written: Vec<String> = operand_value(statement_line(job, group), &["FNAMES", "FILES"])
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
     let name = |i: usize, dd: &String| match job.fnames.iter().find(|(alias, _)| alias == dd) {
         Some((_, w)) => w.clone(),
         None => written.get(i).cloned().unwrap_or_else(|| dd.clone()),
@@ -287,18 +251,9 @@ fn group_names(job: &GcsortJob, group: &Outfil) -> Vec<(String, String)> {
     group.names.iter().enumerate().map(|(i, dd)| (dd.clone(), name(i, dd))).collect()
 }
 
-/// The names of an OUTFIL line's `FNAMES=` (one name, or a list in parentheses), as written.
-fn written_names(line: &str) -> Vec<String> {
-    if let Some(list) = operand_list(line, &["FNAMES", "FILES"]) {
-        return list.split(',').map(str::to_string).collect();
-    }
-    let upper = line.to_ascii_uppercase();
-    let Some(at) = upper.find("FNAMES=").or_else(|| upper.find("FILES=")) else {
-        return Vec::new();
-    };
-    let value = &line[at + line[at..].find('=').unwrap_or(0) + 1..];
-    let end = value.find([',', ' ', ')']).unwrap_or(value.len());
-    vec![value[..end].to_string()]
+/// The control line of an OUTFIL group's statement.
+fn statement_line<'a>(job: &'a GcsortJob, group: &Outfil) -> &'a str {
+    job.control.lines().nth(group.line.wrapping_sub(1)).unwrap_or("")
 }
 
 #[cfg(test)]

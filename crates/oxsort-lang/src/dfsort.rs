@@ -522,6 +522,28 @@ pub fn parse_fields(text: &str) -> Result<KeySpec, ParseError> {
 mod altseq;
 mod dates;
 pub use dates::civil as civil_date;
+
+/// Splits a statement's operands at its top-level commas (not inside parentheses or quotes),
+/// empty pieces left out: `FNAMES=(A,B),INCLUDE=(1,1,CH,EQ,C',')` gives `FNAMES=(A,B)` and
+/// `INCLUDE=(1,1,CH,EQ,C',')`.
+pub fn split_operands(s: &str) -> Vec<&str> {
+    let (mut depth, mut quote, mut start) = (0i32, false, 0);
+    let mut out = Vec::new();
+    for (i, c) in s.char_indices() {
+        match c {
+            '\'' => quote = !quote,
+            '(' if !quote => depth += 1,
+            ')' if !quote => depth -= 1,
+            ',' if !quote && depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out.into_iter().filter(|p| !p.is_empty()).collect()
+}
 pub mod jcl;
 mod join_parse;
 mod lookup_parse;

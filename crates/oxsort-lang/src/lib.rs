@@ -40,7 +40,9 @@ mod size;
 mod sources;
 
 pub use dfsort::jcl;
-pub use dfsort::{civil_date, parse_control, parse_fields, parse_join_input_control, Control};
+pub use dfsort::{
+    civil_date, parse_control, parse_fields, parse_join_input_control, split_operands, Control,
+};
 pub use gcsort::{
     gcsort_rules, gcsort_statements, parse_gcsort, FileStatementError, GcsortError, GcsortFile,
     GcsortFiles, GcsortJob, GcsortJoinFiles, GcsortOrg, GcsortSortFiles, StatementAt,

@@ -119,29 +119,9 @@ fn first_field(s: &str) -> &str {
     s
 }
 
-/// Splits operands at top-level commas (not inside parentheses or quotes).
-fn split_top(s: &str) -> Vec<&str> {
-    let (mut depth, mut quote, mut start) = (0i32, false, 0);
-    let mut out = Vec::new();
-    for (i, c) in s.char_indices() {
-        match c {
-            '\'' => quote = !quote,
-            '(' if !quote => depth += 1,
-            ')' if !quote => depth -= 1,
-            ',' if !quote && depth == 0 => {
-                out.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[start..]);
-    out.into_iter().filter(|p| !p.is_empty()).collect()
-}
-
 fn add_dd(dds: &mut Vec<JclDd>, name: &str, line: usize, operands: &str) -> Result<()> {
     let mut dd = JclDd { name: name.to_string(), line, ..JclDd::default() };
-    let mut ops = split_top(operands);
+    let mut ops = super::split_operands(operands);
     if let Some(first) = ops.first() {
         match first.to_ascii_uppercase().as_str() {
             "*" | "DATA" => {
@@ -170,7 +150,7 @@ fn add_dd(dds: &mut Vec<JclDd>, name: &str, line: usize, operands: &str) -> Resu
             "SYSOUT" => dd.sysout = true,
             "DCB" => {
                 let inner = value.strip_prefix('(').and_then(|v| v.strip_suffix(')'));
-                for sub in split_top(inner.unwrap_or(value)) {
+                for sub in super::split_operands(inner.unwrap_or(value)) {
                     if let Some((k, v)) = sub.split_once('=') {
                         dcb_operand(&mut dd, &k.to_ascii_uppercase(), v, line)?;
                     }

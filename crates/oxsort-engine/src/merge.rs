@@ -24,7 +24,7 @@ use std::cell::{Cell, RefCell};
 use crossbeam_channel::bounded;
 use oxsort_format::{SortKey, PREFIX_BYTES};
 use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
-use oxsort_kernels::{entry_index, entry_prefix, make_entry, LoserTree};
+use oxsort_kernels::{entry_index, entry_prefix, make_entry, EntryTree, LoserTree};
 
 use crate::error::{EngineError, Result};
 use crate::plan::MergeSchedule;
@@ -160,6 +160,25 @@ fn general_order<S: RunSource>(
     })
 }
 
+/// The merge's tournament: a key whose prefix decides (and whose heads carry their run's
+/// number, so never tie) plays in the branch-free [`EntryTree`]; one whose equal prefixes may
+/// hide different keys in a [`LoserTree`] that compares those by the whole keys.
+enum Tree {
+    Entries(EntryTree),
+    General(LoserTree<u128>),
+}
+
+impl Tree {
+    /// The run holding the smallest head, or `None` when every run is exhausted.
+    #[inline]
+    fn top(&self) -> Option<usize> {
+        match self {
+            Tree::Entries(t) => t.top().map(|(run, _)| run),
+            Tree::General(t) => t.top().map(|(run, _)| run),
+        }
+    }
+}
+
 /// Merges `runs` (in input order) into `sink`. Returns the order facts of the output (when
 /// `verify`) and the read statistics of the runs.
 /// Reads `block` bytes per run per transfer; checks order and checksum of what is written when
@@ -228,7 +247,11 @@ pub(crate) fn merge_cursors<S: RunSource>(
             x.cmp(y)
         }
     };
-    let mut tree = LoserTree::new_by(heads, |x, y| order(cursors, &kept, x, y));
+    let mut tree = if general {
+        Tree::General(LoserTree::new_by(heads, |x, y| order(cursors, &kept, x, y)))
+    } else {
+        Tree::Entries(EntryTree::new(&heads))
+    };
     // -u: the key of the last record written (valid once one was).
     let have_last = after.is_some();
     let (mut last_key, mut have_last) = (after.unwrap_or_default(), have_last);
@@ -274,7 +297,7 @@ pub(crate) fn merge_cursors<S: RunSource>(
             let mut o = 0usize;
             let mut offset = 0u64;
             let mut records = 0u64;
-            while let Some((run, _)) = tree.top() {
+            while let Some(run) = tree.top() {
                 let c = &mut cursors[run];
                 let keep = if unique {
                     let kept_key;
@@ -318,7 +341,10 @@ pub(crate) fn merge_cursors<S: RunSource>(
                 kept.moved(run);
                 let next =
                     if c.fill()? { Some(head(keys, c.record(), run, &mut scratch)) } else { None };
-                tree.replace_top_by(next, |x, y| order(cursors, &kept, x, y));
+                match &mut tree {
+                    Tree::General(t) => t.replace_top_by(next, |x, y| order(cursors, &kept, x, y)),
+                    Tree::Entries(t) => t.replace_top(next),
+                }
             }
             if o > 0 {
                 full_tx.send((out, o, offset)).map_err(|_| stopped())?;

@@ -1,4 +1,5 @@
-//! Kernel benchmarks: entry sorts against std and the radix-sort crates, gather, extraction.
+//! Kernel benchmarks: entry sorts against std and the radix-sort crates, gather, extraction, and
+//! the merge's tournaments (the branch-free entry tree against the general loser tree).
 //!
 //! Run: `cargo bench -p oxsort-kernels --bench sort` (filter with e.g. `-- sort_1e7/random`).
 //! Sizes can be lowered with `OXSORT_BENCH_N` (entries) and `OXSORT_BENCH_RECORDS` (records of the
@@ -8,7 +9,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use oxsort_kernels::{
     extract_entries, gather, gather_blocks, make_entry, par_gather, par_sort_entries,
-    par_sort_entries_with_buffer, sort_entries, Entry,
+    par_sort_entries_with_buffer, sort_entries, Entry, EntryTree, LoserTree,
 };
 use oxsort_testkit::{pattern_keys, Pattern, Rng};
 use rdst::RadixSort as _;
@@ -120,5 +121,61 @@ fn advise_huge(buf: &mut [u8]) {
     unsafe { libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
 }
 
-criterion_group!(benches, bench_sorts, bench_records);
+/// Runs of a 16-way merge (a two-pass sort's fan-in on a small budget): random prefixes, each
+/// run sorted, every entry's index bits its run's number (as the merge keys run heads).
+fn tournament_runs(n: usize, k: usize) -> Vec<Vec<Entry>> {
+    let mut rng = Rng::new(SORT_SEED);
+    (0..k)
+        .map(|r| {
+            let mut v: Vec<Entry> = (0..n / k)
+                .map(|_| {
+                    let mut p = [0u8; 10];
+                    rng.fill(&mut p);
+                    make_entry(&p, r as u64)
+                })
+                .collect();
+            v.sort_unstable();
+            v
+        })
+        .collect()
+}
+
+fn bench_tournaments(c: &mut Criterion) {
+    let n = env_usize("OXSORT_BENCH_N", 10_000_000);
+    let k = 16;
+    let runs = tournament_runs(n, k);
+    let heads = || runs.iter().map(|r| r.first().copied()).collect::<Vec<_>>();
+    let mut g = c.benchmark_group(format!("merge_{n}"));
+    g.sample_size(10).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
+    g.throughput(Throughput::Elements(n as u64));
+    // Each merge sums what it pops, so that neither can skip work.
+    g.bench_function(BenchmarkId::new("entry_tree", k), |b| {
+        b.iter(|| {
+            let mut pos = vec![1usize; k];
+            let mut tree = EntryTree::new(&heads());
+            let mut sum = 0u128;
+            while let Some((s, e)) = tree.top() {
+                sum = sum.wrapping_add(e);
+                tree.replace_top(runs[s].get(pos[s]).copied());
+                pos[s] += 1;
+            }
+            sum
+        })
+    });
+    g.bench_function(BenchmarkId::new("loser_tree", k), |b| {
+        b.iter(|| {
+            let mut pos = vec![1usize; k];
+            let mut tree = LoserTree::new(heads());
+            let mut sum = 0u128;
+            while let Some((s, e)) = tree.top() {
+                sum = sum.wrapping_add(e);
+                tree.replace_top(runs[s].get(pos[s]).copied());
+                pos[s] += 1;
+            }
+            sum
+        })
+    });
+}
+
+criterion_group!(benches, bench_sorts, bench_records, bench_tournaments);
 criterion_main!(benches);

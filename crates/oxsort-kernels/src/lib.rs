@@ -12,7 +12,7 @@
 //! | general keys: prefix ties broken by a comparator | [`sort_entries_with_ties`] |
 //! | costly keys: prefix ties broken by keys built once per tied entry | [`sort_entries_with_keyed_ties`] |
 //! | cut sorted runs into balanced key ranges | [`split_sorted`] |
-//! | k-way merge of sorted sources | [`LoserTree`], [`merge_entries`], [`par_merge_entries`] |
+//! | k-way merge of sorted sources | [`LoserTree`], [`EntryTree`], [`merge_entries`], [`par_merge_entries`] |
 //! | copy records into sorted order | [`gather`], [`par_gather`] |
 //! | valsort checksum (sum of CRC-32s) of many records at once | [`crc32_sum_fixed`], [`crc32_sum`] |
 //!
@@ -64,7 +64,7 @@ pub use entry::{
     MAX_INDEX, PREFIX_BYTES,
 };
 pub use gather::{gather, gather_blocks, gather_var, gather_var_with, par_gather, prefetch_read};
-pub use loser_tree::LoserTree;
+pub use loser_tree::{EntryTree, LoserTree};
 pub use merge::{merge_entries, par_merge_entries, par_split_sorted, split_sorted};
 pub use ties::{
     sort_entries_with_keyed_ties, sort_entries_with_keyed_ties_prefetched,

@@ -1,6 +1,9 @@
 //! Loser tree (tournament tree of losers) for k-way merging.
 
 use std::cmp::Ordering;
+use std::hint::select_unpredictable;
+
+use crate::entry::{entry_index, Entry, INDEX_MASK, MAX_INDEX};
 
 /// A tournament tree of losers over `k` sorted sources.
 ///
@@ -135,6 +138,102 @@ impl<K: Copy> LoserTree<K> {
     }
 }
 
+/// A loser tree over [`Entry`] heads whose index bits are their source's number (the merge of
+/// sorted runs keys each run's head as `prefix << 48 | run`): the entries of different sources
+/// never tie, so the order is one integer comparison and needs no source numbers beside it.
+///
+/// Each internal node holds its loser entry itself rather than a source number to look up, and
+/// an exhausted source is [`EntryTree::DONE`] (larger than any head), so a replay is a chain of
+/// branch-free min/max steps up the path, with no data-dependent jumps to mispredict:
+///
+/// ```text
+///   nodes[0] = winner entry (its index bits name its source)
+///   nodes[j] = loser entry of the match at node j (1 <= j < k), children 2j and 2j + 1;
+///              leaf of source i at position k + i (implicit: its head is the entry replayed)
+///   replay of source w with head h:  node = (w + k) / 2 .. 1:
+///       (nodes[node], h) = (max(nodes[node], h), min(nodes[node], h))
+/// ```
+#[derive(Debug, Clone)]
+pub struct EntryTree {
+    /// Entries as (high, low) 64-bit halves: a half stored is a half loaded, which the CPU
+    /// forwards from its store buffer, where a `u128` load of two 64-bit stores stalls.
+    nodes: Vec<[u64; 2]>,
+}
+
+/// An entry's halves, high first.
+#[inline(always)]
+fn halves(e: Entry) -> [u64; 2] {
+    [(e >> 64) as u64, e as u64]
+}
+
+impl EntryTree {
+    /// The head of an exhausted source: above every entry a source can have (a source's index
+    /// is below `2^48 - 1`).
+    pub const DONE: Entry = Entry::MAX;
+
+    /// Builds the tree from the first head of every source (`None` for an empty source).
+    ///
+    /// # Panics
+    /// If a head's index bits are not its source's number, or there are `2^48 - 1` sources
+    /// or more.
+    pub fn new(heads: &[Option<Entry>]) -> Self {
+        let k = heads.len();
+        assert!((k as u64) < MAX_INDEX, "too many merge sources: {k}");
+        let mut winners = vec![Self::DONE; 2 * k.max(1)];
+        for (i, h) in heads.iter().enumerate() {
+            if let Some(h) = *h {
+                assert_eq!(entry_index(h), i as u64, "a head's index must be its source");
+                winners[k + i] = h;
+            }
+        }
+        let mut nodes = vec![halves(Self::DONE); k.max(1)];
+        for j in (1..k).rev() {
+            let (a, b) = (winners[2 * j], winners[2 * j + 1]);
+            winners[j] = a.min(b);
+            nodes[j] = halves(a.max(b));
+        }
+        if k > 0 {
+            nodes[0] = halves(winners[1]);
+        }
+        EntryTree { nodes }
+    }
+
+    /// The winning source and its head, or `None` when every source is exhausted.
+    #[inline]
+    pub fn top(&self) -> Option<(usize, Entry)> {
+        let [hi, lo] = self.nodes[0];
+        let w = (hi as u128) << 64 | lo as u128;
+        (w != Self::DONE).then(|| (entry_index(w) as usize, w))
+    }
+
+    /// Replaces the winner's head by its source's next one (`None`: that source is exhausted;
+    /// else its index bits must be the source's number) and replays the winner's path.
+    ///
+    /// # Panics
+    /// If every source is exhausted already.
+    #[inline]
+    pub fn replace_top(&mut self, next: Option<Entry>) {
+        let k = self.nodes.len();
+        let [_, wlo] = self.nodes[0];
+        let w = self.top().expect("replace_top on an exhausted tree").0;
+        let [mut hi, mut lo] = halves(next.unwrap_or(Self::DONE));
+        debug_assert!(next.is_none_or(|n| entry_index(n) == (wlo as u128 & INDEX_MASK) as u64));
+        let mut node = (w + k) / 2;
+        while node >= 1 {
+            let [ohi, olo] = self.nodes[node];
+            // The smaller of the stored loser and the candidate climbs, the larger stays, as
+            // selects of 64-bit halves (a `u128` select still compiles to a jump): which one
+            // is smaller is a coin toss a jump would mispredict.
+            let less = (ohi, olo) < (hi, lo);
+            self.nodes[node] =
+                [select_unpredictable(less, hi, ohi), select_unpredictable(less, lo, olo)];
+            (hi, lo) = (select_unpredictable(less, ohi, hi), select_unpredictable(less, olo, lo));
+            node /= 2;
+        }
+        self.nodes[0] = [hi, lo];
+    }
+}
+
 #[cfg(test)]
 mod by_tests {
     use super::LoserTree;
@@ -160,5 +259,68 @@ mod by_tests {
         let mut want: Vec<(u32, u32)> = runs.concat();
         want.sort_by_key(|k| k.0); // stable: source order within equal values
         assert_eq!(out, want);
+    }
+}
+
+#[cfg(test)]
+mod entry_tree_tests {
+    use super::EntryTree;
+    use crate::entry::{make_entry, Entry};
+
+    /// Merges `runs` of prefixes through the tree, each entry keyed by its run's number.
+    fn merged(runs: &[Vec<[u8; 10]>]) -> Vec<Entry> {
+        let head = |r: usize, i: usize| runs[r].get(i).map(|p| make_entry(p, r as u64));
+        let mut pos = vec![0usize; runs.len()];
+        let heads: Vec<_> = (0..runs.len()).map(|r| head(r, 0)).collect();
+        let mut tree = EntryTree::new(&heads);
+        let mut out = Vec::new();
+        while let Some((s, e)) = tree.top() {
+            out.push(e);
+            pos[s] += 1;
+            tree.replace_top(head(s, pos[s]));
+        }
+        out
+    }
+
+    #[test]
+    fn merges_any_number_of_runs_in_order_ties_to_the_lower_run() {
+        let mut x = 11u64;
+        let mut next = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for k in 0..=19 {
+            // Few distinct prefixes, so that equal keys across runs are common; run 3 empty.
+            let runs: Vec<Vec<[u8; 10]>> = (0..k)
+                .map(|r| {
+                    let n = if r == 3 { 0 } else { (next() % 40) as usize };
+                    let mut v: Vec<[u8; 10]> = (0..n)
+                        .map(|_| {
+                            let mut p = [0u8; 10];
+                            p[9] = (next() % 7) as u8;
+                            p[0] = (next() % 2) as u8 * 0xff;
+                            p
+                        })
+                        .collect();
+                    v.sort_unstable();
+                    v
+                })
+                .collect();
+            let got = merged(&runs);
+            let mut want: Vec<Entry> = runs
+                .iter()
+                .enumerate()
+                .flat_map(|(r, v)| v.iter().map(move |p| make_entry(p, r as u64)))
+                .collect();
+            // Stable by run: the whole entry orders prefix, then run.
+            want.sort_unstable();
+            assert_eq!(got, want, "{k} runs");
+        }
+    }
+
+    #[test]
+    fn the_largest_prefix_is_still_below_an_exhausted_source() {
+        let top = [0xffu8; 10];
+        assert_eq!(merged(&[vec![top, top], vec![top]]).len(), 3);
     }
 }

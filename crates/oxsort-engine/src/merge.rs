@@ -24,7 +24,7 @@ use std::cell::{Cell, RefCell};
 use crossbeam_channel::bounded;
 use oxsort_format::{SortKey, PREFIX_BYTES};
 use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
-use oxsort_kernels::{entry_index, entry_prefix, make_entry, EntryTree, LoserTree};
+use oxsort_kernels::{entry_index, entry_prefix, make_entry, EntryTree};
 
 use crate::error::{EngineError, Result};
 use crate::plan::MergeSchedule;
@@ -160,25 +160,6 @@ fn general_order<S: RunSource>(
     })
 }
 
-/// The merge's tournament: a key whose prefix decides (and whose heads carry their run's
-/// number, so never tie) plays in the branch-free [`EntryTree`]; one whose equal prefixes may
-/// hide different keys in a [`LoserTree`] that compares those by the whole keys.
-enum Tree {
-    Entries(EntryTree),
-    General(LoserTree<u128>),
-}
-
-impl Tree {
-    /// The run holding the smallest head, or `None` when every run is exhausted.
-    #[inline]
-    fn top(&self) -> Option<usize> {
-        match self {
-            Tree::Entries(t) => t.top().map(|(run, _)| run),
-            Tree::General(t) => t.top().map(|(run, _)| run),
-        }
-    }
-}
-
 /// Merges `runs` (in input order) into `sink`. Returns the order facts of the output (when
 /// `verify`) and the read statistics of the runs.
 /// Reads `block` bytes per run per transfer; checks order and checksum of what is written when
@@ -237,20 +218,16 @@ pub(crate) fn merge_cursors<S: RunSource>(
         heads.push(if c.fill()? { Some(head(keys, c.record(), i, &mut scratch)) } else { None });
     }
     // Prefixes decide; equal prefixes of a general key are decided by the whole keys of the
-    // runs' current records; equal keys go to the lower run (stable).
+    // runs' current records; equal keys go to the lower run (stable). The tree asks only for
+    // the heads whose prefixes are equal.
     let general = keys.ties_possible();
-    // Small enough to be inlined into the tree: the raw-key case is one integer comparison.
-    let order = |cs: &[S], kept: &Kept, x: &u128, y: &u128| {
-        if general {
-            general_order(keys, cs, keep_keys.then_some(kept), *x, *y)
-        } else {
-            x.cmp(y)
-        }
+    let tie = |cs: &[S], kept: &Kept, x: u128, y: u128| {
+        general_order(keys, cs, keep_keys.then_some(kept), x, y)
     };
     let mut tree = if general {
-        Tree::General(LoserTree::new_by(heads, |x, y| order(cursors, &kept, x, y)))
+        EntryTree::new_by(&heads, |x, y| tie(cursors, &kept, x, y))
     } else {
-        Tree::Entries(EntryTree::new(&heads))
+        EntryTree::new(&heads)
     };
     // -u: the key of the last record written (valid once one was).
     let have_last = after.is_some();
@@ -297,7 +274,7 @@ pub(crate) fn merge_cursors<S: RunSource>(
             let mut o = 0usize;
             let mut offset = 0u64;
             let mut records = 0u64;
-            while let Some(run) = tree.top() {
+            while let Some((run, _)) = tree.top() {
                 let c = &mut cursors[run];
                 let keep = if unique {
                     let kept_key;
@@ -341,9 +318,10 @@ pub(crate) fn merge_cursors<S: RunSource>(
                 kept.moved(run);
                 let next =
                     if c.fill()? { Some(head(keys, c.record(), run, &mut scratch)) } else { None };
-                match &mut tree {
-                    Tree::General(t) => t.replace_top_by(next, |x, y| order(cursors, &kept, x, y)),
-                    Tree::Entries(t) => t.replace_top(next),
+                if general {
+                    tree.replace_top_by(next, |x, y| tie(cursors, &kept, x, y));
+                } else {
+                    tree.replace_top(next);
                 }
             }
             if o > 0 {

@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::hint::select_unpredictable;
 
-use crate::entry::{entry_index, Entry, INDEX_MASK, MAX_INDEX};
+use crate::entry::{entry_index, Entry, INDEX_BITS, INDEX_MASK, MAX_INDEX};
 
 /// A tournament tree of losers over `k` sorted sources.
 ///
@@ -171,12 +171,24 @@ impl EntryTree {
     /// is below `2^48 - 1`).
     pub const DONE: Entry = Entry::MAX;
 
-    /// Builds the tree from the first head of every source (`None` for an empty source).
+    /// Builds the tree from the first head of every source (`None` for an empty source), for
+    /// keys whose prefix decides (see [`EntryTree::new_by`]).
     ///
     /// # Panics
     /// If a head's index bits are not its source's number, or there are `2^48 - 1` sources
     /// or more.
     pub fn new(heads: &[Option<Entry>]) -> Self {
+        Self::new_by(heads, prefix_decides)
+    }
+
+    /// Builds the tree for keys whose equal prefixes may hide different keys: `tie(a, b)`
+    /// orders two heads whose prefixes are equal (by their sources' whole keys; equal keys
+    /// then go to the lower source). It is called for such pairs only, so heads that differ
+    /// in their prefixes still play branch-free.
+    ///
+    /// # Panics
+    /// As [`EntryTree::new`].
+    pub fn new_by<T: Fn(Entry, Entry) -> Ordering>(heads: &[Option<Entry>], tie: T) -> Self {
         let k = heads.len();
         assert!((k as u64) < MAX_INDEX, "too many merge sources: {k}");
         let mut winners = vec![Self::DONE; 2 * k.max(1)];
@@ -189,8 +201,9 @@ impl EntryTree {
         let mut nodes = vec![halves(Self::DONE); k.max(1)];
         for j in (1..k).rev() {
             let (a, b) = (winners[2 * j], winners[2 * j + 1]);
-            winners[j] = a.min(b);
-            nodes[j] = halves(a.max(b));
+            let (win, lose) = if precedes(a, b, &tie) { (a, b) } else { (b, a) };
+            winners[j] = win;
+            nodes[j] = halves(lose);
         }
         if k > 0 {
             nodes[0] = halves(winners[1]);
@@ -207,12 +220,22 @@ impl EntryTree {
     }
 
     /// Replaces the winner's head by its source's next one (`None`: that source is exhausted;
-    /// else its index bits must be the source's number) and replays the winner's path.
+    /// else its index bits must be the source's number) and replays the winner's path, in a
+    /// tree built with [`EntryTree::new`].
     ///
     /// # Panics
     /// If every source is exhausted already.
     #[inline]
     pub fn replace_top(&mut self, next: Option<Entry>) {
+        self.replace_top_by(next, prefix_decides);
+    }
+
+    /// [`EntryTree::replace_top`] in a tree built with [`EntryTree::new_by`] (the same `tie`).
+    ///
+    /// # Panics
+    /// If every source is exhausted already.
+    #[inline]
+    pub fn replace_top_by<T: Fn(Entry, Entry) -> Ordering>(&mut self, next: Option<Entry>, tie: T) {
         let k = self.nodes.len();
         let [_, wlo] = self.nodes[0];
         let w = self.top().expect("replace_top on an exhausted tree").0;
@@ -221,16 +244,36 @@ impl EntryTree {
         let mut node = (w + k) / 2;
         while node >= 1 {
             let [ohi, olo] = self.nodes[node];
+            let other = (ohi as u128) << 64 | olo as u128;
+            let less = precedes(other, (hi as u128) << 64 | lo as u128, &tie);
             // The smaller of the stored loser and the candidate climbs, the larger stays, as
             // selects of 64-bit halves (a `u128` select still compiles to a jump): which one
             // is smaller is a coin toss a jump would mispredict.
-            let less = (ohi, olo) < (hi, lo);
             self.nodes[node] =
                 [select_unpredictable(less, hi, ohi), select_unpredictable(less, lo, olo)];
             (hi, lo) = (select_unpredictable(less, ohi, hi), select_unpredictable(less, olo, lo));
             node /= 2;
         }
         self.nodes[0] = [hi, lo];
+    }
+}
+
+/// The tie-break of keys whose prefix decides: none (heads with equal prefixes hold equal
+/// keys, and go to the lower source).
+#[inline(always)]
+fn prefix_decides(_: Entry, _: Entry) -> Ordering {
+    Ordering::Equal
+}
+
+/// Whether head `a` plays before head `b`: by prefix; equal prefixes by `tie`, then by source
+/// (the index bits). [`EntryTree::DONE`] shares its prefix with a head whose prefix is all
+/// ones, and still plays after it.
+#[inline(always)]
+fn precedes<T: Fn(Entry, Entry) -> Ordering>(a: Entry, b: Entry, tie: &T) -> bool {
+    if (a ^ b) >> INDEX_BITS == 0 && a != EntryTree::DONE && b != EntryTree::DONE {
+        tie(a, b).then(a.cmp(&b)).is_lt()
+    } else {
+        a < b
     }
 }
 
@@ -314,6 +357,58 @@ mod entry_tree_tests {
                 .collect();
             // Stable by run: the whole entry orders prefix, then run.
             want.sort_unstable();
+            assert_eq!(got, want, "{k} runs");
+        }
+    }
+
+    #[test]
+    fn equal_prefixes_go_to_the_whole_keys_then_to_the_lower_run() {
+        use crate::entry::entry_index;
+        use std::cell::RefCell;
+        let mut x = 5u64;
+        let mut next = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        // Records (prefix, rest): the whole key is both; prefixes are few (all ones among
+        // them, the prefix an exhausted run's head has too), so they tie often.
+        for k in 1..=9 {
+            let runs: Vec<Vec<([u8; 10], u8)>> = (0..k)
+                .map(|_| {
+                    let mut v: Vec<([u8; 10], u8)> = (0..next() % 30)
+                        .map(|_| {
+                            (
+                                [(next() % 3) as u8 * 0x7f + (next() % 2) as u8; 10],
+                                (next() % 4) as u8,
+                            )
+                        })
+                        .collect();
+                    v.sort_unstable();
+                    v
+                })
+                .collect();
+            let pos = RefCell::new(vec![0usize; k]);
+            let head =
+                |r: usize| runs[r].get(pos.borrow()[r]).map(|(p, _)| make_entry(p, r as u64));
+            let rest = |e: Entry| {
+                let r = entry_index(e) as usize;
+                runs[r][pos.borrow()[r]].1
+            };
+            let tie = |a: Entry, b: Entry| rest(a).cmp(&rest(b));
+            let heads: Vec<_> = (0..k).map(head).collect();
+            let mut tree = EntryTree::new_by(&heads, tie);
+            let mut got = Vec::new();
+            while let Some((r, _)) = tree.top() {
+                got.push((runs[r][pos.borrow()[r]], r));
+                pos.borrow_mut()[r] += 1;
+                tree.replace_top_by(head(r), tie);
+            }
+            let mut want: Vec<(([u8; 10], u8), usize)> = runs
+                .iter()
+                .enumerate()
+                .flat_map(|(r, v)| v.iter().map(move |rec| (*rec, r)))
+                .collect();
+            want.sort(); // by whole key, then run
             assert_eq!(got, want, "{k} runs");
         }
     }

@@ -140,6 +140,43 @@ fn tournament_runs(n: usize, k: usize) -> Vec<Vec<Entry>> {
         .collect()
 }
 
+/// The two tournaments, as the bench drives them.
+trait Tournament {
+    fn top(&self) -> Option<(usize, Entry)>;
+    fn replace_top(&mut self, next: Option<Entry>);
+}
+
+impl Tournament for EntryTree {
+    fn top(&self) -> Option<(usize, Entry)> {
+        EntryTree::top(self)
+    }
+    fn replace_top(&mut self, next: Option<Entry>) {
+        EntryTree::replace_top(self, next)
+    }
+}
+
+impl Tournament for LoserTree<Entry> {
+    fn top(&self) -> Option<(usize, Entry)> {
+        LoserTree::top(self)
+    }
+    fn replace_top(&mut self, next: Option<Entry>) {
+        LoserTree::replace_top(self, next)
+    }
+}
+
+/// Merges `runs` through `tree` (built on their first entries) and sums what it pops, so that
+/// no merge can skip work.
+fn drain(mut tree: impl Tournament, runs: &[Vec<Entry>]) -> u128 {
+    let mut pos = vec![1usize; runs.len()];
+    let mut sum = 0u128;
+    while let Some((s, e)) = tree.top() {
+        sum = sum.wrapping_add(e);
+        tree.replace_top(runs[s].get(pos[s]).copied());
+        pos[s] += 1;
+    }
+    sum
+}
+
 fn bench_tournaments(c: &mut Criterion) {
     let n = env_usize("OXSORT_BENCH_N", 10_000_000);
     let k = 16;
@@ -148,32 +185,11 @@ fn bench_tournaments(c: &mut Criterion) {
     let mut g = c.benchmark_group(format!("merge_{n}"));
     g.sample_size(10).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
     g.throughput(Throughput::Elements(n as u64));
-    // Each merge sums what it pops, so that neither can skip work.
     g.bench_function(BenchmarkId::new("entry_tree", k), |b| {
-        b.iter(|| {
-            let mut pos = vec![1usize; k];
-            let mut tree = EntryTree::new(&heads());
-            let mut sum = 0u128;
-            while let Some((s, e)) = tree.top() {
-                sum = sum.wrapping_add(e);
-                tree.replace_top(runs[s].get(pos[s]).copied());
-                pos[s] += 1;
-            }
-            sum
-        })
+        b.iter(|| drain(EntryTree::new(&heads()), &runs))
     });
     g.bench_function(BenchmarkId::new("loser_tree", k), |b| {
-        b.iter(|| {
-            let mut pos = vec![1usize; k];
-            let mut tree = LoserTree::new(heads());
-            let mut sum = 0u128;
-            while let Some((s, e)) = tree.top() {
-                sum = sum.wrapping_add(e);
-                tree.replace_top(runs[s].get(pos[s]).copied());
-                pos[s] += 1;
-            }
-            sum
-        })
+        b.iter(|| drain(LoserTree::new(heads()), &runs))
     });
 }
 

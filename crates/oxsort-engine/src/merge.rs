@@ -24,7 +24,7 @@ use std::cell::{Cell, RefCell};
 use crossbeam_channel::bounded;
 use oxsort_format::{SortKey, PREFIX_BYTES};
 use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
-use oxsort_kernels::{entry_index, entry_prefix, make_entry, EntryTree};
+use oxsort_kernels::{entry_index, make_entry, EntryTree};
 
 use crate::error::{EngineError, Result};
 use crate::plan::MergeSchedule;
@@ -142,10 +142,11 @@ impl Kept {
     }
 }
 
-/// The order of two heads whose prefixes may hide different keys: by prefix, then by the whole
-/// keys of the runs' current records (`kept`, or built from the records).
+/// The order of two runs' heads whose prefixes are equal (the merge's tree asks for no other
+/// pairs, and never for a run against itself): by the whole keys of the runs' current records
+/// (`kept`, or built from the records).
 #[inline(never)]
-fn general_order<S: RunSource>(
+fn tie_order<S: RunSource>(
     keys: &SortKey,
     cs: &[S],
     kept: Option<&Kept>,
@@ -153,11 +154,10 @@ fn general_order<S: RunSource>(
     y: u128,
 ) -> std::cmp::Ordering {
     let (rx, ry) = (entry_index(x) as usize, entry_index(y) as usize);
-    entry_prefix(x).cmp(&entry_prefix(y)).then_with(|| match kept {
-        Some(_) if rx == ry => std::cmp::Ordering::Equal,
+    match kept {
         Some(kept) => kept.key(keys, rx, cs[rx].record()).cmp(&kept.key(keys, ry, cs[ry].record())),
         None => keys.cmp_full(cs[rx].record(), cs[ry].record()),
-    })
+    }
 }
 
 /// Merges `runs` (in input order) into `sink`. Returns the order facts of the output (when
@@ -222,7 +222,7 @@ pub(crate) fn merge_cursors<S: RunSource>(
     // the heads whose prefixes are equal.
     let general = keys.ties_possible();
     let tie = |cs: &[S], kept: &Kept, x: u128, y: u128| {
-        general_order(keys, cs, keep_keys.then_some(kept), x, y)
+        tie_order(keys, cs, keep_keys.then_some(kept), x, y)
     };
     let mut tree = if general {
         EntryTree::new_by(&heads, |x, y| tie(cursors, &kept, x, y))

@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::hint::select_unpredictable;
 
-use crate::entry::{entry_index, Entry, INDEX_BITS, INDEX_MASK, MAX_INDEX};
+use crate::entry::{entry_index, Entry, INDEX_BITS, MAX_INDEX};
 
 /// A tournament tree of losers over `k` sorted sources.
 ///
@@ -237,10 +237,9 @@ impl EntryTree {
     #[inline]
     pub fn replace_top_by<T: Fn(Entry, Entry) -> Ordering>(&mut self, next: Option<Entry>, tie: T) {
         let k = self.nodes.len();
-        let [_, wlo] = self.nodes[0];
-        let w = self.top().expect("replace_top on an exhausted tree").0;
+        let (w, _) = self.top().expect("replace_top on an exhausted tree");
+        debug_assert!(next.is_none_or(|n| entry_index(n) == w as u64));
         let [mut hi, mut lo] = halves(next.unwrap_or(Self::DONE));
-        debug_assert!(next.is_none_or(|n| entry_index(n) == (wlo as u128 & INDEX_MASK) as u64));
         let mut node = (w + k) / 2;
         while node >= 1 {
             let [ohi, olo] = self.nodes[node];
@@ -309,6 +308,7 @@ mod by_tests {
 mod entry_tree_tests {
     use super::EntryTree;
     use crate::entry::{make_entry, Entry};
+    use oxsort_testkit::Rng;
 
     /// Merges `runs` of prefixes through the tree, each entry keyed by its run's number.
     fn merged(runs: &[Vec<[u8; 10]>]) -> Vec<Entry> {
@@ -327,11 +327,8 @@ mod entry_tree_tests {
 
     #[test]
     fn merges_any_number_of_runs_in_order_ties_to_the_lower_run() {
-        let mut x = 11u64;
-        let mut next = move || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            x >> 33
-        };
+        let mut rng = Rng::new(11);
+        let mut next = move || rng.next_u64();
         for k in 0..=19 {
             // Few distinct prefixes, so that equal keys across runs are common; run 3 empty.
             let runs: Vec<Vec<[u8; 10]>> = (0..k)
@@ -365,11 +362,8 @@ mod entry_tree_tests {
     fn equal_prefixes_go_to_the_whole_keys_then_to_the_lower_run() {
         use crate::entry::entry_index;
         use std::cell::RefCell;
-        let mut x = 5u64;
-        let mut next = move || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            x >> 33
-        };
+        let mut rng = Rng::new(5);
+        let mut next = move || rng.next_u64();
         // Records (prefix, rest): the whole key is both; prefixes are few (all ones among
         // them, the prefix an exhausted run's head has too), so they tie often.
         for k in 1..=9 {

@@ -48,6 +48,8 @@ struct ColumnField {
 pub struct ColumnKey {
     fields: Vec<ColumnField>,
     separator: Option<u8>,
+    /// The last field whose end the fields need (see [`FieldEnds::fill`]).
+    last_end: usize,
 }
 
 impl ColumnKey {
@@ -72,7 +74,16 @@ impl ColumnKey {
             };
             fields.push(ColumnField { span, encoding, descending: f.descending, index: i + 1 });
         }
-        Some(ColumnKey { fields, separator: spec.separator })
+        // A field with an end needs that field's end; one starting at field k needs k - 1's.
+        let last_end = fields
+            .iter()
+            .map(|f| match f.span.end {
+                Some(end) => end.field.max(f.span.start_field.saturating_sub(1)),
+                None => f.span.start_field.saturating_sub(1),
+            })
+            .max()
+            .unwrap_or(0);
+        Some(ColumnKey { fields, separator: spec.separator, last_end })
     }
 
     /// The first [`PREFIX_BYTES`] bytes of the normalized key of `record` (without its
@@ -82,6 +93,7 @@ impl ColumnKey {
     pub fn prefix(&self, record: &[u8], scratch: &mut Vec<u8>) -> Prefix {
         let mut w = PrefixWriter { acc: 0, n: 0 };
         let mut ends = FieldEnds::new(record, self.separator);
+        ends.fill(self.last_end);
         for f in &self.fields {
             if w.n == PREFIX_BYTES {
                 break;
@@ -91,7 +103,10 @@ impl ColumnKey {
             let text = &record[range.clone()];
             match f.encoding {
                 Encoding::Bytes => w.text(text, record.get(range.start..range.start + WIDE)),
-                Encoding::Numeric => decimal::encode_text(&mut w, text, TextSyntax::Gnu),
+                Encoding::Numeric => match decimal::encode_text_head(text, TextSyntax::Gnu) {
+                    Some((head, len)) => w.head(head, len),
+                    None => decimal::encode_text(&mut w, text, TextSyntax::Gnu),
+                },
                 Encoding::Other(kind) => {
                     scratch.clear();
                     let room = PREFIX_BYTES - w.n;
@@ -128,6 +143,13 @@ impl PrefixWriter {
             self.acc |= u128::from(b) << (8 * (15 - self.n));
             self.n += 1;
         }
+    }
+
+    /// Appends the first `len` bytes of the left-aligned `head` (the bytes after them zero).
+    #[inline]
+    fn head(&mut self, head: u128, len: usize) {
+        self.acc |= head >> (8 * self.n);
+        self.n = (self.n + len).min(PREFIX_BYTES);
     }
 
     /// Complements bytes `start..n` (a descending field).

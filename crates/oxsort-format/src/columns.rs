@@ -114,6 +114,14 @@ impl<'r> FieldEnds<'r> {
     /// after its non-blanks; the record's end for a field past the last.
     #[inline]
     fn end(&mut self, j: usize) -> usize {
+        if j < self.found {
+            return self.ends[j];
+        }
+        self.search(j)
+    }
+
+    /// [`FieldEnds::end`] of a field not found yet.
+    fn search(&mut self, j: usize) -> usize {
         let lim = self.line.len();
         while self.found <= j {
             let e = if self.scan >= lim {
@@ -140,6 +148,40 @@ impl<'r> FieldEnds<'r> {
             };
         }
         self.ends[j]
+    }
+
+    /// Finds the ends of fields `0..=last` (below [`MAX_TRACKED_FIELDS`]) ahead of need.
+    /// With a separator, every separator of a word is taken from one test of it, where [`end`]
+    /// searches anew for each field: a key on fields 1 and 2 finds both in the first words.
+    /// Only the first [`SHORT_SEARCH`] bytes are tested so: the ends past them (a last field
+    /// that runs to the end of a long line) are left to [`end`], which hands long searches to
+    /// `memchr`.
+    ///
+    /// [`end`]: FieldEnds::end
+    #[inline]
+    pub(crate) fn fill(&mut self, last: usize) {
+        const LOWS: u64 = u64::from_ne_bytes([0x7F; 8]);
+        let Some(sep) = self.separator else { return };
+        let splat = u64::from_ne_bytes([sep; 8]);
+        let mut i = self.scan;
+        let stop = self.line.len().min(i + SHORT_SEARCH);
+        while self.found <= last && i + 8 <= stop {
+            let mut word = [0; 8];
+            word.copy_from_slice(&self.line[i..i + 8]);
+            let x = u64::from_le_bytes(word) ^ splat;
+            // The high bit of each zero byte of `x`, exactly (no borrow crosses bytes).
+            let mut zero = !(((x & LOWS) + LOWS) | x | LOWS);
+            while zero != 0 && self.found <= last {
+                self.ends[self.found] = i + (zero.trailing_zeros() / 8) as usize;
+                self.found += 1;
+                zero &= zero - 1;
+            }
+            i += 8;
+        }
+        self.scan = match self.found {
+            f if f > last => self.ends[f - 1] + 1,
+            _ => i,
+        };
     }
 
     /// Where field `k` starts.
@@ -177,8 +219,9 @@ impl<'r> FieldEnds<'r> {
     }
 }
 
-/// Bytes [`find_byte`] searches a word at a time before it hands over to `memchr`: fields
-/// are mostly short, and `memchr`'s vector set-up costs more than the search of a few words.
+/// Bytes [`find_byte`] (and [`FieldEnds::fill`]) search a word at a time before they hand
+/// over to `memchr`: fields are mostly short, and `memchr`'s vector set-up costs more than
+/// the search of a few words.
 const SHORT_SEARCH: usize = 32;
 
 /// The first position of `b` in `hay`.

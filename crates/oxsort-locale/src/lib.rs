@@ -30,6 +30,11 @@ pub struct Locale {
     /// The collation locale's name when it is not C/POSIX ("hard": text collates with
     /// `strcoll`); `None` in C/POSIX.
     pub collate: Option<String>,
+    /// The collation orders text as its bytes, as C does: C/POSIX, and locales without
+    /// collation rules such as glibc's C.UTF-8 (whose `strxfrm` copies its input and `strcoll`
+    /// is `strcmp`). GNU sort still names such a locale's rules under `--debug` and calls
+    /// `strcoll`; oxsort compares bytes (see [`Locale::collates`]).
+    pub bytewise: bool,
     /// The decimal point (one byte; `.` when the locale's is longer).
     pub decimal_point: u8,
     /// The thousands separator when it is one byte; `None` when empty or longer.
@@ -86,16 +91,36 @@ impl Locale {
                 })
                 .collect()
         });
+        let bytewise = collate.is_none() || bytewise_collation();
         Locale {
             months,
             ok,
             collate,
+            bytewise,
             decimal_point,
             thousands_sep,
             thousands_sep_ignored: thousands.len() > 1,
             utf8: codeset.eq_ignore_ascii_case("UTF-8"),
         }
     }
+
+    /// Whether text collates with collation keys (`strxfrm` images): a locale with collation
+    /// rules. A [bytewise](Locale::bytewise) one orders text as C does.
+    pub fn collates(&self) -> bool {
+        !self.bytewise
+    }
+}
+
+/// Whether the process's `LC_COLLATE` orders strings as their bytes: `strxfrm` gives back a
+/// probe unchanged. Any collation with rules transforms it (its image is weights, level by
+/// level); one without rules (glibc's codepoint collations: C.UTF-8) copies its input.
+fn bytewise_collation() -> bool {
+    // Letters of both cases, punctuation, a space, a digit and a letter past ASCII (é).
+    let probe = c"a-B b\xc3\xa9Z0";
+    let mut out = [0u8; 64];
+    // SAFETY: `probe` is NUL-terminated; `out` has room for the 64 bytes passed as its size.
+    let n = unsafe { libc::strxfrm(out.as_mut_ptr().cast(), probe.as_ptr(), out.len()) };
+    out.get(..n) == Some(probe.to_bytes())
 }
 
 /// Whether the locale's `LC_CTYPE` counts `c` printable (`iswprint`), as GNU's quoting asks

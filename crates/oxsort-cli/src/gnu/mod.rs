@@ -37,7 +37,7 @@ pub fn main(argv: Vec<String>) -> i32 {
     oxsort_io::cleanup::install_signal_handlers_when_needed();
     let locale = oxsort_locale::Locale::from_env();
     msg::set_utf8(locale.utf8);
-    if locale.collate.is_some() {
+    if locale.collates() {
         oxsort_format::set_collator(oxsort_locale::xfrm);
         oxsort_format::set_collator_start(oxsort_locale::xfrm_start);
         oxsort_format::set_primary_weights(oxsort_locale::primary_weight);
@@ -83,7 +83,7 @@ fn run(argv: &[String], locale: &oxsort_locale::Locale) -> Result<i32, Fail> {
         separator: a.separator,
         stable: a.stable,
         unique: a.unique,
-        collate: locale.collate.is_some(),
+        collate: locale.collates(),
         decimal_point: locale.decimal_point,
         thousands_sep: locale.thousands_sep,
         seed: [0, 0],

@@ -270,15 +270,17 @@ const TWO_THREADS_BYTES: usize = 3 << 20;
 
 /// One stretch of the input's records, split, summed, keyed and sorted on its own.
 struct Part {
-    /// Each record's bounds in the input.
-    recs: Vec<(usize, usize)>,
+    /// Where each record starts in the input, then where the last one ends (records + 1
+    /// entries: record `i` is `bounds[i]..bounds[i + 1]`, a word a record where a pair of
+    /// bounds took two).
+    bounds: Vec<usize>,
     /// The sum of the records' CRCs.
     checksum: u128,
     /// Built keys (not collated), one after another, and where each ends; empty otherwise.
     key_bytes: Vec<u8>,
     key_ends: Vec<usize>,
-    /// Raw lines and collated keys: each record's key's first bytes as an integer (see
-    /// [`Keys::pre`]); empty otherwise.
+    /// Collated keys: each record's key's first bytes as an integer (see [`Keys::pre`]);
+    /// empty otherwise.
     pre: Vec<u128>,
     /// The first record whose key cannot be built (its index here), with the reason.
     error: Option<(usize, oxsort_format::KeyError)>,
@@ -294,12 +296,13 @@ struct Keys<'a> {
     /// The bytes the records are in, from input offset `at` on.
     data: &'a [u8],
     at: usize,
-    recs: &'a [(usize, usize)],
+    /// Where each record starts, then where the last ends (see [`Part::bounds`]).
+    bounds: &'a [usize],
     key_bytes: &'a [u8],
     key_ends: &'a [usize],
-    /// Each record's key's first bytes, big-endian and zero-padded (raw lines: 8 bytes;
-    /// collated keys: the [`oxsort_format::PREFIX_BYTES`] of [`SortKey::prefix`]): they order
-    /// records as their keys do until they tie.
+    /// Collated keys: each record's key's first bytes, big-endian and zero-padded (the
+    /// [`oxsort_format::PREFIX_BYTES`] of [`SortKey::prefix`]): they order records as their
+    /// keys do until they tie. Empty otherwise.
     pre: &'a [u128],
     /// Whether keys are built (else records compare as they are, or all tie in copy mode).
     built: bool,
@@ -310,7 +313,7 @@ struct Keys<'a> {
 impl<'a> Keys<'a> {
     #[inline]
     fn rec(&self, i: usize) -> &'a [u8] {
-        &self.data[self.recs[i].0 - self.at..self.recs[i].1 - self.at]
+        &self.data[self.bounds[i] - self.at..self.bounds[i + 1] - self.at]
     }
 
     /// Record `i`'s key as built (not collated), or its bytes compared.
@@ -345,25 +348,23 @@ impl<'a> Keys<'a> {
     }
 }
 
-/// Splits, sums, keys and sorts the records of `data` (whole records), the `recs` bounds
-/// offset by `at` (where `data` starts in the input).
+/// Splits, sums, keys and sorts the records of `data` (whole records), the bounds offset by
+/// `at` (where `data` starts in the input).
 fn sort_part(sk: &SortKey, data: &[u8], at: usize, eol: u8) -> Part {
-    let mut recs: Vec<(usize, usize)> = Vec::with_capacity(data.len() / 64);
-    let mut from = 0;
-    for end in memchr::memchr_iter(eol, data) {
-        recs.push((at + from, at + end + 1));
-        from = end + 1;
-    }
-    let rec = |i: usize| &data[recs[i].0 - at..recs[i].1 - at];
-    let checksum = oxsort_kernels::crc32_sum((0..recs.len()).map(rec));
+    let mut bounds: Vec<usize> = Vec::with_capacity(data.len() / 64 + 1);
+    bounds.push(at);
+    bounds.extend(memchr::memchr_iter(eol, data).map(|end| at + end + 1));
+    let n = bounds.len() - 1;
+    let rec = |i: usize| &data[bounds[i] - at..bounds[i + 1] - at];
+    let checksum = oxsort_kernels::crc32_sum((0..n).map(rec));
     let collated = sk.collates();
     let built = !sk.is_raw_lines() && !sk.is_copy() && !collated;
     let (mut key_bytes, mut key_ends, mut pre, mut error) =
         (Vec::new(), Vec::new(), Vec::new(), None);
     let mut scratch = Vec::new();
     if built {
-        key_ends.reserve(recs.len());
-        for i in 0..recs.len() {
+        key_ends.reserve(n);
+        for i in 0..n {
             let before = key_bytes.len();
             sk.append_key(rec(i), &mut key_bytes);
             if key_bytes.len() == before && error.is_none() {
@@ -375,8 +376,8 @@ fn sort_part(sk: &SortKey, data: &[u8], at: usize, eol: u8) -> Part {
             key_ends.push(key_bytes.len());
         }
     } else if collated {
-        pre.reserve(recs.len());
-        for i in 0..recs.len() {
+        pre.reserve(n);
+        for i in 0..n {
             match sk.prefix(rec(i), &mut scratch) {
                 Ok(p) => pre.push(wide(&p)),
                 Err(e) => {
@@ -385,10 +386,8 @@ fn sort_part(sk: &SortKey, data: &[u8], at: usize, eol: u8) -> Part {
                 }
             }
         }
-    } else if sk.is_raw_lines() {
-        pre = (0..recs.len()).map(|i| prefix8(sk.key_part(rec(i))) as u128).collect();
     }
-    let mut part = Part { recs, checksum, key_bytes, key_ends, pre, error, order: Vec::new() };
+    let mut part = Part { bounds, checksum, key_bytes, key_ends, pre, error, order: Vec::new() };
     if part.error.is_some() {
         return part;
     }
@@ -396,55 +395,57 @@ fn sort_part(sk: &SortKey, data: &[u8], at: usize, eol: u8) -> Part {
         sk,
         data,
         at,
-        recs: &part.recs,
+        bounds: &part.bounds,
         key_bytes: &part.key_bytes,
         key_ends: &part.key_ends,
         pre: &part.pre,
         built,
         collated,
     };
-    part.order = if !part.pre.is_empty() {
-        // Sorted by (first bytes, index): stable, most comparisons one integer comparison
-        // (raw lines: of 16-byte entries).
-        let mut order: Vec<usize> = if collated {
-            let mut e: Vec<(u128, usize)> = part.pre.iter().copied().zip(0..).collect();
-            e.sort_unstable();
-            e.into_iter().map(|(_, i)| i).collect()
-        } else {
-            let mut e: Vec<(u64, usize)> = part.pre.iter().map(|&p| p as u64).zip(0..).collect();
-            e.sort_unstable();
-            e.into_iter().map(|(_, i)| i).collect()
-        };
+    part.order = if sk.is_raw_lines() {
+        // Each line's first 8 bytes and its index in one integer, sorted; lines whose first
+        // bytes tie are sorted by their bytes. (No vector of prefixes beside it: on a small
+        // input the pages of each per-line vector cost as much as the sorting they save.)
+        let mut e: Vec<u128> =
+            (0..n).map(|i| u128::from(prefix8(keys.key(i))) << 64 | i as u128).collect();
+        e.sort_unstable();
+        let index = |x: &u128| *x as u64 as usize;
+        for run in e.chunk_by_mut(|a, b| a >> 64 == b >> 64).filter(|r| r.len() > 1) {
+            // Equal raw lines are equal records: their order cannot show.
+            run.sort_unstable_by(|a, b| keys.key(index(a)).cmp(keys.key(index(b))));
+        }
+        e.iter().map(index).collect()
+    } else if !part.pre.is_empty() {
+        // Collated keys: sorted by (first bytes, index), stable, most comparisons one integer
+        // comparison.
+        let mut e: Vec<(u128, usize)> = part.pre.iter().copied().zip(0..).collect();
+        e.sort_unstable();
+        let mut order: Vec<usize> = e.into_iter().map(|(_, i)| i).collect();
         let pre = &part.pre;
-        // Runs of equal first bytes, by their whole keys (raw lines: their bytes).
+        // Runs of equal first bytes, by their whole keys.
         let mut run = 0;
         while run < order.len() {
             let first = pre[order[run]];
             let end = run + order[run..].iter().take_while(|&&i| pre[i] == first).count();
             if end - run > 1 {
-                if collated {
-                    let mut whole: Vec<(Vec<u8>, usize)> = order[run..end]
-                        .iter()
-                        .map(|&i| {
-                            let mut k = Vec::new();
-                            sk.full_key(keys.rec(i), &mut k);
-                            (k, i)
-                        })
-                        .collect();
-                    whole.sort();
-                    for (slot, (_, i)) in order[run..end].iter_mut().zip(whole) {
-                        *slot = i;
-                    }
-                } else {
-                    // Equal raw lines are equal records: their order cannot show.
-                    order[run..end].sort_unstable_by(|&a, &b| keys.key(a).cmp(keys.key(b)));
+                let mut whole: Vec<(Vec<u8>, usize)> = order[run..end]
+                    .iter()
+                    .map(|&i| {
+                        let mut k = Vec::new();
+                        sk.full_key(keys.rec(i), &mut k);
+                        (k, i)
+                    })
+                    .collect();
+                whole.sort();
+                for (slot, (_, i)) in order[run..end].iter_mut().zip(whole) {
+                    *slot = i;
                 }
             }
             run = end;
         }
         order
     } else {
-        let mut order: Vec<usize> = (0..part.recs.len()).collect();
+        let mut order: Vec<usize> = (0..n).collect();
         // Stable: records of equal keys keep their input order.
         order.sort_by(|&a, &b| keys.key(a).cmp(keys.key(b)));
         order
@@ -527,32 +528,35 @@ fn sort_buffer(
         }
     };
     let data: &[u8] = &data;
-    let n_a = a.recs.len();
-    let (mut recs, mut key_bytes, mut key_ends) = (a.recs, a.key_bytes, a.key_ends);
+    let n_a = a.bounds.len() - 1;
+    let (mut bounds, mut key_bytes, mut key_ends) = (a.bounds, a.key_bytes, a.key_ends);
     let mut in_checksum = a.checksum;
     let mut error = a.error;
     let mut order = a.order;
     let mut pre = a.pre;
     if let Some(b) = b {
         let shift = key_bytes.len();
-        recs.extend_from_slice(&b.recs);
+        // The second half starts where the first ends.
+        debug_assert_eq!(bounds.last(), b.bounds.first());
+        bounds.extend_from_slice(&b.bounds[1..]);
         key_bytes.extend_from_slice(&b.key_bytes);
         key_ends.extend(b.key_ends.iter().map(|e| e + shift));
         pre.extend_from_slice(&b.pre);
         in_checksum += b.checksum;
         error = error.or(b.error.map(|(i, e)| (i + n_a, e)));
-        let keys = keys_of(sk, data, &recs, &key_bytes, &key_ends, &pre);
+        let keys = keys_of(sk, data, &bounds, &key_bytes, &key_ends, &pre);
         order = merge(&order, &b.order, n_a, &keys);
     }
     if let Some((i, source)) = error {
         // The input holding record `i` and the record's number in it (1-based).
-        let byte = recs[i].0;
+        let byte = bounds[i];
         let k = starts.partition_point(|(s, _)| *s <= byte).saturating_sub(1);
-        let first = recs.partition_point(|r| r.0 < starts[k].0);
+        let first = bounds[..bounds.len() - 1].partition_point(|&b| b < starts[k].0);
         let (path, record) = (starts[k].1.clone(), (i - first) as u64 + 1);
         return Err(EngineError::Key { path, record, source });
     }
-    let keys = keys_of(sk, data, &recs, &key_bytes, &key_ends, &pre);
+    let records = bounds.len() - 1;
+    let keys = keys_of(sk, data, &bounds, &key_bytes, &key_ends, &pre);
 
     // Unique: the first record of each run of equal keys (stable, so the first read).
     let (mut dropped, mut dropped_checksum) = (0u64, 0u128);
@@ -580,10 +584,10 @@ fn sort_buffer(
     let mut check = check;
     check.dropped = dropped;
     check.dropped_checksum = dropped_checksum;
-    check.verify(recs.len() as u64, in_checksum, cfg.spec.unique)?;
+    check.verify(records as u64, in_checksum, cfg.spec.unique)?;
     out.commit()?;
     Ok(SortStats {
-        records: recs.len() as u64,
+        records: records as u64,
         records_written: check.records,
         bytes: data.len() as u64,
         input_bytes_read: data.len() as u64,
@@ -604,14 +608,14 @@ fn sort_buffer(
 fn keys_of<'a>(
     sk: &'a SortKey,
     data: &'a [u8],
-    recs: &'a [(usize, usize)],
+    bounds: &'a [usize],
     key_bytes: &'a [u8],
     key_ends: &'a [usize],
     pre: &'a [u128],
 ) -> Keys<'a> {
     let collated = sk.collates();
     let built = !sk.is_raw_lines() && !sk.is_copy() && !collated;
-    Keys { sk, data, at: 0, recs, key_bytes, key_ends, pre, built, collated }
+    Keys { sk, data, at: 0, bounds, key_bytes, key_ends, pre, built, collated }
 }
 
 /// The sorted orders `a` (indices) and `b` (indices from `n_a` on: records read after all of

@@ -125,10 +125,6 @@ struct ChunkFacts {
     unordered_at: Option<u64>,
 }
 
-/// Delimited records whose CRCs are summed together while they are in cache: about 25 KB of
-/// 100-byte lines, inside a core's nearest caches.
-const CRC_BLOCK_RECORDS: usize = 256;
-
 /// Builds the entries of one chunk's records, applying the filter, and sorts them.
 fn chunk_entries(
     ctx: &Ctx<'_>,
@@ -176,17 +172,18 @@ fn chunk_entries(
     };
     // Delimited chunks come with their records' offsets: no need to search for terminators again.
     let offs = &chunk.offsets;
+    let line = |w: &[u32]| &data[w[0] as usize..w[1] as usize];
     let recs: Box<dyn Iterator<Item = &[u8]>> = match fixed_size {
-        None => Box::new(offs.windows(2).map(|w| &data[w[0] as usize..w[1] as usize])),
+        None => Box::new(offs.windows(2).map(line)),
         Some(_) => Box::new(keys.records(data)),
     };
-    // Delimited records, every one kept: a block's CRCs are summed right after its entries,
-    // while its lines are in cache (a pass over the whole chunk after would read it again).
-    let by_block = ctx.filter.is_none() && fixed_size.is_none();
-    let crc_of = |from: usize, to: usize| {
-        oxsort_kernels::crc32_sum(
-            offs[from..=to].windows(2).map(|w| &data[w[0] as usize..w[1] as usize]),
-        )
+    // Every record kept: a block's CRCs are summed right after its entries, while its records
+    // are in cache (a pass over the whole chunk after would read it from memory again).
+    let by_block = ctx.filter.is_none();
+    let block = crate::verify::FixedCheck::BLOCK_RECORDS;
+    let crc_of = |from: usize, to: usize| match fixed_size {
+        Some(r) => crate::verify::checksum_records(&data[from * r..to * r], r),
+        None => oxsort_kernels::crc32_sum(offs[from..=to].windows(2).map(line)),
     };
     for (i, rec) in recs.enumerate() {
         if let Some(f) = ctx.filter {
@@ -196,7 +193,7 @@ fn chunk_entries(
             }
         }
         if ctx.filter.is_some() {
-            // Without a filter, every record is summed at once after the loop.
+            // Without a filter, records are summed a block at a time (below).
             facts.checksum += crc32fast::hash(rec) as u128;
             facts.bytes += rec.len() as u64;
         }
@@ -215,8 +212,8 @@ fn chunk_entries(
             std::mem::swap(&mut prev, &mut scratch);
         }
         out.push(make_entry(&prefix, base + i as u64));
-        if by_block && (i + 1) % CRC_BLOCK_RECORDS == 0 {
-            facts.checksum += crc_of(i + 1 - CRC_BLOCK_RECORDS, i + 1);
+        if by_block && (i + 1) % block == 0 {
+            facts.checksum += crc_of(i + 1 - block, i + 1);
         }
     }
     if ctx.mode == Mode::Merge {
@@ -224,11 +221,8 @@ fn chunk_entries(
     }
     if by_block {
         let records = chunk.records;
-        facts.checksum += crc_of(records - records % CRC_BLOCK_RECORDS, records);
+        facts.checksum += crc_of(records - records % block, records);
         facts.bytes = data.len() as u64;
-    } else if let (None, Some(r)) = (ctx.filter, fixed_size) {
-        facts.bytes = data.len() as u64;
-        facts.checksum = crate::verify::checksum_records(data, r);
     }
     if ctx.mode != Mode::Copy {
         // By prefix (then index) only: the output sorts each part's entries again and orders

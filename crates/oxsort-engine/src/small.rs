@@ -415,35 +415,26 @@ fn sort_part(sk: &SortKey, data: &[u8], at: usize, eol: u8) -> Part {
             run.sort_unstable_by(|a, b| keys.key(index(a)).cmp(keys.key(index(b))));
         }
         e.iter().map(index).collect()
-    } else if !part.pre.is_empty() {
+    } else if collated {
         // Collated keys: sorted by (first bytes, index), stable, most comparisons one integer
-        // comparison.
+        // comparison; runs of equal first bytes by their whole keys (then index).
         let mut e: Vec<(u128, usize)> = part.pre.iter().copied().zip(0..).collect();
         e.sort_unstable();
-        let mut order: Vec<usize> = e.into_iter().map(|(_, i)| i).collect();
-        let pre = &part.pre;
-        // Runs of equal first bytes, by their whole keys.
-        let mut run = 0;
-        while run < order.len() {
-            let first = pre[order[run]];
-            let end = run + order[run..].iter().take_while(|&&i| pre[i] == first).count();
-            if end - run > 1 {
-                let mut whole: Vec<(Vec<u8>, usize)> = order[run..end]
-                    .iter()
-                    .map(|&i| {
-                        let mut k = Vec::new();
-                        sk.full_key(keys.rec(i), &mut k);
-                        (k, i)
-                    })
-                    .collect();
-                whole.sort();
-                for (slot, (_, i)) in order[run..end].iter_mut().zip(whole) {
-                    *slot = i;
-                }
+        for run in e.chunk_by_mut(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+            let mut whole: Vec<(Vec<u8>, usize)> = run
+                .iter()
+                .map(|&(_, i)| {
+                    let mut k = Vec::new();
+                    sk.full_key(keys.rec(i), &mut k);
+                    (k, i)
+                })
+                .collect();
+            whole.sort();
+            for (slot, (_, i)) in run.iter_mut().zip(whole) {
+                slot.1 = i;
             }
-            run = end;
         }
-        order
+        e.into_iter().map(|(_, i)| i).collect()
     } else {
         let mut order: Vec<usize> = (0..n).collect();
         // Stable: records of equal keys keep their input order.

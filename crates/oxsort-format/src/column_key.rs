@@ -48,8 +48,9 @@ struct ColumnField {
 pub struct ColumnKey {
     fields: Vec<ColumnField>,
     separator: Option<u8>,
-    /// The last field whose end the fields need (see [`FieldEnds::fill`]).
-    last_end: usize,
+    /// The last field whose end the fields need (see [`FieldEnds::fill`]); `None` when they
+    /// need none (keys from the first field to the end of the record).
+    last_end: Option<usize>,
 }
 
 impl ColumnKey {
@@ -77,12 +78,9 @@ impl ColumnKey {
         // A field with an end needs that field's end; one starting at field k needs k - 1's.
         let last_end = fields
             .iter()
-            .map(|f| match f.span.end {
-                Some(end) => end.field.max(f.span.start_field.saturating_sub(1)),
-                None => f.span.start_field.saturating_sub(1),
-            })
-            .max()
-            .unwrap_or(0);
+            .flat_map(|f| [f.span.end.map(|e| e.field), f.span.start_field.checked_sub(1)])
+            .flatten()
+            .max();
         Some(ColumnKey { fields, separator: spec.separator, last_end })
     }
 
@@ -93,7 +91,9 @@ impl ColumnKey {
     pub fn prefix(&self, record: &[u8], scratch: &mut Vec<u8>) -> Prefix {
         let mut w = PrefixWriter { acc: 0, n: 0 };
         let mut ends = FieldEnds::new(record, self.separator);
-        ends.fill(self.last_end);
+        if let Some(last) = self.last_end {
+            ends.fill(last);
+        }
         for f in &self.fields {
             if w.n == PREFIX_BYTES {
                 break;

@@ -160,17 +160,11 @@ impl<'r> FieldEnds<'r> {
     /// [`end`]: FieldEnds::end
     #[inline]
     pub(crate) fn fill(&mut self, last: usize) {
-        const LOWS: u64 = u64::from_ne_bytes([0x7F; 8]);
         let Some(sep) = self.separator else { return };
-        let splat = u64::from_ne_bytes([sep; 8]);
         let mut i = self.scan;
         let stop = self.line.len().min(i + SHORT_SEARCH);
         while self.found <= last && i + 8 <= stop {
-            let mut word = [0; 8];
-            word.copy_from_slice(&self.line[i..i + 8]);
-            let x = u64::from_le_bytes(word) ^ splat;
-            // The high bit of each zero byte of `x`, exactly (no borrow crosses bytes).
-            let mut zero = !(((x & LOWS) + LOWS) | x | LOWS);
+            let mut zero = matches_in_word(&self.line[i..i + 8], sep);
             while zero != 0 && self.found <= last {
                 self.ends[self.found] = i + (zero.trailing_zeros() / 8) as usize;
                 self.found += 1;
@@ -224,20 +218,24 @@ impl<'r> FieldEnds<'r> {
 /// the search of a few words.
 const SHORT_SEARCH: usize = 32;
 
+/// The bytes of the 8-byte `word` equal to `b`: the high bit of each set, byte `k` of the word
+/// at bits `8k..8k + 8` (exactly: no borrow crosses bytes, so every match is marked, not only
+/// the first).
+#[inline]
+fn matches_in_word(word: &[u8], b: u8) -> u64 {
+    const LOWS: u64 = u64::from_ne_bytes([0x7F; 8]);
+    let mut w = [0; 8];
+    w.copy_from_slice(word);
+    let x = u64::from_le_bytes(w) ^ u64::from_ne_bytes([b; 8]);
+    !(((x & LOWS) + LOWS) | x | LOWS)
+}
+
 /// The first position of `b` in `hay`.
 #[inline]
 fn find_byte(hay: &[u8], b: u8) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    let splat = u64::from_ne_bytes([b; 8]);
     let mut i = 0;
     while i + 8 <= hay.len().min(SHORT_SEARCH) {
-        let mut word = [0; 8];
-        word.copy_from_slice(&hay[i..i + 8]);
-        let x = u64::from_le_bytes(word) ^ splat;
-        // The lowest byte of `x` that is zero has its high bit set here (bytes above it may
-        // too, through the borrow; the lowest is exact).
-        let zero = x.wrapping_sub(ONES) & !x & HIGHS;
+        let zero = matches_in_word(&hay[i..i + 8], b);
         if zero != 0 {
             return Some(i + (zero.trailing_zeros() / 8) as usize);
         }

@@ -254,11 +254,23 @@ fn a_join_reports_each_side_read_and_sorted() {
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let lines = layout(&text);
     let at = lines.iter().position(|l| l == "Operation  : JOIN").expect("operation line");
-    assert_eq!(lines[at + 1], "");
+    // The join as GCSORT describes it.
+    assert_eq!(
+        lines[at + 1..at + 8],
+        [
+            "",
+            "JOIN F1 FIELDS : (1,1,CH,A) ",
+            "JOIN F2 FIELDS : (1,1,CH,A) , SORTED",
+            "",
+            "REFORMAT FIELDS = (1,3,F2:3,1)",
+            "JOIN UNPAIRED  Inner Join (Default) ",
+            &"=".repeat(56),
+        ]
+    );
     // F1 read and sorted 3; F2 is SORTED: no line; 2 joined records written.
     let totals_rule = "=".repeat(68);
     assert_eq!(
-        lines[at + 2..at + 6],
+        lines[at + 8..at + 12],
         [
             totals_rule.clone(),
             " Total Records file F1 Read : 3  -- Sort :  3".to_string(),

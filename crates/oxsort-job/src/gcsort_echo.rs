@@ -26,14 +26,16 @@
 //! INREC, OUTREC and an OUTFIL's reformatting from their text (the parsed form has already
 //! turned `11:` into blanks), which the GCSORT door keeps one statement a line.
 
-use oxsort_format::{CompareOp, Condition, FieldRef, Filter, Operand, Outfil, Split};
+use oxsort_format::{
+    CompareOp, Condition, FieldRef, Filter, JoinItem, JoinSide, JoinSpec, Operand, Outfil, Split,
+};
 use oxsort_lang::{Control, GcsortFile, GcsortJob};
 
-/// GCSORT's echo of `job`'s statements (`control` is `job.control` parsed). A JOINKEYS job's
-/// is empty: GCSORT prints the join's own description there, which oxsort does not.
+/// GCSORT's echo of `job`'s statements (`control` is `job.control` parsed); for a JOINKEYS
+/// job, GCSORT's description of the join ([`join_echo`]).
 pub fn statements_echo(job: &GcsortJob, control: &Control) -> String {
-    if job.join {
-        return String::new();
+    if let Some(spec) = &control.join {
+        return join_echo(job, control, spec);
     }
     let mut s = String::from("INPUT FILE :\n");
     for f in &job.uses {
@@ -51,7 +53,7 @@ pub fn statements_echo(job: &GcsortJob, control: &Control) -> String {
                     "{},{len},{},{}",
                     offset + 1,
                     type_name(f.kind.name()),
-                    if f.descending { "D" } else { "A" }
+                    order(f.descending)
                 )),
                 _ => None,
             })
@@ -73,13 +75,7 @@ pub fn statements_echo(job: &GcsortJob, control: &Control) -> String {
         s += &format!("{what} COND : ({})\n", condition(&filter.condition));
     }
     for stage in ["OUTREC", "INREC"] {
-        let items =
-            job.control.lines().filter(|l| statement_name(l).eq_ignore_ascii_case(stage)).find_map(
-                |l| operand_value(l, &["FIELDS", "BUILD", "OVERLAY", "FINDREP", "IFTHEN"]),
-            );
-        if let Some(items) = items {
-            s += &format!("{stage} FIELDS : ({items})\n");
-        }
+        s += &stage_items(job, stage);
     }
     if control.sum_none {
         s += "SUM FIELDS = NONE\n";
@@ -96,13 +92,110 @@ pub fn statements_echo(job: &GcsortJob, control: &Control) -> String {
         s += if control.vlshrt { " VLSHRT" } else { "" };
         s += "\n";
     }
-    if !control.outfil.is_empty() {
-        s += "OUTFIL : \n";
-        for group in &control.outfil {
-            s += &outfil_group(job, group);
+    s += &outfil_groups(job, control);
+    s
+}
+
+/// GCSORT's description of a JOINKEYS job (GCSORT prints no files for it):
+///
+/// ```text
+///  JOIN F1 FIELDS : (1,10,CH,A)             each file's keys (as CH): then `, SORTED` and
+///  JOIN F2 FIELDS : (5,10,CH,A) , SORTED      `, STOPAFT=n` each ending a line, then a line's
+///                                             end; its INCLUDE/OMIT condition follows with no
+///                                             name and no line's end, as GCSORT prints it
+///  REFORMAT FIELDS = (1,50,F2:51,49,F2:B)   each item after the first named by its file
+///                                             (`?` by the file of the item before it) and `?`
+///                                             as B; `()` without REFORMAT
+///  JOIN UNPAIRED  Full outer join - Unpaired  the kind of join, in GCSORT's words
+///  OUTFIL : ...                              the main task's OUTFIL groups and OUTREC
+///  OUTREC FIELDS : (...)
+/// ```
+fn join_echo(job: &GcsortJob, control: &Control, spec: &JoinSpec) -> String {
+    let mut s = String::new();
+    for side in [JoinSide::F1, JoinSide::F2] {
+        let input = spec.input(side);
+        if !input.keys.is_empty() {
+            let keys: Vec<String> = input
+                .keys
+                .iter()
+                .map(|k| format!("{},{},CH,{}", k.offset + 1, k.len, order(k.descending)))
+                .collect();
+            s += &format!("JOIN {} FIELDS : ({}) ", side.name(), keys.join(","));
+            if input.sorted {
+                s += ", SORTED\n";
+            }
+            if let Some(n) = input.stopaft {
+                s += &format!(", STOPAFT={n}\n");
+            }
+            s += "\n";
+        }
+        if let Some(filter) = &input.filter {
+            s += &condition(&filter.condition);
         }
     }
+    let mut file = None;
+    let items: Vec<String> = spec
+        .reformat
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, item)| {
+            let text = match *item {
+                JoinItem::Field { side, offset, len } => {
+                    file = Some(side);
+                    format!("{},{len}", offset + 1)
+                }
+                JoinItem::Indicator => "B".to_string(),
+            };
+            match file {
+                Some(side) if i > 0 => format!("{}:{text}", side.name()),
+                _ => text,
+            }
+        })
+        .collect();
+    s += &format!("REFORMAT FIELDS = ({})\n", items.join(","));
+    let kind = match (spec.unpaired_f1, spec.unpaired_f2, spec.only) {
+        (false, false, _) => " Inner Join (Default) ",
+        (true, true, false) => " Full outer join - Unpaired",
+        (true, false, false) => "  Left outer join - Unpaired, F1",
+        (false, true, false) => " Right outer join - Unpaired, F2",
+        (true, true, true) => " Unpaired from F1 - Unpaired, F1, F2, Only",
+        (true, false, true) => " Unpaired from F1 - Unpaired, F1, Only",
+        (false, true, true) => " Unpaired from F2 - Unpaired, F2, Only",
+    };
+    s += &format!("JOIN UNPAIRED {kind}\n");
+    s += &outfil_groups(job, control);
+    s += &stage_items(job, "OUTREC");
     s
+}
+
+/// `A` or `D`.
+fn order(descending: bool) -> &'static str {
+    if descending {
+        "D"
+    } else {
+        "A"
+    }
+}
+
+/// `STAGE FIELDS : (items)` for the first INREC or OUTREC statement, its items as written;
+/// empty without one.
+fn stage_items(job: &GcsortJob, stage: &str) -> String {
+    job.control
+        .lines()
+        .filter(|l| statement_name(l).eq_ignore_ascii_case(stage))
+        .find_map(|l| operand_value(l, &["FIELDS", "BUILD", "OVERLAY", "FINDREP", "IFTHEN"]))
+        .map(|items| format!("{stage} FIELDS : ({items})\n"))
+        .unwrap_or_default()
+}
+
+/// `OUTFIL : ` and each group ([`outfil_group`]); empty without OUTFIL.
+fn outfil_groups(job: &GcsortJob, control: &Control) -> String {
+    if control.outfil.is_empty() {
+        return String::new();
+    }
+    let groups: String = control.outfil.iter().map(|g| outfil_group(job, g)).collect();
+    format!("OUTFIL : \n{groups}")
 }
 
 /// A file as GCSORT prints it: `name FIXED|VARIABLE (min,max) ORG`.
@@ -331,6 +424,66 @@ mod tests {
                 "SUM  FIELDS : (5,4,ZD)"
             ]
         );
+    }
+
+    /// The echo of a join of two 20-byte files with `statements`.
+    fn join(statements: &str) -> Vec<String> {
+        let files = " USE a ORG SQ RECORD F,20 USE b ORG SQ RECORD F,20 GIVE c ORG SQ RECORD F,30";
+        echo(&format!("{statements}{files}")).lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_join_describes_its_keys_reformat_and_kind() {
+        assert_eq!(
+            join(
+                "JOINKEYS FILES=F1,FIELDS=(1,10,A,15,2,D) JOINKEYS FILES=F2,FIELDS=(5,10,A,1,2,D) \
+                 JOIN UNPAIRED,F1,F2 REFORMAT FIELDS=(F1:1,10,11,5,F2:15,4,?),FILL=C'*'"
+            ),
+            [
+                "JOIN F1 FIELDS : (1,10,CH,A,15,2,CH,D) ",
+                "JOIN F2 FIELDS : (5,10,CH,A,1,2,CH,D) ",
+                "REFORMAT FIELDS = (1,10,F1:11,5,F2:15,4,F2:B)",
+                "JOIN UNPAIRED  Full outer join - Unpaired",
+            ]
+        );
+        // SORTED and STOPAFT each end a line before the key line's own end; a file's
+        // condition follows unnamed, run into the next line, as GCSORT prints it.
+        assert_eq!(
+            join(
+                "JOINKEYS FILE=F1,FIELDS=(1,10,A),SORTED,STOPAFT=5,\
+                 INCLUDE=(12,1,CH,EQ,C'Y') JOINKEYS FILE=F2,FIELDS=(1,10,A) \
+                 REFORMAT FIELDS=(?,F2:1,20) OUTREC BUILD=(1,21,9X)"
+            ),
+            [
+                "JOIN F1 FIELDS : (1,10,CH,A) , SORTED",
+                ", STOPAFT=5",
+                "",
+                "12,1,CH,EQ,C'Y'JOIN F2 FIELDS : (1,10,CH,A) ",
+                "REFORMAT FIELDS = (B,F2:1,20)",
+                "JOIN UNPAIRED  Inner Join (Default) ",
+                "OUTREC FIELDS : (1,21,9X)",
+            ]
+        );
+    }
+
+    #[test]
+    fn each_kind_of_join_has_its_words() {
+        let kind = |join_statement: &str| {
+            let keys = "JOINKEYS FILE=F1,FIELDS=(1,2,A) JOINKEYS FILE=F2,FIELDS=(1,2,A) ";
+            let reformat =
+                if join_statement.contains("ONLY") { "" } else { " REFORMAT FIELDS=(F1:1,20)" };
+            join(&format!("{keys}{join_statement}{reformat}")).last().cloned().unwrap()
+        };
+        for (statement, words) in [
+            ("JOIN UNPAIRED", " Full outer join - Unpaired"),
+            ("JOIN UNPAIRED,F1", "  Left outer join - Unpaired, F1"),
+            ("JOIN UNPAIRED,F2", " Right outer join - Unpaired, F2"),
+            ("JOIN UNPAIRED,F1,F2,ONLY", " Unpaired from F1 - Unpaired, F1, F2, Only"),
+            ("JOIN UNPAIRED,F1,ONLY", " Unpaired from F1 - Unpaired, F1, Only"),
+            ("JOIN UNPAIRED,F2,ONLY", " Unpaired from F2 - Unpaired, F2, Only"),
+        ] {
+            assert_eq!(kind(statement), format!("JOIN UNPAIRED {words}"), "{statement}");
+        }
     }
 
     #[test]

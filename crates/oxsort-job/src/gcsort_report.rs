@@ -10,7 +10,7 @@
 //!  ========================================================
 //!  Operation  : SORT                                              GCSORT_STATISTICS=1 or 2
 //!  (blank line)
-//!  INPUT FILE :                                                    (see gcsort_echo)
+//!  INPUT FILE :                                     (see gcsort_echo; a join's own lines)
 //!      in.txt FIXED (80,80) LS                                  (a tab before each file)
 //!  ...
 //!  ========================================================
@@ -237,10 +237,8 @@ impl GcsortReport {
         }
         if self.level > 0 {
             s += &format!("Operation  : {}\n\n", self.op.upper());
-            if self.op != GcsortOp::Join {
-                s += &self.statements;
-                s += &format!("{RULE}\n");
-            }
+            s += &self.statements;
+            s += &format!("{RULE}\n");
         }
         s
     }
@@ -488,11 +486,14 @@ mod tests {
             version: "v".into(),
             take: None,
             op: GcsortOp::Join,
-            statements: String::new(),
+            statements: "JOIN F1 FIELDS : (1,1,CH,A) \n".into(),
         };
         assert_eq!(
             r.header(),
-            format!("\n{RULE}\nGCSORT Version v\n{RULE}\nOperation  : JOIN\n\n")
+            format!(
+                "\n{RULE}\nGCSORT Version v\n{RULE}\nOperation  : JOIN\n\n\
+                 JOIN F1 FIELDS : (1,1,CH,A) \n{RULE}\n"
+            )
         );
         let t = GcsortTotals {
             join: Some([

@@ -334,6 +334,8 @@ fn side_config(
     if let Some(c) = &r.cancel {
         b = b.cancel(c.clone());
     }
+    // `--passes` is the user's for every sort of the job, the sides' included.
+    b = b.passes(r.passes);
     b.build().map_err(|source| JobError::EngineIn {
         what: format!("the {} sort of {}", side.name(), job.spec.input(side).dd),
         source,

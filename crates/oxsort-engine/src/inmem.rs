@@ -97,6 +97,21 @@ impl Loaded {
         self.arena
     }
 
+    /// The record an entry's index names: chunk `idx >> log2`, record `idx & (2^log2 - 1)` of
+    /// it (`record_size` bytes each, else found by the chunk's offsets).
+    #[inline]
+    pub(crate) fn record(&self, idx: u64, log2: u32, record_size: Option<usize>) -> &[u8] {
+        let c = (idx >> log2) as usize;
+        let i = (idx & ((1u64 << log2) - 1)) as usize;
+        match record_size {
+            Some(r) => &self.chunks[c][i * r..(i + 1) * r],
+            None => {
+                let o = &self.offsets[c];
+                &self.chunks[c][o[i] as usize..o[i + 1] as usize]
+            }
+        }
+    }
+
     /// The microruns, chunk by chunk.
     pub(crate) fn runs(&self) -> Vec<&[Entry]> {
         self.microruns

@@ -56,6 +56,7 @@ mod hole;
 mod inmem;
 mod journal;
 mod load_rule;
+mod load_run;
 mod merge;
 mod outfil;
 mod output;
@@ -395,8 +396,14 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             stats.phases.push(out_timer.finish(vec![sink.stats()]));
             break;
         }
-        // Two passes: this load becomes a run (a resumed sort may find nothing left to read).
-        if loaded.read > 0 || runs.is_empty() {
+        // Two passes: this load becomes a run (a resumed sort may find nothing left to read),
+        // but for the last one when the merge's buffers fit beside it: that one is merged from
+        // memory.
+        let keep = exhausted
+            && !runs.is_empty()
+            && loaded.records > 0
+            && plan.keeps_last_load(runs.len() as u64 + 1, cfg.resume);
+        if !keep && (loaded.read > 0 || runs.is_empty()) {
             let (mut run, mut run_sink) = room.create(RunKind::Formed, loaded.bytes)?;
             let formed = output::emit(
                 &run_ctx,
@@ -432,15 +439,21 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         }
         // The input phase's memory goes before the merge takes its own, but for the chunk
         // buffers the merge reads its runs into (memory touched already costs no page faults;
-        // fresh memory costs a page fault per page, on a VM the host's).
-        drop(loaded.recycle(&mut source));
+        // fresh memory costs a page fault per page, on a VM the host's), and a kept load.
+        let kept = if keep {
+            formed_runs += 1;
+            Some(loaded)
+        } else {
+            drop(loaded.recycle(&mut source));
+            None
+        };
         drop(std::mem::take(&mut pieces));
         oxsort_io::trim_heap();
         let spares = source.take_spares();
         let mut files = std::mem::take(&mut source.files);
         files.append(&mut run_writes);
         stats.phases.push(timer.finish(files));
-        let schedule = plan.schedule_for(runs.len() as u64);
+        let schedule = plan.schedule_for(runs.len() as u64 + u64::from(keep));
         let merge_timer = PhaseTimer::start("merge", &meters);
         stats.passes = 2;
         stats.runs = formed_runs;
@@ -458,6 +471,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             &mut room,
             &opts,
             (verify_output, spares),
+            kept.as_ref().map(|l| load_run::LoadRun::new(&ctx, l)),
             sink.as_mut(),
         )?;
         sink.finish()?;

@@ -11,10 +11,11 @@
 //! Ties between equal keys go to the lower run number; runs are numbered in input order, so the
 //! merge is stable. Every run keeps one read of its next block in flight.
 //!
-//! The merge reads its inputs through [`RunSource`]: the spill room's runs ([`RunReader`]), or
-//! the caller's sorted files and byte streams (`crate::sorted`, each checked to be in order as
-//! it is read). The loop is generic over the source, so a merge of runs compiles to the same
-//! code it always did.
+//! The merge reads its inputs through [`RunSource`]: the spill room's runs ([`RunReader`]), the
+//! last load of the input phase kept in memory (`crate::load_run`, after the runs), or the
+//! caller's sorted files and byte streams (`crate::sorted`, each checked to be in order as it is
+//! read). The loop is generic over the source, so a merge of runs compiles to the same code it
+//! always did.
 //!
 //! [`merge_runs`] carries out the plan's schedule: one loop over its levels, each merging groups
 //! of runs into new runs through the spill room, the last one into the output.
@@ -27,6 +28,7 @@ use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
 use oxsort_kernels::{entry_index, make_entry, EntryTree};
 
 use crate::error::{EngineError, Result};
+use crate::load_run::{Cursor, LoadRun};
 use crate::plan::MergeSchedule;
 use crate::progress::{Phase, Reporter};
 use crate::sink::Sink;
@@ -165,19 +167,22 @@ fn tie_order<S: RunSource>(
 /// Reads `block` bytes per run per transfer; checks order and checksum of what is written when
 /// `verify`. The runs are read into `spares` (the input phase's buffers, cut to the block)
 /// before new memory is taken; those left over are freed before the merge starts.
+/// A kept load (`kept`) is merged after the runs, as the input that came last.
 pub(crate) fn merge(
     runs: &[Run],
     room: &SpillRoom,
     opts: &MergeOpts<'_>,
     (block, verify): (usize, bool),
     spares: &mut Vec<AlignedBuf>,
+    kept: Option<LoadRun<'_>>,
     sink: &mut (dyn Sink + Send),
 ) -> Result<(OrderCheck, Vec<FileStats>)> {
     // Blocks read and written: whole records when fixed; delimited runs are read in aligned
     // blocks and records are found across them.
     let block = record_block(block, opts.keys.record_size().unwrap_or(1));
-    let total: u64 = runs.iter().map(|x| x.bytes).sum();
-    let mut cursors = Vec::with_capacity(runs.len());
+    let total: u64 =
+        runs.iter().map(|x| x.bytes).sum::<u64>() + kept.as_ref().map_or(0, |k| k.bytes());
+    let mut readers = Vec::with_capacity(runs.len());
     for run in runs {
         let mut mine = Vec::with_capacity(READER_BUFFERS);
         while mine.len() < READER_BUFFERS {
@@ -186,11 +191,19 @@ pub(crate) fn merge(
                 mine.push(b);
             }
         }
-        cursors.push(room.reader(run, block, opts.keys.layout(), mine)?);
+        readers.push(room.reader(run, block, opts.keys.layout(), mine)?);
     }
     spares.clear();
+    let Some(load) = kept else {
+        // Runs only: the loop over readers alone.
+        let check = merge_cursors(&mut readers, Some(total), opts, block, verify, None, sink)?;
+        return Ok((check, readers.iter().map(RunReader::stats).collect()));
+    };
+    let mut cursors: Vec<Cursor<'_>> =
+        readers.into_iter().map(Cursor::File).chain([Cursor::Load(load)]).collect();
     let check = merge_cursors(&mut cursors, Some(total), opts, block, verify, None, sink)?;
-    Ok((check, cursors.iter().map(RunReader::stats).collect()))
+    let read = cursors.iter().filter(|c| matches!(c, Cursor::File(_))).map(RunSource::stats);
+    Ok((check, read.collect()))
 }
 
 /// Merges `cursors` (in input order: ties go to the lower one) into `sink`, in output blocks
@@ -362,7 +375,8 @@ pub(crate) struct Merged {
 }
 
 /// Merges `runs` into `sink` as `schedule` says: every level but the last merges groups of
-/// runs into new runs in the spill room (removing the ones merged), the last into `sink`.
+/// runs into new runs in the spill room (removing the ones merged), the last into `sink`, with
+/// `kept` (a load kept in memory, which only a one-level schedule has) after the runs.
 /// The last merge checks the order and checksum of what it writes when `verify`, else only
 /// counts it (the caller checks the output itself). The first merge reads into `spares`
 /// (see [`merge`]).
@@ -372,6 +386,7 @@ pub(crate) fn merge_runs(
     room: &mut SpillRoom,
     opts: &MergeOpts<'_>,
     (verify, mut spares): (bool, Vec<AlignedBuf>),
+    kept: Option<LoadRun<'_>>,
     sink: &mut (dyn Sink + Send),
 ) -> Result<Merged> {
     let mut files = Vec::new();
@@ -379,6 +394,7 @@ pub(crate) fn merge_runs(
     let mut carried = OrderCheck::default();
     let quiet = opts.reporter.quiet();
     let (last, between) = schedule.levels.split_last().expect("a schedule has a final merge");
+    debug_assert!(kept.is_none() || between.is_empty(), "a kept load joins a one-level merge");
     for (i, level) in between.iter().enumerate() {
         debug_assert_eq!(level.inputs, runs.len() as u64);
         let level_opts = MergeOpts { reporter: &quiet, ..*opts };
@@ -392,9 +408,16 @@ pub(crate) fn merge_runs(
             }
             let bytes: u64 = group.iter().map(|r| r.bytes).sum();
             let (mut run, mut run_sink) = room.create(RunKind::Merged(i as u32 + 1), bytes)?;
-            let (dropped, read) =
-                merge(&group, room, &level_opts, (level.block, false), &mut spares, &mut run_sink)
-                    .map_err(|e| room.explain(e))?;
+            let (dropped, read) = merge(
+                &group,
+                room,
+                &level_opts,
+                (level.block, false),
+                &mut spares,
+                None,
+                &mut run_sink,
+            )
+            .map_err(|e| room.explain(e))?;
             carried.dropped += dropped.dropped;
             carried.dropped_checksum += dropped.dropped_checksum;
             room.finish(&mut run, dropped.bytes)?;
@@ -409,7 +432,8 @@ pub(crate) fn merge_runs(
         runs = next;
         room.level_done(&runs, &carried)?;
     }
-    let (mut check, read) = merge(&runs, room, opts, (last.block, verify), &mut spares, sink)?;
+    let (mut check, read) =
+        merge(&runs, room, opts, (last.block, verify), &mut spares, kept, sink)?;
     check.dropped += carried.dropped;
     check.dropped_checksum += carried.dropped_checksum;
     files.extend(read);

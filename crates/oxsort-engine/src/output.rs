@@ -196,7 +196,7 @@ impl Parts {
 /// lines, half tied over their first 11 bytes or more, 2.4 s in place, 0.7 s so; a 4e6-row table
 /// sort (a quarter of its records tied over 20 bytes) 5.5 s in place, 3.8 s so.
 /// Whole keys built at once take at most `tie_bytes` (see [`Geometry::tie_bytes`]).
-fn sort_part<'a>(
+pub(crate) fn sort_part<'a>(
     keys: &SortKey,
     v: &mut [Entry],
     tie_bytes: usize,
@@ -447,15 +447,7 @@ impl Job<'_, '_> {
     /// The record an entry's index names.
     #[inline]
     fn locate(&self, idx: u64) -> &[u8] {
-        let c = (idx >> self.log2) as usize;
-        let i = (idx & self.mask) as usize;
-        match self.record_size {
-            Some(r) => &self.loaded.chunks[c][i * r..(i + 1) * r],
-            None => {
-                let o = &self.loaded.offsets[c];
-                &self.loaded.chunks[c][o[i] as usize..o[i + 1] as usize]
-            }
-        }
+        self.loaded.record(idx, self.log2, self.record_size)
     }
 
     /// What `locate` reads to find a delimited record: its offset, a random miss of its own

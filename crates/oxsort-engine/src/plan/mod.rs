@@ -423,7 +423,7 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
         }
     }
 
-    let plan = Plan {
+    let mut plan = Plan {
         inputs,
         input_bytes: total,
         records: total.zip(read_size).map(|(t, r)| t / r as u64),
@@ -463,6 +463,15 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
         estimates,
         outfil: outfil_lines(cfg),
     };
+    if let (Passes::Two { runs, .. }, Some(bytes)) = (&plan.passes, total.map(sorted_bytes)) {
+        if plan.keeps_last_load(*runs, cfg.resume) {
+            plan.notes.push(format!(
+                "the last of the {runs} runs (about {}) stays in memory and is merged from \
+                 there: never written to a temp file nor read back",
+                human_bytes(bytes / runs)
+            ));
+        }
+    }
     Ok(plan)
 }
 
@@ -525,6 +534,18 @@ impl Plan {
             Passes::Two { runs: planned, schedule, .. } if *planned == runs => schedule.clone(),
             _ => self.merge.schedule(runs),
         }
+    }
+
+    /// Whether a two-pass sort whose merge has `inputs` inputs in all keeps its last load in
+    /// memory and merges it from there rather than writing it as a run and reading it back:
+    /// when the merge is one level and its buffers fit in the budget beside the load. The
+    /// runs of a resumable sort all go to disk (a resume reads none of the input again).
+    pub(crate) fn keeps_last_load(&self, inputs: u64, resumable: bool) -> bool {
+        let schedule = self.schedule_for(inputs);
+        !resumable
+            && !matches!(self.passes, Passes::One | Passes::Stream { .. })
+            && schedule.levels.len() == 1
+            && self.memory_input_phase + schedule.memory() <= self.memory
     }
 
     /// Chunks per run: a load of the input phase holds at most this many.

@@ -18,7 +18,10 @@ use oxsort_io::{AlignedBuf, AtomicOutput, IoOptions, OutputTarget, Writer, DIREC
 
 use crate::error::JobError;
 use crate::join_merge::JoinedOut;
-use crate::tuning::{DIRECT_BLOCK_BYTES as BLOCK_BYTES, DIRECT_WRITE_DEPTH as WRITE_DEPTH};
+use crate::tuning::{
+    DIRECT_BLOCK_BYTES as BLOCK_BYTES, DIRECT_WRITE_DEPTH_MAX, DIRECT_WRITE_DEPTH_MIN,
+    DIRECT_WRITE_SHARE,
+};
 
 /// Where the blocks go (one of each per job: the size difference does not matter).
 #[allow(clippy::large_enum_variant)]
@@ -44,9 +47,26 @@ pub(crate) struct DirectOut {
     cpu_at_start: (f64, f64),
 }
 
+/// Writes in flight behind the join's own output with a `budget` of memory (see
+/// [`DIRECT_WRITE_SHARE`]).
+pub(crate) fn write_depth(budget: u64) -> usize {
+    let blocks = budget / DIRECT_WRITE_SHARE / BLOCK_BYTES as u64;
+    (blocks as usize).clamp(DIRECT_WRITE_DEPTH_MIN, DIRECT_WRITE_DEPTH_MAX)
+}
+
+/// The memory the join's own output holds in flight with a `budget`.
+pub(crate) fn write_memory(budget: u64) -> u64 {
+    (write_depth(budget) * BLOCK_BYTES) as u64
+}
+
 impl DirectOut {
     /// The output `path` (`-`: standard output) of `record_len`-byte records.
-    pub(crate) fn create(path: &Path, record_len: usize, io: &IoOptions) -> Result<Self, Opening> {
+    pub(crate) fn create(
+        path: &Path,
+        record_len: usize,
+        depth: usize,
+        io: &IoOptions,
+    ) -> Result<Self, Opening> {
         let stream =
             |w: Box<dyn Write + Send>| Target::Stream(BufWriter::with_capacity(BLOCK_BYTES, w));
         let target = if crate::is_std(path) {
@@ -65,7 +85,7 @@ impl DirectOut {
                 }
                 OutputTarget::File => {
                     let out = AtomicOutput::create(&p, io)?;
-                    let writer = Writer::new(out.file().clone(), 0, WRITE_DEPTH, io)?;
+                    let writer = Writer::new(out.file().clone(), 0, depth, io)?;
                     Target::File { out, writer }
                 }
             }
@@ -231,6 +251,15 @@ fn block_len(record_len: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_in_flight_follow_the_budget_within_their_bounds() {
+        assert_eq!(write_depth(64 << 20), DIRECT_WRITE_DEPTH_MIN);
+        assert_eq!(write_depth(1 << 30), 4);
+        assert_eq!(write_depth(2 << 30), 8);
+        assert_eq!(write_depth(5 << 30), DIRECT_WRITE_DEPTH_MAX);
+        assert_eq!(write_memory(2 << 30), 8 * BLOCK_BYTES as u64);
+    }
 
     #[test]
     fn a_block_holds_whole_records_and_whole_pages() {

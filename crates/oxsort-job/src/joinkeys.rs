@@ -104,7 +104,8 @@ pub fn run(job: &JoinJob) -> Result<JoinOutcome> {
     // The main task reading the join through a pipe, or (when it only copies) the output the
     // join writes itself.
     let (mut raised, main) = if only_copies(main) {
-        let out = DirectOut::create(&job.output, joined_len, &r.io)
+        let depth = crate::join_direct::write_depth(budget);
+        let out = DirectOut::create(&job.output, joined_len, depth, &r.io)
             .map_err(|e| e.context(format!("creating the output {}", job.output.display())))?;
         (false, Main::Direct(out))
     } else {
@@ -281,22 +282,24 @@ fn sorting_sides(job: &JoinJob) -> u64 {
 }
 
 /// How the budget is shared while the three stages run at once: `(each side's sort, the main
-/// task)`. A main task that only copies takes none (the join writes the output); one that
-/// streams (a copy with statements) keeps 1/[`MAIN_STREAM_SHARE`]; one that sorts keeps half,
-/// the sides sharing the rest. Sides read as they are (SORTED) need no share.
+/// task)`. A main task that only copies takes what the join's own output holds in flight (the
+/// join writes the output); one that streams (a copy with statements) keeps
+/// 1/[`MAIN_STREAM_SHARE`]; one that sorts keeps half, the sides sharing the rest. Sides read
+/// as they are (SORTED) need no share.
 fn budget_shares(job: &JoinJob, main: &SortSpec, budget: u64) -> (u64, u64) {
     let sorting = sorting_sides(job);
     if sorting == 0 {
         return (0, budget);
     }
     let main = if only_copies(main) {
-        0
+        // The join writes the output itself: its writes in flight.
+        crate::join_direct::write_memory(budget)
     } else if main.mode == Mode::Copy && !main.unique {
         (budget / MAIN_STREAM_SHARE).max(MAIN_STREAM_MIN).min(budget / 2)
     } else {
         budget / 2
     };
-    ((budget - main) / sorting, main)
+    (budget.saturating_sub(main) / sorting, main)
 }
 
 /// A pipe between two stages of the job, as large as [`PIPE_BYTES`]: (read end, write end).

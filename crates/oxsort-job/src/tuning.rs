@@ -25,8 +25,18 @@ pub const MAIN_STREAM_MIN: u64 = 128 << 20;
 /// summed on their own.
 pub const DIRECT_BLOCK_BYTES: usize = 8 << 20;
 
-/// Writes in flight behind the join when it writes the output itself.
-pub const DIRECT_WRITE_DEPTH: usize = 4;
+/// Writes in flight behind the join when it writes the output itself: as many as
+/// 1/[`DIRECT_WRITE_SHARE`] of the budget holds, from [`DIRECT_WRITE_DEPTH_MIN`] to
+/// [`DIRECT_WRITE_DEPTH_MAX`]. The join of two 2 GB files, fresh memory, 4 alternated rounds:
+/// 6.58 s with 4 in flight, 6.23 s with 16 (`bench/runs/2026-11-30c/ab_write_depth.csv`); the
+/// disk reads the sides' runs while it writes, and one stream of writes wants many in flight.
+pub const DIRECT_WRITE_DEPTH_MAX: usize = 16;
+
+/// The least writes in flight behind the join's own output.
+pub const DIRECT_WRITE_DEPTH_MIN: usize = 4;
+
+/// The share of the budget (1/N) the join's own output may hold in writes in flight.
+pub const DIRECT_WRITE_SHARE: u64 = 32;
 
 /// A JOINKEYS side is cut to the bytes the join reads when they are at most this share of its
 /// records (numerator, denominator): the cut copies each record once as it is read, which pays

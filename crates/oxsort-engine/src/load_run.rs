@@ -20,8 +20,8 @@ use oxsort_format::SortKey;
 use oxsort_kernels::{entry_index, prefetch_read, Entry};
 
 use crate::inmem::{Ctx, Loaded};
-use crate::merge::RunSource;
 use crate::output::{cut_parts, sort_part};
+use crate::run_source::RunSource;
 use crate::spill::RunReader;
 use crate::stats::FileStats;
 

@@ -31,6 +31,7 @@ use crate::error::{EngineError, Result};
 use crate::load_run::{Cursor, LoadRun};
 use crate::plan::MergeSchedule;
 use crate::progress::{Phase, Reporter};
+pub(crate) use crate::run_source::RunSource;
 use crate::sink::Sink;
 use crate::spill::{Run, RunKind, RunReader, SpillRoom};
 use crate::stats::{FileStats, Meters};
@@ -54,36 +55,6 @@ fn gcd(a: usize, b: usize) -> usize {
         a
     } else {
         gcd(b, a % b)
-    }
-}
-
-/// A sorted input of the merge, read record by record.
-pub(crate) trait RunSource {
-    /// Makes sure a whole record is at hand; false when the source is exhausted.
-    fn fill(&mut self) -> Result<bool>;
-    /// The current record (after a successful [`RunSource::fill`]).
-    fn record(&self) -> &[u8];
-    /// Moves past the current record.
-    fn advance(&mut self);
-    /// What was read, for the statistics.
-    fn stats(&self) -> FileStats;
-}
-
-impl RunSource for RunReader {
-    #[inline]
-    fn fill(&mut self) -> Result<bool> {
-        RunReader::fill(self)
-    }
-    #[inline]
-    fn record(&self) -> &[u8] {
-        RunReader::record(self)
-    }
-    #[inline]
-    fn advance(&mut self) {
-        RunReader::advance(self)
-    }
-    fn stats(&self) -> FileStats {
-        RunReader::stats(self)
     }
 }
 

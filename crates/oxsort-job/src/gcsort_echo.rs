@@ -32,7 +32,7 @@ use oxsort_format::{
 use oxsort_lang::{Control, GcsortFile, GcsortJob};
 
 /// GCSORT's echo of `job`'s statements (`control` is `job.control` parsed); for a JOINKEYS
-/// job, GCSORT's description of the join ([`join_echo`]).
+/// job, GCSORT's description of the join (`join_echo`).
 pub fn statements_echo(job: &GcsortJob, control: &Control) -> String {
     if let Some(spec) = &control.join {
         return join_echo(job, control, spec);

@@ -20,7 +20,7 @@ use oxsort_format::SortKey;
 use oxsort_kernels::{entry_index, prefetch_read, Entry};
 
 use crate::inmem::{Ctx, Loaded};
-use crate::output::{cut_parts, sort_part};
+use crate::output::{append_part, cut_parts, sort_part};
 use crate::run_source::RunSource;
 use crate::spill::RunReader;
 use crate::stats::FileStats;
@@ -80,9 +80,7 @@ impl<'a> LoadRun<'a> {
             let p = self.part;
             self.part += 1;
             self.entries.clear();
-            for (run, c) in self.runs.iter().zip(&self.cuts) {
-                self.entries.extend_from_slice(&run[c[p]..c[p + 1]]);
-            }
+            append_part(&self.runs, &self.cuts, p, &mut self.entries);
             if self.entries.is_empty() {
                 continue;
             }

@@ -286,6 +286,19 @@ pub(crate) fn cut_parts(
     cuts
 }
 
+/// Appends part `p`'s entries of every microrun of `runs` (cut by `cuts`, see [`cut_parts`]) to
+/// `entries`, microrun after microrun: unsorted.
+pub(crate) fn append_part(
+    runs: &[&[Entry]],
+    cuts: &[Vec<usize>],
+    p: usize,
+    entries: &mut Vec<Entry>,
+) {
+    for (run, c) in runs.iter().zip(cuts) {
+        entries.extend_from_slice(&run[c[p]..c[p + 1]]);
+    }
+}
+
 /// Where the parts' bytes go; see the module's diagram.
 enum Placement {
     /// Fixed records: part `p` starts at `offsets[p]`.
@@ -516,9 +529,7 @@ impl Worker<'_, '_> {
             *entries = Vec::new();
             entries.reserve_exact(room);
         }
-        for (j, c) in job.parts.cuts.iter().enumerate() {
-            entries.extend_from_slice(&job.runs[j][c[p]..c[p + 1]]);
-        }
+        append_part(job.runs, &job.parts.cuts, p, entries);
         // A chained part's size: in a lopsided load every part sets it first, so the parts
         // after a big one are placed however long it takes to sort and gather (the records'
         // lengths come from the offsets of one chunk after another: the entries are still in

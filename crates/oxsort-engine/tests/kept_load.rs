@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use oxsort_engine::{sort, Input, Output, PassChoice, SortConfig, SortSpec, SortStats};
-use oxsort_testkit::{leftovers, make_records, oracle_sort, seed, Pattern, Rng};
+use oxsort_testkit::{least_budget, leftovers, make_records, oracle_sort, seed, Pattern, Rng};
 
 /// Records per chunk: small, so a few thousand records make many chunks and parts.
 const CHUNK_LOG2: u32 = 4;
@@ -76,17 +76,13 @@ fn a_budget_without_room_beside_the_load_writes_every_run() {
     let mut rng = Rng::new(seed());
     let data = make_records(Pattern::Random, 20_000, RECORD, &mut rng);
     // The least budget two passes need: the loads take all of it.
-    let least = (1..=64u64)
-        .map(|m| m << 20)
-        .find(|&m| {
-            let cfg = SortConfig::builder(vec![Input::Stdin], Output::Stdout)
-                .memory(m)
-                .chunk_records_log2(CHUNK_LOG2)
-                .build()
-                .unwrap();
-            oxsort_engine::plan(&cfg).is_ok()
-        })
-        .unwrap();
+    let least = least_budget(
+        &SortConfig::builder(vec![Input::Stdin], Output::Stdout)
+            .memory(1)
+            .chunk_records_log2(CHUNK_LOG2)
+            .build()
+            .unwrap(),
+    );
     let (got, stats) = two_passes(dir.path(), &data, false, least);
     assert!(got == oracle_sort(&data, RECORD, 0, 10), "output differs");
     assert_eq!(stats.passes, 2);

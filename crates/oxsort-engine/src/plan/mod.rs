@@ -536,14 +536,14 @@ impl Plan {
         }
     }
 
-    /// Whether a two-pass sort whose merge has `inputs` inputs in all keeps its last load in
-    /// memory and merges it from there rather than writing it as a run and reading it back:
-    /// when the merge is one level and its buffers fit in the budget beside the load. The
-    /// runs of a resumable sort all go to disk (a resume reads none of the input again).
+    /// Whether a two-pass sort (the only kind that merges) whose merge has `inputs` inputs in
+    /// all keeps its last load in memory and merges it from there rather than writing it as a
+    /// run and reading it back: when the merge is one level and its buffers fit in the budget
+    /// beside the load. The runs of a resumable sort all go to disk (a resume reads none of the
+    /// input again).
     pub(crate) fn keeps_last_load(&self, inputs: u64, resumable: bool) -> bool {
         let schedule = self.schedule_for(inputs);
         !resumable
-            && !matches!(self.passes, Passes::One | Passes::Stream { .. })
             && schedule.levels.len() == 1
             && self.memory_input_phase + schedule.memory() <= self.memory
     }

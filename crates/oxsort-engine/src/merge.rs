@@ -35,7 +35,7 @@ pub(crate) use crate::run_source::RunSource;
 use crate::sink::Sink;
 use crate::spill::{Run, RunKind, RunReader, SpillRoom};
 use crate::stats::{FileStats, Meters};
-use crate::tuning::MERGE_OUT_BUFFERS;
+use crate::tuning::{MERGE_BLOCK_MIN, MERGE_OUT_BUFFERS, SPARE_BLOCK_QUARTERS};
 use crate::verify::{OrderCheck, StreamCheck};
 
 /// Largest multiple of `r` that is also a multiple of [`DIRECT_ALIGN`] and at most `block`; or
@@ -150,21 +150,18 @@ pub(crate) fn merge(
 ) -> Result<(OrderCheck, Vec<FileStats>)> {
     // Blocks read and written: whole records when fixed; delimited runs are read in aligned
     // blocks and records are found across them.
-    let block = record_block(block, opts.keys.record_size().unwrap_or(1));
+    let unit = opts.keys.record_size().unwrap_or(1);
+    let demand = runs.len() * READER_BUFFERS;
+    let block = spare_block(spares, record_block(block, unit), unit, demand);
+    let mut blocks = cut_spares(std::mem::take(spares), block, demand);
     let total: u64 =
         runs.iter().map(|x| x.bytes).sum::<u64>() + kept.as_ref().map_or(0, |k| k.bytes());
     let mut readers = Vec::with_capacity(runs.len());
     for run in runs {
-        let mut mine = Vec::with_capacity(READER_BUFFERS);
-        while mine.len() < READER_BUFFERS {
-            let Some(mut b) = spares.pop() else { break };
-            if b.shrink_to(block) {
-                mine.push(b);
-            }
-        }
+        let mine = blocks.split_off(blocks.len().saturating_sub(READER_BUFFERS));
         readers.push(room.reader(run, block, opts.keys.layout(), mine)?);
     }
-    spares.clear();
+    drop(blocks);
     let Some(load) = kept else {
         // Runs only: the loop over readers alone.
         let check = merge_cursors(&mut readers, Some(total), opts, block, verify, None, sink)?;
@@ -175,6 +172,54 @@ pub(crate) fn merge(
     let check = merge_cursors(&mut cursors, Some(total), opts, block, verify, None, sink)?;
     let read = cursors.iter().filter(|c| matches!(c, Cursor::File(_))).map(RunSource::stats);
     Ok((check, read.collect()))
+}
+
+/// The read block of a merge whose runs want `demand` blocks of `block` bytes (whole records
+/// of `unit` bytes) when the input phase left `spares`: `block`, or the largest smaller one
+/// that lets each spare give one block more, when that leaves less of the merge's memory to
+/// take fresh (a page fault a page, on a VM the host's) and is not much smaller (at least
+/// [`SPARE_BLOCK_QUARTERS`] quarters of it). A chunk buffer of 12.5 MiB gives one block of
+/// 7.2 MiB and wastes the rest, but two of 6.2 MiB.
+fn spare_block(spares: &[AlignedBuf], block: usize, unit: usize, demand: usize) -> usize {
+    let Some(shortest) = spares.iter().min_by_key(|b| b.len()) else { return block };
+    let fresh = |b: usize| {
+        let given: usize = spares.iter().map(|s| s.pieces_of(b)).sum();
+        demand.saturating_sub(given) * b
+    };
+    let per_spare = shortest.pieces_of(block);
+    // The largest block of which the shortest spare gives one more (cuts cost a page each).
+    let room = (shortest.len() + DIRECT_ALIGN) / (per_spare + 1);
+    let smaller =
+        record_block(room.saturating_sub(DIRECT_ALIGN) / DIRECT_ALIGN * DIRECT_ALIGN, unit);
+    let near = block / 4 * SPARE_BLOCK_QUARTERS;
+    if smaller >= MERGE_BLOCK_MIN.max(unit).max(near)
+        && smaller < block
+        && fresh(smaller) < fresh(block)
+    {
+        smaller
+    } else {
+        block
+    }
+}
+
+/// `spares` cut into read blocks of `block` bytes, `demand` of them at most; what is left over
+/// is freed.
+fn cut_spares(spares: Vec<AlignedBuf>, block: usize, demand: usize) -> Vec<AlignedBuf> {
+    let mut blocks = Vec::with_capacity(demand);
+    for mut b in spares {
+        while blocks.len() < demand && b.len() >= block {
+            match b.split_off(block) {
+                Some(rest) => blocks.push(std::mem::replace(&mut b, rest)),
+                None => {
+                    if b.shrink_to(block) {
+                        blocks.push(b);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    blocks
 }
 
 /// Merges `cursors` (in input order: ties go to the lower one) into `sink`, in output blocks
@@ -419,6 +464,33 @@ fn stopped() -> EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_input_phase_buffers_are_cut_into_read_blocks() {
+        // Twelve chunk buffers of 12.5 MiB left by the input phase, a merge of 15 runs (30
+        // blocks) planned with blocks of 7.2 MiB of 50-byte records: one block each would
+        // leave 18 to take fresh; blocks of about 6.2 MiB take two from each, 6 fresh.
+        let chunk = 25 << 19;
+        let spares = || (0..12).map(|_| AlignedBuf::new(chunk)).collect::<Vec<_>>();
+        let planned = record_block(7_581_696, 50);
+        let block = spare_block(&spares(), planned, 50, 30);
+        assert!(block < planned && block >= planned * 3 / 4, "{block} against {planned}");
+        assert_eq!(block, record_block(block, 50), "whole records, aligned");
+        assert!(spares().iter().all(|s| s.pieces_of(block) == 2));
+        let blocks = cut_spares(spares(), block, 30);
+        assert_eq!(blocks.len(), 24);
+        assert!(blocks.iter().all(|b| b.len() == block));
+        // No more than the merge asks for; the rest is freed.
+        assert_eq!(cut_spares(spares(), block, 5).len(), 5);
+        // Nothing to cut, or buffers as short as a block (whose halves would be blocks of half
+        // the size the plan chose): the plan's block.
+        assert_eq!(spare_block(&[], planned, 50, 30), planned);
+        let short = || (0..4).map(|_| AlignedBuf::new(planned)).collect::<Vec<_>>();
+        assert_eq!(spare_block(&short(), planned, 50, 30), planned);
+        assert_eq!(cut_spares(short(), planned, 30).len(), 4);
+        // Enough spares for every block: no smaller block.
+        assert_eq!(spare_block(&spares(), planned, 50, 12), planned);
+    }
 
     #[test]
     fn record_blocks_are_whole_records_and_aligned_when_they_can_be() {

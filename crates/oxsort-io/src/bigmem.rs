@@ -243,6 +243,52 @@ pub unsafe fn shrink(p: *mut u8, len: usize, new_len: usize) -> bool {
     true
 }
 
+/// Whether a mapping made by [`map`] (or [`split`]) can be cut and shortened: ordinary pages,
+/// not the hugetlb pool's.
+///
+/// # Safety
+/// `p` must be a live pointer returned by [`map`] or [`split`].
+pub unsafe fn cuttable(p: *mut u8) -> bool {
+    // SAFETY: by the contract, the header page in front of `p` is mapped and holds the kind.
+    unsafe { p.sub(HEADER).read() == KIND_ORDINARY }
+}
+
+/// Cuts a mapping made by [`map`] (or by an earlier cut) of `len` bytes in two at `at`: the
+/// first `at` bytes stay where they are, as a mapping of `at` bytes; the page after them becomes
+/// the header of the second piece, which starts one page later and runs to the end. Each piece
+/// is then a mapping of its own for [`unmap`] and [`shrink`]: one buffer of the input phase
+/// serves the merge as several read blocks, without fresh memory.
+///
+/// ```text
+///  before:  | hdr | 0 .. at | at .. at+HEADER | at+HEADER .. len |
+///  after:   | hdr | first   | hdr of second   | second            |
+/// ```
+///
+/// Returns the second piece and its length; `None` (nothing changed) for a mapping from the
+/// hugetlb pool (whose pages are counted by the 2 MiB), or when `at` is not a positive multiple
+/// of [`DIRECT_ALIGN`] or leaves no byte for the second piece.
+///
+/// # Safety
+/// `p` and `len` must be a live pointer returned by [`map`] (or [`split`]) and its length;
+/// nothing may refer to the bytes from `at` on. On success the first mapping's length is `at`.
+pub unsafe fn split(p: *mut u8, len: usize, at: usize) -> Option<(*mut u8, usize)> {
+    let len = len.next_multiple_of(DIRECT_ALIGN);
+    if at == 0 || at % DIRECT_ALIGN != 0 || at + HEADER >= len {
+        return None;
+    }
+    // SAFETY: by the contract, `p` is a live pointer from `map` or `split`.
+    if !unsafe { cuttable(p) } {
+        return None;
+    }
+    // SAFETY: [p + at, p + at + HEADER) lies inside the live mapping (at + HEADER < len) and
+    // nothing refers to it by the contract: it becomes the second piece's header page.
+    unsafe {
+        let second = p.add(at + HEADER);
+        second.sub(HEADER).write(KIND_ORDINARY);
+        Some((second, len - at - HEADER))
+    }
+}
+
 /// A global allocator that serves allocations of [`BIG_ALLOC`] bytes or more with [`map`] (the
 /// hugetlb pool when there is one) and everything else with the system allocator. Binaries opt
 /// in with `#[global_allocator]`.

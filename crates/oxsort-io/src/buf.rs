@@ -187,6 +187,48 @@ impl AlignedBuf {
         done
     }
 
+    /// Cuts the buffer at `at` bytes (rounded up to [`DIRECT_ALIGN`]): it keeps the first `at`
+    /// and the rest but one page (the second piece's bookkeeping) is returned as a buffer of its
+    /// own. `None` (the buffer unchanged) when nothing would be left for the second piece, or
+    /// its memory cannot be cut (the heap, the hugetlb pool, a file).
+    ///
+    /// ```
+    /// # use oxsort_io::{AlignedBuf, DIRECT_ALIGN};
+    /// let mut a = AlignedBuf::new(8 << 20);
+    /// a[(6 << 20) + DIRECT_ALIGN] = 9;
+    /// let b = a.split_off(6 << 20).expect("a mapped buffer");
+    /// assert_eq!((a.len(), b.len()), (6 << 20, (2 << 20) - DIRECT_ALIGN));
+    /// assert_eq!(b[0], 9);
+    /// ```
+    pub fn split_off(&mut self, at: usize) -> Option<AlignedBuf> {
+        let at = align_up(at);
+        if self.origin != Origin::Big {
+            return None;
+        }
+        // SAFETY: a Big buffer's pointer and length are what bigmem::map (or an earlier split)
+        // made; `&mut self` means nothing refers into the bytes past `at`.
+        let (p, len) = unsafe { bigmem::split(self.ptr.as_ptr(), self.len, at)? };
+        self.len = at;
+        let ptr = NonNull::new(p).expect("a piece of a live mapping is not null");
+        Some(AlignedBuf { ptr, len, origin: Origin::Big })
+    }
+
+    /// How many buffers of `piece` bytes this one gives, cut by [`AlignedBuf::split_off`] (each
+    /// cut costs a page) and the last shortened by [`AlignedBuf::shrink_to`]; a buffer whose
+    /// memory cannot be cut gives one only if it is that long already.
+    pub fn pieces_of(&self, piece: usize) -> usize {
+        let piece = align_up(piece);
+        if piece == 0 || piece > self.len {
+            return 0;
+        }
+        // SAFETY: a Big buffer's pointer is what bigmem::map (or a split) made.
+        if self.origin == Origin::Big && unsafe { bigmem::cuttable(self.ptr.as_ptr()) } {
+            (self.len + DIRECT_ALIGN) / (piece + DIRECT_ALIGN)
+        } else {
+            usize::from(piece == self.len)
+        }
+    }
+
     /// Whether the buffer maps a file (a piece of a [`crate::MappedReader`]) rather than owning
     /// memory.
     pub fn is_file_mapping(&self) -> bool {
@@ -339,6 +381,46 @@ mod tests {
         let mut small = AlignedBuf::new(4 * DIRECT_ALIGN);
         assert!(!small.shrink_to(DIRECT_ALIGN), "heap memory is not cut");
         assert_eq!(small.len(), 4 * DIRECT_ALIGN);
+    }
+
+    #[test]
+    fn a_big_buffer_splits_into_pieces_each_its_own() {
+        let mut whole = AlignedBuf::new(12 * MMAP_THRESHOLD + 5 * DIRECT_ALIGN);
+        let total = whole.len();
+        let (start, end) = (whole.as_ptr() as usize, whole.as_ptr() as usize + whole.len());
+        for (i, x) in whole.iter_mut().enumerate() {
+            *x = (i / DIRECT_ALIGN) as u8;
+        }
+        let piece = 3 * MMAP_THRESHOLD + 1; // rounded up to the alignment
+        let mut pieces = Vec::new();
+        let mut rest = whole;
+        while let Some(next) = rest.split_off(piece) {
+            pieces.push(std::mem::replace(&mut rest, next));
+        }
+        // Three pieces, each followed by the page of bookkeeping of the next, and what is left
+        // (a page short of a fourth piece's room).
+        assert_eq!(pieces.len(), 3);
+        assert!(pieces.iter().all(|p| p.len() == align_up(piece)));
+        assert_eq!(rest.len(), total - 3 * (align_up(piece) + DIRECT_ALIGN));
+        pieces.push(rest);
+        // Each keeps the bytes that were at its place, lies within the buffer cut, apart from the
+        // others, and is written to and dropped on its own (a wrong length would unmap a neighbour).
+        for w in pieces.windows(2) {
+            assert_eq!(w[0].as_ptr() as usize + w[0].len() + DIRECT_ALIGN, w[1].as_ptr() as usize);
+        }
+        for p in &mut pieces {
+            let page = (p.as_ptr() as usize - start) / DIRECT_ALIGN;
+            assert_eq!(p[0], page as u8);
+            assert!(p.as_ptr() as usize + p.len() <= end);
+            p.fill(7);
+        }
+        drop(pieces.remove(1));
+        assert!(pieces[1].shrink_to(DIRECT_ALIGN), "a piece shrinks as a buffer does");
+        assert!(pieces.iter().all(|p| p.iter().all(|&x| x == 7)));
+        assert_eq!(AlignedBuf::new(total).pieces_of(piece), 3, "as counted ahead");
+        let mut last = pieces.pop().expect("pieces");
+        assert!(last.split_off(last.len()).is_none(), "nothing left for a second piece");
+        assert!(AlignedBuf::new(4 * DIRECT_ALIGN).split_off(DIRECT_ALIGN).is_none(), "heap");
     }
 
     #[test]

@@ -175,31 +175,37 @@ pub(crate) fn merge(
 }
 
 /// The read block of a merge whose runs want `demand` blocks of `block` bytes (whole records
-/// of `unit` bytes) when the input phase left `spares`: `block`, or the largest smaller one
-/// that lets each spare give one block more, when that leaves less of the merge's memory to
-/// take fresh (a page fault a page, on a VM the host's) and is not much smaller (at least
-/// [`SPARE_BLOCK_QUARTERS`] quarters of it). A chunk buffer of 12.5 MiB gives one block of
-/// 7.2 MiB and wastes the rest, but two of 6.2 MiB.
+/// of `unit` bytes) when the input phase left `spares`: `block`, or a smaller one that lets
+/// each spare give more blocks, when that leaves less of the merge's memory to take fresh (a
+/// page fault a page, on a VM the host's) and is not much smaller (at least
+/// [`SPARE_BLOCK_QUARTERS`] quarters of it). Of those, the largest that leaves the least to
+/// take fresh. Twelve chunk buffers of 12.5 MiB give a 15-run merge twelve blocks of 7.2 MiB
+/// and waste the rest; cut into three blocks of 4.2 MiB each, they give it all 30.
 fn spare_block(spares: &[AlignedBuf], block: usize, unit: usize, demand: usize) -> usize {
     let Some(shortest) = spares.iter().min_by_key(|b| b.len()) else { return block };
     let fresh = |b: usize| {
         let given: usize = spares.iter().map(|s| s.pieces_of(b)).sum();
         demand.saturating_sub(given) * b
     };
-    let per_spare = shortest.pieces_of(block);
-    // The largest block of which the shortest spare gives one more (cuts cost a page each).
-    let room = (shortest.len() + DIRECT_ALIGN) / (per_spare + 1);
-    let smaller =
-        record_block(room.saturating_sub(DIRECT_ALIGN) / DIRECT_ALIGN * DIRECT_ALIGN, unit);
-    let near = block / 4 * SPARE_BLOCK_QUARTERS;
-    if smaller >= MERGE_BLOCK_MIN.max(unit).max(near)
-        && smaller < block
-        && fresh(smaller) < fresh(block)
-    {
-        smaller
-    } else {
-        block
+    let least = MERGE_BLOCK_MIN.max(unit).max(block / 4 * SPARE_BLOCK_QUARTERS);
+    let (mut best, mut best_fresh) = (block, fresh(block));
+    // The largest block of which the shortest spare gives `k` (a cut costs a page), for each
+    // `k` more than it gives of `block`.
+    for k in shortest.pieces_of(block) + 1.. {
+        if best_fresh == 0 {
+            break;
+        }
+        let room = (shortest.len() + DIRECT_ALIGN) / k;
+        let b = record_block(room.saturating_sub(DIRECT_ALIGN) / DIRECT_ALIGN * DIRECT_ALIGN, unit);
+        if b < least {
+            break;
+        }
+        let f = fresh(b);
+        if b < best && f < best_fresh {
+            (best, best_fresh) = (b, f);
+        }
     }
+    best
 }
 
 /// `spares` cut into read blocks of `block` bytes, `demand` of them at most; what is left over
@@ -469,17 +475,23 @@ mod tests {
     fn the_input_phase_buffers_are_cut_into_read_blocks() {
         // Twelve chunk buffers of 12.5 MiB left by the input phase, a merge of 15 runs (30
         // blocks) planned with blocks of 7.2 MiB of 50-byte records: one block each would
-        // leave 18 to take fresh; blocks of about 6.2 MiB take two from each, 6 fresh.
+        // leave 18 to take fresh, two of about 6.2 MiB 6; three of about 4.2 MiB none.
         let chunk = 25 << 19;
         let spares = || (0..12).map(|_| AlignedBuf::new(chunk)).collect::<Vec<_>>();
         let planned = record_block(7_581_696, 50);
         let block = spare_block(&spares(), planned, 50, 30);
-        assert!(block < planned && block >= planned * 3 / 4, "{block} against {planned}");
+        assert!(block < planned / 3 * 2 && block >= planned / 2, "{block} against {planned}");
         assert_eq!(block, record_block(block, 50), "whole records, aligned");
-        assert!(spares().iter().all(|s| s.pieces_of(block) == 2));
+        assert!(spares().iter().all(|s| s.pieces_of(block) == 3));
         let blocks = cut_spares(spares(), block, 30);
-        assert_eq!(blocks.len(), 24);
+        assert_eq!(blocks.len(), 30);
         assert!(blocks.iter().all(|b| b.len() == block));
+        // Eight spares: 16 blocks of 6.2 MiB or 24 of 4.2 MiB, both short of 30; the smaller
+        // blocks leave less to take fresh (6 x 4.2 MiB against 14 x 6.2 MiB).
+        let few = || (0..8).map(|_| AlignedBuf::new(chunk)).collect::<Vec<_>>();
+        let b = spare_block(&few(), planned, 50, 30);
+        assert!(few().iter().all(|s| s.pieces_of(b) == 3), "{b}");
+        assert_eq!(cut_spares(few(), b, 30).len(), 24);
         // No more than the merge asks for; the rest is freed.
         assert_eq!(cut_spares(spares(), block, 5).len(), 5);
         // Nothing to cut, or buffers as short as a block (whose halves would be blocks of half

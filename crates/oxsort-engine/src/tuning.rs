@@ -86,10 +86,11 @@ pub const MAX_FAN_IN: usize = 256;
 /// 17 MiB above the budget, about 140 KiB a run.
 pub const MERGE_RUN_OVERHEAD: u64 = 160 << 10;
 
-/// A merge reads into the input phase's buffers cut to a block a little smaller than planned
-/// when each buffer then gives one block more, but not below this many quarters of the planned
-/// block: fewer, larger transfers are what the plan sized the block for.
-pub const SPARE_BLOCK_QUARTERS: usize = 3;
+/// A merge reads into the input phase's buffers cut to blocks smaller than planned when they
+/// then give more of its blocks, but not below this many quarters of the planned block: fewer,
+/// larger transfers are what the plan sized the block for (a 4 MiB transfer still keeps this
+/// disk at its rate with 16 in flight, which a merge of 15 runs or more has).
+pub const SPARE_BLOCK_QUARTERS: usize = 2;
 
 /// Output buffers the merge keeps in flight (being filled, being verified, being written).
 pub const MERGE_OUT_BUFFERS: usize = 3;

@@ -204,7 +204,8 @@ fn write_schedule(s: &mut String, schedule: &MergeSchedule) {
             if i + 1 == n { "the output".to_string() } else { format!("{} runs", l.outputs) };
         let _ = writeln!(
             s,
-            "  merge {}/{n}    {} runs, {} at a time, into {into}; {} read block per run, {} in all",
+            "  merge {}/{n}    {} runs, {} at a time, into {into}; read blocks of up to {} per \
+             run, {} in all",
             i + 1,
             l.inputs,
             l.fan_in.min(l.inputs),

@@ -294,7 +294,7 @@ pub struct MergeLevel {
     pub fan_in: u64,
     /// Runs leaving it (1 on the last level: the output).
     pub outputs: u64,
-    /// Bytes read per run per transfer (the merge may take up to a quarter less, to cut its
+    /// Bytes read per run per transfer (the merge may take down to half of it, to cut its
     /// blocks from the input phase's buffers).
     pub block: usize,
     /// Memory the level's merges use at most.

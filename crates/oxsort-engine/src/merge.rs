@@ -31,7 +31,7 @@ use crate::error::{EngineError, Result};
 use crate::load_run::{Cursor, LoadRun};
 use crate::plan::MergeSchedule;
 use crate::progress::{Phase, Reporter};
-pub(crate) use crate::run_source::RunSource;
+use crate::run_source::RunSource;
 use crate::sink::Sink;
 use crate::spill::{Run, RunKind, RunReader, SpillRoom};
 use crate::stats::{FileStats, Meters};
@@ -189,19 +189,15 @@ fn spare_block(spares: &[AlignedBuf], block: usize, unit: usize, demand: usize) 
     };
     let least = MERGE_BLOCK_MIN.max(unit).max(block / 4 * SPARE_BLOCK_QUARTERS);
     let (mut best, mut best_fresh) = (block, fresh(block));
-    // The largest block of which the shortest spare gives `k` (a cut costs a page), for each
-    // `k` more than it gives of `block`.
+    // The largest block of which the shortest spare gives `k`, for each `k` more than it gives
+    // of `block` (each smaller than the one before).
     for k in shortest.pieces_of(block) + 1.. {
-        if best_fresh == 0 {
-            break;
-        }
-        let room = (shortest.len() + DIRECT_ALIGN) / k;
-        let b = record_block(room.saturating_sub(DIRECT_ALIGN) / DIRECT_ALIGN * DIRECT_ALIGN, unit);
-        if b < least {
+        let b = record_block(shortest.piece_len(k), unit);
+        if best_fresh == 0 || b < least {
             break;
         }
         let f = fresh(b);
-        if b < best && f < best_fresh {
+        if f < best_fresh {
             (best, best_fresh) = (b, f);
         }
     }

@@ -21,8 +21,9 @@ use oxsort_format::SortKey;
 use oxsort_io::{AtomicOutput, DirectFile, IoOptions, Reader};
 
 use crate::error::{EngineError, Result};
-use crate::merge::{merge_cursors, record_block, MergeOpts, RunSource};
+use crate::merge::{merge_cursors, record_block, MergeOpts};
 use crate::progress::Reporter;
+use crate::run_source::RunSource;
 use crate::sink::{FileSink, Sink};
 use crate::spill::{Blocks, RunReader, StreamBlocks};
 use crate::stats::{FileStats, Meters};

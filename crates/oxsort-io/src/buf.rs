@@ -229,6 +229,21 @@ impl AlignedBuf {
         }
     }
 
+    /// The longest piece of which this buffer gives `k` ([`AlignedBuf::pieces_of`] is then at
+    /// least `k`), a multiple of [`DIRECT_ALIGN`]; 0 when it cannot be cut into `k`.
+    pub fn piece_len(&self, k: usize) -> usize {
+        if k == 0 {
+            return 0;
+        }
+        let each = ((self.len + DIRECT_ALIGN) / k).saturating_sub(DIRECT_ALIGN);
+        let piece = each / DIRECT_ALIGN * DIRECT_ALIGN;
+        if self.pieces_of(piece) >= k {
+            piece
+        } else {
+            0
+        }
+    }
+
     /// Whether the buffer maps a file (a piece of a [`crate::MappedReader`]) rather than owning
     /// memory.
     pub fn is_file_mapping(&self) -> bool {
@@ -418,6 +433,9 @@ mod tests {
         assert!(pieces[1].shrink_to(DIRECT_ALIGN), "a piece shrinks as a buffer does");
         assert!(pieces.iter().all(|p| p.iter().all(|&x| x == 7)));
         assert_eq!(AlignedBuf::new(total).pieces_of(piece), 3, "as counted ahead");
+        let longest = AlignedBuf::new(total).piece_len(4);
+        assert_eq!(AlignedBuf::new(total).pieces_of(longest), 4);
+        assert!(AlignedBuf::new(total).pieces_of(longest + DIRECT_ALIGN) < 4, "the longest");
         let mut last = pieces.pop().expect("pieces");
         assert!(last.split_off(last.len()).is_none(), "nothing left for a second piece");
         assert!(AlignedBuf::new(4 * DIRECT_ALIGN).split_off(DIRECT_ALIGN).is_none(), "heap");

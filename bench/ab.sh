@@ -5,19 +5,28 @@
 # usage: bench/ab.sh BASE_BIN NEW_BIN [RUNS] [SCRATCH_DIR]
 #   BASE_BIN, NEW_BIN  two oxsort binaries (say, target/release/oxsort of two commits)
 #   RUNS               runs per build and case (default 5)
-#   CASES              (environment) the cases to run, space-separated (default: all four)
+#   CASES              (environment) the cases to run, space-separated (default: all five)
+#   REST               (environment) seconds to rest before each run, after the cache is dropped
+#                      (default 0; 5-8 lets the host take back memory the last run freed)
+#   RUN_DIR            (environment) where the rows go (default bench/runs/<date>)
+#   RECORDS            (environment) gensort records of the sorts (default 40000000: 4 GB; the
+#                      lines are as many bytes, each join input half as many records; a small
+#                      count tries the script out)
 #   VARIANT            (environment) `fresh` (default: OXSORT_HUGETLB=off, no pool) or `pool`
 #                      (both builds from a hugetlb pool of 5G reserved and touched once, which
 #                      takes the host's page faults out of the times; bench/lib.sh)
 #
 # Cases (CASES="onepass lines" limits them):
-#   onepass  4e7 gensort records (4 GB), --memory 5G
-#   twopass  4e7 gensort records, --memory 1G
+#   onepass  RECORDS gensort records (4 GB), --memory 5G
+#   twopass  RECORDS gensort records, --memory 1G
 #   lines    4 GB of 10-200 byte lines (gen_lines), --lines, --memory 5G
-#   typed    4e7 records, --control 'SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A)', --memory 5G
-# Every output is compared with the other build's (byte for byte) and the fixed-record ones
-# validated against the input's checksum. Raw rows go to bench/runs/<date>/ab.csv; medians and
-# the ratio new/base to ab-summary.md there.
+#   typed    RECORDS records, --control 'SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A)', --memory 5G
+#   join     bench/gcsort_join.sh's full outer JOINKEYS of two files of RECORDS/2 records (half
+#            of each paired) through the --control door, --memory 5G
+# Every output is compared with the other build's (byte for byte); the sorts of gensort records
+# are validated against the input's checksum (and, but for typed, their order). Raw rows (wall
+# and CPU seconds, peak RSS) go to RUN_DIR/ab.csv; the medians of both and the ratios new/base
+# to ab-summary.md there.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 base=$1
@@ -28,10 +37,13 @@ scratch=${4:-$top/bench/scratch}
 cargo build --release --manifest-path "$top/Cargo.toml" -p oxsort-cli -p oxsort-testkit --examples --bins >&2
 bin=$top/target/release
 mkdir -p "$scratch"
-out=$top/bench/runs/$(date +%Y-%m-%d)
+out=${RUN_DIR:-$top/bench/runs/$(date +%Y-%m-%d)}
 mkdir -p "$out"
 csv=$out/ab.csv
-[ -f "$csv" ] || echo "timestamp,case,build,run,seconds,peak_rss_kb" > "$csv"
+header="timestamp,case,build,run,seconds,cpu_s,peak_rss_kb"
+[ -f "$csv" ] || echo "$header" > "$csv"
+[ "$(head -1 "$csv")" = "$header" ] ||
+  { echo "$csv has other columns (an older ab.sh): set RUN_DIR to another directory" >&2; exit 1; }
 . "$top/bench/lib.sh"
 variant=${VARIANT:-fresh}
 case $variant in
@@ -42,10 +54,26 @@ esac
 
 ctl=$scratch/typed.ctl
 printf ' SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A)\n' > "$ctl"
-fixed=$scratch/ab-fixed.in
-lines=$scratch/ab-lines.in
-[ -f "$fixed" ] || "$bin/oxsort" gen --records 4e7 --quiet "$fixed"
-[ -f "$lines" ] || "$bin/examples/gen_lines" 4000000000 7 > "$lines"
+records=${RECORDS:-40000000}
+# Inputs are kept between runs of the script, named by their size.
+fixed=$scratch/ab-fixed.$records.in
+lines=$scratch/ab-lines.$records.in
+[ -f "$fixed" ] || "$bin/oxsort" gen --records "$records" --quiet "$fixed"
+[ -f "$lines" ] || "$bin/examples/gen_lines" $((records * 100)) 7 > "$lines"
+# The input's checksum (valsort exits 1 on it: it is not sorted).
+sum=$("$bin/oxsort" valsort --json "$fixed" || true)
+sum=$(echo "$sum" | grep -o '"checksum":"[0-9a-f]*"' | cut -d'"' -f4)
+f1=$scratch/ab-join.$records.f1
+f2=$scratch/ab-join.$records.f2
+jctl=$scratch/ab-join.ctl
+case " ${CASES:-join} " in
+  *" join "*)
+    [ -f "$f1" ] || "$bin/oxsort" gen --records $((records / 2)) --quiet "$f1"
+    [ -f "$f2" ] || "$bin/oxsort" gen --records $((records / 2)) --start $((records / 4)) --quiet "$f2"
+    printf '%s\n' ' JOINKEYS FILE=F1,FIELDS=(1,10,A)' ' JOINKEYS FILE=F2,FIELDS=(1,10,A)' \
+      ' JOIN UNPAIRED,F1,F2' " REFORMAT FIELDS=(F1:1,50,F2:51,49,?),FILL=C'*'" ' OPTION COPY' > "$jctl"
+    ;;
+esac
 
 args_of() {
   case $1 in
@@ -53,6 +81,16 @@ args_of() {
     twopass) echo "$fixed --memory 1G" ;;
     lines) echo "$lines --lines --memory 5G" ;;
     typed) echo "$fixed --control $ctl --memory 5G" ;;
+    join) echo "--control $jctl --dd SORTJNF1=$f1 --dd SORTJNF2=$f2 --lrecl SORTJNF1=100 --lrecl SORTJNF2=100 --memory 5G" ;;
+  esac
+}
+
+# check CASE FILE: a sort of gensort records holds the input's records (and, but for typed,
+# in order); a join or the lines are compared between the builds only.
+check() {
+  case $1 in
+    onepass | twopass) check_output "$2" "$sum" sorted ;;
+    typed) check_output "$2" "$sum" ;;
   esac
 }
 
@@ -60,12 +98,12 @@ args_of() {
   echo
   echo "## A/B $(date -Iseconds): base $base, new $new, $runs runs each, $variant memory"
   echo
-  echo "| case | base median s | new median s | new / base |"
-  echo "|---|---|---|---|"
+  echo "| case | base median s | new median s | new / base | base CPU-s | new CPU-s | new / base CPU |"
+  echo "|---|---|---|---|---|---|---|"
 } >> "$out/ab-summary.md"
-for case in ${CASES:-onepass twopass lines typed}; do
+for case in ${CASES:-onepass twopass lines typed join}; do
   read -r -a args <<< "$(args_of "$case")"
-  declare -a tb=() tn=()
+  declare -a tb=() tn=() cb=() cn=()
   for r in $(seq 1 "$runs"); do
     # Alternate which build goes first: a sort runs slower right after another freed its
     # memory (the VM hands freed memory back to the host), so a fixed order would favour one.
@@ -74,9 +112,11 @@ for case in ${CASES:-onepass twopass lines typed}; do
     for build in $order; do
       b=$([ "$build" = base ] && echo "$base" || echo "$new")
       rm -f "$scratch/ab.$build.out"
-      read -r s m c < <(timed_variant "$variant" "$b" sort "${args[@]}" -o "$scratch/ab.$build.out" --no-progress)
-      echo "$(date -Iseconds),$case,$build,$r,$s,$m" >> "$csv"
-      if [ "$build" = base ]; then tb+=("$s"); else tn+=("$s"); fi
+      [ "${REST:-0}" = 0 ] || { drop; sleep "$REST"; }
+      read -r s m c < <(timed_variant "$variant" "$b" sort -q "${args[@]}" -o "$scratch/ab.$build.out" --no-progress)
+      echo "$(date -Iseconds),$case,$build,$r,$s,$c,$m" >> "$csv"
+      check "$case" "$scratch/ab.$build.out"
+      if [ "$build" = base ]; then tb+=("$s"); cb+=("$c"); else tn+=("$s"); cn+=("$c"); fi
     done
     cmp -s "$scratch/ab.base.out" "$scratch/ab.new.out" || { echo "$case: outputs differ" >&2; exit 1; }
     rm -f "$scratch/ab.base.out" "$scratch/ab.new.out"
@@ -84,6 +124,9 @@ for case in ${CASES:-onepass twopass lines typed}; do
   done
   mb=$(printf '%s\n' "${tb[@]}" | median)
   mn=$(printf '%s\n' "${tn[@]}" | median)
-  echo "| $case | $mb [${tb[*]}] | $mn [${tn[*]}] | $(awk -v a="$mn" -v b="$mb" 'BEGIN{printf "%.3f", a/b}') |" >> "$out/ab-summary.md"
-  echo "$case base $mb new $mn" >&2
+  cmb=$(printf '%s\n' "${cb[@]}" | median)
+  cmn=$(printf '%s\n' "${cn[@]}" | median)
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
+  echo "| $case | $mb [${tb[*]}] | $mn [${tn[*]}] | $(ratio "$mn" "$mb") | $cmb | $cmn | $(ratio "$cmn" "$cmb") |" >> "$out/ab-summary.md"
+  echo "$case base $mb s $cmb CPU-s, new $mn s $cmn CPU-s" >&2
 done

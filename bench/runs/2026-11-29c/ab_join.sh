@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A/B of the GCSORT JOINKEYS job of bench/gcsort_join.sh: two builds, alternated, cache dropped,
 # fresh memory, 8 s rest before each run. usage: ab_join.sh RUNS A_BIN B_BIN DIR
+# Superseded by bench/ab.sh (CASES=join REST=8, the --control door of the same join: CPU
+# seconds beside the wall time); kept as the script these rows were measured with.
 set -euo pipefail
 runs=$1 a=$2 b=$3 d=$4
 take=$d/gcjoin.prm

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A/B of a two-pass sort of 4e7 gensort records, --memory 1G, fresh memory: builds alternated,
 # cache dropped, 5 s rest. usage: ab_tp.sh RUNS A B DIR
+# Superseded by bench/ab.sh (CASES=twopass REST=5: CPU seconds beside the wall time); kept as
+# the script these rows were measured with.
 set -euo pipefail
 runs=$1 a=$2 b=$3 d=$4
 echo "build,run,seconds,cpu_s,peak_kb,bytes_spilled"

@@ -1,7 +1,8 @@
 """oxsort.ray on a local Ray cluster against single-node oxsort, on the same machine.
 
 usage: python bench/ray_cluster.py [--records 4e7] [--partitions 4] [--runs 3] [--dir bench/scratch]
-                           [--memory 5G] [--workers 2] [--fetch] [--out DIR] [--label NAME]
+                           [--memory 5G] [--workers 2] [--fetch] [--no-drop] [--out DIR]
+                           [--label NAME]
 
 Run it with a Python that has the package and Ray (`pip install '.[ray]'`). It starts a local
 cluster (`ray.cluster_utils.Cluster`: a head and --workers worker nodes, one CPU each),
@@ -10,7 +11,9 @@ them with `oxsort.sort` (one node) and with `oxsort.ray.sort` (--partitions part
 checks each output (valsort: ordered, the input's checksum; the partitions concatenated equal
 the single-node output's size and checksum). It reports the medians, the overhead of the
 stages in seconds and as a ratio, and the median time of each stage (sample, map, reduce).
-On one machine every node sees every bucket, so the reduces read them in place; --fetch makes
+Every timed sort starts with the page cache dropped (as root; --no-drop keeps it, and the times
+then say little: an input read by the sort before is read from memory). On one machine every
+node sees every bucket, so the reduces read them in place; --fetch makes
 each reduce fetch the buckets of other nodes through Ray's object transfer instead, as on nodes
 without a shared file system (the rows' case is then `ray-fetch`).
 Raw rows go to bench/runs/<date>/ray.csv (--out DIR: DIR/ray.csv); the summary is appended to
@@ -47,6 +50,7 @@ def main() -> None:
     p.add_argument("--memory", default="5G")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--fetch", action="store_true", help="fetch other nodes' buckets via Ray")
+    p.add_argument("--no-drop", action="store_true", help="keep the page cache between sorts")
     p.add_argument("--out", default=None, help="directory of the rows and summary")
     p.add_argument("--label", default="", help="the build measured, in the rows and summary")
     a = p.parse_args()
@@ -92,6 +96,7 @@ def main() -> None:
                 )
             for run in range(1, a.runs + 1):
                 single = scratch / "single.out"
+                _drop(a.no_drop)
                 t0 = time.monotonic()
                 st = oxsort.sort(inputs, single, memory=a.memory)
                 s = time.monotonic() - t0
@@ -103,6 +108,7 @@ def main() -> None:
                 size = single.stat().st_size
                 single.unlink()
 
+                _drop(a.no_drop)
                 t0 = time.monotonic()
                 res = oxsort.ray.sort(
                     inputs,
@@ -138,10 +144,11 @@ def main() -> None:
                 f.flush()
         ms, mc = statistics.median(single_t), statistics.median(cluster_t)
         label = f" ({a.label})" if a.label else ""
+        cache = "page cache kept" if a.no_drop or os.geteuid() != 0 else "page cache dropped"
         text = (
             f"\n## bench/ray_cluster.py{label}, {records} records, {a.partitions} partitions, "
             "local cluster "
-            f"(head + {a.workers} workers, 1 CPU each) ({_now()}); load {_load()}\n\n"
+            f"(head + {a.workers} workers, 1 CPU each), {cache} ({_now()}); load {_load()}\n\n"
             "| case | median s | runs |\n|---|---:|---|\n"
             f"| oxsort.sort (one node) | {ms:.3f} | {' '.join(f'{x:.3f}' for x in single_t)} |\n"
             f"| oxsort.ray.sort | {mc:.3f} | {' '.join(f'{x:.3f}' for x in cluster_t)} |\n"
@@ -159,6 +166,14 @@ def main() -> None:
         ray.shutdown()
         cluster.shutdown()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _drop(keep: bool) -> None:
+    """Writes dirty pages back and, unless asked to keep it, drops the page cache (as root), so
+    that no sort reads an input from memory that the one before it read."""
+    os.sync()
+    if not keep and os.geteuid() == 0:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
 
 
 def _now() -> str:

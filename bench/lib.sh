@@ -29,6 +29,8 @@ bench_prologue() {
   mkdir -p "$out"
   csv=$out/$1.csv
   [ -f "$csv" ] || echo "$2" > "$csv"
+  [ "$(head -1 "$csv")" = "$2" ] ||
+    { echo "$csv has other columns (an older script's): set RUN_DIR to another directory" >&2; exit 1; }
   summary=$out/summary.md
   threads=$(nproc)
 }

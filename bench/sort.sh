@@ -27,9 +27,9 @@ cases=${1:-onepass,twopass4,twopass,gnu}
 runs=${2:-3}
 scratch=${3:-$top/bench/scratch}
 . "$top/bench/lib.sh"
-bench_prologue sort "timestamp,case,tool,records,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s"
-row() { # case tool records memory run seconds rss floor
-  echo "$(date -Iseconds),$1,$2,$3,$(($3 * 100)),$4,2,$5,$6,$7,$8" >> "$csv"
+bench_prologue sort "timestamp,case,tool,records,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s,cpu_s"
+row() { # case tool records memory run seconds rss floor cpu
+  echo "$(date -Iseconds),$1,$2,$3,$(($3 * 100)),$4,2,$5,$6,$7,$8,$9" >> "$csv"
 }
 
 run_case() { # name records kind memory passes
@@ -44,7 +44,7 @@ run_case() { # name records kind memory passes
   floor=$("$iofloor" "$in" "$scratch" "$runs")
   fl=$(echo "$floor" | sed "s/.*\"floor${passes}_s\": \([0-9.]*\).*/\1/")
   # oxsort twice: with fresh memory (no pool; OXSORT_HUGETLB=off), then from a warm hugetlb pool.
-  local ox=() rss=() oxp=() rssp=() variant tool
+  local ox=() rss=() oxp=() rssp=() cpu=() cpup=() variant tool
   for variant in fresh pool; do
     [ "$variant" = pool ] && pool_reserve "$memory"
     tool=$([ "$variant" = pool ] && echo oxsort-pool || echo oxsort)${SORT_FLAGS:+ $SORT_FLAGS}
@@ -52,8 +52,8 @@ run_case() { # name records kind memory passes
       rm -f "$out"
       read -r s m c < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$out" --memory "$memory" --no-progress ${SORT_FLAGS:-})
       check_output "$out" "$sum" sorted
-      row "$name" "$tool" "$records" "$memory" "$i" "$s" "$m" "$fl"
-      if [ "$variant" = pool ]; then oxp+=("$s"); rssp+=("$m"); else ox+=("$s"); rss+=("$m"); fi
+      row "$name" "$tool" "$records" "$memory" "$i" "$s" "$m" "$fl" "$c"
+      if [ "$variant" = pool ]; then oxp+=("$s"); rssp+=("$m"); cpup+=("$c"); else ox+=("$s"); rss+=("$m"); cpu+=("$c"); fi
     done
   done
   pool_release
@@ -62,7 +62,7 @@ run_case() { # name records kind memory passes
     for ((i = 1; i <= runs; i++)); do
       rm -f "$out"
       read -r s m c < <(timed env LC_ALL=C sort -S "$memory" --parallel=2 -T "$scratch" -o "$out" "$in")
-      gnu+=("$s"); row "$name" gnu-sort "$records" "$memory" "$i" "$s" "$m" "$fl"
+      gnu+=("$s"); row "$name" gnu-sort "$records" "$memory" "$i" "$s" "$m" "$fl" "$c"
     done
   fi
   rm -f "$in" "$out"; sync
@@ -71,12 +71,16 @@ run_case() { # name records kind memory passes
   rssm=$(printf '%s\n' "${rss[@]}" | sort -g | tail -1)
   oxpm=$(printf '%s\n' "${oxp[@]}" | median)
   rsspm=$(printf '%s\n' "${rssp[@]}" | sort -g | tail -1)
+  # CPU seconds (user + system) per GB of input, of the median CPU time.
+  local cgb cpgb
+  cgb=$(printf '%s\n' "${cpu[@]}" | median | awk -v n="$records" '{printf "%.2f", $1 / (n * 100 / 1e9)}')
+  cpgb=$(printf '%s\n' "${cpup[@]}" | median | awk -v n="$records" '{printf "%.2f", $1 / (n * 100 / 1e9)}')
   {
     echo "### $name: $records records, --memory $memory ${SORT_FLAGS:-} ($(date -Iseconds))"
     echo
     echo "- I/O floor (iofloor, median of $runs): $floor; floor$passes = $fl s"
-    echo "- oxsort sort, fresh memory: median $oxm s over runs [${ox[*]}]; **$(awk -v a="$oxm" -v b="$fl" 'BEGIN{printf "%.3f", a/b}') x floor$passes**; peak memory max $((rssm / 1024)) MiB"
-    echo "- oxsort sort, hugetlb pool: median $oxpm s over runs [${oxp[*]}]; **$(awk -v a="$oxpm" -v b="$fl" 'BEGIN{printf "%.3f", a/b}') x floor$passes**; peak memory max $((rsspm / 1024)) MiB (RSS + pool pages in use)"
+    echo "- oxsort sort, fresh memory: median $oxm s over runs [${ox[*]}]; **$(awk -v a="$oxm" -v b="$fl" 'BEGIN{printf "%.3f", a/b}') x floor$passes**; $cgb CPU-s per GB; peak memory max $((rssm / 1024)) MiB"
+    echo "- oxsort sort, hugetlb pool: median $oxpm s over runs [${oxp[*]}]; **$(awk -v a="$oxpm" -v b="$fl" 'BEGIN{printf "%.3f", a/b}') x floor$passes**; $cpgb CPU-s per GB; peak memory max $((rsspm / 1024)) MiB (RSS + pool pages in use)"
     if [ ${#gnu[@]} -gt 0 ]; then
       gm=$(printf '%s\n' "${gnu[@]}" | median)
       echo "- GNU sort (LC_ALL=C, -S $memory, --parallel=2): median $gm s over runs [${gnu[*]}]; **oxsort is $(awk -v a="$gm" -v b="$oxm" 'BEGIN{printf "%.1f", a/b}') x faster** with fresh memory, **$(awk -v a="$gm" -v b="$oxpm" 'BEGIN{printf "%.1f", a/b}') x** from the pool"

@@ -30,25 +30,27 @@ runs=${2:-3}
 scratch=${3:-$top/bench/scratch}
 memory=${MEMORY:-5G}
 . "$top/bench/lib.sh"
-bench_prologue typed "timestamp,case,tool,records,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s"
-row() { # case tool run seconds rss floor
-  echo "$(date -Iseconds),$1,$2,$records,$((records * 100)),$memory,$threads,$3,$4,$5,$6" >> "$csv"
+bench_prologue typed "timestamp,case,tool,records,bytes,memory,threads,run,seconds,peak_rss_kb,floor_s,cpu_s"
+row() { # case tool run seconds rss floor cpu
+  echo "$(date -Iseconds),$1,$2,$records,$((records * 100)),$memory,$threads,$3,$4,$5,$6,$7" >> "$csv"
 }
 # measure CASE TOOL CHECK FLOOR ARGS...: RUNS timed sorts of $in into $o; prints the median
 measure() {
   local case=$1 tool=$2 how=$3 fl=$4
   shift 4
-  local times=() rss=() s m i
+  local times=() rss=() cpu=() s m c i
   for ((i = 1; i <= runs; i++)); do
     rm -f "$o"
     read -r s m c < <(timed_variant "$variant" "$bin/oxsort" sort "$in" -o "$o" --memory "$memory" --no-progress "$@")
     check_output "$o" "$sum" "$how"
-    times+=("$s"); rss+=("$m"); row "$case" "$tool" "$i" "$s" "$m" "$fl"
+    times+=("$s"); rss+=("$m"); cpu+=("$c"); row "$case" "$tool" "$i" "$s" "$m" "$fl" "$c"
   done
-  # One word per field: median, [runs joined by commas], peak RSS.
+  # One word per field: median, [runs joined by commas], peak RSS, CPU-s per GB (of the median
+  # CPU time).
   local joined
   joined=$(IFS=,; echo "${times[*]}")
-  echo "$(printf '%s\n' "${times[@]}" | median) [$joined] $(printf '%s\n' "${rss[@]}" | sort -g | tail -1)"
+  echo "$(printf '%s\n' "${times[@]}" | median) [$joined] $(printf '%s\n' "${rss[@]}" | sort -g | tail -1)" \
+    "$(printf '%s\n' "${cpu[@]}" | median | awk -v n="$records" '{printf "%.2f", $1 / (n * 100 / 1e9)}')"
 }
 
 in=$scratch/typed.in
@@ -66,17 +68,17 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
 for variant in fresh pool; do
   [ "$variant" = pool ] && pool_reserve "$memory"
   sfx=$([ "$variant" = pool ] && echo -pool || true)
-  read -r plain_m plain_runs plain_rss < <(measure fields "plain$sfx" sorted "$floor1")
-  read -r fields_m fields_runs fields_rss < <(measure fields "fields-1-10-CH-A$sfx" sorted "$floor1" --fields 1,10,CH,A)
-  read -r typed_m typed_runs typed_rss < <(measure typed "control-BI-FI-CH$sfx" checksum "$floor1" --control "$ctl")
+  read -r plain_m plain_runs plain_rss plain_c < <(measure fields "plain$sfx" sorted "$floor1")
+  read -r fields_m fields_runs fields_rss fields_c < <(measure fields "fields-1-10-CH-A$sfx" sorted "$floor1" --fields 1,10,CH,A)
+  read -r typed_m typed_runs typed_rss typed_c < <(measure typed "control-BI-FI-CH$sfx" checksum "$floor1" --control "$ctl")
   [ "$variant" = pool ] && pool_release
   {
     echo "### typed keys: $records records, --memory $memory, $variant memory ($(date -Iseconds))"
     echo
     echo "- I/O floor (iofloor, median of $runs): $floor"
-    echo "- plain oxsort sort: median $plain_m s over runs $plain_runs; peak memory max $((plain_rss / 1024)) MiB"
-    echo "- --fields 1,10,CH,A: median $fields_m s over runs $fields_runs; peak memory max $((fields_rss / 1024)) MiB; **$(ratio "$fields_m" "$plain_m") x plain** (target <= 1.05)"
-    echo "- SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A): median $typed_m s over runs $typed_runs; peak memory max $((typed_rss / 1024)) MiB; **$(ratio "$typed_m" "$floor1") x floor1** (target <= 1.35 with a pool)"
+    echo "- plain oxsort sort: median $plain_m s over runs $plain_runs; $plain_c CPU-s per GB; peak memory max $((plain_rss / 1024)) MiB"
+    echo "- --fields 1,10,CH,A: median $fields_m s over runs $fields_runs; $fields_c CPU-s per GB; peak memory max $((fields_rss / 1024)) MiB; **$(ratio "$fields_m" "$plain_m") x plain** (target <= 1.05)"
+    echo "- SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A): median $typed_m s over runs $typed_runs; $typed_c CPU-s per GB; peak memory max $((typed_rss / 1024)) MiB; **$(ratio "$typed_m" "$floor1") x floor1** (target <= 1.35 with a pool)"
     echo
   } | tee -a "$summary"
 done

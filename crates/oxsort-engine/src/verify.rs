@@ -240,8 +240,15 @@ impl<'k> FixedCheck<'k> {
     }
 }
 
-/// Records whose CRCs [`OrderBuilder`] sums in one interleaved call.
-const CRC_BATCH: usize = 64;
+/// Records whose CRCs [`OrderBuilder`] sums in one interleaved call, at most. The CRC kernel
+/// folds records in groups of one length class (16 records of the same count of 16-byte blocks):
+/// a batch of lines of mixed lengths fills groups only if it is many times the number of classes
+/// (a batch of 64 lines of 10-200 bytes left most records to the one-at-a-time kernel).
+const CRC_BATCH: usize = 1024;
+
+/// Bytes of records [`OrderBuilder`] sums in one call, at most: a batch is read again from the
+/// cache (L2 on the CPUs we run on) it was just copied through, not from memory.
+const CRC_BATCH_BYTES: usize = 128 << 10;
 
 /// [`OrderCheck`] built record by record, as records are copied (while they are in cache).
 ///
@@ -255,8 +262,9 @@ pub(crate) struct OrderBuilder<'k, 'a> {
     prev_rec: Option<&'a [u8]>,
     /// Built keys: the previous record's prefix (None if it could not be built).
     prev_prefix: Option<Prefix>,
-    /// Records whose CRCs are not summed yet.
+    /// Records whose CRCs are not summed yet, and their bytes.
     pending: Vec<&'a [u8]>,
+    pending_bytes: usize,
     /// Whether CRCs are summed here (else the caller sums them, [`FixedCheck`]).
     sums: bool,
     /// Whole keys, built on prefix ties.
@@ -273,6 +281,7 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
             prev_rec: None,
             prev_prefix: None,
             pending: Vec::with_capacity(CRC_BATCH),
+            pending_bytes: 0,
             sums: true,
             prev: Vec::new(),
             cur: Vec::new(),
@@ -293,7 +302,8 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
         self.check.bytes += rec.len() as u64;
         if self.sums {
             self.pending.push(rec);
-            if self.pending.len() == CRC_BATCH {
+            self.pending_bytes += rec.len();
+            if self.pending.len() == CRC_BATCH || self.pending_bytes >= CRC_BATCH_BYTES {
                 self.sum_pending();
             }
         }
@@ -341,6 +351,7 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
     fn sum_pending(&mut self) {
         self.check.checksum += oxsort_kernels::crc32_sum(self.pending.iter().copied());
         self.pending.clear();
+        self.pending_bytes = 0;
     }
 
     /// The facts of the records pushed.

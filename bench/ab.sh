@@ -126,7 +126,6 @@ for case in ${CASES:-onepass twopass lines typed join}; do
   mn=$(printf '%s\n' "${tn[@]}" | median)
   cmb=$(printf '%s\n' "${cb[@]}" | median)
   cmn=$(printf '%s\n' "${cn[@]}" | median)
-  ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
   echo "| $case | $mb [${tb[*]}] | $mn [${tn[*]}] | $(ratio "$mn" "$mb") | $cmb | $cmn | $(ratio "$cmn" "$cmb") |" >> "$out/ab-summary.md"
   echo "$case base $mb s $cmb CPU-s, new $mn s $cmn CPU-s" >&2
 done

@@ -83,7 +83,6 @@ measure() {
   echo "$(printf '%s\n' "${times[@]}" | median) [$joined] $(printf '%s\n' "${rss[@]}" | sort -g | tail -1)"
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
 variants="fresh pool"
 [ -n "${NO_DROP:-}" ] && variants=fresh # a smoke run leaves the machine's hugetlb pool alone
 for variant in $variants; do

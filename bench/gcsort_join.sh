@@ -121,9 +121,8 @@ measure_both() {
     "$(printf '%s\n' "${sc[@]}" | median)"
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
 # CPU seconds per GB of input (both files).
-cpu_per_gb() { awk -v c="$1" -v n="$records" 'BEGIN{printf "%.2f", c/(2*n*100/1e9)}'; }
+cpu_per_gb() { per_gb $((2 * records * 100)) "$1"; }
 # The floor: reading both files, writing the output (iofloor on a first, untimed run's output).
 floor=0
 run_door gcsort "$o" fresh > /dev/null

@@ -86,8 +86,7 @@ for case in plain keyed; do
     oxpm=$(printf '%s\n' "${oxp[@]}" | median)
     gm=$(printf '%s\n' "${gnu[@]}" | median)
     # CPU seconds (user + system) per GB of input, medians: oxsort fresh and GNU sort.
-    per_gb() { printf '%s\n' "$@" | median | awk -v b="$bytes" '{printf "%.2f", $1 / (b / 1e9)}'; }
-    cpu="CPU-s per GB: oxsort fresh $(per_gb "${oxc[@]}"), GNU sort $(per_gb "${gc[@]}")"
+    cpu="CPU-s per GB: oxsort fresh $(per_gb "$bytes" "${oxc[@]}"), GNU sort $(per_gb "$bytes" "${gc[@]}")"
     summary+=("- $case (sort ${args[*]}), LC_ALL=$loc: GNU sort median $gm s [${gnu[*]}]; oxsort fresh memory median $oxm s [${ox[*]}]: **$(awk -v a="$gm" -v b="$oxm" 'BEGIN{printf "%.1f", a/b}') x faster**; from a hugetlb pool median $oxpm s [${oxp[*]}]: **$(awk -v a="$gm" -v b="$oxpm" 'BEGIN{printf "%.1f", a/b}') x faster**; outputs $same; $cpu")
     if [ "$loc" = C ] && [ "$case" = plain ]; then
       # -c on the sorted output: a read of the file and a comparison per line.

@@ -78,7 +78,6 @@ check_join() {
     || { echo "WRONG INDICATORS (B 1 2): $counts" >&2; exit 1; }
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
 # The floor: reading both files, writing the output (iofloor on a first, untimed run's output).
 floor=0
 "$bin/oxsort" sort -q -o "$o" --memory "$memory" --no-progress --control "$ctl" --dd "SORTJNF1=$f1" \

@@ -7,6 +7,8 @@
 # floor_json FILE SCRATCH RUNS: ../shared/tools/iofloor's JSON line for FILE ($iofloor); with
 #   NO_DROP=1 a stand-in line of 1-second figures, marked "not measured".
 # median: the median of the numbers on stdin, one per line.
+# ratio A B: A / B, to three places.
+# per_gb BYTES N...: the median of the N (CPU seconds) per GB of BYTES, to two places.
 # timed CMD...: runs CMD with the cache dropped, its output discarded; prints
 #   "seconds peak_rss_kb cpu_seconds" (user + system; needs /usr/bin/time and $scratch for its
 #   logs).
@@ -45,6 +47,12 @@ floor_json() {
 # json_num KEY JSON: the number after "KEY": in a JSON line.
 json_num() { echo "$2" | sed "s/.*\"$1\": \([0-9.]*\).*/\1/"; }
 median() { sort -g | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
+per_gb() {
+  local bytes=$1
+  shift
+  printf '%s\n' "$@" | median | awk -v b="$bytes" '{printf "%.2f", $1 / (b / 1e9)}'
+}
 timed() {
   drop
   local log=$scratch/time.$$ t0 t1

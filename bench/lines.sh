@@ -55,9 +55,8 @@ oxm=$(printf '%s\n' "${ox[@]}" | median)
 oxpm=$(printf '%s\n' "${oxp[@]}" | median)
 gm=$(printf '%s\n' "${gnu[@]}" | median)
 # CPU seconds (user + system) per GB of input, of the median CPU time.
-per_gb() { median | awk -v n="$bytes" '{printf "%.2f", $1 / (n / 1e9)}'; }
-cgb=$(printf '%s\n' "${cpu[@]}" | per_gb)
-cpgb=$(printf '%s\n' "${cpup[@]}" | per_gb)
+cgb=$(per_gb "$bytes" "${cpu[@]}")
+cpgb=$(per_gb "$bytes" "${cpup[@]}")
 {
   echo "### lines: $bytes bytes of 10-200 byte lines, --memory $memory ($(date -Iseconds))"
   echo

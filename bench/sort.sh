@@ -73,8 +73,8 @@ run_case() { # name records kind memory passes
   rsspm=$(printf '%s\n' "${rssp[@]}" | sort -g | tail -1)
   # CPU seconds (user + system) per GB of input, of the median CPU time.
   local cgb cpgb
-  cgb=$(printf '%s\n' "${cpu[@]}" | median | awk -v n="$records" '{printf "%.2f", $1 / (n * 100 / 1e9)}')
-  cpgb=$(printf '%s\n' "${cpup[@]}" | median | awk -v n="$records" '{printf "%.2f", $1 / (n * 100 / 1e9)}')
+  cgb=$(per_gb $((records * 100)) "${cpu[@]}")
+  cpgb=$(per_gb $((records * 100)) "${cpup[@]}")
   {
     echo "### $name: $records records, --memory $memory ${SORT_FLAGS:-} ($(date -Iseconds))"
     echo

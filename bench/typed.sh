@@ -50,7 +50,7 @@ measure() {
   local joined
   joined=$(IFS=,; echo "${times[*]}")
   echo "$(printf '%s\n' "${times[@]}" | median) [$joined] $(printf '%s\n' "${rss[@]}" | sort -g | tail -1)" \
-    "$(printf '%s\n' "${cpu[@]}" | median | awk -v n="$records" '{printf "%.2f", $1 / (n * 100 / 1e9)}')"
+    "$(per_gb $((records * 100)) "${cpu[@]}")"
 }
 
 in=$scratch/typed.in
@@ -64,7 +64,6 @@ floor=$(floor_json "$in" "$scratch" "$runs")
 floor1=$(json_num floor1_s "$floor")
 printf '* typed keys: region descending, amount, then the benchmark key\n SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A)\n' > "$ctl"
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a/b}'; }
 for variant in fresh pool; do
   [ "$variant" = pool ] && pool_reserve "$memory"
   sfx=$([ "$variant" = pool ] && echo -pool || true)

@@ -304,7 +304,7 @@ mod clmul {
     /// The CRC of one record of at least `BLOCK` bytes.
     #[inline]
     #[target_feature(enable = "pclmulqdq,ssse3,sse4.1")]
-    pub(super) fn crc_one(rec: &[u8]) -> u32 {
+    fn crc_one(rec: &[u8]) -> u32 {
         let s = shape(rec.len());
         let k = _mm_set_epi64x(FOLD_HI, FOLD_LO);
         let p = rec.as_ptr();
@@ -368,12 +368,18 @@ mod clmul {
     /// dispatch; consecutive records' chains still overlap in the CPU.
     #[target_feature(enable = "pclmulqdq,ssse3,sse4.1")]
     pub(super) fn sum_each<'a>(records: impl Iterator<Item = &'a [u8]>) -> u128 {
-        let mut total = 0u128;
-        for rec in records {
-            let crc = if rec.len() >= BLOCK { crc_one(rec) } else { crc32fast::hash(rec) };
-            total += crc as u128;
+        records.map(|rec| crc(rec) as u128).sum()
+    }
+
+    /// The CRC of one record of any length: [`crc_one`] from `BLOCK` bytes, `crc32fast` under.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,ssse3,sse4.1")]
+    pub(super) fn crc(rec: &[u8]) -> u32 {
+        if rec.len() >= BLOCK {
+            crc_one(rec)
+        } else {
+            crc32fast::hash(rec)
         }
-        total
     }
 }
 
@@ -525,9 +531,9 @@ mod vclmul {
     }
 
     /// [`super::crc32_sum`]: records bucketed by their count of blocks, each full bucket folded
-    /// as one group ([`group_sum`]); records under `BLOCK` bytes by `crc32fast`, those over
-    /// [`super::MAX_GROUP_BLOCKS`] blocks and each bucket's last (fewer than [`GROUP`]) by the
-    /// 128-bit kernel.
+    /// as one group ([`group_sum`]); records under `BLOCK` bytes or over
+    /// [`super::MAX_GROUP_BLOCKS`] blocks, and each bucket's last (fewer than [`GROUP`]), one at
+    /// a time as `clmul` sums them.
     ///
     /// ```text
     ///   bucket n (lengths 16n-15 ..= 16n):  [ rec | rec | ... ]  GROUP of them -> group_sum
@@ -540,26 +546,20 @@ mod vclmul {
         let mut total = 0u128;
         for rec in records {
             let n = rec.len().div_ceil(BLOCK);
-            if rec.len() < BLOCK {
-                total += crc32fast::hash(rec) as u128;
-            } else if n > MAX {
-                total += super::clmul::crc_one(rec) as u128;
-            } else {
-                let (bucket, fill) = (&mut buckets[n - 1], &mut fill[n - 1]);
-                bucket[*fill] = rec;
-                *fill += 1;
-                if *fill == GROUP {
-                    total += group_sum(bucket, n) as u128;
-                    *fill = 0;
-                }
+            if rec.len() < BLOCK || n > MAX {
+                total += super::clmul::crc(rec) as u128;
+                continue;
+            }
+            let (bucket, fill) = (&mut buckets[n - 1], &mut fill[n - 1]);
+            bucket[*fill] = rec;
+            *fill += 1;
+            if *fill == GROUP {
+                total += group_sum(bucket, n) as u128;
+                *fill = 0;
             }
         }
-        for (bucket, &fill) in buckets.iter().zip(&fill) {
-            for rec in &bucket[..fill] {
-                total += super::clmul::crc_one(rec) as u128;
-            }
-        }
-        total
+        let left = buckets.iter().zip(&fill).flat_map(|(bucket, &fill)| &bucket[..fill]);
+        total + super::clmul::sum_each(left.copied())
     }
 
     /// The sum of the CRCs of [`GROUP`] records of `n` blocks each (`BLOCK`·n - 15 to

@@ -17,13 +17,14 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::thread::ScopedJoinHandle;
 
 use crossbeam_channel::unbounded;
 use oxsort_format::{Filter, Mode, ReformatProgram, Scratch, SortKey, PREFIX_BYTES};
 use oxsort_io::AlignedBuf;
 use oxsort_kernels::{make_entry, Entry};
 
-use crate::arena::EntryArena;
+use crate::arena::{segment_entries, EntryArena, Segments};
 use crate::error::{EngineError, Result};
 use crate::load_rule::{chunk_cost, chunks_at_most, takes_the_rest};
 use crate::plan::Geometry;
@@ -52,10 +53,12 @@ pub(crate) struct Loaded {
     pub(crate) chunks: Vec<AlignedBuf>,
     /// Delimited records: each chunk's record offsets (empty for fixed records).
     pub(crate) offsets: Vec<Vec<u32>>,
-    /// Each chunk's microrun: in its slot of `arena`, or in a vector of its own.
+    /// Each chunk's microrun: in its slot of `arena`, or in a segment.
     pub(crate) microruns: Vec<Microrun>,
     /// The load's entries (fixed records whose chunk count is bounded), else `None`.
     pub(crate) arena: Option<EntryArena>,
+    /// The entries of chunks without a slot: each worker's segments.
+    pub(crate) segments: Vec<Vec<AlignedBuf>>,
     /// Records kept (after the filter).
     pub(crate) records: u64,
     /// CRC32-sum of the records kept.
@@ -69,32 +72,43 @@ pub(crate) struct Loaded {
 }
 
 /// Where one chunk's sorted entries are.
+#[derive(Clone, Copy)]
 pub(crate) enum Microrun {
     /// The first `n` entries of the chunk's slot in the load's arena.
     Slot(usize),
-    /// A vector of its own.
-    Own(Vec<Entry>),
+    /// `len` entries from `start` of segment `seg` of worker `worker`.
+    Seg { worker: usize, seg: usize, start: usize, len: usize },
 }
 
 impl Microrun {
+    /// None yet (a chunk not sorted).
+    const NONE: Microrun = Microrun::Slot(0);
+
     /// How many entries it has.
     fn len(&self) -> usize {
         match self {
             Microrun::Slot(n) => *n,
-            Microrun::Own(v) => v.len(),
+            Microrun::Seg { len, .. } => *len,
         }
     }
 }
 
+/// Memory one load is done with that the next one takes over: its entry arena and segments.
+#[derive(Default)]
+pub(crate) struct SpareEntries {
+    arena: Option<EntryArena>,
+    segments: Vec<AlignedBuf>,
+}
+
 impl Loaded {
     /// The load is written: its chunk buffers go back to `source` for the next load to read
-    /// into, and its entry arena is returned for the next load to take over (fresh memory
-    /// costs the host's page faults again for every load).
-    pub(crate) fn recycle(self, source: &mut ChunkSource) -> Option<EntryArena> {
+    /// into, and its entry arena and segments are returned for the next load to take over
+    /// (fresh memory costs the host's page faults again for every load).
+    pub(crate) fn recycle(self, source: &mut ChunkSource) -> SpareEntries {
         for b in self.chunks {
             source.recycle(b);
         }
-        self.arena
+        SpareEntries { arena: self.arena, segments: self.segments.into_iter().flatten().collect() }
     }
 
     /// The record an entry's index names: chunk `idx >> log2`, record `idx & (2^log2 - 1)` of
@@ -117,9 +131,12 @@ impl Loaded {
         self.microruns
             .iter()
             .enumerate()
-            .map(|(c, m)| match m {
-                Microrun::Own(v) => v.as_slice(),
-                Microrun::Slot(n) => self.arena.as_ref().expect("an arena for slots").get(c, *n),
+            .map(|(c, m)| match *m {
+                Microrun::Slot(0) => &[][..],
+                Microrun::Slot(n) => self.arena.as_ref().expect("an arena for slots").get(c, n),
+                Microrun::Seg { worker, seg, start, len } => {
+                    &self.segments[worker][seg].as_u128s()[start..start + len]
+                }
             })
             .collect()
     }
@@ -365,7 +382,7 @@ pub(crate) fn load(
     max_chunks: u64,
     total: Option<u64>,
     slots: Option<u64>,
-    spare: Option<EntryArena>,
+    spare: SpareEntries,
 ) -> Result<(Loaded, bool)> {
     // Memory a load may hold: chunk buffers, and per record its entries (see
     // `Geometry::entry_bytes`; and an offset for delimited records, whose count per chunk
@@ -376,34 +393,40 @@ pub(crate) fn load(
     let log2 = ctx.g.chunk_log2;
     let max_chunks = chunks_at_most(max_chunks, log2);
     // Fixed records (the only ones with `slots`): a chunk holds at most 2^log2 of them, so a
-    // bounded load's entries fit one arena (see `arena`); delimited chunks vary, and keep a
-    // vector each.
+    // bounded load's entries fit one arena (see `arena`); delimited chunks vary, and go to
+    // their workers' segments.
     // The arena of the load before, when it has the slots this one needs: fresh memory costs
     // the host's page faults again for every run.
     let mut arena = slots.map(|n| {
         let (n, slot_len) = (n.min(max_chunks) as usize, 1 << log2);
-        match spare {
+        match spare.arena {
             Some(a) if a.holds(n, slot_len) => a,
             _ => EntryArena::new(n, slot_len),
         }
     });
     let mut slots = arena.as_mut().map(|a| a.slots_mut());
-    // Chunks past the arena's slots (a bound that was short) keep vectors of their own.
+    // Chunks without a slot (delimited records, or past a bound that was short) go to their
+    // worker's segments, new ones or those of the load before.
+    let spare_segments = Mutex::new(spare.segments);
+    let seg_entries = segment_entries(budget);
     type Done = (usize, Chunk, Microrun, Result<ChunkFacts>);
     let (job_tx, job_rx) = unbounded::<(usize, Job, Option<&mut [Entry]>)>();
     let (res_tx, res_rx) = unbounded::<Done>();
     let mut exhausted = false;
     let mut sent = 0usize;
-    let read_result: Result<()> = std::thread::scope(|s| {
-        for _ in 0..ctx.threads {
+    let (read_result, segments) = std::thread::scope(|s| {
+        let mut workers: Vec<ScopedJoinHandle<'_, Vec<AlignedBuf>>> = Vec::new();
+        for worker in 0..ctx.threads {
             let job_rx = job_rx.clone();
             let res_tx = res_tx.clone();
-            s.spawn(move || {
+            let spare_segments = &spare_segments;
+            workers.push(s.spawn(move || {
                 let _meter = ctx.meters.meter("sort");
                 let mut scratch = Scratch::default();
-                // Built here, then copied into the chunk's slot (when it has one): this
-                // vector's pages are touched once per worker, not once per chunk.
+                // Built here, then copied into the chunk's slot or this worker's segments:
+                // this vector's pages are touched once per worker, not once per chunk.
                 let mut built: Vec<Entry> = Vec::new();
+                let mut segs = Segments::new(seg_entries);
                 for (c, job, slot) in job_rx {
                     // INREC reshapes here, unless the reading thread did (numbering).
                     let job = match (job, ctx.keys.inrec()) {
@@ -435,13 +458,18 @@ pub(crate) fn load(
                             slot[..built.len()].copy_from_slice(&built);
                             Microrun::Slot(built.len())
                         }
-                        _ => Microrun::Own(std::mem::take(&mut built)),
+                        _ if built.is_empty() => Microrun::NONE,
+                        _ => {
+                            let (seg, start) = segs.push(&built, spare_segments);
+                            Microrun::Seg { worker, seg, start, len: built.len() }
+                        }
                     };
                     if res_tx.send((c, chunk, entries, facts)).is_err() {
-                        return;
+                        break;
                     }
                 }
-            });
+                segs.into_buffers()
+            }));
         }
         drop(res_tx);
         let mut result = Ok(());
@@ -498,12 +526,16 @@ pub(crate) fn load(
             }
         }
         drop(job_tx);
-        result
+        let segments = workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect();
+        (result, segments)
     });
     drop(job_rx);
     let mut chunks: Vec<Option<Chunk>> = (0..sent).map(|_| None).collect();
     drop(slots);
-    let mut microruns: Vec<Microrun> = (0..sent).map(|_| Microrun::Own(Vec::new())).collect();
+    let mut microruns: Vec<Microrun> = vec![Microrun::NONE; sent];
     let mut facts: Vec<Option<ChunkFacts>> = (0..sent).map(|_| None).collect();
     let mut first_error = None;
     for (c, chunk, entries, f) in res_rx {
@@ -528,6 +560,7 @@ pub(crate) fn load(
         offsets: Vec::with_capacity(sent),
         microruns,
         arena,
+        segments,
         records: 0,
         checksum: 0,
         read: 0,

@@ -334,8 +334,8 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
     // What a streamed copy has written so far.
     let mut streamed = verify::OrderCheck::default();
     // Memory one load is done with that the next one takes over (besides the chunk buffers,
-    // which the source keeps): its entry arena and its output's piece buffers.
-    let mut spare_arena = None;
+    // which the source keeps): its entry arena or segments and its output's piece buffers.
+    let mut spare_entries = inmem::SpareEntries::default();
     let mut pieces = output::PieceSpares::default();
     loop {
         let (loaded, exhausted) = inmem::load(
@@ -344,7 +344,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             plan.run_chunks(),
             plan.input_bytes,
             plan.entry_slots(),
-            spare_arena.take(),
+            std::mem::take(&mut spare_entries),
         )?;
         in_checksum += loaded.checksum;
         in_records += loaded.records;
@@ -369,7 +369,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
             )?;
             streamed.append(&c);
             if !exhausted {
-                spare_arena = loaded.recycle(&mut source);
+                spare_entries = loaded.recycle(&mut source);
                 continue;
             }
             sink.finish()?;
@@ -435,7 +435,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         }
         if !exhausted {
             // The next load reads into this one's buffers and entries.
-            spare_arena = loaded.recycle(&mut source);
+            spare_entries = loaded.recycle(&mut source);
             continue;
         }
         // The input phase's memory goes before the merge takes its own, but for the chunk

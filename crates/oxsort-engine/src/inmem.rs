@@ -8,10 +8,13 @@
 //!    filter, entries (key80 | c<<log2|slot)
 //!    CRC32-sum of the kept records
 //!    sort by prefix ──> microrun c
+//!    records of varying length: rewritten in microrun order, slots renumbered
+//!    ([`crate::rewrite`])
 //! ```
 //!
-//! An entry's index is `chunk << log2 | slot`: increasing in input order (so sorting entries as
-//! integers is stable) and a shift and a mask away from the record it names. With a general key
+//! An entry's index is `chunk << log2 | slot`: increasing in input order among equal prefixes
+//! (so sorting entries as integers is stable) and a shift and a mask away from the record it
+//! names. With a general key
 //! the prefix may tie; microruns stay in (prefix, index) order and [`crate::output`] breaks ties
 //! by whole keys when it sorts each part, so every tied key is built there and only there.
 
@@ -29,6 +32,7 @@ use crate::error::{EngineError, Result};
 use crate::load_rule::{chunk_cost, chunks_at_most, takes_the_rest};
 use crate::plan::Geometry;
 use crate::progress::{Phase, Reporter};
+use crate::rewrite::Rewrite;
 use crate::source::{Chunk, ChunkSource};
 use crate::stats::Meters;
 
@@ -264,6 +268,13 @@ fn chunk_entries(
     Ok(facts)
 }
 
+/// Whether a chunk's records are rewritten in sorted order ([`crate::rewrite`]): delimited and
+/// RDW-prefixed records that are sorted, read into memory of the sort's own (a file's mapped
+/// pages are not written to).
+fn rewrites(ctx: &Ctx<'_>, chunk: &Chunk) -> bool {
+    ctx.keys.record_size().is_none() && ctx.mode != Mode::Copy && !chunk.buf.is_file_mapping()
+}
+
 /// INREC: the records of a chunk of fixed records that the filter keeps, reshaped; with the
 /// count of records read and the CRC32-sum of those the filter dropped. Records that do not
 /// grow are reshaped in place, in the buffer they were read into: the buffer goes back to the
@@ -427,6 +438,8 @@ pub(crate) fn load(
                 // this vector's pages are touched once per worker, not once per chunk.
                 let mut built: Vec<Entry> = Vec::new();
                 let mut segs = Segments::new(seg_entries);
+                // What a chunk of delimited records is rewritten into, in sorted order.
+                let mut rewrite = Rewrite::default();
                 for (c, job, slot) in job_rx {
                     // INREC reshapes here, unless the reading thread did (numbering).
                     let job = match (job, ctx.keys.inrec()) {
@@ -436,7 +449,7 @@ pub(crate) fn load(
                         (job, _) => job,
                     };
                     built.clear();
-                    let (chunk, facts) = match job {
+                    let (mut chunk, facts) = match job {
                         Job::Read(chunk) => {
                             built.reserve(chunk.records);
                             let facts = chunk_entries(ctx, c, &chunk, &mut built);
@@ -453,6 +466,10 @@ pub(crate) fn load(
                         }
                         Job::Reshaped(Err((chunk, e))) => (chunk, Err(e)),
                     };
+                    if facts.is_ok() && rewrites(ctx, &chunk) {
+                        let base = (c as u64) << ctx.g.chunk_log2;
+                        rewrite.apply(&mut chunk, &mut built, base, ctx.g.chunk_log2);
+                    }
                     let entries = match slot {
                         Some(slot) if built.len() <= slot.len() => {
                             slot[..built.len()].copy_from_slice(&built);

@@ -63,6 +63,7 @@ mod output;
 mod plan;
 mod progress;
 mod resume;
+mod rewrite;
 mod run_source;
 mod sink;
 mod small;

@@ -202,7 +202,9 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
     let staging = staging_bytes(m);
     let read_ahead = read_ahead_chunks as u64 * chunk_alloc + staging as u64;
     let tie_bytes = tie_bytes(cfg);
-    let fixed = FIXED_OVERHEAD + window + read_ahead + cfg.threads as u64 * tie_bytes;
+    // Each worker rewrites a chunk into a spare buffer of its own (`inmem::Rewrite`).
+    let rewrite = cfg.threads as u64 * chunk_alloc;
+    let fixed = FIXED_OVERHEAD + window + read_ahead + rewrite + cfg.threads as u64 * tie_bytes;
     let arena_bytes = m.saturating_sub(fixed);
     let worst_chunk = chunk_alloc + most * (entry_bytes + OFFSET_BYTES);
     if arena_bytes < worst_chunk {

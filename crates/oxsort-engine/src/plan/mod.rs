@@ -444,7 +444,10 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
         merge,
         passes,
         memory_input_phase: match total {
-            Some(bytes) => g.input_memory_for(bytes, read_size.map(|r| bytes / r as u64)),
+            // A mapped input's chunks are not rewritten: no spare buffers.
+            Some(bytes) => g
+                .input_memory_for(bytes, read_size.map(|r| bytes / r as u64))
+                .saturating_sub(if maps { g.rewrite_bytes } else { 0 }),
             None => g.input_memory,
         },
         memory_merge_phase: merge_mem,
@@ -657,6 +660,7 @@ mod tests {
                 entry_bytes: 16,
                 part_copy_bytes: 0,
                 tie_bytes: 0,
+                rewrite_bytes: 0,
                 input_memory: 1 << 30,
             },
             merge,

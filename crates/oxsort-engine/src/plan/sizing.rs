@@ -54,6 +54,10 @@ pub struct Geometry {
     /// Bytes each output worker may use to order a group of tied prefixes by whole keys
     /// (0 when prefixes cannot tie).
     pub tie_bytes: usize,
+    /// Spare chunk buffers the workers rewrite delimited chunks into (`rewrite`), counted in
+    /// [`Geometry::input_memory`]; none when the input is mapped (its pages are not rewritten)
+    /// and for fixed records.
+    pub rewrite_bytes: u64,
     /// Memory of the input phase, all of it.
     pub input_memory: u64,
 }
@@ -160,6 +164,7 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
         entry_bytes,
         part_copy_bytes: if cfg.key.ties_possible() { ENTRY_BYTES } else { 0 },
         tie_bytes: tie_bytes as usize,
+        rewrite_bytes: 0,
         input_memory: fixed + arena_chunks * chunk_cost,
     })
 }
@@ -202,7 +207,7 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
     let staging = staging_bytes(m);
     let read_ahead = read_ahead_chunks as u64 * chunk_alloc + staging as u64;
     let tie_bytes = tie_bytes(cfg);
-    // Each worker rewrites a chunk into a spare buffer of its own (`inmem::Rewrite`).
+    // Each worker rewrites a chunk into a spare buffer of its own (`rewrite::Rewrite`).
     let rewrite = cfg.threads as u64 * chunk_alloc;
     let fixed = FIXED_OVERHEAD + window + read_ahead + rewrite + cfg.threads as u64 * tie_bytes;
     let arena_bytes = m.saturating_sub(fixed);
@@ -233,6 +238,7 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
         entry_bytes,
         part_copy_bytes: if cfg.key.ties_possible() { ENTRY_BYTES } else { 0 },
         tie_bytes: tie_bytes as usize,
+        rewrite_bytes: rewrite,
         input_memory: fixed + arena_bytes,
     })
 }

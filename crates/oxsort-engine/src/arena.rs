@@ -22,6 +22,7 @@
 
 use std::sync::Mutex;
 
+use oxsort_io::tuning::HUGETLB_PAGE;
 use oxsort_io::AlignedBuf;
 use oxsort_kernels::Entry;
 
@@ -38,14 +39,12 @@ const SHARED_RUN_SHARE: usize = 8;
 /// A segment takes at most this share of a load's budget (small budgets get small segments).
 const SEGMENT_SHARE: u64 = 64;
 
-/// A huge page: segments are whole ones, so a hugetlb pool backs all of each.
-const HUGE_PAGE: usize = 2 << 20;
-
 /// Entries of one segment for a load of `budget` bytes: [`SEGMENT_BYTES`], or
-/// 1/[`SEGMENT_SHARE`] of the budget in whole huge pages, at least one.
+/// 1/[`SEGMENT_SHARE`] of the budget in whole huge pages (a hugetlb pool then backs all of
+/// each), at least one.
 pub(crate) fn segment_entries(budget: u64) -> usize {
-    let share = (budget / SEGMENT_SHARE) as usize / HUGE_PAGE * HUGE_PAGE;
-    share.clamp(HUGE_PAGE, SEGMENT_BYTES) / std::mem::size_of::<Entry>()
+    let share = (budget / SEGMENT_SHARE) as usize / HUGETLB_PAGE * HUGETLB_PAGE;
+    share.clamp(HUGETLB_PAGE, SEGMENT_BYTES) / std::mem::size_of::<Entry>()
 }
 
 /// Slots of `slot_len` entries for the chunks of one load.
@@ -177,8 +176,8 @@ mod tests {
     fn a_segment_is_whole_huge_pages_and_a_small_share_of_a_budget() {
         let e = std::mem::size_of::<Entry>();
         assert_eq!(segment_entries(5 << 30) * e, SEGMENT_BYTES);
-        assert_eq!(segment_entries(64 << 20) * e, HUGE_PAGE);
-        assert_eq!(segment_entries(1 << 20) * e, HUGE_PAGE);
+        assert_eq!(segment_entries(64 << 20) * e, HUGETLB_PAGE);
+        assert_eq!(segment_entries(1 << 20) * e, HUGETLB_PAGE);
         assert_eq!(segment_entries(600 << 20) * e, 8 << 20);
     }
 

@@ -14,9 +14,9 @@
 //!
 //! An entry's index is `chunk << log2 | slot`: increasing in input order among equal prefixes
 //! (so sorting entries as integers is stable) and a shift and a mask away from the record it
-//! names. With a general key
-//! the prefix may tie; microruns stay in (prefix, index) order and [`crate::output`] breaks ties
-//! by whole keys when it sorts each part, so every tied key is built there and only there.
+//! names. With a general key the prefix may tie; microruns stay in (prefix, index) order and
+//! [`crate::output`] breaks ties by whole keys when it sorts each part, so every tied key is
+//! built there and only there.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -78,6 +78,8 @@ pub(crate) struct Loaded {
 /// Where one chunk's sorted entries are.
 #[derive(Clone, Copy)]
 pub(crate) enum Microrun {
+    /// No entries (a chunk whose records the filter dropped, or not sorted).
+    Empty,
     /// The first `n` entries of the chunk's slot in the load's arena.
     Slot(usize),
     /// `len` entries from `start` of segment `seg` of worker `worker`.
@@ -85,12 +87,10 @@ pub(crate) enum Microrun {
 }
 
 impl Microrun {
-    /// None yet (a chunk not sorted).
-    const NONE: Microrun = Microrun::Slot(0);
-
     /// How many entries it has.
     fn len(&self) -> usize {
         match self {
+            Microrun::Empty => 0,
             Microrun::Slot(n) => *n,
             Microrun::Seg { len, .. } => *len,
         }
@@ -136,7 +136,7 @@ impl Loaded {
             .iter()
             .enumerate()
             .map(|(c, m)| match *m {
-                Microrun::Slot(0) => &[][..],
+                Microrun::Empty => &[][..],
                 Microrun::Slot(n) => self.arena.as_ref().expect("an arena for slots").get(c, n),
                 Microrun::Seg { worker, seg, start, len } => {
                     &self.segments[worker][seg].as_u128s()[start..start + len]
@@ -475,7 +475,7 @@ pub(crate) fn load(
                             slot[..built.len()].copy_from_slice(&built);
                             Microrun::Slot(built.len())
                         }
-                        _ if built.is_empty() => Microrun::NONE,
+                        _ if built.is_empty() => Microrun::Empty,
                         _ => {
                             let (seg, start) = segs.push(&built, spare_segments);
                             Microrun::Seg { worker, seg, start, len: built.len() }
@@ -552,7 +552,7 @@ pub(crate) fn load(
     drop(job_rx);
     let mut chunks: Vec<Option<Chunk>> = (0..sent).map(|_| None).collect();
     drop(slots);
-    let mut microruns: Vec<Microrun> = vec![Microrun::NONE; sent];
+    let mut microruns: Vec<Microrun> = vec![Microrun::Empty; sent];
     let mut facts: Vec<Option<ChunkFacts>> = (0..sent).map(|_| None).collect();
     let mut first_error = None;
     for (c, chunk, entries, f) in res_rx {

@@ -4,7 +4,7 @@
 use oxsort_io::AlignedBuf;
 use oxsort_kernels::{entry_index, prefetch_read, Entry, INDEX_MASK};
 
-use crate::source::Chunk;
+use crate::chunk::Chunk;
 
 /// Records ahead whose bytes a rewrite asks for while it copies one.
 const REWRITE_PREFETCH: usize = 8;

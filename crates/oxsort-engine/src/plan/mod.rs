@@ -444,10 +444,7 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
         merge,
         passes,
         memory_input_phase: match total {
-            // A mapped input's chunks are not rewritten: no spare buffers.
-            Some(bytes) => g
-                .input_memory_for(bytes, read_size.map(|r| bytes / r as u64))
-                .saturating_sub(if maps { g.rewrite_bytes } else { 0 }),
+            Some(bytes) => g.input_memory_for(bytes, read_size.map(|r| bytes / r as u64), maps),
             None => g.input_memory,
         },
         memory_merge_phase: merge_mem,

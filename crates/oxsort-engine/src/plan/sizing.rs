@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use oxsort_format::Mode;
 use oxsort_io::DIRECT_ALIGN;
 
 use crate::config::SortConfig;
@@ -55,8 +56,8 @@ pub struct Geometry {
     /// (0 when prefixes cannot tie).
     pub tie_bytes: usize,
     /// Spare chunk buffers the workers rewrite delimited chunks into (`rewrite`), counted in
-    /// [`Geometry::input_memory`]; none when the input is mapped (its pages are not rewritten)
-    /// and for fixed records.
+    /// [`Geometry::input_memory`]; none for fixed records and copies (nothing is rewritten),
+    /// and not used when the input is mapped ([`Geometry::input_memory_for`]).
     pub rewrite_bytes: u64,
     /// Memory of the input phase, all of it.
     pub input_memory: u64,
@@ -74,12 +75,18 @@ impl Geometry {
     /// The load and the chunks read ahead of it hold no more than the input and its entries;
     /// the output window no more than its parts in flight, a share of the input's parts
     /// ([`PARTS_IN_FLIGHT_PER_THREAD`] of [`MIN_PARTS_PER_THREAD`] per thread at least); the
-    /// tie-breaking scratch no more than the records' keys; the overhead is counted whole.
-    pub fn input_memory_for(&self, bytes: u64, records: Option<u64>) -> u64 {
+    /// tie-breaking scratch no more than the records' keys; the overhead is counted whole, but
+    /// for the rewrite buffers of an input that is `mapped` (its pages are not rewritten).
+    pub fn input_memory_for(&self, bytes: u64, records: Option<u64>, mapped: bool) -> u64 {
         let threads = (self.window_parts / PARTS_IN_FLIGHT_PER_THREAD).max(1) as u64;
         let ties = threads * self.tie_bytes as u64;
-        let rest =
-            self.input_memory - self.arena_bytes - self.window_bytes - self.read_ahead_bytes - ties;
+        let rewrite = if mapped { self.rewrite_bytes } else { 0 };
+        let rest = self.input_memory
+            - self.arena_bytes
+            - self.window_bytes
+            - self.read_ahead_bytes
+            - ties
+            - rewrite;
         let chunks = bytes.div_ceil(self.chunk_bytes.max(1) as u64);
         let (records, per_record) = match records {
             Some(n) => (n, self.entry_bytes + self.part_copy_bytes),
@@ -207,8 +214,9 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
     let staging = staging_bytes(m);
     let read_ahead = read_ahead_chunks as u64 * chunk_alloc + staging as u64;
     let tie_bytes = tie_bytes(cfg);
-    // Each worker rewrites a chunk into a spare buffer of its own (`rewrite::Rewrite`).
-    let rewrite = cfg.threads as u64 * chunk_alloc;
+    // Each worker rewrites a chunk into a spare buffer of its own (`rewrite::Rewrite`), but
+    // for a copy (its records are not sorted).
+    let rewrite = if cfg.spec.mode == Mode::Copy { 0 } else { cfg.threads as u64 * chunk_alloc };
     let fixed = FIXED_OVERHEAD + window + read_ahead + rewrite + cfg.threads as u64 * tie_bytes;
     let arena_bytes = m.saturating_sub(fixed);
     let worst_chunk = chunk_alloc + most * (entry_bytes + OFFSET_BYTES);

@@ -473,10 +473,11 @@ impl ChunkSource {
         })
     }
 
-    /// Whether every input is exhausted (reads ahead one chunk to know).
+    /// Whether every input is exhausted (reads ahead one chunk to know, cut by the limit as
+    /// any chunk read: a `STOPAFT` reached ends the input here too).
     pub(crate) fn is_exhausted(&mut self) -> Result<bool> {
         if self.peeked.is_none() {
-            self.peeked = self.read_chunk()?;
+            self.peeked = self.read_limited()?;
         }
         Ok(self.peeked.is_none())
     }

@@ -272,3 +272,36 @@ fn invalid_packed_digits_name_the_record_and_lose_nothing() {
     assert!(!out.exists());
     assert!(leftovers(d.path()).is_empty());
 }
+
+#[test]
+fn stopaft_with_a_filter_ends_the_input_whichever_load_it_ends_in() {
+    // STOPAFT after a filter is found as the records are read; where the n-th accepted record
+    // falls in the last chunk of a full load, the reader's look past the load (is the input
+    // exhausted?) must stop there too.
+    let mut rng = Rng::new(seed());
+    let control =
+        parse_control(" INCLUDE COND=(1,10,CH,NE,C'bbbbbbbbbb')\n SORT FIELDS=(1,10,CH,A)\n")
+            .unwrap();
+    let keep = |r: &[u8]| &r[..10] != b"bbbbbbbbbb";
+    let data = records(3000, &mut rng);
+    let d = tempfile::tempdir().unwrap();
+    let (input, out) = (d.path().join("in.dat"), d.path().join("out.dat"));
+    std::fs::write(&input, &data).unwrap();
+    for s in setups(CHUNK_LOG2).into_iter().filter(|s| s.two_pass()) {
+        for stop in (1..2300u64).step_by(9) {
+            let sp = SortSpec {
+                filter: control.filter.clone(),
+                stopaft: Some(stop),
+                ..spec(control.key.clone())
+            };
+            let stats = sort_through(&s, sp, &input, &out)
+                .unwrap_or_else(|e| panic!("{} STOPAFT={stop}: {e}", s.name));
+            let kept: Vec<&[u8]> =
+                data.chunks_exact(R).filter(|r| keep(r)).take(stop as usize).collect();
+            let mut want = kept.clone();
+            want.sort_by(|a, b| a[..10].cmp(&b[..10]));
+            assert!(std::fs::read(&out).unwrap() == want.concat(), "{} STOPAFT={stop}", s.name);
+            assert_eq!(stats.records_written, kept.len() as u64, "{} STOPAFT={stop}", s.name);
+        }
+    }
+}

@@ -8,8 +8,8 @@
 //!    filter, entries (key80 | c<<log2|slot)
 //!    CRC32-sum of the kept records
 //!    sort by prefix ──> microrun c
-//!    records of varying length: rewritten in microrun order, slots renumbered
-//!    ([`crate::rewrite`])
+//!    records rewritten in microrun order, slots renumbered ([`crate::rewrite`]; not those
+//!    of a mapped file)
 //! ```
 //!
 //! An entry's index is `chunk << log2 | slot`: increasing in input order among equal prefixes
@@ -268,11 +268,11 @@ fn chunk_entries(
     Ok(facts)
 }
 
-/// Whether a chunk's records are rewritten in sorted order ([`crate::rewrite`]): delimited and
-/// RDW-prefixed records that are sorted, read into memory of the sort's own (a file's mapped
-/// pages are not written to).
+/// Whether a chunk's records are rewritten in sorted order ([`crate::rewrite`]): records that
+/// are sorted, read into memory of the sort's own (a file's mapped pages are not written to),
+/// when the plan has room for the workers' spare buffers.
 fn rewrites(ctx: &Ctx<'_>, chunk: &Chunk) -> bool {
-    ctx.keys.record_size().is_none() && ctx.mode != Mode::Copy && !chunk.buf.is_file_mapping()
+    ctx.g.rewrite_bytes > 0 && ctx.mode != Mode::Copy && !chunk.buf.is_file_mapping()
 }
 
 /// INREC: the records of a chunk of fixed records that the filter keeps, reshaped; with the
@@ -438,7 +438,7 @@ pub(crate) fn load(
                 // this vector's pages are touched once per worker, not once per chunk.
                 let mut built: Vec<Entry> = Vec::new();
                 let mut segs = Segments::new(seg_entries);
-                // What a chunk of delimited records is rewritten into, in sorted order.
+                // What a chunk's records are rewritten into, in sorted order.
                 let mut rewrite = Rewrite::default();
                 for (c, job, slot) in job_rx {
                     // INREC reshapes here, unless the reading thread did (numbering).
@@ -468,7 +468,13 @@ pub(crate) fn load(
                     };
                     if facts.is_ok() && rewrites(ctx, &chunk) {
                         let base = (c as u64) << ctx.g.chunk_log2;
-                        rewrite.apply(&mut chunk, &mut built, base, ctx.g.chunk_log2);
+                        rewrite.apply(
+                            &mut chunk,
+                            &mut built,
+                            base,
+                            ctx.g.chunk_log2,
+                            ctx.keys.record_size(),
+                        );
                     }
                     let entries = match slot {
                         Some(slot) if built.len() <= slot.len() => {

@@ -142,6 +142,12 @@ pub const TIE_MEMORY_MAX: u64 = 64 << 20;
 /// Bytes of a delimited record's offset in its chunk's offset table (a `u32`).
 pub const OFFSET_BYTES: u64 = 4;
 
+/// The workers' spare chunk buffers for the rewrite in sorted order (`rewrite`) take at most
+/// 1/this of the budget: a budget too small for them sorts without the rewrite (its output
+/// gathers records at random, as before it) rather than refusing, or a budget that sorted
+/// 32-byte records in 1 MiB would have needed 1.07 MiB.
+pub const REWRITE_MAX_SHARE: u64 = 16;
+
 /// A delimited chunk at its worst (one-byte records: the byte, an entry and an offset each)
 /// takes at most 1/this of the budget.
 pub const DELIM_CHUNK_SHARE: u64 = 4;

@@ -55,9 +55,10 @@ pub struct Geometry {
     /// Bytes each output worker may use to order a group of tied prefixes by whole keys
     /// (0 when prefixes cannot tie).
     pub tie_bytes: usize,
-    /// Spare chunk buffers the workers rewrite delimited chunks into (`rewrite`), counted in
-    /// [`Geometry::input_memory`]; none for fixed records and copies (nothing is rewritten),
-    /// and not used when the input is mapped ([`Geometry::input_memory_for`]).
+    /// Spare chunk buffers the workers rewrite chunks into (`rewrite`), counted in
+    /// [`Geometry::input_memory`]; none for copies and budgets too small for them (nothing is
+    /// rewritten then), and not used when the input is mapped
+    /// ([`Geometry::input_memory_for`]).
     pub rewrite_bytes: u64,
     /// Memory of the input phase, all of it.
     pub input_memory: u64,
@@ -143,7 +144,8 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
     let tie_bytes = tie_bytes(cfg);
     // Each worker builds a chunk's entries in a vector of its own before they go to the load.
     let workers = cfg.threads as u64 * (tie_bytes + chunk_records * ENTRY_BYTES);
-    let fixed = FIXED_OVERHEAD + window + read_ahead + workers;
+    let rewrite = rewrite_bytes(cfg, chunk_alloc);
+    let fixed = FIXED_OVERHEAD + window + read_ahead + workers + rewrite;
     let arena_chunks = m.saturating_sub(fixed) / chunk_cost;
     if arena_chunks == 0 {
         return Err(EngineError::MemoryTooSmall {
@@ -171,9 +173,21 @@ pub(crate) fn geometry(cfg: &SortConfig) -> Result<Geometry> {
         entry_bytes,
         part_copy_bytes: if cfg.key.ties_possible() { ENTRY_BYTES } else { 0 },
         tie_bytes: tie_bytes as usize,
-        rewrite_bytes: 0,
+        rewrite_bytes: rewrite,
         input_memory: fixed + arena_chunks * chunk_cost,
     })
+}
+
+/// The spare chunk buffers of `chunk_alloc` bytes the workers rewrite chunks into
+/// (`rewrite::Rewrite`): one each; none for a copy (its records are not sorted) or when they
+/// would take more than 1/[`REWRITE_MAX_SHARE`] of the budget (then nothing is rewritten).
+fn rewrite_bytes(cfg: &SortConfig, chunk_alloc: u64) -> u64 {
+    let bytes = cfg.threads as u64 * chunk_alloc;
+    if cfg.spec.mode == Mode::Copy || bytes > cfg.memory / REWRITE_MAX_SHARE {
+        0
+    } else {
+        bytes
+    }
 }
 
 /// Records per output part: the window of `window_parts` parts of records costing `per_rec`
@@ -214,9 +228,7 @@ fn delimited_geometry(cfg: &SortConfig) -> Result<Geometry> {
     let staging = staging_bytes(m);
     let read_ahead = read_ahead_chunks as u64 * chunk_alloc + staging as u64;
     let tie_bytes = tie_bytes(cfg);
-    // Each worker rewrites a chunk into a spare buffer of its own (`rewrite::Rewrite`), but
-    // for a copy (its records are not sorted).
-    let rewrite = if cfg.spec.mode == Mode::Copy { 0 } else { cfg.threads as u64 * chunk_alloc };
+    let rewrite = rewrite_bytes(cfg, chunk_alloc);
     let fixed = FIXED_OVERHEAD + window + read_ahead + rewrite + cfg.threads as u64 * tie_bytes;
     let arena_bytes = m.saturating_sub(fixed);
     let worst_chunk = chunk_alloc + most * (entry_bytes + OFFSET_BYTES);

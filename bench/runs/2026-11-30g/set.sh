@@ -4,7 +4,7 @@
 # `set.sh tmpfs DIR NAME` runs only the tmpfs part, on DIR, into NAME.csv (huge_tmpfs.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-export RUN_DIR=$PWD/bench/runs/2026-11-30g
+export RUN_DIR=${RUN_DIR:-$PWD/bench/runs/2026-11-30g}
 B=target/release/oxsort
 
 # tmpfs DIR NAME: 4e7 records sorted in one pass from DIR to DIR, 5 runs with fresh memory and

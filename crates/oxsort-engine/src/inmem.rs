@@ -268,11 +268,12 @@ fn chunk_entries(
     Ok(facts)
 }
 
-/// Whether a chunk's records are rewritten in sorted order ([`crate::rewrite`]): records that
-/// are sorted, read into memory of the sort's own (a file's mapped pages are not written to),
-/// when the plan has room for the workers' spare buffers.
+/// Whether a chunk's records are rewritten in sorted order ([`crate::rewrite`]): when the plan
+/// has the workers' spare buffers (not for a copy, whose records are not sorted, nor a budget
+/// too small for them), and the records were read into memory of the sort's own (a file's
+/// mapped pages are not written to).
 fn rewrites(ctx: &Ctx<'_>, chunk: &Chunk) -> bool {
-    ctx.g.rewrite_bytes > 0 && ctx.mode != Mode::Copy && !chunk.buf.is_file_mapping()
+    ctx.g.rewrite_bytes > 0 && !chunk.buf.is_file_mapping()
 }
 
 /// INREC: the records of a chunk of fixed records that the filter keeps, reshaped; with the

@@ -2,15 +2,12 @@
 //! output then reads every chunk front to back (see [`Rewrite`]).
 
 use oxsort_io::AlignedBuf;
-use oxsort_kernels::{entry_index, prefetch_read, Entry, INDEX_MASK};
+use oxsort_kernels::{entry_index, prefetch_read, prefetch_record, Entry, INDEX_MASK};
 
 use crate::chunk::Chunk;
 
 /// Records ahead whose bytes a rewrite asks for while it copies one.
 const REWRITE_PREFETCH: usize = 8;
-
-/// Cache-line size assumed by the prefetches.
-const LINE: usize = 64;
 
 /// A worker's spare buffer (and offset table, for records of varying length), for rewriting a
 /// chunk's records in the order of its sorted entries. The output takes each part's records
@@ -61,10 +58,7 @@ impl Rewrite {
                 for (i, out) in buf[..entries.len() * r].chunks_exact_mut(r).enumerate() {
                     if let Some(&ahead) = entries.get(i + REWRITE_PREFETCH) {
                         let a = slot(ahead) * r;
-                        for line in (a..a + r).step_by(LINE) {
-                            prefetch_read(&src[line]);
-                        }
-                        prefetch_read(&src[a + r - 1]);
+                        prefetch_record(&src[a..a + r]);
                     }
                     let a = slot(entries[i]) * r;
                     out.copy_from_slice(&src[a..a + r]);

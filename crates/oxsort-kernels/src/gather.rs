@@ -30,7 +30,7 @@ pub fn prefetch_read<T>(r: &T) {
 
 /// Prefetches every cache line `rec` touches, once each.
 #[inline(always)]
-fn prefetch_record(rec: &[u8]) {
+pub fn prefetch_record(rec: &[u8]) {
     let p = rec.as_ptr();
     let misalign = p as usize % LINE;
     let lines = (misalign + rec.len()).div_ceil(LINE);

@@ -63,7 +63,9 @@ pub use entry::{
     entry_index, entry_prefix, extract_entries, make_entry, Entry, INDEX_BITS, INDEX_MASK,
     MAX_INDEX, PREFIX_BYTES,
 };
-pub use gather::{gather, gather_blocks, gather_var, gather_var_with, par_gather, prefetch_read};
+pub use gather::{
+    gather, gather_blocks, gather_var, gather_var_with, par_gather, prefetch_read, prefetch_record,
+};
 pub use loser_tree::{EntryTree, LoserTree};
 pub use merge::{merge_entries, par_merge_entries, par_split_sorted, split_sorted};
 pub use ties::{

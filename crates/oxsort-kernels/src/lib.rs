@@ -12,6 +12,7 @@
 //! | general keys: prefix ties broken by a comparator | [`sort_entries_with_ties`] |
 //! | costly keys: prefix ties broken by keys built once per tied entry | [`sort_entries_with_keyed_ties`] |
 //! | cut sorted runs into balanced key ranges | [`split_sorted`] |
+//! | put entries in order of key ranges (buckets), not sorted | [`Bucketer`] |
 //! | k-way merge of sorted sources | [`LoserTree`], [`EntryTree`], [`merge_entries`], [`par_merge_entries`] |
 //! | copy records into sorted order | [`gather`], [`par_gather`] |
 //! | valsort checksum (sum of CRC-32s) of many records at once | [`crc32_sum_fixed`], [`crc32_sum`] |
@@ -48,6 +49,7 @@
 //! calls pay no thread start-up).
 #![deny(missing_docs)]
 
+mod bucket;
 mod crc;
 mod entry;
 mod gather;
@@ -58,6 +60,7 @@ mod radix;
 mod ties;
 pub mod tuning;
 
+pub use bucket::{Bucketer, MAX_BUCKETS_LOG2};
 pub use crc::{crc32_sum, crc32_sum_fixed};
 pub use entry::{
     entry_index, entry_prefix, extract_entries, make_entry, Entry, INDEX_BITS, INDEX_MASK,

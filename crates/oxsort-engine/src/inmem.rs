@@ -7,7 +7,8 @@
 //!  chunk c lands ──> worker:
 //!    filter, entries (key80 | c<<log2|slot)
 //!    CRC32-sum of the kept records
-//!    sort by prefix ──> microrun c
+//!    bucket by prefix range ──> microrun c ([`crate::bucket`]; sorted by prefix instead when
+//!    the load's keys do not spread over the buckets, or for a merge)
 //!    records rewritten in microrun order, slots renumbered ([`crate::rewrite`]; not those
 //!    of a mapped file)
 //! ```
@@ -28,6 +29,7 @@ use oxsort_io::AlignedBuf;
 use oxsort_kernels::{make_entry, Entry};
 
 use crate::arena::{segment_entries, EntryArena, Segments};
+use crate::bucket::{Bucketing, LoadBuckets};
 use crate::error::{EngineError, Result};
 use crate::load_rule::{chunk_cost, chunks_at_most, takes_the_rest};
 use crate::plan::Geometry;
@@ -52,7 +54,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) numbering: Option<&'a Mutex<Scratch>>,
 }
 
-/// One memory-load: the chunks as read and one sorted microrun of entries per chunk.
+/// One memory-load: the chunks as read and one microrun of entries per chunk (sorted, or in
+/// bucket order: see `buckets`).
 pub(crate) struct Loaded {
     pub(crate) chunks: Vec<AlignedBuf>,
     /// Delimited records: each chunk's record offsets (empty for fixed records).
@@ -63,6 +66,9 @@ pub(crate) struct Loaded {
     pub(crate) arena: Option<EntryArena>,
     /// The entries of chunks without a slot: each worker's segments.
     pub(crate) segments: Vec<Vec<AlignedBuf>>,
+    /// Where each microrun's buckets are, when the microruns are in bucket order rather than
+    /// sorted ([`crate::bucket`]).
+    pub(crate) buckets: Option<LoadBuckets>,
     /// Records kept (after the filter).
     pub(crate) records: u64,
     /// CRC32-sum of the records kept.
@@ -130,6 +136,56 @@ impl Loaded {
         }
     }
 
+    /// Sorts the microruns of chunks `which` (bucketed ones, of a load whose buckets did not
+    /// hold).
+    fn sort_microruns(&mut self, which: &[usize], threads: usize) {
+        let mut runs: Vec<&mut [Entry]> = Vec::with_capacity(which.len());
+        let mut in_segments: Vec<(usize, usize, usize, usize)> = Vec::new();
+        let mut slots: Vec<(usize, usize)> = Vec::new();
+        for &c in which {
+            match self.microruns[c] {
+                Microrun::Empty => {}
+                Microrun::Slot(n) => slots.push((c, n)),
+                Microrun::Seg { worker, seg, start, len } => {
+                    in_segments.push((worker, seg, start, len))
+                }
+            }
+        }
+        if let Some(arena) = self.arena.as_mut() {
+            let mut slots = slots.into_iter().peekable();
+            for (c, slot) in arena.slots_mut().enumerate() {
+                if let Some(&(_, n)) = slots.peek().filter(|&&(sc, _)| sc == c) {
+                    runs.push(&mut slot[..n]);
+                    slots.next();
+                }
+            }
+        }
+        // A segment's microruns lie one after another: split it at each, in order.
+        in_segments.sort_unstable();
+        let mut segs: Vec<(usize, usize, &mut [Entry])> = Vec::new();
+        for (w, bufs) in self.segments.iter_mut().enumerate() {
+            for (i, b) in bufs.iter_mut().enumerate() {
+                segs.push((w, i, b.as_u128s_mut()));
+            }
+        }
+        let mut at = 0;
+        for (w, i, mut rest) in segs {
+            let mut base = 0;
+            while let Some(&(sw, si, start, len)) = in_segments.get(at) {
+                if (sw, si) != (w, i) {
+                    break;
+                }
+                let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - base);
+                let (run, tail) = tail.split_at_mut(len);
+                runs.push(run);
+                rest = tail;
+                base = start + len;
+                at += 1;
+            }
+        }
+        crate::bucket::sort_all(runs, threads);
+    }
+
     /// The microruns, chunk by chunk.
     pub(crate) fn runs(&self) -> Vec<&[Entry]> {
         self.microruns
@@ -161,7 +217,7 @@ struct ChunkFacts {
     unordered_at: Option<u64>,
 }
 
-/// Builds the entries of one chunk's records, applying the filter, and sorts them.
+/// Builds the entries of one chunk's records, applying the filter, in input order.
 fn chunk_entries(
     ctx: &Ctx<'_>,
     c: usize,
@@ -196,7 +252,6 @@ fn chunk_entries(
             facts.checksum += crate::verify::checksum_records(recs, r);
         }
         facts.bytes = data.len() as u64;
-        oxsort_kernels::sort_entries(out);
         return Ok(facts);
     }
     let mut scratch = Vec::new();
@@ -259,11 +314,6 @@ fn chunk_entries(
         let records = chunk.records;
         facts.checksum += crc_of(records - records % block, records);
         facts.bytes = data.len() as u64;
-    }
-    if ctx.mode != Mode::Copy {
-        // By prefix (then index) only: the output sorts each part's entries again and orders
-        // tied prefixes there, once; here the order only has to let the parts be cut by value.
-        oxsort_kernels::sort_entries(out);
     }
     Ok(facts)
 }
@@ -421,7 +471,9 @@ pub(crate) fn load(
     // worker's segments, new ones or those of the load before.
     let spare_segments = Mutex::new(spare.segments);
     let seg_entries = segment_entries(budget);
-    type Done = (usize, Chunk, Microrun, Result<ChunkFacts>);
+    type Done = (usize, Chunk, Microrun, Result<ChunkFacts>, Option<Vec<u32>>);
+    // Set from the first chunk before any chunk goes to a worker.
+    let bucketing: std::sync::OnceLock<Option<Bucketing>> = std::sync::OnceLock::new();
     let (job_tx, job_rx) = unbounded::<(usize, Job, Option<&mut [Entry]>)>();
     let (res_tx, res_rx) = unbounded::<Done>();
     let mut exhausted = false;
@@ -432,6 +484,7 @@ pub(crate) fn load(
             let job_rx = job_rx.clone();
             let res_tx = res_tx.clone();
             let spare_segments = &spare_segments;
+            let bucketing = &bucketing;
             workers.push(s.spawn(move || {
                 let _meter = ctx.meters.meter("sort");
                 let mut scratch = Scratch::default();
@@ -441,6 +494,8 @@ pub(crate) fn load(
                 let mut segs = Segments::new(seg_entries);
                 // What a chunk's records are rewritten into, in sorted order.
                 let mut rewrite = Rewrite::default();
+                // Where a chunk's entries are bucketed into.
+                let mut tmp: Vec<Entry> = Vec::new();
                 for (c, job, slot) in job_rx {
                     // INREC reshapes here, unless the reading thread did (numbering).
                     let job = match (job, ctx.keys.inrec()) {
@@ -467,6 +522,17 @@ pub(crate) fn load(
                         }
                         Job::Reshaped(Err((chunk, e))) => (chunk, Err(e)),
                     };
+                    // In bucket order, or by prefix (then index) only: the output sorts each
+                    // part's entries and orders tied prefixes there, once; here the order only
+                    // has to let the parts be cut by value. A copy keeps input order.
+                    let starts = match (facts.is_ok(), ctx.mode, bucketing.get()) {
+                        (false, _, _) | (true, Mode::Copy, _) => None,
+                        (true, _, Some(Some(b))) => b.order(&mut built, &mut tmp),
+                        (true, _, _) => {
+                            oxsort_kernels::sort_entries(&mut built);
+                            None
+                        }
+                    };
                     if facts.is_ok() && rewrites(ctx, &chunk) {
                         let base = (c as u64) << ctx.g.chunk_log2;
                         rewrite.apply(
@@ -488,7 +554,7 @@ pub(crate) fn load(
                             Microrun::Seg { worker, seg, start, len: built.len() }
                         }
                     };
-                    if res_tx.send((c, chunk, entries, facts)).is_err() {
+                    if res_tx.send((c, chunk, entries, facts, starts)).is_err() {
                         break;
                     }
                 }
@@ -532,6 +598,12 @@ pub(crate) fn load(
                         _ => Job::Read(chunk),
                     };
                     let slot = slots.as_mut().and_then(|s| s.next());
+                    bucketing.get_or_init(|| match &job {
+                        Job::Read(chunk) => {
+                            Bucketing::of(ctx.keys, ctx.mode, ctx.threads, ctx.g, chunk)
+                        }
+                        Job::Reshaped(_) => None,
+                    });
                     let _ = job_tx.send((sent, job, slot));
                     sent += 1;
                     if let Err(e) = ctx.reporter.report(Phase::Input, source.bytes_read, total) {
@@ -561,10 +633,12 @@ pub(crate) fn load(
     drop(slots);
     let mut microruns: Vec<Microrun> = vec![Microrun::Empty; sent];
     let mut facts: Vec<Option<ChunkFacts>> = (0..sent).map(|_| None).collect();
+    let mut starts: Vec<Option<Vec<u32>>> = (0..sent).map(|_| None).collect();
     let mut first_error = None;
-    for (c, chunk, entries, f) in res_rx {
+    for (c, chunk, entries, f, s) in res_rx {
         chunks[c] = Some(chunk);
         microruns[c] = entries;
+        starts[c] = s;
         match f {
             Ok(f) => facts[c] = Some(f),
             Err(e) => {
@@ -585,6 +659,7 @@ pub(crate) fn load(
         microruns,
         arena,
         segments,
+        buckets: None,
         records: 0,
         checksum: 0,
         read: 0,
@@ -607,6 +682,13 @@ pub(crate) fn load(
         }
         loaded.chunks.push(chunk.buf);
         loaded.offsets.push(chunk.offsets);
+    }
+    if let Some(b) = bucketing.into_inner().flatten() {
+        let lens: Vec<usize> = loaded.microruns.iter().map(Microrun::len).collect();
+        match b.finish(starts, &lens, ctx.g.part_records) {
+            Ok(buckets) => loaded.buckets = Some(buckets),
+            Err(unsorted) => loaded.sort_microruns(&unsorted, ctx.threads),
+        }
     }
     if !exhausted {
         // The load is full; the source may still be empty (input size a multiple of a run).

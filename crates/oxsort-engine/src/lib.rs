@@ -48,6 +48,7 @@
 #![forbid(unsafe_code)]
 
 mod arena;
+mod bucket;
 mod check;
 mod chunk;
 mod config;
@@ -349,6 +350,7 @@ fn sort_planned(cfg: &SortConfig) -> Result<SortStats> {
         )?;
         in_checksum += loaded.checksum;
         in_records += loaded.records;
+        stats.bucketed_loads += u64::from(loaded.buckets.is_some());
         read_records += loaded.read;
         filtered_checksum += loaded.filtered_checksum;
         if exhausted {

@@ -3,8 +3,8 @@
 //!
 //! ```text
 //!  runs on disk:  run-0  run-1  run-2             (each read back block by block)
-//!  last load:     chunks + one sorted microrun per chunk
-//!                   │ cut_parts: parts 0..P by value
+//!  last load:     chunks + one microrun per chunk (sorted or bucketed)
+//!                   │ cut_load: parts 0..P by value
 //!                   v
 //!                 part p: its slice of every microrun, sorted (sort_part) ──> records in order,
 //!                 one part at a time, as the merge asks            located in the chunks
@@ -20,7 +20,7 @@ use oxsort_format::SortKey;
 use oxsort_kernels::{entry_index, prefetch_read, Entry};
 
 use crate::inmem::{Ctx, Loaded};
-use crate::output::{append_part, cut_parts, sort_part};
+use crate::output::{append_part, cut_load, sort_part};
 use crate::run_source::RunSource;
 use crate::spill::RunReader;
 use crate::stats::FileStats;
@@ -58,7 +58,7 @@ impl<'a> LoadRun<'a> {
     pub(crate) fn new(ctx: &Ctx<'a>, loaded: &'a Loaded) -> Self {
         let runs = loaded.runs();
         let parts = loaded.records.div_ceil(ctx.g.part_records as u64).max(1) as usize;
-        let cuts = cut_parts(ctx.keys, &runs, parts, ctx.threads);
+        let cuts = cut_load(ctx, loaded, &runs, parts);
         LoadRun {
             loaded,
             keys: ctx.keys,

@@ -2,7 +2,7 @@
 //! pass) or to a run (two passes).
 //!
 //! ```text
-//!  microruns ──cut_parts──> parts 0..P (by value)           main thread: OrderedWriter
+//!  microruns ──cut_load───> parts 0..P (by value)           main thread: OrderedWriter
 //!                              │                              pieces in (part, seq) order
 //!  workers (window of parts):  │                              ──> sink, as the placement says:
 //!    part p: collect its slice of every microrun, sort,          Known    at the part's offset
@@ -160,7 +160,8 @@ impl Parts {
         let g = ctx.g;
         let count = (ctx.threads * MIN_PARTS_PER_THREAD)
             .max(loaded.records.div_ceil(g.part_records as u64) as usize);
-        let cuts = cut_parts(ctx.keys, runs, count, ctx.threads);
+        let cuts = cut_load(ctx, loaded, runs, count);
+        let count = cuts.first().map_or(0, |c| c.len() - 1);
         let sizes: Vec<usize> =
             (0..count).map(|p| cuts.iter().map(|c| c[p + 1] - c[p]).sum()).collect();
         // Pieces of delimited records are as many bytes as the plan's window gave them (records
@@ -284,6 +285,20 @@ pub(crate) fn cut_parts(
         }
     }
     cuts
+}
+
+/// Cut positions of about `parts` parts by value over the microruns `runs` of `loaded`: at
+/// bucket boundaries when they are bucketed (`crate::bucket`), else by [`cut_parts`].
+pub(crate) fn cut_load(
+    ctx: &Ctx<'_>,
+    loaded: &Loaded,
+    runs: &[&[Entry]],
+    parts: usize,
+) -> Vec<Vec<usize>> {
+    match &loaded.buckets {
+        Some(b) => b.cuts(parts, loaded.bytes, ctx.g.part_records),
+        None => cut_parts(ctx.keys, runs, parts, ctx.threads),
+    }
 }
 
 /// Appends part `p`'s entries of every microrun of `runs` (cut by `cuts`, see [`cut_parts`]) to

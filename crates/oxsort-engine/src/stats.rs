@@ -131,6 +131,10 @@ pub struct SortStats {
     pub merge_levels: u32,
     /// Bytes written to temp files.
     pub bytes_spilled: u64,
+    /// Memory-loads whose entries were put in bucket order as they were read and sorted once,
+    /// part by part (the others' were sorted chunk by chunk, and part by part again: keys that
+    /// do not spread over the ranges drawn from the first chunk, a merge, an INREC).
+    pub bucketed_loads: u64,
     /// Bytes of input read by this process (fewer than `bytes` when a resumed sort reused runs).
     pub input_bytes_read: u64,
     /// Runs of an interrupted sort this one reused (`resume`): formed runs, or the outputs of

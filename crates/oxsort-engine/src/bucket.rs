@@ -94,7 +94,7 @@ impl Bucketing {
     /// starts; or sorts them (`None`) once a chunk has tripped the load.
     pub(crate) fn order(&self, entries: &mut Vec<Entry>, tmp: &mut Vec<Entry>) -> Option<Vec<u32>> {
         if !self.skewed.load(Ordering::Relaxed) {
-            tmp.clear();
+            // Every slot is written by the scatter: only a longer chunk than the last grows it.
             tmp.resize(entries.len(), 0);
             let mut starts = Vec::new();
             let largest = self.bucketer.scatter(entries, tmp, &mut starts);
@@ -117,20 +117,20 @@ impl Bucketing {
         lens: &[usize],
         part_limit: usize,
     ) -> std::result::Result<LoadBuckets, Vec<usize>> {
-        let buckets = self.bucketer.buckets();
-        let bucketed = |c: usize| starts[c].is_some() && lens[c] > 0;
-        let sorted = (0..starts.len()).any(|c| starts[c].is_none() && lens[c] > 0);
-        let mut counts = vec![0usize; buckets];
-        for s in starts.iter().flatten() {
-            for (b, w) in s.windows(2).enumerate() {
-                counts[b] += (w[1] - w[0]) as usize;
-            }
+        let unsorted: Vec<usize> =
+            (0..starts.len()).filter(|&c| starts[c].is_some() && lens[c] > 0).collect();
+        if (0..starts.len()).any(|c| starts[c].is_none() && lens[c] > 0) {
+            return Err(unsorted);
         }
-        if sorted || counts.iter().any(|&n| n > part_limit) {
-            return Err((0..starts.len()).filter(|&c| bucketed(c)).collect());
+        // One per chunk, in chunk order (a chunk without entries: empty).
+        let load = LoadBuckets::new(
+            self.bucketer.buckets(),
+            starts.into_iter().map(Option::unwrap_or_default),
+        );
+        if load.counts.iter().any(|&n| n > part_limit) {
+            return Err(unsorted);
         }
-        let starts = starts.into_iter().map(Option::unwrap_or_default).collect();
-        Ok(LoadBuckets { starts, counts })
+        Ok(load)
     }
 }
 
@@ -144,6 +144,19 @@ pub(crate) struct LoadBuckets {
 }
 
 impl LoadBuckets {
+    /// The buckets of a load of `buckets` buckets from each chunk's starts (empty for a chunk
+    /// without entries), their sizes summed over the chunks.
+    fn new(buckets: usize, starts: impl IntoIterator<Item = Vec<u32>>) -> LoadBuckets {
+        let starts: Vec<Vec<u32>> = starts.into_iter().collect();
+        let mut counts = vec![0usize; buckets];
+        for s in &starts {
+            for (b, w) in s.windows(2).enumerate() {
+                counts[b] += (w[1] - w[0]) as usize;
+            }
+        }
+        LoadBuckets { starts, counts }
+    }
+
     /// Cut positions (`cuts[run][p]..cuts[run][p + 1]`: part `p`'s entries of microrun `run`)
     /// of at least `parts` parts of whole buckets (more for a load of more than `parts` times
     /// [`BUCKET_PART_BYTES`] of records, `bytes`), none over `part_limit` entries (no bucket
@@ -191,13 +204,7 @@ mod tests {
 
     fn buckets(starts: Vec<Vec<u32>>) -> LoadBuckets {
         let n = starts.iter().map(|s| s.len()).max().unwrap() - 1;
-        let mut counts = vec![0; n];
-        for s in &starts {
-            for (b, w) in s.windows(2).enumerate() {
-                counts[b] += (w[1] - w[0]) as usize;
-            }
-        }
-        LoadBuckets { starts, counts }
+        LoadBuckets::new(n, starts)
     }
 
     #[test]

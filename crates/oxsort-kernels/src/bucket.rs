@@ -14,7 +14,7 @@
 //!             sample it was drawn from looks like the rest
 //! ```
 
-use crate::entry::{Entry, INDEX_BITS, PREFIX_BYTES};
+use crate::entry::{entry_index, Entry, INDEX_BITS, INDEX_MASK, PREFIX_BYTES};
 
 /// The largest key prefix (all 80 bits set).
 const PREFIX_MAX: u128 = (1 << (PREFIX_BYTES * 8)) - 1;
@@ -72,13 +72,23 @@ impl Bucketer {
     /// Copies `src` into `dst` in bucket order, input order kept within a bucket (a stable
     /// counting sort), and writes where each bucket starts to `starts` (`buckets() + 1`
     /// values: bucket `b` is `dst[starts[b]..starts[b + 1]]`). Returns the size of the
-    /// largest bucket.
+    /// largest bucket. [`Bucketer::count`] then [`Bucketer::place`].
     ///
     /// # Panics
     /// If `dst` is shorter than `src` or `src` has `2^32` entries or more.
     pub fn scatter(&self, src: &[Entry], dst: &mut [Entry], starts: &mut Vec<u32>) -> usize {
-        assert!(dst.len() >= src.len(), "scatter: destination shorter than source");
-        assert!(src.len() < u32::MAX as usize, "scatter: too many entries");
+        let largest = self.count(src, starts);
+        self.place(src, starts, dst);
+        largest
+    }
+
+    /// Counts `src`'s entries by bucket and writes where each bucket starts to `starts`
+    /// (`buckets() + 1` values, the last `src.len()`). Returns the size of the largest bucket.
+    ///
+    /// # Panics
+    /// If `src` has `2^32` entries or more.
+    pub fn count(&self, src: &[Entry], starts: &mut Vec<u32>) -> usize {
+        assert!(src.len() < u32::MAX as usize, "bucket count: too many entries");
         let n = self.buckets();
         starts.clear();
         starts.resize(n + 1, 0);
@@ -89,20 +99,73 @@ impl Bucketer {
         for b in 0..n {
             starts[b + 1] += starts[b];
         }
-        let mut heads: Vec<u32> = starts[..n].to_vec();
+        largest
+    }
+
+    /// Copies `src` into `dst` in bucket order, input order kept within a bucket, given the
+    /// bucket starts [`Bucketer::count`] wrote for the same `src`.
+    ///
+    /// # Panics
+    /// If `dst` is shorter than `src`, or `starts` is not `src`'s.
+    pub fn place(&self, src: &[Entry], starts: &[u32], dst: &mut [Entry]) {
+        assert!(dst.len() >= src.len(), "scatter: destination shorter than source");
+        let mut heads: Vec<u32> = starts[..self.buckets()].to_vec();
         for &e in src {
             let h = &mut heads[self.bucket(e)];
             dst[*h as usize] = e;
             *h += 1;
         }
-        largest
+    }
+
+    /// [`Bucketer::place`] with the records the entries stand for, in one pass: the record of
+    /// each entry of `src` (in `records`, of `size` bytes each, the one at slot `index % 2^log2`
+    /// of its entry) is copied to the place of its entry in bucket order in `out`, and the entry
+    /// is written to `dst` renumbered to that place (`base + place`; its prefix, hence its
+    /// order among equal prefixes, kept).
+    ///
+    /// ```text
+    ///  records:  | r0 (b2) | r1 (b0) | r2 (b2) | r3 (b1) |     read front to back
+    ///  out:      | r1 | r3 | r0 | r2 |                          written at each bucket's head
+    ///  dst:        base+0  base+1  base+2  base+3               renumbered to the new places
+    /// ```
+    ///
+    /// The records are read in the order they were read in, not gathered at random: for
+    /// entries in slot order (as taken from a chunk) the source is one stream, and the writes
+    /// go to one head per bucket.
+    ///
+    /// # Panics
+    /// If `dst` or `out` is too short, a slot is past `records`, or `starts` is not `src`'s.
+    #[allow(clippy::too_many_arguments)]
+    pub fn place_records(
+        &self,
+        src: &[Entry],
+        starts: &[u32],
+        records: &[u8],
+        size: usize,
+        log2: u32,
+        base: u64,
+        dst: &mut [Entry],
+        out: &mut [u8],
+    ) {
+        assert!(dst.len() >= src.len(), "scatter: destination shorter than source");
+        assert!(out.len() >= src.len() * size, "scatter: record buffer too short");
+        let mask = (1u64 << log2) - 1;
+        let mut heads: Vec<u32> = starts[..self.buckets()].to_vec();
+        for &e in src {
+            let h = &mut heads[self.bucket(e)];
+            let at = *h as usize;
+            *h += 1;
+            let from = (entry_index(e) & mask) as usize * size;
+            out[at * size..(at + 1) * size].copy_from_slice(&records[from..from + size]);
+            dst[at] = (e & !INDEX_MASK) | (base + at as u64) as u128;
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::{entry_index, make_entry};
+    use crate::entry::make_entry;
 
     fn entry(prefix: u64, index: u64) -> Entry {
         let mut p = [0u8; 10];
@@ -160,5 +223,36 @@ mod tests {
         }
         let sizes = starts.windows(2).map(|w| (w[1] - w[0]) as usize);
         assert_eq!(largest, sizes.max().unwrap());
+    }
+
+    #[test]
+    fn records_are_placed_with_their_entries_and_the_entries_renumbered() {
+        let b = Bucketer::from_sample((0..64u64).map(|k| (k as u128) << 70), 3);
+        let (size, log2) = (7usize, 10u32);
+        let (from_base, to_base) = (3u64 << log2, 9u64 << log2);
+        // 300 records of 7 bytes, their key in the first; every fifth dropped (a filter).
+        let keys: Vec<u64> = (0..300u64).map(|i| ((i * 37) % 64) << 6).collect();
+        let mut records = Vec::new();
+        for (i, &k) in keys.iter().enumerate() {
+            records.extend_from_slice(&[i as u8; 6]);
+            records.push(k as u8);
+        }
+        let src: Vec<Entry> = (0..300u64)
+            .filter(|i| i % 5 != 0)
+            .map(|i| entry(keys[i as usize], from_base + i))
+            .collect();
+        let mut starts = Vec::new();
+        b.count(&src, &mut starts);
+        let mut dst = vec![0; src.len()];
+        let mut out = vec![0u8; src.len() * size];
+        b.place_records(&src, &starts, &records, size, log2, to_base, &mut dst, &mut out);
+        let mut want = src.clone();
+        want.sort_by_key(|&e| (b.bucket(e), entry_index(e)));
+        for (at, (&d, &w)) in dst.iter().zip(&want).enumerate() {
+            assert_eq!(d >> INDEX_BITS, w >> INDEX_BITS, "entry {at}: the prefix is kept");
+            assert_eq!(entry_index(d), to_base + at as u64, "entry {at}: renumbered");
+            let slot = (entry_index(w) - from_base) as usize;
+            assert_eq!(&out[at * size..(at + 1) * size], &records[slot * size..(slot + 1) * size]);
+        }
     }
 }

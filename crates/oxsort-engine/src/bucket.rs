@@ -90,22 +90,24 @@ impl Bucketing {
         Some(Bucketing { bucketer, trip, skewed: AtomicBool::new(false) })
     }
 
-    /// Puts a chunk's `entries` in bucket order (through `tmp`) and returns where each bucket
-    /// starts; or sorts them (`None`) once a chunk has tripped the load.
-    pub(crate) fn order(&self, entries: &mut Vec<Entry>, tmp: &mut Vec<Entry>) -> Option<Vec<u32>> {
-        if !self.skewed.load(Ordering::Relaxed) {
-            // Every slot is written by the scatter: only a longer chunk than the last grows it.
-            tmp.resize(entries.len(), 0);
-            let mut starts = Vec::new();
-            let largest = self.bucketer.scatter(entries, tmp, &mut starts);
-            std::mem::swap(entries, tmp);
-            if largest <= self.trip {
-                return Some(starts);
-            }
-            self.skewed.store(true, Ordering::Relaxed);
+    /// Where each bucket of a chunk's `entries` would start in bucket order; `None` once a
+    /// chunk has tripped the load (this one or an earlier one): its entries are then to be
+    /// sorted.
+    pub(crate) fn count(&self, entries: &[Entry]) -> Option<Vec<u32>> {
+        if self.skewed.load(Ordering::Relaxed) {
+            return None;
         }
-        oxsort_kernels::sort_entries(entries);
+        let mut starts = Vec::new();
+        if self.bucketer.count(entries, &mut starts) <= self.trip {
+            return Some(starts);
+        }
+        self.skewed.store(true, Ordering::Relaxed);
         None
+    }
+
+    /// The map of prefixes to buckets.
+    pub(crate) fn bucketer(&self) -> &Bucketer {
+        &self.bucketer
     }
 
     /// The load's buckets, given each chunk's bucket starts (`None`: sorted; an empty chunk's

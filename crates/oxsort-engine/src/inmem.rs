@@ -10,7 +10,8 @@
 //!    bucket by prefix range ──> microrun c ([`crate::bucket`]; sorted by prefix instead when
 //!    the load's keys do not spread over the buckets, or for a merge)
 //!    records rewritten in microrun order, slots renumbered ([`crate::rewrite`]; not those
-//!    of a mapped file)
+//!    of a mapped file); bucketed fixed records go to their buckets with their entries, in
+//!    one pass that reads them in the order read, the entries straight to the arena slot
 //! ```
 //!
 //! An entry's index is `chunk << log2 | slot`: increasing in input order among equal prefixes
@@ -522,19 +523,63 @@ pub(crate) fn load(
                         }
                         Job::Reshaped(Err((chunk, e))) => (chunk, Err(e)),
                     };
+                    let base = (c as u64) << ctx.g.chunk_log2;
+                    let rewrite_now = facts.is_ok() && rewrites(ctx, &chunk);
+                    let mut rewritten = false;
+                    // Bucketed entries go straight to the chunk's arena slot when it holds them.
+                    let mut in_slot = false;
+                    let mut slot = slot;
                     // In bucket order, or by prefix (then index) only: the output sorts each
                     // part's entries and orders tied prefixes there, once; here the order only
                     // has to let the parts be cut by value. A copy keeps input order.
                     let starts = match (facts.is_ok(), ctx.mode, bucketing.get()) {
                         (false, _, _) | (true, Mode::Copy, _) => None,
-                        (true, _, Some(Some(b))) => b.order(&mut built, &mut tmp),
+                        (true, _, Some(Some(b))) => {
+                            let starts = b.count(&built);
+                            let n = built.len();
+                            // (Not when a rewrite in entry order follows: it renumbers them.)
+                            let fused = rewrite_now && ctx.keys.record_size().is_some();
+                            let dst = match slot.as_deref_mut() {
+                                Some(s) if s.len() >= n && (fused || !rewrite_now) => {
+                                    in_slot = true;
+                                    &mut s[..n]
+                                }
+                                // Every place is written: only a longer chunk grows it.
+                                _ => {
+                                    tmp.resize(n, 0);
+                                    &mut tmp[..]
+                                }
+                            };
+                            match (&starts, ctx.keys.record_size()) {
+                                // Fixed records to rewrite: each goes to its bucket with its
+                                // entry, the records read in the order read, in one pass.
+                                (Some(starts), Some(size)) if fused => {
+                                    let (log2, b) = (ctx.g.chunk_log2, b.bucketer());
+                                    rewrite.fill_fixed(&mut chunk, n, size, |src, out| {
+                                        b.place_records(
+                                            &built, starts, src, size, log2, base, dst, out,
+                                        );
+                                    });
+                                    rewritten = true;
+                                }
+                                (Some(starts), _) => b.bucketer().place(&built, starts, dst),
+                                // Tripped (see `Bucketing::count`): sorted by prefix.
+                                (None, _) => {
+                                    in_slot = false;
+                                    oxsort_kernels::sort_entries(&mut built);
+                                }
+                            }
+                            if starts.is_some() && !in_slot {
+                                std::mem::swap(&mut built, &mut tmp);
+                            }
+                            starts
+                        }
                         (true, _, _) => {
                             oxsort_kernels::sort_entries(&mut built);
                             None
                         }
                     };
-                    if facts.is_ok() && rewrites(ctx, &chunk) {
-                        let base = (c as u64) << ctx.g.chunk_log2;
+                    if rewrite_now && !rewritten {
                         rewrite.apply(
                             &mut chunk,
                             &mut built,
@@ -544,6 +589,7 @@ pub(crate) fn load(
                         );
                     }
                     let entries = match slot {
+                        _ if in_slot => Microrun::Slot(built.len()),
                         Some(slot) if built.len() <= slot.len() => {
                             slot[..built.len()].copy_from_slice(&built);
                             Microrun::Slot(built.len())

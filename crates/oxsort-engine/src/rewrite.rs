@@ -46,10 +46,7 @@ impl Rewrite {
         log2: u32,
         record_size: Option<usize>,
     ) {
-        let mut buf = match self.buf.take() {
-            Some(b) if b.len() >= chunk.buf.len() => b,
-            _ => AlignedBuf::new(chunk.buf.len()),
-        };
+        let mut buf = self.spare(chunk.buf.len());
         let mask = (1u64 << log2) - 1;
         let slot = |e: Entry| (entry_index(e) & mask) as usize;
         let src = &chunk.buf[..];
@@ -90,6 +87,32 @@ impl Rewrite {
             *e = (*e & !INDEX_MASK) | (base + i as u64) as u128;
         }
         chunk.records = entries.len();
+        self.buf = Some(std::mem::replace(&mut chunk.buf, buf));
+    }
+
+    /// A spare buffer of at least `len` bytes (the last chunk's, when it is big enough).
+    fn spare(&mut self, len: usize) -> AlignedBuf {
+        match self.buf.take() {
+            Some(b) if b.len() >= len => b,
+            _ => AlignedBuf::new(len),
+        }
+    }
+
+    /// Rewrites `chunk`'s records, of `size` bytes each, with `fill` (given the chunk's buffer
+    /// as read and the spare buffer to write to, from offset 0), which leaves `records` of them
+    /// there: the chunk then holds the spare buffer, and its old buffer is the next spare.
+    /// For a rewrite in an order `fill` finds as it goes (a bucket scatter: see
+    /// [`oxsort_kernels::Bucketer::place_records`]), rather than that of sorted entries.
+    pub(crate) fn fill_fixed(
+        &mut self,
+        chunk: &mut Chunk,
+        records: usize,
+        size: usize,
+        fill: impl FnOnce(&[u8], &mut [u8]),
+    ) {
+        let mut buf = self.spare(chunk.buf.len());
+        fill(&chunk.buf[..], &mut buf[..records * size]);
+        chunk.records = records;
         self.buf = Some(std::mem::replace(&mut chunk.buf, buf));
     }
 }

@@ -305,9 +305,48 @@ pub(crate) fn float_key_bytes(bytes: &[u8], endian: Endian) -> ([u8; 8], usize) 
 /// ```
 #[derive(Clone, Debug)]
 pub struct FixedKey {
-    /// (offset, field length, encoded width, type, descending), most significant first.
-    fields: Vec<(usize, usize, usize, FieldType, bool)>,
+    /// The fields, most significant first.
+    fields: Vec<FixedField>,
     width: usize,
+}
+
+/// One field of a [`FixedKey`]: offset, length, encoded width, and how it is written.
+#[derive(Clone, Copy, Debug)]
+struct FixedField {
+    offset: usize,
+    len: usize,
+    enc: usize,
+    how: Encode,
+}
+
+/// How a [`FixedField`]'s bytes become key bytes.
+#[derive(Clone, Copy, Debug)]
+enum Encode {
+    /// `CH`, `BI`, big-endian `FI`: each byte XORed with `rest` (0xFF when descending), the
+    /// first with `first` (which also flips `FI`'s sign bit), a word at a time.
+    Masked { first: u8, rest: u8 },
+    /// Any other fixed-width encoding ([`write_fixed`]), complemented when descending.
+    Other(FieldType, bool),
+}
+
+/// `dst[i] = src[i] ^ mask` (`first` for `dst[0]`), eight bytes at a time: a key's fields are
+/// a few bytes each, and a copy of a length known only at run time would be a call.
+#[inline(always)]
+fn copy_masked(src: &[u8], dst: &mut [u8], first: u8, rest: u8) {
+    let src = &src[..dst.len()];
+    let wide = u64::from_ne_bytes([rest; 8]);
+    let mut words = dst.chunks_exact_mut(8);
+    let mut from = src.chunks_exact(8);
+    for (d, s) in (&mut words).zip(&mut from) {
+        let w = u64::from_ne_bytes(s.try_into().expect("8 bytes")) ^ wide;
+        d.copy_from_slice(&w.to_ne_bytes());
+    }
+    for (d, s) in words.into_remainder().iter_mut().zip(from.remainder()) {
+        *d = s ^ rest;
+    }
+    if let Some(top) = dst.first_mut() {
+        *top ^= first ^ rest;
+    }
 }
 
 impl KeySpec {
@@ -332,7 +371,15 @@ impl KeySpec {
                 | FieldType::AltSeq(_) => fixed_width(f.kind, len),
                 _ => return None,
             };
-            fields.push((offset, len, enc, f.kind, f.descending));
+            let rest = if f.descending { 0xFF } else { 0 };
+            let how = match f.kind {
+                FieldType::Char | FieldType::Unsigned(Endian::Big) => {
+                    Encode::Masked { first: rest, rest }
+                }
+                FieldType::Signed(Endian::Big) => Encode::Masked { first: rest ^ 0x80, rest },
+                kind => Encode::Other(kind, f.descending),
+            };
+            fields.push(FixedField { offset, len, enc, how });
             width += enc;
         }
         Some(FixedKey { fields, width })
@@ -347,7 +394,7 @@ impl FixedKey {
 
     /// The shortest record every field of the key lies in: where its last field ends.
     pub fn min_record_len(&self) -> usize {
-        self.fields.iter().map(|&(offset, len, ..)| offset + len).max().unwrap_or(0)
+        self.fields.iter().map(|f| f.offset + f.len).max().unwrap_or(0)
     }
 
     /// Writes the first `out.len()` bytes of the normalized key of `record` into `out` (zeros
@@ -356,16 +403,21 @@ impl FixedKey {
     #[inline]
     pub fn write(&self, record: &[u8], out: &mut [u8]) -> Option<()> {
         let mut pos = 0;
-        for &(offset, len, enc, kind, descending) in &self.fields {
+        for f in &self.fields {
             if pos == out.len() {
                 break;
             }
-            let bytes = record.get(offset..offset + len)?;
-            let take = enc.min(out.len() - pos);
+            let bytes = record.get(f.offset..f.offset + f.len)?;
+            let take = f.enc.min(out.len() - pos);
             let dst = &mut out[pos..pos + take];
-            write_fixed(kind, bytes, dst);
-            if descending {
-                complement(dst);
+            match f.how {
+                Encode::Masked { first, rest } => copy_masked(bytes, dst, first, rest),
+                Encode::Other(kind, descending) => {
+                    write_fixed(kind, bytes, dst);
+                    if descending {
+                        complement(dst);
+                    }
+                }
             }
             pos += take;
         }

@@ -534,46 +534,47 @@ pub(crate) fn load(
                     // has to let the parts be cut by value. A copy keeps input order.
                     let starts = match (facts.is_ok(), ctx.mode, bucketing.get()) {
                         (false, _, _) | (true, Mode::Copy, _) => None,
-                        (true, _, Some(Some(b))) => {
-                            let starts = b.count(&built);
-                            let n = built.len();
-                            // (Not when a rewrite in entry order follows: it renumbers them.)
-                            let fused = rewrite_now && ctx.keys.record_size().is_some();
-                            let dst = match slot.as_deref_mut() {
-                                Some(s) if s.len() >= n && (fused || !rewrite_now) => {
-                                    in_slot = true;
-                                    &mut s[..n]
-                                }
-                                // Every place is written: only a longer chunk grows it.
-                                _ => {
-                                    tmp.resize(n, 0);
-                                    &mut tmp[..]
-                                }
-                            };
-                            match (&starts, ctx.keys.record_size()) {
-                                // Fixed records to rewrite: each goes to its bucket with its
-                                // entry, the records read in the order read, in one pass.
-                                (Some(starts), Some(size)) if fused => {
-                                    let (log2, b) = (ctx.g.chunk_log2, b.bucketer());
-                                    rewrite.fill_fixed(&mut chunk, n, size, |src, out| {
-                                        b.place_records(
-                                            &built, starts, src, size, log2, base, dst, out,
-                                        );
-                                    });
-                                    rewritten = true;
-                                }
-                                (Some(starts), _) => b.bucketer().place(&built, starts, dst),
-                                // Tripped (see `Bucketing::count`): sorted by prefix.
-                                (None, _) => {
-                                    in_slot = false;
-                                    oxsort_kernels::sort_entries(&mut built);
-                                }
+                        (true, _, Some(Some(b))) => match b.count(&built) {
+                            // Tripped (see `Bucketing::count`): sorted by prefix.
+                            None => {
+                                oxsort_kernels::sort_entries(&mut built);
+                                None
                             }
-                            if starts.is_some() && !in_slot {
-                                std::mem::swap(&mut built, &mut tmp);
+                            Some(starts) => {
+                                let n = built.len();
+                                // (Not when a rewrite in entry order follows: it renumbers them.)
+                                let fused = rewrite_now && ctx.keys.record_size().is_some();
+                                let dst = match slot.as_deref_mut() {
+                                    Some(s) if s.len() >= n && (fused || !rewrite_now) => {
+                                        in_slot = true;
+                                        &mut s[..n]
+                                    }
+                                    // Every place is written: only a longer chunk grows it.
+                                    _ => {
+                                        tmp.resize(n, 0);
+                                        &mut tmp[..]
+                                    }
+                                };
+                                match ctx.keys.record_size() {
+                                    // Fixed records to rewrite: each goes to its bucket with
+                                    // its entry, the records read in the order read, one pass.
+                                    Some(size) if fused => {
+                                        let (log2, b) = (ctx.g.chunk_log2, b.bucketer());
+                                        rewrite.fill_fixed(&mut chunk, n, size, |src, out| {
+                                            b.place_records(
+                                                &built, &starts, src, size, log2, base, dst, out,
+                                            );
+                                        });
+                                        rewritten = true;
+                                    }
+                                    _ => b.bucketer().place(&built, &starts, dst),
+                                }
+                                if !in_slot {
+                                    std::mem::swap(&mut built, &mut tmp);
+                                }
+                                Some(starts)
                             }
-                            starts
-                        }
+                        },
                         (true, _, _) => {
                             oxsort_kernels::sort_entries(&mut built);
                             None

@@ -245,7 +245,7 @@ fn fixed_width(kind: FieldType, len: usize) -> usize {
 
 /// Writes the first `dst.len()` bytes (at most [`fixed_width`]) of the ascending encoding of a
 /// `CH`, `BI`, `LU`, `FI`, `LI`, `FL` or `LF` field: raw, byte-reversed, sign bit flipped, or
-/// the float key. The one place these encodings are written, for whole keys and prefixes.
+/// the float key. With [`straight`], the one place these encodings are written.
 #[inline]
 fn write_fixed(kind: FieldType, bytes: &[u8], dst: &mut [u8]) {
     match kind {
@@ -259,13 +259,20 @@ fn write_fixed(kind: FieldType, bytes: &[u8], dst: &mut [u8]) {
         FieldType::AltSeq(table) => {
             dst.iter_mut().zip(bytes).for_each(|(d, &s)| *d = table[s as usize]);
         }
-        _ => {
-            let n = dst.len();
-            dst.copy_from_slice(&bytes[..n]);
-        }
+        _ => copy_masked(bytes, dst, straight(kind).unwrap_or(0), 0),
     }
-    if let (FieldType::Signed(_), Some(top)) = (kind, dst.first_mut()) {
+    if let (FieldType::Signed(Endian::Little), Some(top)) = (kind, dst.first_mut()) {
         *top ^= 0x80;
+    }
+}
+
+/// The mask of the first byte of a field whose encoding is its bytes as they stand (`CH`,
+/// `BI`; big-endian `FI`, its sign bit flipped), or `None`.
+fn straight(kind: FieldType) -> Option<u8> {
+    match kind {
+        FieldType::Char | FieldType::Unsigned(Endian::Big) => Some(0),
+        FieldType::Signed(Endian::Big) => Some(0x80),
+        _ => None,
     }
 }
 
@@ -372,12 +379,9 @@ impl KeySpec {
                 _ => return None,
             };
             let rest = if f.descending { 0xFF } else { 0 };
-            let how = match f.kind {
-                FieldType::Char | FieldType::Unsigned(Endian::Big) => {
-                    Encode::Masked { first: rest, rest }
-                }
-                FieldType::Signed(Endian::Big) => Encode::Masked { first: rest ^ 0x80, rest },
-                kind => Encode::Other(kind, f.descending),
+            let how = match straight(f.kind) {
+                Some(first) => Encode::Masked { first: first ^ rest, rest },
+                None => Encode::Other(f.kind, f.descending),
             };
             fields.push(FixedField { offset, len, enc, how });
             width += enc;

@@ -69,19 +69,6 @@ impl Bucketer {
         d.min((1u64 << self.bits) - 1) as usize
     }
 
-    /// Copies `src` into `dst` in bucket order, input order kept within a bucket (a stable
-    /// counting sort), and writes where each bucket starts to `starts` (`buckets() + 1`
-    /// values: bucket `b` is `dst[starts[b]..starts[b + 1]]`). Returns the size of the
-    /// largest bucket. [`Bucketer::count`] then [`Bucketer::place`].
-    ///
-    /// # Panics
-    /// If `dst` is shorter than `src` or `src` has `2^32` entries or more.
-    pub fn scatter(&self, src: &[Entry], dst: &mut [Entry], starts: &mut Vec<u32>) -> usize {
-        let largest = self.count(src, starts);
-        self.place(src, starts, dst);
-        largest
-    }
-
     /// Counts `src`'s entries by bucket and writes where each bucket starts to `starts`
     /// (`buckets() + 1` values, the last `src.len()`). Returns the size of the largest bucket.
     ///
@@ -102,13 +89,14 @@ impl Bucketer {
         largest
     }
 
-    /// Copies `src` into `dst` in bucket order, input order kept within a bucket, given the
-    /// bucket starts [`Bucketer::count`] wrote for the same `src`.
+    /// Copies `src` into `dst` in bucket order, input order kept within a bucket (with
+    /// [`Bucketer::count`] before it, a stable counting sort), given the bucket starts `count`
+    /// wrote for the same `src`: bucket `b` is then `dst[starts[b]..starts[b + 1]]`.
     ///
     /// # Panics
     /// If `dst` is shorter than `src`, or `starts` is not `src`'s.
     pub fn place(&self, src: &[Entry], starts: &[u32], dst: &mut [Entry]) {
-        assert!(dst.len() >= src.len(), "scatter: destination shorter than source");
+        assert!(dst.len() >= src.len(), "place: destination shorter than source");
         let mut heads: Vec<u32> = starts[..self.buckets()].to_vec();
         for &e in src {
             let h = &mut heads[self.bucket(e)];
@@ -147,8 +135,8 @@ impl Bucketer {
         dst: &mut [Entry],
         out: &mut [u8],
     ) {
-        assert!(dst.len() >= src.len(), "scatter: destination shorter than source");
-        assert!(out.len() >= src.len() * size, "scatter: record buffer too short");
+        assert!(dst.len() >= src.len(), "place: destination shorter than source");
+        assert!(out.len() >= src.len() * size, "place: record buffer too short");
         let mask = (1u64 << log2) - 1;
         let mut heads: Vec<u32> = starts[..self.buckets()].to_vec();
         for &e in src {
@@ -204,14 +192,15 @@ mod tests {
     }
 
     #[test]
-    fn scatter_is_a_stable_counting_sort_by_bucket() {
+    fn count_then_place_is_a_stable_counting_sort_by_bucket() {
         let b = Bucketer::from_sample((0..64u64).map(|k| (k as u128) << 70), 3);
         // Keys in a scrambled order with many repeats; index = input position.
         let src: Vec<Entry> =
             (0..500u64).map(|i| entry(((i * 37) % 64) << 6, i)).collect::<Vec<_>>();
         let mut dst = vec![0; src.len()];
         let mut starts = Vec::new();
-        let largest = b.scatter(&src, &mut dst, &mut starts);
+        let largest = b.count(&src, &mut starts);
+        b.place(&src, &starts, &mut dst);
         assert_eq!(starts.len(), 9);
         assert_eq!((starts[0], starts[8]), (0, 500));
         let mut sorted_src = src.clone();

@@ -255,6 +255,22 @@ fn chunk_entries(
         facts.bytes = data.len() as u64;
         return Ok(facts);
     }
+    if let (Some(t), true, None, Mode::Sort) =
+        (keys.layout().terminator(), keys.is_raw_lines(), ctx.filter, ctx.mode)
+    {
+        // The same for lines whose key is the whole line: a block's entries (prefixes loaded
+        // straight from the chunk, no key built) and its CRCs, while its lines are in cache.
+        let block = crate::verify::FixedCheck::BLOCK_RECORDS;
+        let offs = &chunk.offsets[..=chunk.records];
+        for from in (0..chunk.records).step_by(block) {
+            let offs = &offs[from..=(from + block).min(chunk.records)];
+            oxsort_kernels::extract_line_entries(data, offs, t, base + from as u64, out);
+            let lines = offs.windows(2).map(|w| &data[w[0] as usize..w[1] as usize]);
+            facts.checksum += oxsort_kernels::crc32_sum(lines);
+        }
+        facts.bytes = data.len() as u64;
+        return Ok(facts);
+    }
     let mut scratch = Vec::new();
     let mut prev: Vec<u8> = Vec::new();
     let key_error = |i: usize, source| EngineError::Key {

@@ -100,3 +100,58 @@ pub fn extract_entries(
         pack(prefix_u128(key), index)
     }));
 }
+
+/// Appends to `out` the entries of the delimited records of `data` whose key is the whole
+/// line: record `i` is `data[offsets[i]..offsets[i + 1]]` (with its `terminator`, if it has
+/// one), its prefix the first [`PREFIX_BYTES`] bytes of it without the terminator, zero-padded
+/// when shorter, and its index `base_index + i`. The same entries as [`make_entry`] of each
+/// line's prefix, built without a copy of run-time length:
+///
+/// ```text
+///   data   ... | a b c \n | d e f g h i j k l m n o p \n | ...
+///                 line i          line i + 1
+///   load   16 bytes at offsets[i], big-endian:  a b c \n d e f g h i | (rest dropped)
+///   mask   the top min(len, 10) bytes of the ten:  a b c 0 0 0 0 0 0 0
+/// ```
+///
+/// A line that starts within 16 bytes of the end of `data` is copied instead.
+///
+/// # Panics
+/// If an offset is past the end of `data` or below the one before it, or the last index
+/// exceeds [`MAX_INDEX`].
+pub fn extract_line_entries(
+    data: &[u8],
+    offsets: &[u32],
+    terminator: u8,
+    base_index: u64,
+    out: &mut Vec<Entry>,
+) {
+    /// Bytes of one unaligned load: the prefix's ten and the rest of a 128-bit word.
+    const LOAD: usize = 16;
+    let n = offsets.len().saturating_sub(1) as u64;
+    assert!(
+        n == 0 || base_index.checked_add(n - 1).is_some_and(|last| last <= MAX_INDEX),
+        "record indexes from {base_index} ({n} records) exceed {INDEX_BITS} bits"
+    );
+    let whole: u128 = (1 << (PREFIX_BYTES * 8)) - 1;
+    out.extend(offsets.windows(2).zip(base_index..).map(|(w, index)| {
+        let (start, end) = (w[0] as usize, w[1] as usize);
+        let line = &data[start..end];
+        let len = line.len() - usize::from(line.last() == Some(&terminator));
+        let keep = len.min(PREFIX_BYTES);
+        let prefix = match data.get(start..start + LOAD) {
+            Some(word) => {
+                let word = u128::from_be_bytes(word.try_into().expect("16 bytes"));
+                // The top `keep` bytes of the ten (bits past the line are another line's).
+                let ten = word >> ((LOAD - PREFIX_BYTES) * 8);
+                ten & (whole ^ ((1u128 << ((PREFIX_BYTES - keep) * 8)) - 1))
+            }
+            None => {
+                let mut p = [0u8; PREFIX_BYTES];
+                p[..keep].copy_from_slice(&line[..keep]);
+                prefix_u128(&p)
+            }
+        };
+        pack(prefix, index)
+    }));
+}

@@ -63,8 +63,8 @@ pub mod tuning;
 pub use bucket::{Bucketer, MAX_BUCKETS_LOG2};
 pub use crc::{crc32_sum, crc32_sum_fixed};
 pub use entry::{
-    entry_index, entry_prefix, extract_entries, make_entry, Entry, INDEX_BITS, INDEX_MASK,
-    MAX_INDEX, PREFIX_BYTES,
+    entry_index, entry_prefix, extract_entries, extract_line_entries, make_entry, Entry,
+    INDEX_BITS, INDEX_MASK, MAX_INDEX, PREFIX_BYTES,
 };
 pub use gather::{
     gather, gather_blocks, gather_var, gather_var_with, par_gather, prefetch_read, prefetch_record,

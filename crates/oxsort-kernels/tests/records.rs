@@ -4,8 +4,8 @@ mod common;
 use common::*;
 use oxsort_kernels::tuning::{GATHER_PREFETCH_DISTANCE, PAR_TASK_ENTRIES};
 use oxsort_kernels::{
-    entry_index, entry_prefix, extract_entries, gather, make_entry, par_gather, sort_entries,
-    Entry, MAX_INDEX,
+    entry_index, entry_prefix, extract_entries, extract_line_entries, gather, make_entry,
+    par_gather, sort_entries, Entry, MAX_INDEX,
 };
 
 fn arena(n: usize, rec: usize, rng: &mut Rng) -> Vec<u8> {
@@ -51,6 +51,49 @@ fn extract_matches_make_entry() {
             assert_eq!(out, want, "rec {rec} off {off} n {n} OXSORT_SEED={seed}");
         }
     }
+}
+
+#[test]
+fn line_entries_match_make_entry_of_each_lines_prefix() {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    for n in [0usize, 1, 2, 5, 300] {
+        // Lines of 0 to 24 bytes (shorter, as long as and longer than a prefix), of bytes that
+        // are often the terminator, each ended by it but perhaps the last: so lines end at
+        // every distance from the end of the buffer, and keys hold zeros and terminators.
+        for last_ended in [true, false] {
+            let mut data = Vec::new();
+            let mut offsets = vec![0u32];
+            for i in 0..n {
+                for _ in 0..rng.below(25) {
+                    data.push(if rng.below(4) == 0 { 0 } else { b'\n' + rng.below(3) as u8 });
+                }
+                if i + 1 < n || last_ended {
+                    data.push(b'\n');
+                }
+                offsets.push(data.len() as u32);
+            }
+            let mut out = vec![7]; // appends, keeps what was there
+            extract_line_entries(&data, &offsets, b'\n', 500, &mut out);
+            let want: Vec<Entry> = std::iter::once(7)
+                .chain(offsets.windows(2).zip(500u64..).map(|(w, i)| {
+                    let line = &data[w[0] as usize..w[1] as usize];
+                    let key = line.strip_suffix(b"\n").unwrap_or(line);
+                    let mut p = [0u8; 10];
+                    let k = key.len().min(10);
+                    p[..k].copy_from_slice(&key[..k]);
+                    make_entry(&p, i)
+                }))
+                .collect();
+            assert_eq!(out, want, "n {n} last ended {last_ended} OXSORT_SEED={seed}");
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "exceed")]
+fn line_entries_past_the_last_index_panic() {
+    extract_line_entries(b"a\nb\n", &[0, 2, 4], b'\n', MAX_INDEX, &mut Vec::new());
 }
 
 #[test]

@@ -240,16 +240,6 @@ impl<'k> FixedCheck<'k> {
     }
 }
 
-/// Records whose CRCs [`OrderBuilder`] sums in one interleaved call, at most. The CRC kernel
-/// folds records in groups of one length class (16 records of the same count of 16-byte blocks):
-/// a batch of lines of mixed lengths fills groups only if it is many times the number of classes
-/// (a batch of 64 lines of 10-200 bytes left most records to the one-at-a-time kernel).
-const CRC_BATCH: usize = 1024;
-
-/// Bytes of records [`OrderBuilder`] sums in one call, at most: a batch is read again from the
-/// cache (L2 on the CPUs we run on) it was just copied through, not from memory.
-const CRC_BATCH_BYTES: usize = 128 << 10;
-
 /// [`OrderCheck`] built record by record, as records are copied (while they are in cache).
 ///
 /// Built keys (parsed, collated) are compared by their 10-byte prefixes, built from each record
@@ -265,6 +255,9 @@ pub(crate) struct OrderBuilder<'k, 'a> {
     /// Records whose CRCs are not summed yet, and their bytes.
     pending: Vec<&'a [u8]>,
     pending_bytes: usize,
+    /// Records, and bytes of them, summed in one call at most (what the CPU's CRC kernel is
+    /// fastest with: [`oxsort_kernels::crc32_sum_batch`]).
+    batch: (usize, usize),
     /// Whether CRCs are summed here (else the caller sums them, [`FixedCheck`]).
     sums: bool,
     /// Whole keys, built on prefix ties.
@@ -275,13 +268,15 @@ pub(crate) struct OrderBuilder<'k, 'a> {
 
 impl<'k, 'a> OrderBuilder<'k, 'a> {
     pub(crate) fn new(keys: &'k SortKey) -> Self {
+        let batch = oxsort_kernels::crc32_sum_batch();
         OrderBuilder {
             keys,
             check: OrderCheck::default(),
             prev_rec: None,
             prev_prefix: None,
-            pending: Vec::with_capacity(CRC_BATCH),
+            pending: Vec::with_capacity(batch.0),
             pending_bytes: 0,
+            batch,
             sums: true,
             prev: Vec::new(),
             cur: Vec::new(),
@@ -303,7 +298,7 @@ impl<'k, 'a> OrderBuilder<'k, 'a> {
         if self.sums {
             self.pending.push(rec);
             self.pending_bytes += rec.len();
-            if self.pending.len() == CRC_BATCH || self.pending_bytes >= CRC_BATCH_BYTES {
+            if self.pending.len() == self.batch.0 || self.pending_bytes >= self.batch.1 {
                 self.sum_pending();
             }
         }

@@ -61,7 +61,7 @@ mod ties;
 pub mod tuning;
 
 pub use bucket::{Bucketer, MAX_BUCKETS_LOG2};
-pub use crc::{crc32_sum, crc32_sum_fixed};
+pub use crc::{crc32_sum, crc32_sum_batch, crc32_sum_fixed};
 pub use entry::{
     entry_index, entry_prefix, extract_entries, extract_line_entries, make_entry, Entry,
     INDEX_BITS, INDEX_MASK, MAX_INDEX, PREFIX_BYTES,

@@ -97,7 +97,7 @@ pub use stats::{
     human_bytes, FileStats, OutfilRecords, PhaseStats, Reclaimed, SortStats, TextAsRecords,
     ThreadStats,
 };
-pub use sysinfo::{available_memory, cores, cpu_times, peak_rss};
+pub use sysinfo::{available_memory, cores, cpu_times, peak_rss, reset_peak_rss};
 pub use verify::{checksum_hex, checksum_records, OrderCheck};
 
 use oxsort_io::AtomicOutput;

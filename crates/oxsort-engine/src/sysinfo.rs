@@ -66,17 +66,16 @@ fn cgroup_limit() -> Option<u64> {
         .min()
 }
 
-/// Peak memory of this process so far, in bytes: the resident set's high-water mark (`VmHWM`)
-/// plus the most hugetlb-pool memory it held at once, which `VmHWM` does not count.
+/// Peak memory of this process so far, in bytes: the most it held at once of resident set and
+/// hugetlb-pool pages (which the resident set does not count), as [`oxsort_io::bigmem::peak_held`]
+/// tracks it.
 pub fn peak_rss() -> u64 {
-    status_kb("VmHWM:").unwrap_or(0) * 1024 + oxsort_io::bigmem::hugetlb_peak()
+    oxsort_io::bigmem::peak_held()
 }
 
-fn status_kb(field: &str) -> Option<u64> {
-    let s = fs::read_to_string("/proc/self/status").ok()?;
-    s.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+/// Starts [`peak_rss`] afresh from what the process holds now.
+pub fn reset_peak_rss() {
+    oxsort_io::bigmem::reset_peak_held()
 }
 
 /// CPU time of this process so far: (user, system) in seconds, from `/proc/self/stat`

@@ -29,6 +29,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Mutex;
 
 use crate::tuning::{DIRECT_ALIGN, HUGETLB_PAGE};
 
@@ -50,6 +51,14 @@ static POLICY: AtomicU8 = AtomicU8::new(0);
 static POOL_REFUSED: AtomicBool = AtomicBool::new(false);
 static POOL_NOW: AtomicU64 = AtomicU64::new(0);
 static POOL_PEAK: AtomicU64 = AtomicU64::new(0);
+/// The most memory held at once over the intervals closed so far (see [`peak_held`]).
+static HELD_PEAK: AtomicU64 = AtomicU64::new(0);
+/// Set when the resident set's high-water mark could not be read or reset: [`peak_held`] then
+/// adds the two peaks, which may come from different moments (never less than the truth).
+static HWM_UNTRACKED: AtomicBool = AtomicBool::new(false);
+/// Serializes a change of the pool's holding with the sample that closes the interval before
+/// it, so that every interval is measured against the pool bytes held during it.
+static POOL_CHANGE: Mutex<()> = Mutex::new(());
 
 /// Turns use of the hugetlb pool on or off for this process (default on, unless the environment
 /// sets `OXSORT_HUGETLB=off`).
@@ -96,6 +105,104 @@ pub fn hugetlb_peak() -> u64 {
     POOL_PEAK.load(Ordering::Relaxed)
 }
 
+/// The most memory this process held at once: its resident set plus the hugetlb-pool pages it
+/// had mapped at that moment. Pool pages are not part of the resident set the kernel counts, and
+/// the two peak at different times (the input phase holds its chunks in the pool, the merge its
+/// read blocks on ordinary pages), so their sum is not the peak. Every change of the pool's
+/// holding closes an interval: the resident set's high-water mark over it (`VmHWM`) plus the
+/// pool bytes held throughout it is that interval's peak, and the mark is then reset
+/// (`/proc/self/clear_refs`, value 5) for the next. Where the mark cannot be read or reset,
+/// the result is the sum of the two peaks, never less than the truth.
+///
+/// The reset also lowers what `getrusage` and `wait4` report as the process's maximum resident
+/// set; it happens only in a process that maps pool pages, whose memory those never counted
+/// in full.
+pub fn peak_held() -> u64 {
+    let _held = POOL_CHANGE.lock().unwrap_or_else(|e| e.into_inner());
+    let hwm = vm_hwm();
+    if HWM_UNTRACKED.load(Ordering::Relaxed) {
+        return hwm.unwrap_or(0) + hugetlb_peak();
+    }
+    let now = hwm.unwrap_or(0) + hugetlb_bytes();
+    HELD_PEAK.load(Ordering::Relaxed).max(now)
+}
+
+/// Starts [`peak_held`] and [`hugetlb_peak`] afresh from what the process holds now (a test
+/// measuring one sort of several, say).
+pub fn reset_peak_held() {
+    let _held = POOL_CHANGE.lock().unwrap_or_else(|e| e.into_inner());
+    if !reset_hwm() {
+        HWM_UNTRACKED.store(true, Ordering::Relaxed);
+    }
+    HELD_PEAK.store(0, Ordering::Relaxed);
+    POOL_PEAK.store(POOL_NOW.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// Closes the interval of the pool's current holding (see [`peak_held`]), with the
+/// [`POOL_CHANGE`] lock held by the caller, just before the holding changes.
+fn close_interval() {
+    if HWM_UNTRACKED.load(Ordering::Relaxed) {
+        return;
+    }
+    match vm_hwm() {
+        Some(hwm) if reset_hwm() => {
+            HELD_PEAK.fetch_max(hwm + POOL_NOW.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        _ => HWM_UNTRACKED.store(true, Ordering::Relaxed),
+    }
+}
+
+/// The resident set's high-water mark (`VmHWM` of `/proc/self/status`) in bytes. Read into a
+/// buffer on the stack: this runs inside the global allocator.
+fn vm_hwm() -> Option<u64> {
+    let mut buf = [0u8; 4096];
+    let n = read_proc(c"/proc/self/status", &mut buf)?;
+    let text = &buf[..n];
+    let at = text.windows(6).position(|w| w == b"VmHWM:")? + 6;
+    let digits = text[at..].iter().skip_while(|b| b.is_ascii_whitespace());
+    let mut kib = None::<u64>;
+    for &b in digits.take_while(|b| b.is_ascii_digit()) {
+        kib = Some(kib.unwrap_or(0) * 10 + u64::from(b - b'0'));
+    }
+    kib.map(|k| k << 10)
+}
+
+/// Resets the resident set's high-water mark to the resident set now (Linux 4.0 and later).
+fn reset_hwm() -> bool {
+    // SAFETY: open, write and close on a descriptor owned here; the path is a C string.
+    unsafe {
+        let fd = libc::open(c"/proc/self/clear_refs".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let ok = libc::write(fd, b"5".as_ptr().cast(), 1) == 1;
+        libc::close(fd);
+        ok
+    }
+}
+
+/// Reads up to `buf.len()` bytes of a `/proc` file; `None` if it cannot be opened or read.
+fn read_proc(path: &std::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
+    // SAFETY: open, read and close on a descriptor owned here, into the caller's buffer of
+    // buf.len() bytes; the path is a C string.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let mut filled = 0usize;
+        while filled < buf.len() {
+            let n = libc::read(fd, buf.as_mut_ptr().add(filled).cast(), buf.len() - filled);
+            if n <= 0 {
+                break;
+            }
+            filled += n as usize;
+        }
+        libc::close(fd);
+        Some(filled)
+    }
+}
+
 /// Maps `len` zeroed bytes (rounded up to a multiple of [`DIRECT_ALIGN`]; `len` > 0), 2 MiB
 /// aligned. Returns null if the address space or memory is not available.
 ///
@@ -110,6 +217,8 @@ pub fn map(len: usize) -> *mut u8 {
     let head = len / HUGETLB_PAGE * HUGETLB_PAGE;
     if head > 0 && hugetlb_enabled() && !POOL_REFUSED.load(Ordering::Relaxed) {
         if let Some(a) = map_pool(len, head) {
+            let _change = POOL_CHANGE.lock().unwrap_or_else(|e| e.into_inner());
+            close_interval();
             let now = POOL_NOW.fetch_add(head as u64, Ordering::Relaxed) + head as u64;
             POOL_PEAK.fetch_max(now, Ordering::Relaxed);
             // SAFETY: the header page [a - HEADER, a) is mapped read-write and owned here.
@@ -215,6 +324,8 @@ pub unsafe fn unmap(p: *mut u8, len: usize) {
         kind
     };
     if kind == KIND_POOL {
+        let _change = POOL_CHANGE.lock().unwrap_or_else(|e| e.into_inner());
+        close_interval();
         POOL_NOW.fetch_sub((len / HUGETLB_PAGE * HUGETLB_PAGE) as u64, Ordering::Relaxed);
         POOL_REFUSED.store(false, Ordering::Relaxed);
     }
@@ -386,6 +497,63 @@ mod tests {
             assert!(s.iter().all(|&b| b == 0xA5));
             // SAFETY: p and len come from map, unmapped once, no references remain.
             unsafe { unmap(p, len) };
+        }
+    }
+
+    /// Reserves `pages` pool pages for the test's life where the pool is empty and this
+    /// process may grow it (as root); gives them back when dropped.
+    struct TestPool(Option<u64>);
+
+    const NR_HUGEPAGES: &str = "/proc/sys/vm/nr_hugepages";
+
+    impl TestPool {
+        fn reserve(pages: u64) -> TestPool {
+            let before =
+                std::fs::read_to_string(NR_HUGEPAGES).ok().and_then(|s| s.trim().parse().ok());
+            match before {
+                Some(0) if std::fs::write(NR_HUGEPAGES, pages.to_string()).is_ok() => {
+                    POOL_REFUSED.store(false, Ordering::Relaxed);
+                    TestPool(Some(0))
+                }
+                _ => TestPool(None),
+            }
+        }
+    }
+
+    impl Drop for TestPool {
+        fn drop(&mut self) {
+            if let Some(pages) = self.0 {
+                let _ = std::fs::write(NR_HUGEPAGES, pages.to_string());
+            }
+        }
+    }
+
+    #[test]
+    fn the_peak_held_is_what_was_held_at_once_not_the_sum_of_two_peaks() {
+        const MIB: u64 = 1 << 20;
+        let _pool = TestPool::reserve(8);
+        reset_peak_held();
+        let base = peak_held();
+        // 16 MiB from the pool (when there is one), written and given back; then 32 MiB of
+        // ordinary pages, written and given back.
+        let pooled = map(16 << 20);
+        let from_pool = hugetlb_bytes() >= 16 * MIB;
+        // SAFETY: a fresh mapping of 16 MiB, written then unmapped once.
+        unsafe {
+            std::ptr::write_bytes(pooled, 1, 16 << 20);
+            unmap(pooled, 16 << 20);
+        }
+        let ordinary = map_ordinary(32 << 20);
+        // SAFETY: a fresh mapping of 32 MiB (header page in front), written then unmapped once.
+        unsafe {
+            std::ptr::write_bytes(ordinary, 1, 32 << 20);
+            unmap(ordinary, 32 << 20);
+        }
+        let held = peak_held() - base;
+        assert!(held >= 32 * MIB, "peak {} MiB above the base", held / MIB);
+        if from_pool {
+            // Other tests map a few MiB beside this one; the sum of the peaks would be 48.
+            assert!(held < 44 * MIB, "peak {} MiB: the two peaks were added", held / MIB);
         }
     }
 

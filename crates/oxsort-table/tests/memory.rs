@@ -1,6 +1,6 @@
 //! The table sort keeps the whole process within the memory budget it is given: a Parquet
 //! table several times the budget is sorted (spilled and merged) while the process's peak
-//! resident memory (`VmHWM`, reset before the sort) stays under the budget plus a margin.
+//! memory (resident set plus hugetlb-pool pages, started afresh before the sort) stays under the budget plus a margin.
 //!
 //! One test in its own binary: the peak is the process's, so nothing else may run beside it.
 //! The binary uses the CLI's allocator, as the `oxsort` command does.
@@ -83,14 +83,6 @@ fn make_table(path: &Path) {
     w.close().unwrap();
 }
 
-/// A line of /proc/self/status, in bytes.
-fn status_bytes(field: &str) -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = s.lines().find(|l| l.starts_with(field)).unwrap();
-    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kb << 10
-}
-
 /// Checks `path` holds `ROWS` rows ordered by key (nulls last), then x, then id (stable), with
 /// every id once: a comparator of the values read back, not the sort's own bytes.
 fn check_sorted(path: &Path) {
@@ -143,14 +135,14 @@ fn a_table_five_times_the_budget_sorts_within_it() {
         row_checksum: false,
     };
     let temp = dir.path().to_path_buf();
-    // Give back the memory the table's making held, then start the peak afresh ("5" resets
-    // VmHWM to the current RSS).
+    // Give back the memory the table's making held, then start the peak afresh: the most
+    // resident set and hugetlb-pool pages held at once, from what is held now.
     oxsort_io::trim_heap();
-    std::fs::write("/proc/self/clear_refs", "5").unwrap();
-    let before = status_bytes("VmRSS:");
+    oxsort_io::bigmem::reset_peak_held();
+    let before = oxsort_io::bigmem::peak_held();
     let stats =
         sort_tables(&req, |b| b.memory(engine_memory(BUDGET)).threads(2).temp_dir(temp)).unwrap();
-    let peak = status_bytes("VmHWM:");
+    let peak = oxsort_io::bigmem::peak_held();
     eprintln!(
         "rows {}, runs {:?}, rss before {} MiB, peak {} MiB",
         stats.rows,

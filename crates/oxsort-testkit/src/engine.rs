@@ -221,49 +221,24 @@ pub fn serial() -> MutexGuard<'static, ()> {
 }
 
 /// The peak memory of what runs between [`MemoryProbe::start`] and [`MemoryProbe::peak`],
-/// above what the process held at the start: the kernel's high-water mark of the resident set
-/// (reset at the start through `/proc/self/clear_refs`) plus the hugetlb pages taken from the
-/// pool. While a probe lives, other probes wait.
+/// above what the process held at the start: the most resident set and hugetlb-pool pages held
+/// at once, as the engine's statistics count it ([`oxsort_engine::peak_rss`], started afresh).
+/// While a probe lives, other probes wait.
 pub struct MemoryProbe {
     _turn: MutexGuard<'static, ()>,
     base: u64,
-    pool_free: u64,
 }
 
 impl MemoryProbe {
     /// Starts measuring.
     pub fn start() -> Self {
         let turn = serial();
-        // "5" resets the peak resident set size to the current one.
-        std::fs::write("/proc/self/clear_refs", "5").expect("resetting the memory high-water mark");
-        MemoryProbe { _turn: turn, base: status_kib("VmRSS:") << 10, pool_free: pool_free() }
+        oxsort_engine::reset_peak_rss();
+        MemoryProbe { _turn: turn, base: oxsort_engine::peak_rss() }
     }
 
     /// Bytes above the start at the peak so far.
     pub fn peak(&self) -> u64 {
-        let pool = self.pool_free.saturating_sub(pool_free());
-        ((status_kib("VmHWM:") << 10) + pool).saturating_sub(self.base)
+        oxsort_engine::peak_rss().saturating_sub(self.base)
     }
-}
-
-fn status_kib(field: &str) -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    s.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-/// Free bytes of the hugetlb pool.
-fn pool_free() -> u64 {
-    let s = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let get = |k: &str| -> u64 {
-        s.lines()
-            .find_map(|l| l.strip_prefix(k))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    get("HugePages_Free:") * (get("Hugepagesize:") << 10)
 }

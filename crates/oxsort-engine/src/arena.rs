@@ -28,7 +28,8 @@ use oxsort_kernels::Entry;
 
 /// Bytes of one segment at most: 16 huge pages, the microruns of a dozen 16 MiB chunks of
 /// 100-byte lines. Its free end and each worker's last segment are memory the plan does not
-/// count per record: see [`segment_entries`] and [`SHARED_RUN_SHARE`].
+/// count per record: see [`segment_entries`] and [`SHARED_RUN_SHARE`]; at most 1/32 of a
+/// budget on two workers.
 const SEGMENT_BYTES: usize = 32 << 20;
 
 /// A microrun longer than 1/this of a segment gets a buffer of its own: the free end a
@@ -39,12 +40,22 @@ const SHARED_RUN_SHARE: usize = 8;
 /// A segment takes at most this share of a load's budget (small budgets get small segments).
 const SEGMENT_SHARE: u64 = 64;
 
-/// Entries of one segment for a load of `budget` bytes: [`SEGMENT_BYTES`], or
-/// 1/[`SEGMENT_SHARE`] of the budget in whole huge pages (a hugetlb pool then backs all of
-/// each), at least one.
+/// Bytes of one segment at least: a page.
+const SEGMENT_MIN: usize = 4096;
+
+/// Entries of one segment for a load of `budget` bytes: 1/[`SEGMENT_SHARE`] of the budget, at
+/// most [`SEGMENT_BYTES`], in whole huge pages when that share holds one (a hugetlb pool then
+/// backs all of each), else in whole 4 KiB pages. A segment below a huge page is never the
+/// pool's: the free end of each worker's last segment, never touched, is then not memory held,
+/// where the pool would count every byte of a segment at a budget it is a sixteenth of.
 pub(crate) fn segment_entries(budget: u64) -> usize {
-    let share = (budget / SEGMENT_SHARE) as usize / HUGETLB_PAGE * HUGETLB_PAGE;
-    share.clamp(HUGETLB_PAGE, SEGMENT_BYTES) / std::mem::size_of::<Entry>()
+    let share = ((budget / SEGMENT_SHARE) as usize).min(SEGMENT_BYTES);
+    let bytes = if share >= HUGETLB_PAGE {
+        share / HUGETLB_PAGE * HUGETLB_PAGE
+    } else {
+        (share / SEGMENT_MIN * SEGMENT_MIN).max(SEGMENT_MIN)
+    };
+    bytes / std::mem::size_of::<Entry>()
 }
 
 /// Slots of `slot_len` entries for the chunks of one load.
@@ -173,12 +184,16 @@ mod tests {
     }
 
     #[test]
-    fn a_segment_is_whole_huge_pages_and_a_small_share_of_a_budget() {
+    fn a_segment_is_whole_pages_and_a_small_share_of_a_budget() {
         let e = std::mem::size_of::<Entry>();
         assert_eq!(segment_entries(5 << 30) * e, SEGMENT_BYTES);
-        assert_eq!(segment_entries(64 << 20) * e, HUGETLB_PAGE);
-        assert_eq!(segment_entries(1 << 20) * e, HUGETLB_PAGE);
         assert_eq!(segment_entries(600 << 20) * e, 8 << 20);
+        assert_eq!(segment_entries(128 << 20) * e, HUGETLB_PAGE);
+        // Below a huge page's share: whole 4 KiB pages, never the pool's, at least one.
+        assert_eq!(segment_entries(127 << 20) * e, (127 << 20) / 64 / 4096 * 4096);
+        assert_eq!(segment_entries(24 << 20) * e, 384 << 10);
+        assert_eq!(segment_entries(1 << 20) * e, 16 << 10);
+        assert_eq!(segment_entries(1000) * e, 4096);
     }
 
     #[test]

@@ -35,12 +35,18 @@ fn write_lines(path: &Path, bytes: u64, rng: &mut Rng) {
     std::fs::write(path, out).unwrap();
 }
 
-/// The peak of a sort of one 100-byte line with `args`: what the process
-/// holds whatever it sorts, its code (11 MiB of a debug build's pages) and data.
-fn base_of(args: &[&str], dir: &Path) -> u64 {
-    let (tiny, out) = (dir.join("tiny"), dir.join("tiny.out"));
+/// A file of one 100-byte line in `dir` (a record of every shape the tests sort): its sort's
+/// peak is what the process holds whatever it sorts.
+fn tiny_input(dir: &Path) -> std::path::PathBuf {
+    let tiny = dir.join("tiny");
     std::fs::write(&tiny, format!("{}\n", "a".repeat(99))).unwrap();
-    peak_of(args, &tiny, &out).0
+    tiny
+}
+
+/// The peak of a sort of [`tiny_input`] with `args`: the process's base, its code (11 MiB of a
+/// debug build's pages) and data.
+fn base_of(args: &[&str], dir: &Path) -> u64 {
+    peak_of(args, &tiny_input(dir), &dir.join("tiny.out")).0
 }
 
 /// Sorts with `args` and returns (peak memory, passes) from `--stats=json`.
@@ -222,9 +228,7 @@ fn every_key_kind_stays_within_the_budget_when_prefixes_tie() {
                         .env("LC_ALL", locale),
                 )
             };
-            let tiny = d.path().join("tiny");
-            std::fs::write(&tiny, format!("{}\n", "a".repeat(99))).unwrap();
-            let (_, base) = gnu(&tiny);
+            let (_, base) = gnu(&tiny_input(d.path()));
             let (ok, peak) = gnu(&input);
             assert!(ok, "gnu {args:?} in {locale}");
             assert!(
@@ -264,11 +268,9 @@ fn explain_shows_the_memory_a_small_sort_uses() {
     write_lines(&lines, 30 << 20, &mut rng);
     // The default budget (a share of the machine's memory) is far above what 30 MB fill.
     // What the process holds besides the sort's buffers (its own code and data, thread stacks,
-    // the allocator's arenas: about 20 MiB for a debug build), measured as the peak of a sort
-    // of one line and taken off each peak below.
-    let tiny = d.path().join("tiny");
-    std::fs::write(&tiny, "a\n").unwrap();
-    let (base, _) = peak_of(&["--lines"], &tiny, &out);
+    // the allocator's arenas), measured as the peak of a sort of one line and taken off each
+    // peak below.
+    let base = base_of(&["--lines"], d.path());
     let cases: [(&Path, &[&str]); 3] =
         [(&fixed, &[]), (&lines, &["--lines"]), (&lines, &["--lines", "-k2"])];
     for (input, args) in cases {

@@ -1,6 +1,7 @@
 //! The table sort keeps the whole process within the memory budget it is given: a Parquet
 //! table several times the budget is sorted (spilled and merged) while the process's peak
-//! memory (resident set plus hugetlb-pool pages, started afresh before the sort) stays under the budget plus a margin.
+//! memory (resident set plus hugetlb-pool pages held at once, started afresh before the sort)
+//! stays under the budget plus a margin.
 //!
 //! One test in its own binary: the peak is the process's, so nothing else may run beside it.
 //! The binary uses the CLI's allocator, as the `oxsort` command does.
@@ -144,7 +145,7 @@ fn a_table_five_times_the_budget_sorts_within_it() {
         sort_tables(&req, |b| b.memory(engine_memory(BUDGET)).threads(2).temp_dir(temp)).unwrap();
     let peak = oxsort_io::bigmem::peak_held();
     eprintln!(
-        "rows {}, runs {:?}, rss before {} MiB, peak {} MiB",
+        "rows {}, runs {:?}, held before {} MiB, peak {} MiB",
         stats.rows,
         stats.engine.runs,
         before >> 20,

@@ -74,3 +74,22 @@ pub const MAX_TRANSFER: usize = 1 << 30;
 pub const URING_ENTRIES_PER_OP: u32 = 1;
 
 const _: () = assert!(MAX_TRANSFER % DIRECT_ALIGN == 0 && MAX_TRANSFER <= u32::MAX as usize);
+
+/// How long an io_uring ring may hold transfers without completing any before the engine calls
+/// it a stall, names the transfers on stderr and asks the kernel to cancel them (a cancelled
+/// transfer is redone with positional I/O).
+///
+/// A 64 MiB transfer takes well under a second on any disk oxsort targets, and a few seconds
+/// behind a saturated queue; twenty seconds of nothing is a completion that will not come (seen
+/// once: two reads the block device no longer held, waited on for eight minutes). Redoing a
+/// transfer that was merely slow costs only the transfer.
+pub const URING_STALL: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// How long a stalled transfer may take to answer its cancel before the engine abandons it:
+/// retires its slot, leaks its buffer (the kernel may still touch it) and redoes the transfer
+/// from a fresh buffer.
+pub const URING_CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Longest single wait for a completion: the engine looks for a stall this often while
+/// transfers are out. Waking once a second costs nothing measurable.
+pub const URING_WAIT_SLICE: std::time::Duration = std::time::Duration::from_secs(1);

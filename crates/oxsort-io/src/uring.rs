@@ -7,14 +7,22 @@
 use std::collections::VecDeque;
 use std::io;
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use io_uring::{opcode, types, IoUring, Probe};
 
-use crate::buf::align_up;
+use crate::buf::{align_up, AlignedBuf};
 use crate::error::IoError;
 use crate::file::DirectFile;
 use crate::op::{run_sync, BusyClock, Dir, Done, Op};
-use crate::tuning::{DIRECT_ALIGN, MAX_DEPTH, URING_ENTRIES_PER_OP};
+use crate::tuning::{
+    DIRECT_ALIGN, MAX_DEPTH, URING_CANCEL_GRACE, URING_ENTRIES_PER_OP, URING_STALL,
+    URING_WAIT_SLICE,
+};
+
+/// `user_data` bit of the cancel requests [`UringEngine::unstick`] submits: their CQEs name no
+/// slot, so `reap` passes over them.
+const CANCEL_TAG: u64 = 1 << 63;
 
 /// Whether io_uring can be used by this process, probed once and cached: `Err` says why not.
 pub fn probe() -> Result<(), String> {
@@ -49,6 +57,22 @@ fn probe_now() -> Result<(), String> {
 /// Every submitted [`Op`] sits in `slots` (its index is the SQE's `user_data`) until its CQE is
 /// reaped, so the buffer the kernel reads or writes stays alive and untouched; `Drop` waits for
 /// all of them.
+///
+/// A completion that never comes must not hang the sort. When nothing completes for
+/// [`URING_STALL`] while ops are in the kernel, the engine names them on stderr and asks the
+/// kernel to cancel them; a cancelled op is redone with positional I/O. An op still not back
+/// [`URING_CANCEL_GRACE`] later is abandoned: its slot is retired and its buffer leaked (the
+/// kernel may still touch it), and the transfer is redone from a fresh buffer.
+///
+/// ```text
+///   submitted ──CQE──▶ reaped ──▶ ready
+///       │ no CQE for URING_STALL
+///       ▼
+///   cancel asked ──CQE (-ECANCELED)──▶ redone synchronously ──▶ ready
+///       │ no CQE for URING_CANCEL_GRACE
+///       ▼
+///   abandoned: slot retired, buffer leaked, redone from a fresh buffer ──▶ ready
+/// ```
 pub(crate) struct UringEngine {
     ring: IoUring,
     file: Arc<DirectFile>,
@@ -59,6 +83,18 @@ pub(crate) struct UringEngine {
     /// Ops the kernel owns.
     in_kernel: usize,
     clock: Arc<BusyClock>,
+    /// Whether the kernel takes a timeout with `io_uring_enter` (`IORING_FEAT_EXT_ARG`, 5.11):
+    /// without it, waits are unbounded and stalls cannot be detected.
+    timed_waits: bool,
+    /// When a completion last arrived, or the first op entered an idle ring.
+    last_progress: Instant,
+    /// When the pending ops were asked to cancel, if they were.
+    cancel_asked: Option<Instant>,
+    /// How long without a completion counts as a stall, and how long a cancel may take.
+    stall: Duration,
+    cancel_grace: Duration,
+    /// Ops recovered from a stall: (cancelled and redone, abandoned and redone).
+    recovered: (usize, usize),
 }
 
 impl UringEngine {
@@ -69,6 +105,7 @@ impl UringEngine {
     ) -> io::Result<Self> {
         let depth = depth.clamp(1, MAX_DEPTH);
         let ring = IoUring::new(depth as u32 * URING_ENTRIES_PER_OP)?;
+        let timed_waits = ring.params().is_feature_ext_arg();
         Ok(UringEngine {
             ring,
             file: file.clone(),
@@ -77,6 +114,12 @@ impl UringEngine {
             ready: VecDeque::new(),
             in_kernel: 0,
             clock: clock.clone(),
+            timed_waits,
+            last_progress: Instant::now(),
+            cancel_asked: None,
+            stall: URING_STALL,
+            cancel_grace: URING_CANCEL_GRACE,
+            recovered: (0, 0),
         })
     }
 
@@ -139,6 +182,9 @@ impl UringEngine {
             self.free_slots.push(slot);
             return self.run_now(op);
         }
+        if self.in_kernel == 0 {
+            self.last_progress = Instant::now();
+        }
         self.in_kernel += 1;
         self.clock.begin();
         loop {
@@ -158,6 +204,10 @@ impl UringEngine {
         for (slot, res) in cqes {
             let slot = slot as usize;
             let Some(op) = self.slots.get_mut(slot).and_then(Option::take) else { continue };
+            self.last_progress = Instant::now();
+            if res == -libc::ECANCELED && self.cancel_asked.is_some() {
+                self.recovered.0 += 1;
+            }
             self.free_slots.push(slot);
             self.in_kernel -= 1;
             self.clock.end();
@@ -171,9 +221,12 @@ impl UringEngine {
         let file = &*self.file;
         if res < 0 {
             let errno = -res;
-            if matches!(errno, libc::EINVAL | libc::EAGAIN | libc::EINTR | libc::EOPNOTSUPP) {
-                // Refused by this file/kernel combination, or transient: positional I/O knows
-                // the buffered fallbacks.
+            if matches!(
+                errno,
+                libc::EINVAL | libc::EAGAIN | libc::EINTR | libc::EOPNOTSUPP | libc::ECANCELED
+            ) {
+                // Refused by this file/kernel combination, transient, or cancelled by `unstick`:
+                // positional I/O knows the buffered fallbacks.
                 let r = run_sync(file, &mut op);
                 return Done::new(op, r);
             }
@@ -206,8 +259,8 @@ impl UringEngine {
 
     pub(crate) fn wait(&mut self) -> Option<Done> {
         while self.ready.is_empty() && self.in_kernel > 0 {
-            if let Err(e) = self.ring.submit_and_wait(1) {
-                if e.raw_os_error() != Some(libc::EINTR) && e.raw_os_error() != Some(libc::EBUSY) {
+            if let Err(e) = self.enter() {
+                if !matches!(e.raw_os_error(), Some(libc::EINTR | libc::EBUSY | libc::ETIME)) {
                     // The ring itself failed: nothing sensible to do but report every pending
                     // op as failed once its CQE arrives, so keep waiting; make that visible.
                     eprintln!("oxsort-io: io_uring_enter failed: {e}");
@@ -215,30 +268,195 @@ impl UringEngine {
                 }
             }
             self.reap();
+            if self.ready.is_empty() && self.in_kernel > 0 {
+                self.unstick();
+            }
         }
         self.ready.pop_front()
+    }
+
+    /// Submits what is queued and waits for one completion, at most [`URING_WAIT_SLICE`] when
+    /// the kernel takes a timeout (`ETIME` then).
+    fn enter(&mut self) -> io::Result<usize> {
+        if !self.timed_waits {
+            return self.ring.submit_and_wait(1);
+        }
+        let ts = types::Timespec::from(URING_WAIT_SLICE.min(self.stall));
+        let args = types::SubmitArgs::new().timespec(&ts);
+        self.ring.submitter().submit_with_args(1, &args)
+    }
+
+    /// Recovers from ops that made no progress: asks the kernel to cancel them after
+    /// [`URING_STALL`], abandons those still out [`URING_CANCEL_GRACE`] later.
+    fn unstick(&mut self) {
+        if self.last_progress.elapsed() < self.stall {
+            self.cancel_asked = None;
+            return;
+        }
+        match self.cancel_asked {
+            None => self.ask_cancel(),
+            Some(asked) if asked.elapsed() >= self.cancel_grace => self.abandon(),
+            Some(_) => {}
+        }
+    }
+
+    /// Names every op in the kernel on stderr and asks the kernel to cancel it.
+    fn ask_cancel(&mut self) {
+        for (slot, op) in self.slots.iter().enumerate() {
+            let Some(op) = op else { continue };
+            eprintln!(
+                "oxsort-io: {} of {} at offset {} ({} bytes) made no progress for {} s: \
+                 cancelling it and redoing it without io_uring",
+                match op.dir {
+                    Dir::Read => "read",
+                    Dir::Write => "write",
+                },
+                self.file.path().display(),
+                op.offset,
+                op.len,
+                self.stall.as_secs_f64()
+            );
+            let cancel =
+                opcode::AsyncCancel::new(slot as u64).build().user_data(CANCEL_TAG | slot as u64);
+            // SAFETY: a cancel request references no memory of ours.
+            let _ = unsafe { self.ring.submission().push(&cancel) };
+        }
+        let _ = self.ring.submit();
+        self.cancel_asked = Some(Instant::now());
+    }
+
+    /// Gives up on every op still in the kernel: each slot is retired (a late CQE finds it
+    /// empty), each buffer leaked (the kernel may still read or write it), and each transfer
+    /// redone synchronously from a fresh buffer (holding a copy of the data, for a write).
+    fn abandon(&mut self) {
+        for slot in 0..self.slots.len() {
+            let Some(mut op) = self.slots[slot].take() else { continue };
+            let mut fresh = AlignedBuf::new(op.buf.len());
+            if op.dir == Dir::Write {
+                fresh[..op.len].copy_from_slice(&op.buf[..op.len]);
+            }
+            std::mem::forget(std::mem::replace(&mut op.buf, fresh));
+            eprintln!(
+                "oxsort-io: io_uring did not give back the transfer of {} at offset {}: \
+                 redone without it",
+                self.file.path().display(),
+                op.offset
+            );
+            self.in_kernel -= 1;
+            self.clock.end();
+            self.recovered.1 += 1;
+            self.run_now(op);
+        }
+        self.cancel_asked = None;
+        self.last_progress = Instant::now();
     }
 }
 
 impl Drop for UringEngine {
     fn drop(&mut self) {
         // The kernel may still write into the buffers of in-flight ops: wait for every CQE before
-        // the slots (and their buffers) are freed. If the ring cannot be waited on, leak the
-        // buffers rather than free memory the kernel may still write.
+        // the slots (and their buffers) are freed. If the ring cannot be waited on, or the ops
+        // stall past a cancel's grace, leak the buffers rather than free memory the kernel may
+        // still write.
         let mut failures = 0;
+        let give_up = self.stall + self.cancel_grace;
         while self.in_kernel > 0 {
-            match self.ring.submit_and_wait(1) {
+            match self.enter() {
                 Ok(_) => failures = 0,
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::ETIME)) => {}
                 Err(_) => failures += 1,
             }
             self.reap();
-            if failures > 100 {
+            let stalled = self.last_progress.elapsed() >= self.stall;
+            if self.in_kernel > 0 && stalled && self.cancel_asked.is_none() {
+                self.ask_cancel();
+            }
+            if failures > 100 || self.last_progress.elapsed() >= give_up {
                 for op in self.slots.iter_mut().filter_map(Option::take) {
                     std::mem::forget(op.buf);
                 }
                 break;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::IoOptions;
+    use std::io::Write;
+
+    /// A read from a FIFO nobody writes to: the kernel holds it without completing it, as a
+    /// lost completion would. Returns the engine (with short stall timeouts), the writer end and
+    /// the directory holding the FIFO.
+    fn stalled_read(
+        dir: &std::path::Path,
+        stall: Duration,
+    ) -> Option<(UringEngine, std::fs::File)> {
+        probe().ok()?;
+        let path = dir.join("fifo");
+        let c = std::ffi::CString::new(path.to_str()?).ok()?;
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Opened read-write first (never blocks on a FIFO), so the reader's open does not wait.
+        let writer = std::fs::OpenOptions::new().read(true).write(true).open(&path).ok()?;
+        let file = Arc::new(DirectFile::open(&path, &IoOptions::default()).ok()?);
+        let mut e = UringEngine::new(&file, 2, &BusyClock::new()).ok()?;
+        if !e.timed_waits {
+            return None;
+        }
+        e.stall = stall;
+        e.cancel_grace = stall;
+        e.submit(Op { seq: 0, dir: Dir::Read, offset: 0, len: 4096, buf: AlignedBuf::new(4096) });
+        assert_eq!(e.in_kernel, 1, "the read went to the ring");
+        Some((e, writer))
+    }
+
+    #[test]
+    fn a_transfer_the_kernel_never_completes_is_cancelled_and_redone() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some((mut e, mut writer)) = stalled_read(dir.path(), Duration::from_millis(200)) else {
+            eprintln!("io_uring with timed waits unavailable: skipped");
+            return;
+        };
+        // The data (then end of file) arrives only long after the stall: without recovery the
+        // ring's read would take it, and the cancel count would stay 0.
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(2));
+            writer.write_all(b"late bytes").unwrap();
+        });
+        let done = e.wait().expect("the stalled read comes back");
+        assert_eq!(e.recovered, (1, 0), "cancelled and redone, not abandoned");
+        assert_eq!(done.op.offset, 0);
+        let n = done.result.expect("the redone read succeeds");
+        assert_eq!(&done.op.buf[..n], b"late bytes");
+        assert_eq!(e.in_flight(), 0);
+        late.join().unwrap();
+    }
+
+    #[test]
+    fn a_transfer_that_does_not_answer_its_cancel_is_abandoned_and_redone() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some((mut e, mut writer)) = stalled_read(dir.path(), Duration::from_millis(200)) else {
+            eprintln!("io_uring with timed waits unavailable: skipped");
+            return;
+        };
+        // As if the cancel had been asked long ago and nothing came back.
+        e.cancel_asked = Some(Instant::now() - Duration::from_secs(60));
+        e.last_progress = Instant::now() - Duration::from_secs(60);
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            writer.write_all(b"late bytes").unwrap();
+        });
+        let done = e.wait().expect("the abandoned read comes back");
+        assert_eq!(e.recovered, (0, 1), "abandoned and redone");
+        assert_eq!(e.free_slots.len(), 1, "the abandoned slot is retired");
+        // The ring's read, still armed, and the redone read race for the bytes; the redone
+        // read ends at end of file either way.
+        let n = done.result.expect("the redone read succeeds");
+        assert!(n == 0 || &done.op.buf[..n] == b"late bytes", "{n} bytes");
+        assert_eq!(e.in_flight(), 0);
+        late.join().unwrap();
     }
 }

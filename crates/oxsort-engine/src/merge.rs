@@ -474,6 +474,12 @@ mod tests {
         // leave 18 to take fresh, two of about 6.2 MiB 6; three of about 4.2 MiB none.
         let chunk = 25 << 19;
         let spares = || (0..12).map(|_| AlignedBuf::new(chunk)).collect::<Vec<_>>();
+        if AlignedBuf::new(chunk).pieces_of(chunk / 4) == 0 {
+            // Buffers from a hugetlb pool reserved on this machine: counted by the 2 MiB page,
+            // they are not cut (see `bigmem::split`).
+            eprintln!("skipped: buffers come from the hugetlb pool, which are not cut");
+            return;
+        }
         let planned = record_block(7_581_696, 50);
         let block = spare_block(&spares(), planned, 50, 30);
         assert!(block < planned / 3 * 2 && block >= planned / 2, "{block} against {planned}");

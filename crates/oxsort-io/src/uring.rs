@@ -201,10 +201,10 @@ impl UringEngine {
     fn reap(&mut self) {
         let cqes: Vec<(u64, i32)> =
             self.ring.completion().map(|c| (c.user_data(), c.result())).collect();
+        let before = self.in_kernel;
         for (slot, res) in cqes {
             let slot = slot as usize;
             let Some(op) = self.slots.get_mut(slot).and_then(Option::take) else { continue };
-            self.last_progress = Instant::now();
             if res == -libc::ECANCELED && self.cancel_asked.is_some() {
                 self.recovered.0 += 1;
             }
@@ -213,6 +213,9 @@ impl UringEngine {
             self.clock.end();
             let d = self.finish(op, res);
             self.ready.push_back(d);
+        }
+        if self.in_kernel < before {
+            self.last_progress = Instant::now();
         }
     }
 
@@ -387,39 +390,50 @@ mod tests {
     use crate::file::IoOptions;
     use std::io::Write;
 
-    /// A read from a FIFO nobody writes to: the kernel holds it without completing it, as a
-    /// lost completion would. Returns the engine (with short stall timeouts), the writer end and
-    /// the directory holding the FIFO.
-    fn stalled_read(
-        dir: &std::path::Path,
-        stall: Duration,
-    ) -> Option<(UringEngine, std::fs::File)> {
-        probe().ok()?;
-        let path = dir.join("fifo");
-        let c = std::ffi::CString::new(path.to_str()?).ok()?;
-        // SAFETY: `c` is a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        // Opened read-write first (never blocks on a FIFO), so the reader's open does not wait.
-        let writer = std::fs::OpenOptions::new().read(true).write(true).open(&path).ok()?;
-        let file = Arc::new(DirectFile::open(&path, &IoOptions::default()).ok()?);
-        let mut e = UringEngine::new(&file, 2, &BusyClock::new()).ok()?;
-        if !e.timed_waits {
-            return None;
+    /// A read from a FIFO nobody writes to, in the ring of an engine with stall timeouts of
+    /// 200 ms: the kernel holds it without completing it, as a lost completion would.
+    struct Stalled {
+        engine: UringEngine,
+        /// The FIFO's writing end, for the test to write to late.
+        writer: std::fs::File,
+        _dir: tempfile::TempDir,
+    }
+
+    /// A [`Stalled`] read, or `None` (the test is skipped, and says so) where io_uring or its
+    /// timed waits are unavailable.
+    fn stalled_read() -> Option<Stalled> {
+        let ready = || -> Option<Stalled> {
+            probe().ok()?;
+            let dir = tempfile::tempdir().ok()?;
+            let path = dir.path().join("fifo");
+            let c = std::ffi::CString::new(path.to_str()?).ok()?;
+            // SAFETY: `c` is a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            // Opened read-write first (never blocks on a FIFO), so the reader's open does not
+            // wait.
+            let writer = std::fs::OpenOptions::new().read(true).write(true).open(&path).ok()?;
+            let file = Arc::new(DirectFile::open(&path, &IoOptions::default()).ok()?);
+            let mut engine = UringEngine::new(&file, 2, &BusyClock::new()).ok()?;
+            if !engine.timed_waits {
+                return None;
+            }
+            engine.stall = Duration::from_millis(200);
+            engine.cancel_grace = engine.stall;
+            let buf = AlignedBuf::new(4096);
+            engine.submit(Op { seq: 0, dir: Dir::Read, offset: 0, len: 4096, buf });
+            assert_eq!(engine.in_kernel, 1, "the read went to the ring");
+            Some(Stalled { engine, writer, _dir: dir })
+        };
+        let stalled = ready();
+        if stalled.is_none() {
+            eprintln!("io_uring with timed waits unavailable: skipped");
         }
-        e.stall = stall;
-        e.cancel_grace = stall;
-        e.submit(Op { seq: 0, dir: Dir::Read, offset: 0, len: 4096, buf: AlignedBuf::new(4096) });
-        assert_eq!(e.in_kernel, 1, "the read went to the ring");
-        Some((e, writer))
+        stalled
     }
 
     #[test]
     fn a_transfer_the_kernel_never_completes_is_cancelled_and_redone() {
-        let dir = tempfile::tempdir().unwrap();
-        let Some((mut e, mut writer)) = stalled_read(dir.path(), Duration::from_millis(200)) else {
-            eprintln!("io_uring with timed waits unavailable: skipped");
-            return;
-        };
+        let Some(Stalled { engine: mut e, mut writer, _dir }) = stalled_read() else { return };
         // The data (then end of file) arrives only long after the stall: without recovery the
         // ring's read would take it, and the cancel count would stay 0.
         let late = std::thread::spawn(move || {
@@ -437,11 +451,7 @@ mod tests {
 
     #[test]
     fn a_transfer_that_does_not_answer_its_cancel_is_abandoned_and_redone() {
-        let dir = tempfile::tempdir().unwrap();
-        let Some((mut e, mut writer)) = stalled_read(dir.path(), Duration::from_millis(200)) else {
-            eprintln!("io_uring with timed waits unavailable: skipped");
-            return;
-        };
+        let Some(Stalled { engine: mut e, mut writer, _dir }) = stalled_read() else { return };
         // As if the cancel had been asked long ago and nothing came back.
         e.cancel_asked = Some(Instant::now() - Duration::from_secs(60));
         e.last_progress = Instant::now() - Duration::from_secs(60);

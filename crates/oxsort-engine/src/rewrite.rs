@@ -58,7 +58,7 @@ impl Rewrite {
                         prefetch_record(&src[a..a + r]);
                     }
                     let a = slot(entries[i]) * r;
-                    out.copy_from_slice(&src[a..a + r]);
+                    oxsort_kernels::copy_record(out, &src[a..a + r], r);
                 }
             }
             None => {

@@ -144,7 +144,7 @@ impl Bucketer {
             let at = *h as usize;
             *h += 1;
             let from = (entry_index(e) & mask) as usize * size;
-            out[at * size..(at + 1) * size].copy_from_slice(&records[from..from + size]);
+            crate::copy::copy_record(&mut out[at * size..], &records[from..from + size], size);
             dst[at] = (e & !INDEX_MASK) | (base + at as u64) as u128;
         }
     }

@@ -16,6 +16,9 @@
 
 use std::cmp::Ordering;
 
+mod masked;
+pub use masked::{copy_xor, gather_masked, MaskedPiece};
+
 /// Whether `fields` (each `(src, dst, len)`) move records of `in_len` bytes forward into packed
 /// records of their total length: sources ascending and apart, destinations packed from 0 (so
 /// none lies after its source). Then [`cut_in_place`] may pack records of one buffer to its

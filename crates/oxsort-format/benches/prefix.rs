@@ -1,14 +1,17 @@
-//! Entry prefixes of delimited column keys ([`ColumnKey::prefix`]), the per-record work a keyed
-//! line sort does twice (when it reads a record and when it verifies the output's order).
+//! Entry prefixes of delimited column keys ([`ColumnKey::prefix`]) and of fixed typed keys
+//! ([`SortKey::prefix`]), the per-record work a keyed sort does twice (when it reads a record
+//! and when it verifies the output's order).
 //!
 //! Run: `cargo bench -p oxsort-format --bench prefix`. The lines are `TEXT,NUMBER,TEXT` as
 //! `bench/gnu.sh` writes them for its keyed case: 12 printable bytes, a number below 1000003,
-//! 10-190 more bytes.
+//! 10-190 more bytes. The fixed records are 100 random bytes with `bench/typed.sh`'s key,
+//! `SORT FIELDS=(11,4,BI,D,21,8,FI,A,1,10,CH,A)`.
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use oxsort_format::{
-    ColumnKey, ColumnSpan, FieldType, GnuKind, GnuOrder, KeyField, KeySpec, PREFIX_BYTES,
+    ColumnKey, ColumnSpan, Endian, FieldType, GnuKind, GnuOrder, KeyField, KeySpec, RecordLayout,
+    SortSpec, PREFIX_BYTES,
 };
 use oxsort_testkit::Rng;
 use std::hint::black_box;
@@ -77,5 +80,34 @@ fn bench_prefixes(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_prefixes);
+/// `bench/typed.sh`'s key on 100-byte records, [`LINES`] of random bytes.
+fn bench_fixed_prefixes(c: &mut Criterion) {
+    let mut rng = Rng::new(0xF1_CED);
+    let data: Vec<u8> = (0..LINES * 100).map(|_| rng.below(256) as u8).collect();
+    let spec = KeySpec::new(vec![
+        KeyField::bytes(10, 4, FieldType::Unsigned(Endian::Big), true),
+        KeyField::bytes(20, 8, FieldType::Signed(Endian::Big), false),
+        KeyField::bytes(0, 10, FieldType::Char, false),
+    ])
+    .expect("key");
+    let sort = SortSpec { key: Some(spec), ..SortSpec::with_layout(RecordLayout::BENCHMARK) };
+    let key = sort.compile().expect("a fixed key");
+    let mut group = c.benchmark_group("fixed_prefix");
+    group.throughput(Throughput::Elements(LINES as u64));
+    group.bench_function("bi_d_fi_ch", |b| {
+        let mut scratch = Vec::new();
+        b.iter(|| {
+            let mut x = [0u8; PREFIX_BYTES];
+            for rec in data.chunks_exact(100) {
+                let p = key.prefix(black_box(rec), &mut scratch).expect("prefix");
+                x[0] ^= p[0];
+                x[9] ^= p[9];
+            }
+            x
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_prefixes, bench_fixed_prefixes);
 criterion_main!(benches);

@@ -446,13 +446,15 @@ impl SortKey {
                 let rec = self.key_part(rec);
                 let short =
                     self.layout.fixed_size().is_none() && rec.len() < fixed.min_record_len();
-                if short || fixed.write(rec, &mut p).is_none() {
-                    scratch.clear();
-                    spec.normalize(rec, scratch)?;
-                    let n = scratch.len().min(PREFIX_BYTES);
-                    p = [0; PREFIX_BYTES];
-                    p[..n].copy_from_slice(&scratch[..n]);
+                // Returned here, not through `p`: the array is built in a register, and a copy
+                // through the stack in pieces of other sizes would stall on store forwarding.
+                if let Some(w) = if short { None } else { fixed.write_array(rec) } {
+                    return Ok(w);
                 }
+                scratch.clear();
+                spec.normalize(rec, scratch)?;
+                let n = scratch.len().min(PREFIX_BYTES);
+                p[..n].copy_from_slice(&scratch[..n]);
             }
             KeyKind::General(spec) => match &self.columns {
                 Some(columns) => p = columns.prefix(self.key_part(rec), scratch),

@@ -367,18 +367,24 @@ proptest! {
 
     /// The allocation-free form of fixed-width keys writes exactly what `normalize` appends,
     /// whole or cut to any length (the entry prefix), zero-padded past the key's end; it
-    /// exists for exactly the fixed-width types, and is refused a record too short.
+    /// exists for exactly the fixed-width types, and is refused a record too short. The
+    /// fields lie anywhere in the record (at its start, its end, or inside: a field's bytes
+    /// are read a word at a time, and a word may not reach past the record).
     #[test]
     fn fixed_keys_write_what_normalize_appends(
         cases in proptest::collection::vec(case(), 1..5),
         cut in 0usize..40,
+        pre in proptest::collection::vec(any::<u8>(), 0..12),
+        post in proptest::collection::vec(any::<u8>(), 0..12),
     ) {
         let mut fields = Vec::new();
-        let mut rec = Vec::new();
+        let mut rec = pre.clone();
         for (kind, len, v1, _, s1, _, desc) in &cases {
             fields.push(KeyField::bytes(rec.len(), *len, *kind, *desc));
             rec.extend(encode(*kind, *len, v1, *s1));
         }
+        let key_end = rec.len();
+        rec.extend_from_slice(&post);
         let fixed_width = cases.iter().all(|c| matches!(c.0,
             FieldType::Char | FieldType::Unsigned(_) | FieldType::Signed(_) | FieldType::Float(_)));
         let spec = KeySpec::new(fields).unwrap();
@@ -394,9 +400,13 @@ proptest! {
         let mut padded = want.clone();
         padded.resize(cut.max(want.len()), 0);
         prop_assert_eq!(&out[..], &padded[..cut]);
-        if !rec.is_empty() && !want.is_empty() {
+        // The entry prefix's form, written into an array.
+        padded.resize(padded.len().max(10), 0);
+        let prefix: Option<[u8; 10]> = fixed.write_array(&rec);
+        prop_assert_eq!(prefix.as_ref().map(|p| &p[..]), Some(&padded[..10]));
+        if key_end > pre.len() && !want.is_empty() {
             let mut whole = vec![0u8; want.len()];
-            prop_assert!(fixed.write(&rec[..rec.len() - 1], &mut whole).is_none());
+            prop_assert!(fixed.write(&rec[..key_end - 1], &mut whole).is_none());
         }
     }
 
@@ -434,5 +444,73 @@ proptest! {
         let spec = KeySpec::benchmark();
         let fast = spec.fast_path(oxsort_format::RecordLayout::BENCHMARK).unwrap();
         prop_assert_eq!(&rec[fast.offset..fast.offset + fast.len], &key(&spec, &rec)[..]);
+    }
+}
+
+/// Single encodings and their errors, by hand.
+mod encodings {
+    use oxsort_format::{Endian, FieldType, KeyField, KeySpec, ShortFields};
+
+    fn key(spec: &KeySpec, rec: &[u8]) -> Vec<u8> {
+        let mut v = Vec::new();
+        spec.normalize(rec, &mut v).unwrap();
+        v
+    }
+
+    #[test]
+    fn benchmark_key_is_the_raw_bytes() {
+        let rec: Vec<u8> = (0..100).collect();
+        assert_eq!(key(&KeySpec::benchmark(), &rec), &rec[..10]);
+    }
+
+    #[test]
+    fn signed_big_and_little() {
+        let fi = KeySpec::new(vec![KeyField::bytes(0, 2, FieldType::Signed(Endian::Big), false)])
+            .unwrap();
+        assert!(key(&fi, &(-1i16).to_be_bytes()) < key(&fi, &0i16.to_be_bytes()));
+        let li =
+            KeySpec::new(vec![KeyField::bytes(0, 4, FieldType::Signed(Endian::Little), false)])
+                .unwrap();
+        assert!(key(&li, &(-300i32).to_le_bytes()) < key(&li, &(-2i32).to_le_bytes()));
+        assert!(key(&li, &(2i32).to_le_bytes()) < key(&li, &(256i32).to_le_bytes()));
+    }
+
+    #[test]
+    fn floats_zero_and_nan() {
+        let fl = KeySpec::new(vec![KeyField::bytes(0, 8, FieldType::Float(Endian::Big), false)])
+            .unwrap();
+        let k = |x: f64| key(&fl, &x.to_be_bytes());
+        assert_eq!(k(0.0), k(-0.0));
+        assert!(k(f64::NEG_INFINITY) < k(-1.0));
+        assert!(k(f64::INFINITY) < k(f64::NAN));
+        assert_eq!(k(f64::NAN), k(-f64::NAN));
+    }
+
+    #[test]
+    fn short_records() {
+        let mut spec = KeySpec::new(vec![KeyField::bytes(2, 3, FieldType::Char, true)]).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(
+            spec.normalize(b"abcd", &mut out).unwrap_err().to_string(),
+            "key field 1 (bytes 3 to 5, 1-based) lies past the end of the 4-byte record"
+        );
+        spec.short_fields = ShortFields::SortFirst;
+        assert!(key(&spec, b"abcd") < key(&spec, b"abzzz"));
+        assert!(key(&spec, b"abzzz") < key(&spec, b"abaaa"));
+    }
+
+    #[test]
+    fn bad_packed_names_the_field_and_byte() {
+        let spec = KeySpec::new(vec![
+            KeyField::bytes(0, 1, FieldType::Char, false),
+            KeyField::bytes(1, 2, FieldType::Packed, false),
+        ])
+        .unwrap();
+        let mut out = Vec::new();
+        assert_eq!(spec.normalize(&[b'x', 0x12, 0x3A], &mut out), Ok(()), "sign A is positive");
+        assert_eq!(
+            spec.normalize(&[b'x', 0x1B, 0x3C], &mut out).unwrap_err().to_string(),
+            "key field 2: invalid packed decimal data at byte 2 (0x1B)"
+        );
     }
 }

@@ -459,12 +459,23 @@ mod tests {
         let _turn = SAMPLING.lock().unwrap_or_else(|e| e.into_inner());
         // One sample at start, one at stop: the thread lives and ends between them.
         let sampler = Sampler::start(Duration::from_secs(600), PhaseMark::new()).unwrap();
-        std::thread::Builder::new()
+        let tid = std::thread::Builder::new()
             .name("oxsort-sort".into())
-            .spawn(|| spin(0.2))
+            .spawn(|| {
+                spin(0.2);
+                fs::read_link("/proc/thread-self").unwrap()
+            })
             .unwrap()
             .join()
             .unwrap();
+        // `join` returns when the thread has left its code, a moment before the kernel takes it
+        // out of /proc/self/task (a busy machine stretches the moment): wait for that, or the
+        // last sample still finds it live.
+        let task = Path::new("/proc/self/task").join(tid.file_name().unwrap());
+        let gone = Instant::now();
+        while task.exists() && gone.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let tl = sampler.stop();
         assert_eq!(tl.samples.len(), 2);
         let ended = tl.kinds.iter().position(|k| k == ENDED).expect("an ended kind");

@@ -58,7 +58,7 @@ impl Rewrite {
                         prefetch_record(&src[a..a + r]);
                     }
                     let a = slot(entries[i]) * r;
-                    oxsort_kernels::copy_record(out, &src[a..a + r], r);
+                    oxsort_bytes::copy_field(&src[a..a + r], out);
                 }
             }
             None => {

@@ -371,11 +371,10 @@ impl KeySpec {
             width += enc;
         }
         let (mut pieces, mut fast_width) = (Vec::new(), 0);
-        for f in fields.iter().take_while(|f| matches!(f.how, Encode::Masked { .. })) {
-            if let Encode::Masked { first, rest } = f.how {
-                MaskedPiece::split(f.offset, f.len, fast_width, first, rest, &mut pieces);
-                fast_width += f.len;
-            }
+        for f in &fields {
+            let Encode::Masked { first, rest } = f.how else { break };
+            MaskedPiece::split(f.offset, f.len, fast_width, first, rest, &mut pieces);
+            fast_width += f.len;
         }
         Some(FixedKey { fields, width, pieces, fast_width })
     }

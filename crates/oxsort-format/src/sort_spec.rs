@@ -448,7 +448,7 @@ impl SortKey {
                     self.layout.fixed_size().is_none() && rec.len() < fixed.min_record_len();
                 // Returned here, not through `p`: the array is built in a register, and a copy
                 // through the stack in pieces of other sizes would stall on store forwarding.
-                if let Some(w) = if short { None } else { fixed.write_array(rec) } {
+                if let Some(w) = (!short).then(|| fixed.write_array(rec)).flatten() {
                     return Ok(w);
                 }
                 scratch.clear();

@@ -144,7 +144,10 @@ impl Bucketer {
             let at = *h as usize;
             *h += 1;
             let from = (entry_index(e) & mask) as usize * size;
-            crate::copy::copy_record(&mut out[at * size..], &records[from..from + size], size);
+            oxsort_bytes::copy_field(
+                &records[from..from + size],
+                &mut out[at * size..(at + 1) * size],
+            );
             dst[at] = (e & !INDEX_MASK) | (base + at as u64) as u128;
         }
     }

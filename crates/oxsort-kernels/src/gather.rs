@@ -70,7 +70,7 @@ pub fn gather<'a, L: Fn(u64) -> &'a [u8]>(
         |_| {},
         locate,
         |rec| {
-            crate::copy::copy_record(&mut out[pos..], rec, rec_size);
+            oxsort_bytes::copy_field(rec, &mut out[pos..pos + rec_size]);
             pos += rec_size;
             true
         },
@@ -107,7 +107,7 @@ pub fn gather_blocks<'a, L: Fn(u64) -> &'a [u8]>(
         |_| {},
         locate,
         |rec| {
-            crate::copy::copy_record(&mut out[pos..], rec, rec_size);
+            oxsort_bytes::copy_field(rec, &mut out[pos..pos + rec_size]);
             pos += rec_size;
             if pos - start == block {
                 seen(&out[start..pos]);

@@ -50,7 +50,6 @@
 #![deny(missing_docs)]
 
 mod bucket;
-mod copy;
 mod crc;
 mod entry;
 mod gather;
@@ -62,7 +61,6 @@ mod ties;
 pub mod tuning;
 
 pub use bucket::{Bucketer, MAX_BUCKETS_LOG2};
-pub use copy::{copy_record, BENCHMARK_RECORD};
 pub use crc::{crc32_sum, crc32_sum_batch, crc32_sum_fixed};
 pub use entry::{
     entry_index, entry_prefix, extract_entries, extract_line_entries, make_entry, Entry,

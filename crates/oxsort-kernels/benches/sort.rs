@@ -1,15 +1,17 @@
-//! Kernel benchmarks: entry sorts against std and the radix-sort crates, gather, extraction, and
-//! the merge's tournaments (the branch-free entry tree against the general loser tree).
+//! Kernel benchmarks: entry sorts against std and the radix-sort crates, gather, extraction, the
+//! bucket placement of a chunk's records, and the merge's tournaments (the branch-free entry
+//! tree against the general loser tree).
 //!
 //! Run: `cargo bench -p oxsort-kernels --bench sort` (filter with e.g. `-- sort_1e7/random`).
-//! Sizes can be lowered with `OXSORT_BENCH_N` (entries) and `OXSORT_BENCH_RECORDS` (records of the
-//! gather / extract arena).
+//! Sizes can be lowered with `OXSORT_BENCH_N` (entries), `OXSORT_BENCH_RECORDS` (records of the
+//! gather / extract arena) and `OXSORT_BENCH_CHUNK` (records of the placed chunk);
+//! `OXSORT_BENCH_HUGE=1` puts the placement's buffers on huge pages, as the engine's pool does.
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use oxsort_kernels::{
-    extract_entries, gather, gather_blocks, make_entry, par_gather, par_sort_entries,
-    par_sort_entries_with_buffer, sort_entries, Entry, EntryTree, LoserTree,
+    entry_prefix, extract_entries, gather, gather_blocks, make_entry, par_gather, par_sort_entries,
+    par_sort_entries_with_buffer, sort_entries, Bucketer, Entry, EntryTree, LoserTree,
 };
 use oxsort_testkit::{pattern_keys, Pattern, Rng};
 use rdst::RadixSort as _;
@@ -112,6 +114,40 @@ fn bench_records(c: &mut Criterion) {
     g.finish();
 }
 
+/// A load's bucket placement of one chunk of 100-byte records (`OXSORT_BENCH_CHUNK` records, a
+/// 16 MiB chunk by default): entries and records scattered to `2^bits` buckets in one pass, as
+/// the engine does before cutting a load into parts; by how many buckets.
+fn bench_place(c: &mut Criterion) {
+    const REC: usize = 100;
+    let n = env_usize("OXSORT_BENCH_CHUNK", (16 << 20) / REC);
+    let log2 = n.next_power_of_two().ilog2();
+    let mut rng = Rng::new(RECORDS_SEED);
+    let (mut records, mut out) = (vec![0u8; n * REC], vec![0u8; n * REC]);
+    // As from the engine's pool (huge pages), when asked; else 4 KiB pages.
+    if std::env::var_os("OXSORT_BENCH_HUGE").is_some() {
+        advise_huge(&mut records);
+        advise_huge(&mut out);
+    }
+    for rec in records.chunks_exact_mut(REC) {
+        rec[..10].copy_from_slice(&rng.key());
+    }
+    let mut src = Vec::with_capacity(n);
+    extract_entries(&records, REC, 0, 0, &mut src);
+    let mut dst = vec![0; n];
+    let mut g = c.benchmark_group(format!("place_{n}x100"));
+    g.sample_size(20).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    g.throughput(Throughput::Bytes((n * REC) as u64));
+    for bits in [8u32, 10, 12] {
+        let b = Bucketer::from_sample(src.iter().step_by(64).map(|&e| entry_prefix(e)), bits);
+        let mut starts = Vec::new();
+        b.count(&src, &mut starts);
+        g.bench_function(BenchmarkId::new("place_records", 1u32 << bits), |bch| {
+            bch.iter(|| b.place_records(&src, &starts, &records, REC, log2, 0, &mut dst, &mut out))
+        });
+    }
+    g.finish();
+}
+
 /// `madvise(MADV_HUGEPAGE)` on a fresh buffer (a hint; errors ignored).
 fn advise_huge(buf: &mut [u8]) {
     let start = buf.as_mut_ptr() as usize;
@@ -193,5 +229,5 @@ fn bench_tournaments(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_sorts, bench_records, bench_tournaments);
+criterion_group!(benches, bench_sorts, bench_records, bench_place, bench_tournaments);
 criterion_main!(benches);

@@ -15,6 +15,8 @@
 //! ```
 
 use crate::entry::{entry_index, Entry, INDEX_BITS, INDEX_MASK, PREFIX_BYTES};
+use crate::gather::prefetch_record_for_write;
+use crate::tuning::PLACE_PREFETCH_DISTANCE;
 
 /// The largest key prefix (all 80 bits set).
 const PREFIX_MAX: u128 = (1 << (PREFIX_BYTES * 8)) - 1;
@@ -119,7 +121,8 @@ impl Bucketer {
     ///
     /// The records are read in the order they were read in, not gathered at random: for
     /// entries in slot order (as taken from a chunk) the source is one stream, and the writes
-    /// go to one head per bucket.
+    /// go to one head per bucket, each fetched for writing [`PLACE_PREFETCH_DISTANCE`] entries
+    /// ahead.
     ///
     /// # Panics
     /// If `dst` or `out` is too short, a slot is past `records`, or `starts` is not `src`'s.
@@ -139,7 +142,15 @@ impl Bucketer {
         assert!(out.len() >= src.len() * size, "place: record buffer too short");
         let mask = (1u64 << log2) - 1;
         let mut heads: Vec<u32> = starts[..self.buckets()].to_vec();
-        for &e in src {
+        for (i, &e) in src.iter().enumerate() {
+            // The head a later entry will write to, fetched to be written: each write lands at
+            // one of thousands of heads, whose lines have left the cache since its last one.
+            if let Some(&ahead) = src.get(i + PLACE_PREFETCH_DISTANCE) {
+                let at = heads[self.bucket(ahead)] as usize * size;
+                if let Some(place) = out.get(at..at + size) {
+                    prefetch_record_for_write(place);
+                }
+            }
             let h = &mut heads[self.bucket(e)];
             let at = *h as usize;
             *h += 1;

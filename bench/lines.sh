@@ -6,6 +6,7 @@
 #   RUNS         runs per measurement (default 3; medians reported)
 #   SCRATCH_DIR  where data goes (default bench/scratch)
 #   MEMORY=5G    environment: --memory of oxsort and -S of GNU sort
+#   GNU_RUNS     environment: runs of GNU sort (default RUNS; each takes minutes, 30x oxsort)
 #
 # Targets: oxsort --lines <= 1.35 x floor1 (iofloor's fio read + write) with a hugetlb pool, and at
 # least 8 x faster than LC_ALL=C sort -S MEMORY --parallel=2. Every oxsort output is compared
@@ -43,7 +44,7 @@ for variant in fresh pool; do
   done
 done
 pool_release
-for ((i = 1; i <= runs; i++)); do
+for ((i = 1; i <= ${GNU_RUNS:-$runs}; i++)); do
   rm -f "$g"
   read -r s m c < <(timed env LC_ALL=C sort -S "$memory" --parallel=2 -T "$scratch" -o "$g" "$in")
   gnu+=("$s")

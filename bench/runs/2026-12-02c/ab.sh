@@ -2,8 +2,9 @@
 # Before/after on tmpfs (no disk): the build before this session's changes (OLD) against the
 # tip (NEW), alternated, RUNS times each, one-pass sorts of 4e7 records from a hugetlb pool,
 # plain and with the typed key. Run as root: bench/runs/2026-12-02c/ab.sh OLD NEW [RUNS]
+# AB_DIR (environment): where ab.csv goes (default: beside this script).
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "${AB_DIR:-$(dirname "$0")}"
 old=$1 new=$2 runs=${3:-5}
 csv=ab.csv
 ctl=/dev/shm/typed.ctl

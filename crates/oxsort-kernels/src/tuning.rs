@@ -75,8 +75,9 @@ pub const REFINE_PREFETCH_DISTANCE: usize = 8;
 /// for writing: a chunk's records go to up to 4096 heads, and a head's lines have left the
 /// cache by the time its bucket comes round again, so each store would wait for its line.
 ///
-/// Measured (`cargo bench -p oxsort-kernels --bench sort -- place_`, a 16 MiB chunk of
-/// 100-byte records to 4096 buckets, huge pages, medians of three runs): no prefetch 5.4 ms;
+/// Measured on a Zen 4 host, not the Zen 3 of the figures above (`OXSORT_BENCH_HUGE=1 cargo
+/// bench -p oxsort-kernels --bench sort -- place_`, a 16 MiB chunk of 100-byte records to 4096
+/// buckets, huge pages, medians of three runs): no prefetch 5.4 ms;
 /// read prefetch 16 ahead 4.4 ms; write prefetch 8 ahead 4.2 ms, 16 ahead 3.8 ms, 32 ahead
 /// 4.2 ms.
 pub const PLACE_PREFETCH_DISTANCE: usize = 16;

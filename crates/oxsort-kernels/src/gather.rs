@@ -7,32 +7,24 @@ use rayon::prelude::*;
 /// Cache-line size assumed by the prefetcher.
 const LINE: usize = 64;
 
-/// Asks the CPU to bring the cache line holding `p` into cache, without waiting for it. Does
-/// nothing on targets without a prefetch.
+/// Asks the CPU to bring the cache line holding `p` into cache, without waiting for it: to be
+/// read, or with `WRITE` to be written (fetched for ownership, `prefetchw`, so a store to it does
+/// not wait). Does nothing on targets without a prefetch.
 #[inline(always)]
-fn prefetch_ptr(p: *const u8) {
+fn prefetch_ptr<const WRITE: bool>(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0, _MM_HINT_T0};
         // SAFETY: a prefetch is a hint that never faults, whatever the address, and has no
-        // architectural effect; SSE is baseline on x86_64.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
-/// Asks the CPU to bring the cache line holding `p` into cache to be written (fetched for
-/// ownership: `prefetchw` where the CPU has it, a read prefetch where it does not), so a store
-/// to it does not wait. Does nothing on targets without a prefetch.
-#[inline(always)]
-fn prefetch_write_ptr(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
-        // SAFETY: as in `prefetch_ptr`: a hint that never faults and has no architectural
-        // effect.
-        unsafe { _mm_prefetch::<_MM_HINT_ET0>(p.cast::<i8>()) };
+        // architectural effect; SSE is baseline on x86_64 (and a CPU without `prefetchw` takes
+        // the write hint as a read prefetch).
+        unsafe {
+            if WRITE {
+                _mm_prefetch::<_MM_HINT_ET0>(p.cast::<i8>());
+            } else {
+                _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+            }
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
@@ -41,19 +33,19 @@ fn prefetch_write_ptr(p: *const u8) {
 /// Prefetches the cache line holding `*r`: for tables a later lookup will read at random.
 #[inline(always)]
 pub fn prefetch_read<T>(r: &T) {
-    prefetch_ptr((r as *const T).cast());
+    prefetch_ptr::<false>((r as *const T).cast());
 }
 
 /// Prefetches every cache line `rec` touches, once each.
 #[inline(always)]
 pub fn prefetch_record(rec: &[u8]) {
-    each_line(rec, prefetch_ptr);
+    each_line(rec, prefetch_ptr::<false>);
 }
 
 /// Prefetches every cache line of `place`, a record's place about to be written, once each.
 #[inline(always)]
 pub(crate) fn prefetch_record_for_write(place: &[u8]) {
-    each_line(place, prefetch_write_ptr);
+    each_line(place, prefetch_ptr::<true>);
 }
 
 /// Calls `prefetch` with the start of every cache line `rec` touches.

@@ -37,8 +37,8 @@
 //! that contracts only with a few characters it follows, U+00B7 after "l": strings without
 //! such a pair are built), as are those
 //! whose direction on a level some rule sets reverse and others not could not be learnt: a
-//! string holding one is transformed by glibc whole, and its image orders as `strxfrm`, not
-//! `strcoll` (see [`crate::xfrm`]).
+//! string holding one is transformed by glibc whole, and its image is mended where `strcoll`
+//! walks a reversed run otherwise (see [`mend_glibc_image`]).
 //!
 //! Every character is checked when first asked for: its own image gives its weights (split by
 //! the level shape the locale declares); its direction on each level whose rule sets differ
@@ -49,6 +49,7 @@
 //! way, for characters whose later levels do not concatenate (their first bytes still build a
 //! sort prefix).
 
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// glibc's `sort_backward` bit of a level's rule (`locale/localeinfo.h`).
@@ -187,6 +188,15 @@ struct Admitted {
     /// be found, `None` before they are sought.
     references: [Option<Vec<Probe>>; MAX_LEVELS],
 }
+
+/// The directions of characters the table does not admit whole (bit `l`: the character
+/// reverses level `l`), learnt when [`mend_glibc_image`] needs one beside a run; `None` where
+/// `strcoll` did not tell. Pages of [`PAGE_BITS`] characters, as the table's.
+static OTHER_DIRECTIONS: [OnceLock<Box<[DirectionSlot]>>; (char::MAX as usize >> PAGE_BITS) + 1] =
+    [const { OnceLock::new() }; (char::MAX as usize >> PAGE_BITS) + 1];
+
+/// One character's learnt directions in [`OTHER_DIRECTIONS`]: fixed once decided.
+type DirectionSlot = OnceLock<Option<u8>>;
 
 /// A character and its entry, for the direction probes.
 #[derive(Clone)]
@@ -755,18 +765,27 @@ fn push_walked(entries: &[&Entry], l: usize, walk: Walk, out: &mut Vec<u8>) {
         while i < entries.len() && entries[i].backward & bit != 0 {
             i += 1;
         }
-        let run = &entries[run_start..i];
-        let (last, before) = run.split_last().unwrap_or((&entries[run_start], &[]));
-        out.extend_from_slice(last.level(l));
-        let before = match before.split_last() {
-            // strcoll's walk skips the second-to-last character of a run that a forward
-            // character follows.
-            Some((_, skipped)) if walk == Walk::Strcoll && i < entries.len() => skipped,
-            _ => before,
-        };
-        for e in before.iter().rev() {
-            out.extend_from_slice(e.level(l));
-        }
+        // strcoll's walk skips the second-to-last character of a run that a forward
+        // character follows.
+        let skip = walk == Walk::Strcoll && i < entries.len();
+        push_run(&entries[run_start..i], l, skip, out);
+    }
+}
+
+/// Appends the weights of level `l` of a run of characters that reverse it, backwards:
+/// without the run's second-to-last character when `skip` and the run has two or more.
+#[inline]
+fn push_run(run: &[&Entry], l: usize, skip: bool, out: &mut Vec<u8>) {
+    let Some((last, before)) = run.split_last() else {
+        return;
+    };
+    out.extend_from_slice(last.level(l));
+    let before = match before.split_last() {
+        Some((_, skipped)) if skip => skipped,
+        _ => before,
+    };
+    for e in before.iter().rev() {
+        out.extend_from_slice(e.level(l));
     }
 }
 
@@ -836,6 +855,226 @@ pub(crate) fn xfrm_start_from_table(s: &[u8], out: &mut Vec<u8>, want: usize) ->
         }
         Some(build_start(&entries, shape, out, want, Walk::Strcoll))
     })
+}
+
+/// The direction bits of `c` (bit `l`: `c` reverses level `l`) on the levels whose rule sets
+/// differ: from its entry when admitted whole, else learnt from `strcoll` as an admission
+/// does (see [`Admitted::direction`]) and kept; `None` when unknown.
+fn direction_bits(c: char, shape: &Shape) -> Option<u8> {
+    if let Some(e) = entry(c).filter(|e| e.full) {
+        return Some(e.backward);
+    }
+    let page = OTHER_DIRECTIONS[c as usize >> PAGE_BITS]
+        .get_or_init(|| (0..1 << PAGE_BITS).map(|_| OnceLock::new()).collect());
+    *page[c as usize & ((1 << PAGE_BITS) - 1)].get_or_init(|| {
+        split_levels(&lone_image(c), shape).and_then(|mut e| {
+            e.backward = shape.backward;
+            let mut admitted = ADMITTED.lock().unwrap_or_else(PoisonError::into_inner);
+            admitted.learn_directions(c, &mut e, shape).then_some(e.backward)
+        })
+    })
+}
+
+/// Where level `l` of an image lies (its weights, without the separators).
+fn level_bounds(image: &[u8], l: usize) -> Option<(usize, usize)> {
+    let mut start = 0;
+    for _ in 0..l {
+        start += image[start..].iter().position(|&b| b == LEVEL_END)? + 1;
+    }
+    let end =
+        image[start..].iter().position(|&b| b == LEVEL_END).map_or(image.len(), |e| start + e);
+    Some((start, end))
+}
+
+/// Mends glibc's `strxfrm` image of `s` (UTF-8, no NUL), appended at `out[start..]`, so that
+/// its byte order is `strcoll`'s, GNU sort's: on a level whose rule sets differ in direction,
+/// `strxfrm` walks every character of a reversed run where `strcoll` skips the run's
+/// second-to-last (see the module's diagram). Such a run is two or more characters admitted
+/// whole that reverse the level, with a forward character after it and none before it. The
+/// level of the image of `s` without the skipped characters is `strcoll`'s walk of `s`: it
+/// takes the place of that level in the image of `s`. Every level of the shorter image must be
+/// shorter by just the skipped characters' weights (a pair that contracts once a character
+/// is out would show). A run whose neighbour's direction is not known (a character not
+/// assigned), or whose skipped character weighs nothing on the level, is left as it is.
+///
+/// ```text
+///  "ő1 2zs" in hu_HU.UTF-8, level 2    ő  [1  ␠  2]  zs     a run, then "zs" (forward)
+///  strxfrm's level 2                   ő   2  ␠  1   zs
+///  strcoll's walk                      ő   2     1   zs     '␠', second-to-last, skipped
+///  = strxfrm's level 2 of "ő12zs"      ő   2     1   zs
+/// ```
+pub(crate) fn mend_glibc_image(s: &[u8], out: &mut Vec<u8>, start: usize) {
+    let Some(shape) = SHAPE.get().filter(|shape| shape.mixed != 0) else {
+        return;
+    };
+    if !may_skip(s, shape) {
+        return;
+    }
+    // Each character's byte offset, the character whose rule it walks by and its entry when
+    // admitted whole. A pair that contracts ("l·") is one element, never in a run, which
+    // walks by the rule of its first character (its letter's, not its punctuation's).
+    let mut chars: Vec<(usize, char, Option<&'static Entry>)> = Vec::with_capacity(s.len());
+    let mut at = 0;
+    while at < s.len() {
+        let Some((c, n)) = crate::next_char(&s[at..]) else {
+            return;
+        };
+        let e = entry(c).filter(|e| e.full);
+        match (e, chars.last_mut()) {
+            (Some(e), Some(previous)) if e.contracts_after.contains(&previous.1) => {
+                previous.2 = None;
+                let first = previous.1;
+                chars.push((at, first, None));
+            }
+            _ => chars.push((at, c, e)),
+        }
+        at += n;
+    }
+    let levels = shape.position.len();
+    for l in (0..levels).rev().filter(|l| shape.mixed & (1 << l) != 0) {
+        let skipped = skipped_in_runs(&chars, l, shape);
+        if skipped.is_empty() {
+            continue;
+        }
+        let mut without = Vec::with_capacity(s.len());
+        let mut from = 0;
+        for &i in &skipped {
+            without.extend_from_slice(&s[from..chars[i].0]);
+            from = chars.get(i + 1).map_or(s.len(), |c| c.0);
+        }
+        without.extend_from_slice(&s[from..]);
+        let mut image = Vec::new();
+        crate::strxfrm(&without, &mut image);
+        // Every level of the shorter image is shorter by the skipped characters' weights.
+        let whole = &out[start..];
+        let agrees = (0..levels).filter(|&j| !shape.position[j]).all(|j| {
+            let weights: usize =
+                skipped.iter().filter_map(|&i| chars[i].2).map(|e| e.level(j).len()).sum();
+            match (level_bounds(whole, j), level_bounds(&image, j)) {
+                (Some((a, b)), Some((c, d))) => d - c + weights == b - a,
+                _ => false,
+            }
+        });
+        let (Some((a, b)), Some((c, d)), true) =
+            (level_bounds(whole, l), level_bounds(&image, l), agrees)
+        else {
+            continue;
+        };
+        out.splice(start + a..start + b, image[c..d].iter().copied());
+    }
+}
+
+/// The characters [`QUICK_REVERSES`] keeps: those of one and two UTF-8 bytes (Latin, Greek,
+/// Cyrillic, Hebrew, Arabic...).
+const QUICK_CHARS: usize = 0x800;
+
+/// Where to cut glibc's image of a string for [`crate::xfrm_start`] (its first levels, up to
+/// the first that reaches `want` bytes) when those levels come before any level
+/// [`mend_glibc_image`] may change; `None` when the whole image (mended) is needed.
+pub(crate) fn unmended_levels(image: &[u8], want: usize) -> Option<usize> {
+    let shape = SHAPE.get().filter(|shape| shape.mixed != 0)?;
+    let mut end = 0;
+    for l in 0..shape.position.len() - 1 {
+        if shape.mixed & (1 << l) != 0 {
+            return None;
+        }
+        end += image[end..].iter().position(|&b| b == LEVEL_END)?;
+        if end >= want {
+            return Some(end);
+        }
+        end += 1;
+    }
+    None
+}
+
+/// For each character below [`QUICK_CHARS`] admitted whole, bits of the levels whose rule
+/// sets differ that it reverses (low byte) and of those it also weighs on (high byte);
+/// [`UNKNOWN`] before it is first asked for. The quick look of [`may_skip`].
+static QUICK_REVERSES: [AtomicU16; QUICK_CHARS] = [const { AtomicU16::new(UNKNOWN) }; QUICK_CHARS];
+
+/// A [`QUICK_REVERSES`] slot not yet filled (level 0 is never reversed: no bit 0).
+const UNKNOWN: u16 = 1;
+
+/// Whether `s` may hold a run that `strcoll` walks otherwise than `strxfrm`: on a level whose
+/// rule sets differ, a character admitted whole that reverses it and weighs on it, another
+/// that reverses it next, and a character after them. A byte look-up per ASCII character;
+/// most strings end here (a comma and a space before a word, say, reverse the level and weigh
+/// nothing on it).
+fn may_skip(s: &[u8], shape: &Shape) -> bool {
+    let reverses = |c: char| {
+        entry(c).filter(|e| e.full).map_or(0, |e| {
+            let bits = e.backward & shape.mixed;
+            let weighs = (0..MAX_LEVELS)
+                .filter(|&l| bits & (1 << l) != 0 && !e.level(l).is_empty())
+                .fold(0u8, |w, l| w | (1 << l));
+            u16::from(bits) | u16::from(weighs) << 8
+        })
+    };
+    // The previous character's and the one before it's.
+    let (mut one, mut two) = (0u16, 0u16);
+    let mut at = 0;
+    while at < s.len() {
+        let Some((c, n)) = crate::next_char(&s[at..]) else {
+            return false;
+        };
+        at += n;
+        let bits = match QUICK_REVERSES.get(c as usize) {
+            Some(slot) => match slot.load(Ordering::Relaxed) {
+                UNKNOWN => {
+                    let bits = reverses(c);
+                    slot.store(bits, Ordering::Relaxed);
+                    bits
+                }
+                bits => bits,
+            },
+            None => reverses(c),
+        };
+        if (two >> 8) & one & 0xFF != 0 {
+            return true;
+        }
+        (two, one) = (one, bits);
+    }
+    false
+}
+
+/// The characters `strcoll` skips on level `l` (indices into `chars`, ascending): the
+/// second-to-last of each run of two or more characters that reverse the level, with a
+/// character that walks it forwards after the run and none that reverses it before; but for
+/// a run beside a character whose direction is not known, one whose skipped character weighs
+/// nothing on the level, and one whose characters around the skipped one contract.
+fn skipped_in_runs(
+    chars: &[(usize, char, Option<&'static Entry>)],
+    l: usize,
+    shape: &Shape,
+) -> Vec<usize> {
+    let bit = 1u8 << l;
+    let reverses = |i: usize| chars[i].2.is_some_and(|e| e.backward & bit != 0);
+    let forward = |i: usize| direction_bits(chars[i].1, shape).is_some_and(|d| d & bit == 0);
+    let mut skipped = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !reverses(i) {
+            i += 1;
+            continue;
+        }
+        let run_start = i;
+        while i < chars.len() && reverses(i) {
+            i += 1;
+        }
+        if i - run_start < 2 || i == chars.len() {
+            continue;
+        }
+        let skip = i - 2;
+        let weighs = chars[skip].2.is_some_and(|e| !e.level(l).is_empty());
+        // Without the skipped character, the run's last follows the one before it.
+        let contract = skip.checked_sub(1).is_some_and(|before| {
+            chars[i - 1].2.is_some_and(|e| e.contracts_after.contains(&chars[before].1))
+        });
+        if weighs && !contract && forward(i) && (run_start == 0 || forward(run_start - 1)) {
+            skipped.push(skip);
+        }
+    }
+    skipped
 }
 
 #[cfg(test)]

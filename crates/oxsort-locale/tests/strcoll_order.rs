@@ -176,30 +176,50 @@ fn random_pairs_order_as_strcoll_in_en_us() {
 }
 
 /// Strings the table does not build (a contraction, U+00B7 after "l", or a character not
-/// assigned) are glibc's `strxfrm` images, byte for byte; how often their order is not
-/// `strcoll`'s is reported.
+/// assigned) are glibc's `strxfrm` images, mended where `strcoll` skips a character of a
+/// reversed run (shorter by its weights): they order as `strcoll` too, but where a run is
+/// beside a character not assigned, whose rule is not learnt (how many such pairs order
+/// otherwise is reported).
 #[test]
-fn strings_past_the_table_are_glibcs_images_in_en_us() {
-    let test = "strings_past_the_table_are_glibcs_images_in_en_us";
+fn strings_past_the_table_order_as_strcoll_in_en_us() {
+    let test = "strings_past_the_table_order_as_strcoll_in_en_us";
     if !in_child(test, "en_US.UTF-8") || !set_locale("en_US.UTF-8") {
         return;
     }
     // U+00B7 contracts with "l" before it; U+03A2 and U+0378 are not assigned.
     let odd = ["l·", "L·", "\u{3A2}", "\u{378}"];
+    let unassigned = |s: &str| s.contains(['\u{3A2}', '\u{378}']);
     let alphabets = alphabets();
     let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
-    let (mut disagree, mut pairs) = (0, 0);
-    for _ in 0..20_000 {
+    let (mut mended, mut past_unassigned, mut wrong) = (0, 0, Vec::new());
+    let pairs = 20_000;
+    for _ in 0..pairs {
         let mut a = random_string(&mut rng, &alphabets);
         let at = a.char_indices().nth(rng.below(a.chars().count() + 1)).map_or(a.len(), |p| p.0);
         a.insert_str(at, odd[rng.below(odd.len())]);
         assert!(!from_table(&a), "{a:?} is built from the table");
-        assert_eq!(image(&a), glibc_strxfrm(&a), "{a:?}");
+        let (ia, glibc) = (image(&a), glibc_strxfrm(&a));
+        assert!(ia == glibc || ia.len() < glibc.len(), "{a:?}: {ia:02x?} is not glibc's image");
+        mended += usize::from(ia != glibc);
         let b = edit(&mut rng, &a, &alphabets);
-        pairs += 1;
-        disagree += usize::from(image(&a).cmp(&image(&b)) != strcoll(&a, &b));
+        if image(&a).cmp(&image(&b)) != strcoll(&a, &b) {
+            if unassigned(&a) || unassigned(&b) {
+                past_unassigned += 1;
+            } else {
+                wrong.push((a, b));
+            }
+        }
     }
-    eprintln!("en_US.UTF-8: {disagree} of {pairs} near pairs past the table out of strcoll order");
+    eprintln!(
+        "en_US.UTF-8: {mended} of {pairs} images past the table mended; {past_unassigned} near \
+         pairs holding a character not assigned out of strcoll order"
+    );
+    assert!(
+        wrong.is_empty(),
+        "{} of {pairs} near pairs past the table out of strcoll order: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(10)]
+    );
 }
 
 /// Other locales, when they are there: the same property over fewer pairs.

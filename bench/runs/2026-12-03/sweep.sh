@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A tuning sweep on tmpfs (no disk): builds that differ in one constant, alternated, RUNS
 # times each, one-pass sorts of 4e7 records (4 GB) from a hugetlb pool. Run as root:
-#   bench/runs/2026-12-02e/sweep.sh RUNS LABEL=BIN [LABEL=BIN...]
+#   bench/runs/2026-12-03/sweep.sh RUNS LABEL=BIN [LABEL=BIN...]
+# (2026-12-02c/ab.sh for any number of builds, the plain case only.)
 # SWEEP_CSV (environment): where the rows go (default: sweep.csv beside this script).
 set -euo pipefail
 runs=$1; shift

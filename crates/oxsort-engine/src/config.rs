@@ -257,6 +257,8 @@ pub struct SortConfig {
     /// The caller checks the sorted output end to end (see
     /// [`SortConfigBuilder::checked_by_caller`]).
     pub(crate) checked_by_caller: bool,
+    /// Only these bytes of the one input are read (see [`SortConfigBuilder::input_range`]).
+    pub(crate) input_range: Option<(u64, u64)>,
     /// The threads and memory asked for, while `threads`, `memory` and `notes` wait to be
     /// worked out from the machine ([`SortConfig::resolved`]): a small sort never needs them.
     pub(crate) pending: Option<(Option<usize>, Option<u64>)>,
@@ -302,6 +304,7 @@ impl SortConfig {
             xsum: None,
             small_inputs: false,
             checked_by_caller: false,
+            input_range: None,
         }
     }
     /// The inputs, in concatenation order.
@@ -403,6 +406,7 @@ pub struct SortConfigBuilder {
     xsum: Option<PathBuf>,
     small_inputs: bool,
     checked_by_caller: bool,
+    input_range: Option<(u64, u64)>,
 }
 
 impl SortConfigBuilder {
@@ -572,6 +576,16 @@ impl SortConfigBuilder {
         self
     }
 
+    /// Reads only bytes `start..end` of the input: one file of fixed-length records, both
+    /// ends on record boundaries. The range is read with the file's own I/O (direct where the
+    /// filesystem allows), the plan sized for it alone: a byte range of a large file is sorted
+    /// as a cluster's map sorts its share, with nothing passed through a pipe. The file must
+    /// be as long as `end` at least when the sort starts, and keep its length while it is read.
+    pub fn input_range(mut self, start: u64, end: u64) -> Self {
+        self.input_range = Some((start, end));
+        self
+    }
+
     /// Validates and builds.
     pub fn build(mut self) -> Result<SortConfig> {
         if self.xsum.is_some() {
@@ -632,6 +646,9 @@ impl SortConfigBuilder {
                 why: "does not go with OPTION SKIPREC/STOPAFT",
             });
         }
+        if let Some((start, end)) = self.input_range {
+            self.check_input_range(&key, start, end)?;
+        }
         if matches!(self.max_fan_in, Some(f) if f < 2) {
             return Err(EngineError::Config("merge fan-in must be at least 2".into()));
         }
@@ -680,8 +697,34 @@ impl SortConfigBuilder {
             xsum: self.xsum,
             small_inputs: self.small_inputs,
             checked_by_caller,
+            input_range: self.input_range,
             pending,
         })
+    }
+
+    /// Refuses an input range the sort cannot read as one: over anything but one file of
+    /// fixed-length records, off their boundaries, backwards, or with a part of the input
+    /// chosen already (`SKIPREC`/`STOPAFT`) or a resumable sort's journal.
+    fn check_input_range(&self, key: &SortKey, start: u64, end: u64) -> Result<()> {
+        let why = match (&self.inputs[..], key.input_layout().fixed_size()) {
+            ([Input::Path(_)], Some(r)) if start % r as u64 != 0 || end % r as u64 != 0 => {
+                format!("they must fall on the boundaries of its {r}-byte records")
+            }
+            ([Input::Path(_)], Some(_)) if start > end => "it ends before it starts".into(),
+            ([Input::Path(_)], Some(_)) if self.spec.skiprec.is_some() => {
+                "OPTION SKIPREC chooses the records read already".into()
+            }
+            ([Input::Path(_)], Some(_)) if self.spec.stopaft.is_some() => {
+                "OPTION STOPAFT chooses the records read already".into()
+            }
+            ([Input::Path(_)], Some(_)) if self.resume || self.restart => {
+                "a resumable sort reads its inputs whole".into()
+            }
+            ([Input::Path(_)], Some(_)) => return Ok(()),
+            ([Input::Path(_)], None) => "the records are not of a fixed length".into(),
+            _ => "a range is read of one input file only".into(),
+        };
+        Err(EngineError::Config(format!("input range {start}..{end}: {why}")))
     }
 }
 

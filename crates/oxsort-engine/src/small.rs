@@ -77,6 +77,7 @@ fn eligible(cfg: &SortConfig) -> bool {
         && s.filter.is_none()
         && s.skiprec.is_none()
         && s.stopaft.is_none()
+        && cfg.input_range.is_none()
         && s.mode == Mode::Sort
         && !cfg.resume
         && cfg.passes == PassChoice::Auto

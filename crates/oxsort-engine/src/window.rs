@@ -1,5 +1,6 @@
 //! DFSORT `OPTION SKIPREC=n` and `STOPAFT=n`: the part of the (concatenated) inputs a sort
-//! reads.
+//! reads. A byte range given for the input (`SortConfigBuilder::input_range`, a cluster map's
+//! share of a file) is read through the same window.
 //!
 //! ```text
 //!  inputs:   | skipped: SKIPREC records | read ............................ | not read |
@@ -119,6 +120,16 @@ pub(crate) fn window(
     inputs: &[crate::plan::InputPlan],
 ) -> Result<(Option<Window>, Option<Limit>)> {
     let spec = &cfg.spec;
+    if let Some((start, end)) = cfg.input_range {
+        // One file of fixed records, neither SKIPREC nor STOPAFT (`SortConfigBuilder::build`).
+        let r = cfg.key.input_layout().fixed_size().unwrap_or(1).max(1) as u64;
+        let window = Window {
+            ranges: vec![(0, start, end)],
+            records: (end - start) / r,
+            ..Window::default()
+        };
+        return Ok((Some(window), None));
+    }
     if spec.skiprec.is_none() && spec.stopaft.is_none() {
         return Ok((None, None));
     }

@@ -388,7 +388,14 @@ pub fn map(
         Resources { temp_dirs: vec![dir.to_path_buf()], resume: false, ..resources.clone() };
     let name = format!("{} (bytes {start} to {end})", input.display());
     let out = Output::Stream(Stream::writer(cutter.handle(), name.clone()));
-    let sorted = if counting || start > 0 || end < len {
+    // Fixed records of a byte range are read by the engine itself (direct I/O, the plan sized
+    // for the range): the records that start in the range, from its first record boundary.
+    let fixed_range = key
+        .input_layout()
+        .fixed_size()
+        .map(|r| r as u64)
+        .map(|r| (start.div_ceil(r) * r, (end.div_ceil(r) * r).min(len)));
+    let sorted = if counting || (fixed_range.is_none() && (start > 0 || end < len)) {
         // The range is read here and fed to the engine through a pipe; the feeder counts the
         // records of each positioned splitter's key before its position on the way.
         let (rx, tx) = oxsort_io::sized_pipe(crate::tuning::PIPE_BYTES)
@@ -402,7 +409,8 @@ pub fn map(
                 let fed = feed(&key, input, (start, end), splitters, &ties, tx);
                 fed.map(|counts| feeder_cutter.count_ties(&counts))
             });
-            let sorted = sort_into(spec, &resources, Input::Stream(Stream::new(rx, &name)), out);
+            let sorted =
+                sort_into(spec, &resources, Input::Stream(Stream::new(rx, &name)), out, None);
             // The engine's configuration, and with it the pipe's read end, is gone: a feeder
             // the engine stopped reading has ended with an error.
             let fed = feeder
@@ -414,7 +422,8 @@ pub fn map(
             }
         })
     } else {
-        sort_into(spec, &resources, Input::Path(input.to_path_buf()), out)
+        let range = fixed_range.filter(|&(a, b)| a > 0 || b < len);
+        sort_into(spec, &resources, Input::Path(input.to_path_buf()), out, range)
     };
     let stats = match sorted {
         Ok(stats) => stats,
@@ -488,14 +497,18 @@ fn feed(
     Ok(counts)
 }
 
-/// Sorts `input` into `out` with the engine.
+/// Sorts `input` (bytes `range` of it, when given) into `out` with the engine.
 fn sort_into(
     spec: &SortSpec,
     resources: &Resources,
     input: Input,
     out: Output,
+    range: Option<(u64, u64)>,
 ) -> Result<SortStats> {
-    let b = SortConfig::builder(vec![input], out).spec(spec.clone());
+    let mut b = SortConfig::builder(vec![input], out).spec(spec.clone());
+    if let Some((start, end)) = range {
+        b = b.input_range(start, end);
+    }
     Ok(oxsort_engine::sort(&configure(b, resources).build()?)?)
 }
 

@@ -121,6 +121,9 @@ pub(crate) fn check_cluster_spec(spec: SpecArgs) -> PyResult<bool> {
         Some("OUTREC")
     } else if s.sum.is_some() {
         Some("SUM FIELDS=(...)")
+    } else if s.skiprec.is_some() || s.stopaft.is_some() {
+        // Records counted from the start of the concatenated inputs: no map sees that count.
+        Some("OPTION SKIPREC/STOPAFT")
     } else if s.layout.variable_max().is_some() {
         // A map's byte range cannot be cut on record boundaries without walking the RDWs
         // from the file's start.

@@ -222,9 +222,22 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
                             offset: records * r,
                         });
                     }
-                    input_records.push(len / r);
                 }
-                total = total.map(|t| t + len);
+                // A range of the file (`SortConfigBuilder::input_range`) is what is sorted.
+                let read = match cfg.input_range {
+                    Some((start, end)) if end > len => {
+                        return Err(EngineError::Config(format!(
+                            "input range {start}..{end} of {}: the file holds {len} bytes",
+                            p.display()
+                        )));
+                    }
+                    Some((start, end)) => end - start,
+                    None => len,
+                };
+                if let Some(r) = read_size.map(|r| r as u64) {
+                    input_records.push(read / r);
+                }
+                total = total.map(|t| t + read);
                 let name = p.display().to_string();
                 inputs.push(InputPlan { name, bytes: Some(len), expected: None });
             }
@@ -487,6 +500,7 @@ fn maps_inputs(cfg: &SortConfig, g: &Geometry, total: u64) -> bool {
     ) && oxsort_io::mapped::chunks_mappable(g.chunk_bytes, &cfg.io)
         && cfg.spec.skiprec.is_none()
         && cfg.spec.stopaft.is_none()
+        && cfg.input_range.is_none()
         && !cfg.resume
         && oxsort_io::mapped::worth_mapping(total)
         && !crate::config::an_input_is_an_output(cfg)

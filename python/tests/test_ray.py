@@ -196,6 +196,14 @@ def test_errors_before_any_stage(cluster: Any, tmp_path: Path) -> None:
             control="SORT FIELDS=(1,10,CH,A)\n OUTREC FIELDS=(1,100)",
             local_dir=local,
         )
+    # Records counted from the start of the concatenated inputs: no map could count them.
+    with pytest.raises(oxsort.SpecError, match="SKIPREC/STOPAFT is not supported across"):
+        oxray.sort(
+            [str(present)],
+            tmp_path / "o",
+            control="SORT FIELDS=(1,10,CH,A)\n OPTION SKIPREC=5",
+            local_dir=local,
+        )
     with pytest.raises(oxsort.BadInputError, match="not a whole number of 100-byte records"):
         (tmp_path / "odd.dat").write_bytes(b"x" * 150)
         oxray.sort([str(tmp_path / "odd.dat")], tmp_path / "odd", local_dir=local)
@@ -564,6 +572,58 @@ def test_the_local_disk_check_counts_buckets_kept_and_maps_at_once() -> None:
         r"sort at once\) and has 4\.0 MiB free",
     ):
         oxray._check_budgets(tasks, ["n" * 56] * 3, node(4 << 20))
+
+
+def one_slot_nodes(n: int, memory: int = 1 << 32) -> dict[str, oxray._Node]:
+    """``n`` nodes running one task at once, with ``memory`` per task and room on disk."""
+    nodes = [
+        oxray._Node(f"{i}" * 56, f"10.0.0.{i}", 1, memory, 1, 1 << 40, "/s", 1 << 40, 1 << 30)
+        for i in range(n)
+    ]
+    return {b.id: b for b in nodes}
+
+
+def node_loads(tasks: list[Any], nodes: dict[str, oxray._Node]) -> list[int]:
+    """Bytes of maps each node sorts, busiest first."""
+    load = dict.fromkeys(nodes, 0)
+    for t, nid in zip(tasks, oxray._place(tasks, nodes)):
+        load[nid] += t.size
+    return sorted(load.values(), reverse=True)
+
+
+def test_the_default_cut_gives_every_slot_an_even_share_of_the_maps() -> None:
+    gb = 10**9
+    # Four 1 GB inputs on three one-slot nodes: 1 GiB maps are four, one node sorting two of
+    # them while the others idle; the default cut evens the nodes out (12 maps of 333 MB).
+    four = [oxray._Source(i, f"/data/in{i}", None, gb) for i in range(4)]
+    coarse = oxray._map_tasks(four, 100, oxray.DEFAULT_MAP_SIZE)
+    assert node_loads(coarse, one_slot_nodes(3)) == [2 * gb, gb, gb]
+    tasks = oxray._balanced_map_tasks(four, 100, one_slot_nodes(3))
+    loads = node_loads(tasks, one_slot_nodes(3))
+    assert sum(loads) == 4 * gb and loads[0] <= oxray.MAP_BALANCE * 4 * gb / 3
+    # Every map's range starts on a record boundary, and the ranges cover each input once.
+    for src in four:
+        mine = sorted((t.start, t.end) for t in tasks if t.source is src)
+        assert mine[0][0] == 0 and mine[-1][1] == gb
+        assert all(a[1] == b[0] and a[0] % 100 == 0 for a, b in zip(mine, mine[1:]))
+    # Four slots take the four inputs whole: nothing to even out.
+    assert len(oxray._balanced_map_tasks(four, 100, one_slot_nodes(4))) == 4
+    # Small inputs stay one map each (no map below MIN_BALANCED_MAP_SIZE is made to even out).
+    small = [oxray._Source(i, f"/data/s{i}", None, 10 << 20) for i in range(4)]
+    assert len(oxray._balanced_map_tasks(small, None, one_slot_nodes(3))) == 4
+    # An input larger than DEFAULT_MAP_SIZE is cut as before at least.
+    big = [oxray._Source(0, "/data/big", None, 5 * gb)]
+    assert all(
+        t.size <= oxray.DEFAULT_MAP_SIZE
+        for t in oxray._balanced_map_tasks(big, 100, one_slot_nodes(3))
+    )
+    # No finer than a reduce's memory can merge: a read buffer per map.
+    floor = oxray._reduce_buffer_floor(one_slot_nodes(3))
+    tight = one_slot_nodes(3, memory=5 * floor)
+    assert len(oxray._balanced_map_tasks(four, 100, tight)) == 4
+    # An input on one node's disk is sorted there: cutting it finer evens nothing out.
+    pinned = [oxray._Source(0, "/local/in", "1" * 56, 2 * gb)]
+    assert len(oxray._balanced_map_tasks(pinned, 100, one_slot_nodes(3))) == 2
 
 
 # ---- tables (by=) ---------------------------------------------------------------------------

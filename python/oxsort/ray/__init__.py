@@ -72,9 +72,25 @@ Input = Union[PathLike, tuple[str, PathLike]]
 #: of the mean (the quantile of k samples is off by about 1/sqrt(k) of a partition).
 SAMPLES_PER_PARTITION = 2000
 
-#: Bytes per map task by default: inputs larger than this are cut into byte ranges (on record
-#: boundaries) so every core of the cluster has a map to run.
+#: Bytes per map task by default at most: inputs larger than this are cut into byte ranges (on
+#: record boundaries) so every core of the cluster has a map to run.
 DEFAULT_MAP_SIZE = 1 << 30
+
+#: The default cut is made finer, up to this many maps per task slot of the cluster, until the
+#: busiest node's share of the maps is within :data:`MAP_BALANCE` of an even share: four 1 GB
+#: inputs on three one-slot nodes are four maps of 1 GB in two waves, the second a lone map
+#: with the other slots idle (a third of the stage), or twelve maps of 333 MB in four full
+#: waves.
+MAX_MAP_WAVES = 8
+
+#: How far above an even share of the input per slot the busiest node may be left by the
+#: default cut.
+MAP_BALANCE = 1.10
+
+#: The default cut makes no map smaller than this to even out the slots: below it a map's
+#: fixed cost (a Ray task, an engine started, a bucket file per partition, a bucket more for
+#: every reduce to merge) outweighs the idle slot it saves.
+MIN_BALANCED_MAP_SIZE = 64 << 20
 
 #: Largest chunk a reduce fetches from another node in one object (smaller when the memory
 #: budget, shared by every bucket a reduce merges, asks for it).
@@ -666,6 +682,55 @@ def _map_tasks(sources: list[_Source], record_size: Optional[int], map_size: int
     return tasks
 
 
+def _balanced_map_tasks(
+    sources: list[_Source], record_size: Optional[int], nodes: dict[str, _Node]
+) -> list[_MapTask]:
+    """The default cut: maps of at most :data:`DEFAULT_MAP_SIZE`, made finer (whole waves of
+    the cluster's task slots, up to :data:`MAX_MAP_WAVES`, none below
+    :data:`MIN_BALANCED_MAP_SIZE`) until :func:`_place` leaves the busiest node within
+    :data:`MAP_BALANCE` of an even share; the most even cut tried if none is. No cut is finer
+    than a reduce's memory budget can merge (a read buffer per map)."""
+    total = sum(s.size for s in sources)
+    slots = sum(b.tasks_at_once for b in nodes.values())
+    coarse = _map_tasks(sources, record_size, DEFAULT_MAP_SIZE)
+    if total == 0 or slots == 0:
+        return coarse
+    even = total / slots
+    most_maps = min(b.memory for b in nodes.values()) // _reduce_buffer_floor(nodes)
+    best, best_span = coarse, _map_span(coarse, nodes)
+    waves = max(1, -(-total // (slots * DEFAULT_MAP_SIZE)))
+    while best_span > MAP_BALANCE * even and waves <= MAX_MAP_WAVES:
+        size = -(-total // (slots * waves))
+        if size < MIN_BALANCED_MAP_SIZE:
+            break
+        tasks = _map_tasks(sources, record_size, size)
+        if len(tasks) > most_maps:
+            break
+        span = _map_span(tasks, nodes)
+        if span < best_span:
+            best, best_span = tasks, span
+        waves += 1
+    return best
+
+
+def _map_span(tasks: list[_MapTask], nodes: dict[str, _Node]) -> float:
+    """The bytes the busiest node sorts per task slot when ``tasks`` are placed: its share
+    spread over its slots, or its largest map, whichever is more."""
+    load = dict.fromkeys(nodes, 0)
+    largest = dict.fromkeys(nodes, 0)
+    for t, nid in zip(tasks, _place(tasks, nodes)):
+        load[nid] += t.size
+        largest[nid] = max(largest[nid], t.size)
+    return max(max(load[n] / nodes[n].tasks_at_once, largest[n]) for n in nodes)
+
+
+def _reduce_buffer_floor(nodes: dict[str, _Node]) -> int:
+    """The memory a reduce needs at least per bucket it merges (one bucket per map): a read
+    buffer, or the chunks in flight of a bucket fetched from another node."""
+    fetch_floor = MIN_FETCH_CHUNK * (FETCH_DEPTH + 1) if len(nodes) > 1 else 0
+    return max(MIN_READ_BUFFER, fetch_floor)
+
+
 def _splitters(
     samples: list[tuple[bytes, int, int]], partitions: int
 ) -> list[tuple[bytes, int, int]]:
@@ -744,8 +809,7 @@ def _check_budgets(tasks: list[_MapTask], where: list[str], nodes: dict[str, _No
     short of its maps' buckets (kept until the reduce) and the maps sorting at once there, a
     reduce's memory short of a buffer per bucket it merges."""
     # A reduce may run on another node than a bucket (reduces go where Ray puts them).
-    fetch_floor = MIN_FETCH_CHUNK * (FETCH_DEPTH + 1) if len(nodes) > 1 else 0
-    floor = len(tasks) * max(MIN_READ_BUFFER, fetch_floor)
+    floor = len(tasks) * _reduce_buffer_floor(nodes)
     for nid, b in nodes.items():
         where_ = f"node {nid[:12]} ({b.ip})"
         if tasks and b.memory < floor:
@@ -809,7 +873,8 @@ def sort(
     local disk. ``partitions``: R. ``address``: the cluster (default: what ``ray.init()``
     finds). ``overwrite=True`` replaces the partitions and manifest of a non-empty
     ``output_dir``. ``map_size``: bytes per map task (inputs are cut into byte ranges on record
-    boundaries). ``local_dir``: where each node keeps its buckets (default: its temp dir).
+    boundaries; by default at most 1 GiB, cut finer so that the cluster's task slots get even
+    shares of the maps). ``local_dir``: where each node keeps its buckets (default: its temp dir).
     The record, key and resource options are :func:`oxsort.sort`'s; ``unique`` keeps the
     first record of each key across all partitions; ``temp_dirs`` is not used (each map
     spills into ``local_dir``).
@@ -891,7 +956,7 @@ def sort(
         temp_dirs=None,
     )
     is_unique = _native.check_cluster_spec(spec)
-    msize = parse_size(map_size) or DEFAULT_MAP_SIZE
+    msize = parse_size(map_size)
     disk = parse_size(local_disk)
     out_dir = os.path.abspath(os.fspath(output_dir))
     ldir = os.path.abspath(os.fspath(local_dir)) if local_dir is not None else None
@@ -900,7 +965,11 @@ def sort(
     record_size_ = _record_size(spec)
     _check_inputs(sources, record_size_)
     nodes = _budgets(ldir, task_cpus, spec["memory"], spec["threads"], disk)
-    tasks = _map_tasks(sources, record_size_, msize)
+    tasks = (
+        _map_tasks(sources, record_size_, msize)
+        if msize
+        else _balanced_map_tasks(sources, record_size_, nodes)
+    )
     where = _place(tasks, nodes)
     _check_budgets(tasks, where, nodes)
     _prepare_output(out_dir, overwrite)

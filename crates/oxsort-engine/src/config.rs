@@ -576,11 +576,12 @@ impl SortConfigBuilder {
         self
     }
 
-    /// Reads only bytes `start..end` of the input: one file of fixed-length records, both
-    /// ends on record boundaries. The range is read with the file's own I/O (direct where the
-    /// filesystem allows), the plan sized for it alone: a byte range of a large file is sorted
-    /// as a cluster's map sorts its share, with nothing passed through a pipe. The file must
-    /// be as long as `end` at least when the sort starts, and keep its length while it is read.
+    /// Reads only bytes `start..end` of the input: one file of fixed-length or delimited
+    /// records, a record starting at both ends (or the file ending there). The range is read
+    /// with the file's own I/O (direct where the filesystem allows), the plan sized for it
+    /// alone: a byte range of a large file is sorted as a cluster's map sorts its share, with
+    /// nothing passed through a pipe. The file must be as long as `end` at least when the sort
+    /// starts, and keep its length while it is read.
     pub fn input_range(mut self, start: u64, end: u64) -> Self {
         self.input_range = Some((start, end));
         self
@@ -703,26 +704,29 @@ impl SortConfigBuilder {
     }
 
     /// Refuses an input range the sort cannot read as one: over anything but one file of
-    /// fixed-length records, off their boundaries, backwards, or with a part of the input
-    /// chosen already (`SKIPREC`/`STOPAFT`) or a resumable sort's journal.
+    /// fixed-length or delimited records, off fixed records' boundaries, backwards, or with a
+    /// part of the input chosen already (`SKIPREC`/`STOPAFT`) or a resumable sort's journal.
+    /// (Whether delimited records start at both ends the plan reads from the file.)
     fn check_input_range(&self, key: &SortKey, start: u64, end: u64) -> Result<()> {
-        let why = match (&self.inputs[..], key.input_layout().fixed_size()) {
-            ([Input::Path(_)], Some(r)) if start % r as u64 != 0 || end % r as u64 != 0 => {
-                format!("they must fall on the boundaries of its {r}-byte records")
-            }
-            ([Input::Path(_)], Some(_)) if start > end => "it ends before it starts".into(),
-            ([Input::Path(_)], Some(_)) if self.spec.skiprec.is_some() => {
-                "OPTION SKIPREC chooses the records read already".into()
-            }
-            ([Input::Path(_)], Some(_)) if self.spec.stopaft.is_some() => {
-                "OPTION STOPAFT chooses the records read already".into()
-            }
-            ([Input::Path(_)], Some(_)) if self.resume || self.restart => {
-                "a resumable sort reads its inputs whole".into()
-            }
-            ([Input::Path(_)], Some(_)) => return Ok(()),
-            ([Input::Path(_)], None) => "the records are not of a fixed length".into(),
-            _ => "a range is read of one input file only".into(),
+        let layout = key.input_layout();
+        let off_records =
+            layout.fixed_size().filter(|&r| start % r as u64 != 0 || end % r as u64 != 0);
+        let why = if !matches!(&self.inputs[..], [Input::Path(_)]) {
+            "a range is read of one input file only".to_string()
+        } else if start > end {
+            "it ends before it starts".into()
+        } else if let Some(r) = off_records {
+            format!("they must fall on the boundaries of its {r}-byte records")
+        } else if layout.fixed_size().is_none() && layout.terminator().is_none() {
+            "RDW-prefixed records cannot be found from a byte offset".into()
+        } else if self.spec.skiprec.is_some() {
+            "OPTION SKIPREC chooses the records read already".into()
+        } else if self.spec.stopaft.is_some() {
+            "OPTION STOPAFT chooses the records read already".into()
+        } else if self.resume || self.restart {
+            "a resumable sort reads its inputs whole".into()
+        } else {
+            return Ok(());
         };
         Err(EngineError::Config(format!("input range {start}..{end}: {why}")))
     }

@@ -121,13 +121,10 @@ pub(crate) fn window(
 ) -> Result<(Option<Window>, Option<Limit>)> {
     let spec = &cfg.spec;
     if let Some((start, end)) = cfg.input_range {
-        // One file of fixed records, neither SKIPREC nor STOPAFT (`SortConfigBuilder::build`).
-        let r = cfg.key.input_layout().fixed_size().unwrap_or(1).max(1) as u64;
-        let window = Window {
-            ranges: vec![(0, start, end)],
-            records: (end - start) / r,
-            ..Window::default()
-        };
+        // One file, neither SKIPREC nor STOPAFT (`SortConfigBuilder::build`); the records of
+        // delimited ones are counted as they are read.
+        let records = cfg.key.input_layout().fixed_size().map_or(0, |r| (end - start) / r as u64);
+        let window = Window { ranges: vec![(0, start, end)], records, ..Window::default() };
         return Ok((Some(window), None));
     }
     if spec.skiprec.is_none() && spec.stopaft.is_none() {

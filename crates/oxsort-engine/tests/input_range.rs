@@ -1,7 +1,8 @@
 //! A byte range of one input file (`SortConfigBuilder::input_range`), as a cluster's map sorts
-//! its share of a large file: the output is the sort of those bytes alone, on one pass and
-//! two, with the statistics of those records; the plan is sized for the range; ranges the
-//! sort cannot read are refused before anything is written, naming the problem.
+//! its share of a large file: the output is the sort of those bytes alone (fixed records and
+//! lines), on one pass and two, with the statistics of those records; the plan is sized for
+//! the range; ranges the sort cannot read are refused before anything is written, naming the
+//! problem.
 
 use std::path::Path;
 
@@ -58,6 +59,66 @@ fn a_range_sorts_as_its_bytes_alone_would() {
 }
 
 #[test]
+fn a_range_of_lines_sorts_as_its_lines_alone_would() {
+    let _serial = oxsort_testkit::serial();
+    let mut rng = Rng::new(seed());
+    let lines: Vec<Vec<u8>> = (0..4000)
+        .map(|_| {
+            let n = 1 + rng.below(40) as usize;
+            let mut l: Vec<u8> = (0..n).map(|_| b'a' + rng.below(4) as u8).collect();
+            l.push(b'\n');
+            l
+        })
+        .collect();
+    // The file's last line lacks its terminator (the sort adds it, as to any input's).
+    let mut data = lines.concat();
+    data.pop();
+    let root = tempfile::tempdir().unwrap();
+    let input = root.path().join("in");
+    std::fs::write(&input, &data).unwrap();
+    let out = root.path().join("out");
+    let starts: Vec<u64> = std::iter::once(0)
+        .chain(lines.iter().scan(0u64, |at, l| {
+            *at += l.len() as u64;
+            Some(*at)
+        }))
+        .collect();
+    let len = data.len() as u64;
+    for (first, last) in [(0, 1000), (1000, 2500), (2500, 4000), (17, 17)] {
+        let (start, end) = (starts[first], starts[last].min(len));
+        let mut want: Vec<&Vec<u8>> = lines[first..last].iter().collect();
+        want.sort();
+        let want = want.into_iter().flatten().copied().collect::<Vec<u8>>();
+        for passes in [PassChoice::One, PassChoice::Two] {
+            let cfg =
+                SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(out.clone()))
+                    .spec(SortSpec::with_layout(RecordLayout::LINES))
+                    .memory(64 << 20)
+                    .passes(passes)
+                    .input_range(start, end)
+                    .build()
+                    .unwrap();
+            assert_eq!(plan(&cfg).unwrap().input_bytes, Some(end - start));
+            let st = sort(&cfg).unwrap();
+            let got = std::fs::read(&out).unwrap();
+            assert!(got == want, "lines {first}..{last} {passes:?}: not the sort of those lines");
+            assert_eq!(st.records, (last - first) as u64, "lines {first}..{last}");
+        }
+    }
+    // A range whose ends are not where lines start is refused by the plan, naming the byte.
+    let cfg = SortConfig::builder(vec![Input::Path(input.clone())], Output::Path(out.clone()))
+        .spec(SortSpec::with_layout(RecordLayout::LINES))
+        .input_range(starts[10], starts[20] + 1)
+        .build()
+        .unwrap();
+    let e = error_message(&sort(&cfg).unwrap_err());
+    let at = format!("no record starts at byte {}", starts[20] + 1);
+    assert!(e.contains(&at) && e.contains(&input.display().to_string()), "{e}");
+    std::fs::remove_file(&out).unwrap();
+    assert_eq!(leftovers(root.path()), Vec::<String>::new());
+}
+
+#[test]
 fn ranges_the_sort_cannot_read_are_refused_before_anything_is_written() {
     let root = tempfile::tempdir().unwrap();
     let input = root.path().join("in");
@@ -79,7 +140,7 @@ fn ranges_the_sort_cannot_read_are_refused_before_anything_is_written() {
     };
     refused(build(fixed(), one(), (50, 300)), "boundaries of its 100-byte records");
     refused(build(fixed(), one(), (300, 200)), "ends before it starts");
-    refused(build(SortSpec::with_layout(RecordLayout::LINES), one(), (0, 100)), "fixed length");
+    refused(build(SortSpec::with_layout(RecordLayout::Variable(100)), one(), (0, 100)), "RDW");
     refused(build(fixed(), vec![Input::Path(input.clone()); 2], (0, 100)), "one input file");
     refused(build(fixed(), vec![Input::Stdin], (0, 100)), "one input file");
     let skip = SortSpec { skiprec: Some(1), ..fixed() };

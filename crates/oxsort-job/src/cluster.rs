@@ -24,7 +24,7 @@
 //! budget adds the engine's runs).
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use oxsort_engine::SortStats;
@@ -355,7 +355,9 @@ pub type MapResult = (u64, String, Vec<(PathBuf, u64, String, u64, String)>, Vec
 /// sorted by the engine (stable, with `spec` and `resources`, its temp files in `dir`), and the
 /// sorted stream is cut by (key, index, position) at the splitters into `splitters.len() + 1`
 /// sorted buckets `dir/bucket-NNNNN` as it is written: each byte is read once and written once
-/// when the range fits the memory budget. Under `unique` the reduce of the partition after
+/// when the range fits the memory budget (the records before the position of a splitter cut
+/// inside the range, a key sampled more than once, are read once more first: their ties are
+/// counted). The engine reads the range itself. Under `unique` the reduce of the partition after
 /// splitter j drops the records of its key when any map saw one below it (an earlier
 /// partition then keeps the first): the map says which splitters that is.
 pub fn map(
@@ -374,7 +376,7 @@ pub fn map(
     if key.layout().variable_max().is_some() {
         return Err(ClusterError::Variable);
     }
-    let (_, len) = open_input(input, key.layout())?;
+    let (mut file, len) = open_input(input, key.layout())?;
     let (start, end) = (range.0.min(len), range.1.min(len));
     let ties: Vec<Tie> =
         splitters.iter().map(|&(_, si, sp)| tie_of(index, start, end, si, sp)).collect();
@@ -388,43 +390,27 @@ pub fn map(
         Resources { temp_dirs: vec![dir.to_path_buf()], resume: false, ..resources.clone() };
     let name = format!("{} (bytes {start} to {end})", input.display());
     let out = Output::Stream(Stream::writer(cutter.handle(), name.clone()));
-    // Fixed records of a byte range are read by the engine itself (direct I/O, the plan sized
-    // for the range): the records that start in the range, from its first record boundary.
-    let fixed_range = key
-        .input_layout()
-        .fixed_size()
-        .map(|r| r as u64)
-        .map(|r| (start.div_ceil(r) * r, (end.div_ceil(r) * r).min(len)));
-    let sorted = if counting || (fixed_range.is_none() && (start > 0 || end < len)) {
-        // The range is read here and fed to the engine through a pipe; the feeder counts the
-        // records of each positioned splitter's key before its position on the way.
-        let (rx, tx) = oxsort_io::sized_pipe(crate::tuning::PIPE_BYTES)
-            .map_err(|e| io_err(input, "cannot create a pipe for", e))?;
-        let feeder_cutter = cutter.handle();
-        std::thread::scope(|s| {
-            let feeder = s.spawn(move || {
-                // An engine that stops reading makes the feeder's writes fail with EPIPE, not
-                // end the process (see `oxsort_io::quiet_broken_pipe`).
-                oxsort_io::quiet_broken_pipe();
-                let fed = feed(&key, input, (start, end), splitters, &ties, tx);
-                fed.map(|counts| feeder_cutter.count_ties(&counts))
-            });
-            let sorted =
-                sort_into(spec, &resources, Input::Stream(Stream::new(rx, &name)), out, None);
-            // The engine's configuration, and with it the pipe's read end, is gone: a feeder
-            // the engine stopped reading has ended with an error.
-            let fed = feeder
-                .join()
-                .unwrap_or_else(|_| Err(ClusterError::Internal("the feeder panicked".into())));
-            match (sorted, fed) {
-                (Ok(stats), Ok(())) => Ok(stats),
-                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
-            }
-        })
-    } else {
-        let range = fixed_range.filter(|&(a, b)| a > 0 || b < len);
-        sort_into(spec, &resources, Input::Path(input.to_path_buf()), out, range)
+    // The records that start in the range, read by the engine itself (direct I/O, the plan
+    // sized for them): from the first record boundary at or after either end.
+    let (a, b) = match (key.input_layout().fixed_size(), key.input_layout().terminator()) {
+        (Some(r), _) => {
+            let r = r as u64;
+            (start.div_ceil(r) * r, (end.div_ceil(r) * r).min(len))
+        }
+        (None, Some(t)) => (
+            next_line_start(&mut file, input, t, start, len)?,
+            next_line_start(&mut file, input, t, end, len)?,
+        ),
+        (None, None) => return Err(ClusterError::Variable),
     };
+    drop(file);
+    if counting {
+        // The records of each positioned splitter's key before its position, counted by a
+        // scan of the range up to the last such position before the sort reads it.
+        cutter.count_ties(&count_ties(&key, input, (a, b), splitters, &ties)?);
+    }
+    let range = (a > 0 || b < len).then_some((a, b));
+    let sorted = sort_into(spec, &resources, Input::Path(input.to_path_buf()), out, range);
     let stats = match sorted {
         Ok(stats) => stats,
         Err(e) => return Err(cutter.take_error().unwrap_or(e)),
@@ -455,45 +441,40 @@ fn tie_of(index: u32, start: u64, end: u64, si: u32, sp: u64) -> Tie {
     }
 }
 
-/// Writes the records of `input` in `range` to `tx`; returns, per splitter whose tie is
-/// counted (positioned inside the range, [`tie_of`]), how many records of its key start before
-/// its position (`None` for the others).
-fn feed(
-    key: &SortKey,
+/// Per splitter whose tie is counted (positioned inside the map's range, [`tie_of`]): how
+/// many records of its key start in `range` of `input` before its position (`None` for the
+/// others). Only the records before the last such position are read.
+fn count_ties(
+    keys: &SortKey,
     input: &Path,
     range: (u64, u64),
     splitters: &[Splitter],
     ties: &[Tie],
-    tx: std::os::fd::OwnedFd,
 ) -> Result<Vec<Option<u64>>> {
     let mut counts: Vec<Option<u64>> =
         ties.iter().map(|t| matches!(t, Tie::Count(_)).then_some(0)).collect();
-    // Keys are built only for the records before the last such position.
     let until = splitters
         .iter()
         .zip(&counts)
         .filter(|(_, c)| c.is_some())
         .map(|((_, _, sp), _)| *sp)
         .max()
-        .unwrap_or(0);
-    let mut w = BufWriter::with_capacity(SCAN_CHUNK, File::from(tx));
+        .unwrap_or(0)
+        .clamp(range.0, range.1);
     let (mut k, mut scratch) = (Vec::new(), Vec::new());
-    scan(input, key.layout(), range.0, range.1, |pos, rec| {
-        if pos < until {
-            key_of(key, rec, &mut k, &mut scratch).map_err(|e| key_err(input, pos, e))?;
-            let first = splitters.partition_point(|(sk, _, _)| sk.as_slice() < k.as_slice());
-            for (j, (sk, _, sp)) in splitters.iter().enumerate().skip(first) {
-                if sk.as_slice() != k.as_slice() {
-                    break;
-                }
-                if let Some(c) = counts[j].as_mut().filter(|_| pos < *sp) {
-                    *c += 1;
-                }
+    scan(input, keys.layout(), range.0, until, |pos, rec| {
+        key_of(keys, rec, &mut k, &mut scratch).map_err(|e| key_err(input, pos, e))?;
+        let first = splitters.partition_point(|(sk, _, _)| sk.as_slice() < k.as_slice());
+        for (j, (sk, _, sp)) in splitters.iter().enumerate().skip(first) {
+            if sk.as_slice() != k.as_slice() {
+                break;
+            }
+            if let Some(c) = counts[j].as_mut().filter(|_| pos < *sp) {
+                *c += 1;
             }
         }
-        w.write_all(rec).map_err(|e| io_err(input, "cannot feed the sort of", e))
+        Ok(())
     })?;
-    w.flush().map_err(|e| io_err(input, "cannot feed the sort of", e))?;
     Ok(counts)
 }
 

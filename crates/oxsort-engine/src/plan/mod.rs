@@ -23,7 +23,7 @@ pub mod cost;
 mod explain;
 mod sizing;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -231,7 +231,12 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
                             p.display()
                         )));
                     }
-                    Some((start, end)) => end - start,
+                    Some((start, end)) => {
+                        if let Some(t) = cfg.key.input_layout().terminator() {
+                            check_record_starts(p, t, (start, end), len)?;
+                        }
+                        end - start
+                    }
                     None => len,
                 };
                 if let Some(r) = read_size.map(|r| r as u64) {
@@ -486,6 +491,32 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
         }
     }
     Ok(plan)
+}
+
+/// Refuses a range of file `p` (`len` bytes) of records delimited by `t` that does not start
+/// and end where records start: the byte before each end is the terminator, or the end is the
+/// file's start or end.
+fn check_record_starts(p: &Path, t: u8, range: (u64, u64), len: u64) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let input_error = |e| EngineError::Input { path: p.to_path_buf(), source: e };
+    let f = std::fs::File::open(p).map_err(input_error)?;
+    for at in [range.0, range.1] {
+        if at == 0 || at == len {
+            continue;
+        }
+        let mut before = [0u8];
+        f.read_exact_at(&mut before, at - 1).map_err(input_error)?;
+        if before[0] != t {
+            return Err(EngineError::Config(format!(
+                "input range {}..{} of {}: no record starts at byte {at} (the byte before it is \
+                 not the records' terminator)",
+                range.0,
+                range.1,
+                p.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a one-pass sort of these inputs (`total` bytes, every input a regular file of a

@@ -717,7 +717,7 @@ impl SortConfigBuilder {
             "it ends before it starts".into()
         } else if let Some(r) = off_records {
             format!("they must fall on the boundaries of its {r}-byte records")
-        } else if layout.fixed_size().is_none() && layout.terminator().is_none() {
+        } else if layout.variable_max().is_some() {
             "RDW-prefixed records cannot be found from a byte offset".into()
         } else if self.spec.skiprec.is_some() {
             "OPTION SKIPREC chooses the records read already".into()

@@ -392,16 +392,16 @@ pub fn map(
     let out = Output::Stream(Stream::writer(cutter.handle(), name.clone()));
     // The records that start in the range, read by the engine itself (direct I/O, the plan
     // sized for them): from the first record boundary at or after either end.
-    let (a, b) = match (key.input_layout().fixed_size(), key.input_layout().terminator()) {
-        (Some(r), _) => {
+    let (a, b) = match key.input_layout() {
+        RecordLayout::Fixed(r) => {
             let r = r as u64;
             (start.div_ceil(r) * r, (end.div_ceil(r) * r).min(len))
         }
-        (None, Some(t)) => (
+        RecordLayout::Delimited(t) => (
             next_line_start(&mut file, input, t, start, len)?,
             next_line_start(&mut file, input, t, end, len)?,
         ),
-        (None, None) => return Err(ClusterError::Variable),
+        RecordLayout::Variable(_) => return Err(ClusterError::Variable),
     };
     drop(file);
     if counting {

@@ -210,19 +210,6 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
                     total = None;
                     continue;
                 };
-                if let Some(r) = read_size.map(|r| r as u64) {
-                    if len % r != 0 {
-                        let records = len / r;
-                        return Err(EngineError::PartialRecord {
-                            path: p.clone(),
-                            len,
-                            record_size: r as usize,
-                            records,
-                            leftover: len % r,
-                            offset: records * r,
-                        });
-                    }
-                }
                 // A range of the file (`SortConfigBuilder::input_range`) is what is sorted.
                 let read = match cfg.input_range {
                     Some((start, end)) if end > len => {
@@ -240,6 +227,17 @@ fn plan_unchecked(cfg: &SortConfig) -> Result<Plan> {
                     None => len,
                 };
                 if let Some(r) = read_size.map(|r| r as u64) {
+                    if len % r != 0 {
+                        let records = len / r;
+                        return Err(EngineError::PartialRecord {
+                            path: p.clone(),
+                            len,
+                            record_size: r as usize,
+                            records,
+                            leftover: len % r,
+                            offset: records * r,
+                        });
+                    }
                     input_records.push(read / r);
                 }
                 total = total.map(|t| t + read);

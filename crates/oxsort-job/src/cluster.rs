@@ -381,7 +381,8 @@ pub fn map(
     let ties: Vec<Tie> =
         splitters.iter().map(|&(_, si, sp)| tie_of(index, start, end, si, sp)).collect();
     let counting = ties.iter().any(|t| matches!(t, Tie::Count(_)));
-    let cutter = Cutter::new(key.clone(), splitters.to_vec(), ties.clone(), dir);
+    let cutter =
+        Cutter::new(key.clone(), splitters.to_vec(), ties.clone(), dir, resources.io.clone());
     if start >= end {
         let (buckets, below) = cutter.finish()?;
         return Ok((0, checksum_hex(0), summaries(buckets, None), below));

@@ -14,19 +14,31 @@
 //! the records of one key in input order, those are the first `below[j]` records of the key in
 //! the stream: the map counts them while it reads ([`Tie`]).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use oxsort_engine::SortKey;
 use oxsort_format::RecordLayout;
+use oxsort_io::{DirectFile, IoError, IoOptions, WriteBehind};
 
 use super::{io_err, key_of, ClusterError, Splitter};
 
-/// Write buffer of the open bucket file: writes of the engine's blocks larger than this pass
-/// straight through; the cut pieces of a block around a splitter are gathered to this size.
-const BUCKET_WRITE_BUFFER: usize = 1 << 20;
+/// Pieces of the open bucket file: the cut records are copied into aligned buffers of this
+/// many bytes, each written behind as it fills (direct where the file system allows). Written
+/// through the page cache instead, the kernel's copy into fresh cache pages was the map
+/// stage's largest cost (21.8% of all samples over the map stage of `bench/ray_cluster.py`,
+/// `bench/runs/2026-12-03b`).
+const BUCKET_PIECE_BYTES: usize = 1 << 20;
+
+/// Pieces of the open bucket file in flight at once.
+const BUCKET_WRITE_DEPTH: usize = 4;
+
+/// The bucket being written: its file (kept to sync it once written) and the writer behind.
+struct OpenBucket {
+    file: Arc<DirectFile>,
+    writer: WriteBehind,
+}
 
 /// How many records of a splitter's key stay below it in this map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +71,9 @@ struct State {
     dir: PathBuf,
     /// The buckets written so far; the last one is open.
     done: Vec<Bucket>,
-    open: Option<BufWriter<File>>,
+    open: Option<OpenBucket>,
+    /// How bucket files are written (direct I/O, io_uring).
+    io: IoOptions,
     /// Bytes of a record cut by the end of the engine's last write.
     partial: Vec<u8>,
     k: Vec<u8>,
@@ -81,8 +95,15 @@ pub(crate) fn bucket_path(dir: &Path, r: usize) -> PathBuf {
 }
 
 impl Cutter {
-    /// A cutter into `splitters.len() + 1` buckets in `dir`, with the map's ties.
-    pub(crate) fn new(key: SortKey, splitters: Vec<Splitter>, ties: Vec<Tie>, dir: &Path) -> Self {
+    /// A cutter into `splitters.len() + 1` buckets in `dir`, with the map's ties, writing its
+    /// files as `io` says.
+    pub(crate) fn new(
+        key: SortKey,
+        splitters: Vec<Splitter>,
+        ties: Vec<Tie>,
+        dir: &Path,
+        io: IoOptions,
+    ) -> Self {
         let below = vec![false; splitters.len()];
         Cutter(Arc::new(Mutex::new(State {
             key,
@@ -92,6 +113,7 @@ impl Cutter {
             dir: dir.to_path_buf(),
             done: Vec::new(),
             open: None,
+            io,
             partial: Vec::new(),
             k: Vec::new(),
             scratch: Vec::new(),
@@ -155,20 +177,23 @@ impl State {
     /// Opens the next bucket.
     fn open_next(&mut self) -> Result<(), ClusterError> {
         let path = bucket_path(&self.dir, self.done.len());
-        let f = File::create(&path).map_err(|e| io_err(&path, "cannot create", e))?;
-        self.open = Some(BufWriter::with_capacity(BUCKET_WRITE_BUFFER, f));
+        let file = Arc::new(
+            DirectFile::create(&path, &self.io).map_err(|e| os_err(&path, "cannot create", &e))?,
+        );
+        let writer =
+            WriteBehind::new(Arc::clone(&file), BUCKET_PIECE_BYTES, BUCKET_WRITE_DEPTH, &self.io)
+                .map_err(|e| os_err(&path, "cannot write", &e))?;
+        self.open = Some(OpenBucket { file, writer });
         self.done.push(Bucket { path, records: 0, checksum: 0 });
         Ok(())
     }
 
-    /// Flushes and syncs the open bucket.
+    /// Writes the rest of the open bucket, waits for its writes and syncs it.
     fn close_open(&mut self) -> Result<(), ClusterError> {
-        let Some(w) = self.open.take() else { return Ok(()) };
+        let Some(OpenBucket { file, writer }) = self.open.take() else { return Ok(()) };
         let path = &self.done.last().expect("an open bucket is listed").path;
-        w.into_inner()
-            .map_err(|e| io_err(path, "cannot write", e.into_error()))?
-            .sync_all()
-            .map_err(|e| io_err(path, "cannot sync", e))
+        writer.finish().map_err(|e| os_err(path, "cannot write", &e))?;
+        file.sync().map_err(|e| os_err(path, "cannot sync", &e))
     }
 
     /// The bucket of the record whose key is `self.k`, at or after the current one; counts the
@@ -236,8 +261,8 @@ impl State {
         let last = self.done.last_mut().expect("a bucket is open");
         last.records += records;
         last.checksum += checksum;
-        let w = self.open.as_mut().expect("a bucket is open");
-        w.write_all(piece).map_err(|e| io_err(&last.path, "cannot write", e))
+        let open = self.open.as_mut().expect("a bucket is open");
+        open.writer.write_all(piece).map_err(|e| io_err(&last.path, "cannot write", e))
     }
 
     /// Takes a write of the engine: the records it completes are cut; a record it cuts short
@@ -254,6 +279,16 @@ impl State {
         self.partial.extend_from_slice(&buf[whole..]);
         Ok(())
     }
+}
+
+/// An error of the I/O layer as the cluster's, naming the file once: the operating system's
+/// error alone (the I/O layer's message names the file too).
+fn os_err(path: &Path, what: &'static str, e: &IoError) -> ClusterError {
+    let source = match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::new(e.io_error().kind(), oxsort_io::os_message(e.io_error())),
+    };
+    io_err(path, what, source)
 }
 
 /// How many bytes of `buf` end the records that `partial` (a record cut short, or nothing)
@@ -306,7 +341,7 @@ mod tests {
         writes: &[&[u8]],
     ) -> (Vec<Vec<u8>>, Vec<bool>) {
         let dir = tempfile::tempdir().unwrap();
-        let c = Cutter::new(lines_key(), splitters, ties, dir.path());
+        let c = Cutter::new(lines_key(), splitters, ties, dir.path(), IoOptions::default());
         let mut h = c.handle();
         for w in writes {
             h.write_all(w).unwrap();
@@ -332,6 +367,44 @@ mod tests {
         let (b, below) = run(s, ties, &[b"a\nb\nb\nb\nc\n"]);
         assert_eq!(b, [b"a\nb\n".to_vec(), b"b\nb\n".to_vec(), b"c\n".to_vec(), Vec::new()]);
         assert_eq!(below, [true, true, false]);
+    }
+
+    #[test]
+    fn a_bucket_that_cannot_be_written_or_synced_is_named_with_the_system_error() {
+        // The first transfer of any bucket fails as a full disk would; then the first sync.
+        let plans = [
+            (oxsort_io::FaultPlan::fail_write(1, 28), "cannot write"),
+            (oxsort_io::FaultPlan::fail_sync(1, 5), "cannot sync"),
+        ];
+        for (plan, what) in plans {
+            let dir = tempfile::tempdir().unwrap();
+            let io = IoOptions { faults: Some(Arc::new(plan)), ..IoOptions::default() };
+            let c = Cutter::new(
+                lines_key(),
+                vec![(b"m".to_vec(), 0, 0)],
+                vec![Tie::Above],
+                dir.path(),
+                io,
+            );
+            let mut h = c.handle();
+            // Whatever the writes say (a piece may be queued before its transfer fails), the
+            // cut as a whole fails at the latest when it is finished.
+            let wrote = h.write_all(b"a\nb\nz\n");
+            drop(h);
+            let e = match (wrote, c.take_error()) {
+                (Err(_), Some(e)) => e,
+                (_, _) => c.finish().expect_err(what),
+            };
+            let text = e.to_string();
+            assert!(text.contains(&*bucket_path(dir.path(), 0).to_string_lossy()), "{text}");
+            assert!(text.contains(what), "{text}");
+            let os = if what == "cannot write" {
+                "No space left on device"
+            } else {
+                "Input/output error"
+            };
+            assert!(text.contains(os), "{text}");
+        }
     }
 
     #[test]

@@ -4,10 +4,11 @@
 # is read against, then bench/ray_cluster.py, 5 runs.
 # Run as root from anywhere, with a Python that has the package and Ray:
 #   PY=target/py-venv/bin/python bench/runs/2026-12-03b/set.sh
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../../.." && pwd)
+# OUT=DIR writes the figures into DIR instead of this directory (a later run of the same set).
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+here=$(mkdir -p "${OUT:-$(dirname "$0")}" && cd "${OUT:-$(dirname "$0")}" && pwd)
 export RUN_DIR=$here GNU_RUNS=1
-"$here/../2026-11-30g/set.sh"
+"$top/bench/runs/2026-11-30g/set.sh"
 echo "== tmpfs copy $(date)"
 B=$top/target/release/oxsort
 $B gen --records 40000000 --quiet /dev/shm/in

@@ -262,7 +262,12 @@ impl State {
         last.records += records;
         last.checksum += checksum;
         let open = self.open.as_mut().expect("a bucket is open");
-        open.writer.write_all(piece).map_err(|e| io_err(&last.path, "cannot write", e))
+        open.writer.write_all(piece).map_err(|e| {
+            match e.get_ref().and_then(|inner| inner.downcast_ref::<IoError>()) {
+                Some(io) => os_err(&last.path, "cannot write", io),
+                None => io_err(&last.path, "cannot write", e),
+            }
+        })
     }
 
     /// Takes a write of the engine: the records it completes are cut; a record it cuts short
@@ -388,15 +393,20 @@ mod tests {
             );
             let mut h = c.handle();
             // Whatever the writes say (a piece may be queued before its transfer fails), the
-            // cut as a whole fails at the latest when it is finished.
-            let wrote = h.write_all(b"a\nb\nz\n");
+            // cut as a whole fails at the latest when it is finished. Three pieces' worth of
+            // records, so a failed transfer can surface at a later write as well as at the end.
+            let mut line = vec![b'a'; 63];
+            line.push(b'\n');
+            let records = line.repeat(3 * BUCKET_PIECE_BYTES / line.len());
+            let wrote = h.write_all(&records).and_then(|()| h.write_all(b"z\n"));
             drop(h);
             let e = match (wrote, c.take_error()) {
                 (Err(_), Some(e)) => e,
                 (_, _) => c.finish().expect_err(what),
             };
             let text = e.to_string();
-            assert!(text.contains(&*bucket_path(dir.path(), 0).to_string_lossy()), "{text}");
+            let path = bucket_path(dir.path(), 0).to_string_lossy().into_owned();
+            assert_eq!(text.matches(&path).count(), 1, "the bucket, named once: {text}");
             assert!(text.contains(what), "{text}");
             let os = if what == "cannot write" {
                 "No space left on device"

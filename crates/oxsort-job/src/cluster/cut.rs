@@ -231,33 +231,30 @@ impl State {
         let layout = self.key.layout();
         let mut from = 0; // start of the piece not yet written to the open bucket
         let mut at = 0;
-        let (mut records, mut checksum) = (0u64, 0u128);
+        let mut records = 0u64;
         for rec in self.key.records(data) {
             key_of(&self.key, rec, &mut self.k, &mut self.scratch).map_err(|e| {
                 ClusterError::Internal(format!("a sorted record's key cannot be built: {e}"))
             })?;
             let b = self.place();
             while self.done.len() - 1 < b {
-                self.write_piece(&data[from..at], records, checksum)?;
-                (from, records, checksum) = (at, 0, 0);
+                self.write_piece(&data[from..at], records)?;
+                (from, records) = (at, 0);
                 self.close_open()?;
                 self.open_next()?;
             }
             records += 1;
-            checksum += u128::from(crc32fast::hash(rec));
             at += rec.len();
         }
         debug_assert!(at == data.len() || matches!(layout, RecordLayout::Delimited(_)));
-        self.write_piece(&data[from..at], records, checksum)
+        self.write_piece(&data[from..at], records)
     }
 
-    /// Appends a piece to the open bucket.
-    fn write_piece(
-        &mut self,
-        piece: &[u8],
-        records: u64,
-        checksum: u128,
-    ) -> Result<(), ClusterError> {
+    /// Appends a piece of `records` records to the open bucket, their CRCs added to its
+    /// checksum: summed a piece at a time by the interleaved kernel, where `crc32fast` record
+    /// by record was 4.6% of all samples over `bench/ray_cluster.py` (2026-12-03c).
+    fn write_piece(&mut self, piece: &[u8], records: u64) -> Result<(), ClusterError> {
+        let checksum = oxsort_kernels::crc32_sum(self.key.records(piece));
         let last = self.done.last_mut().expect("a bucket is open");
         last.records += records;
         last.checksum += checksum;

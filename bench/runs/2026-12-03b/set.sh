@@ -6,7 +6,9 @@
 #   PY=target/py-venv/bin/python bench/runs/2026-12-03b/set.sh
 # OUT=DIR writes the figures into DIR instead of this directory (a later run of the same set).
 top=$(cd "$(dirname "$0")/../../.." && pwd)
-here=$(mkdir -p "${OUT:-$(dirname "$0")}" && cd "${OUT:-$(dirname "$0")}" && pwd)
+out=${OUT:-$(dirname "$0")}
+mkdir -p "$out"
+here=$(cd "$out" && pwd)
 export RUN_DIR=$here GNU_RUNS=1
 "$top/bench/runs/2026-11-30g/set.sh"
 echo "== tmpfs copy $(date)"

@@ -14,12 +14,13 @@
 //! On the 2-core EPYC guest of `bench/runs/2026-12-03c`, 240 chunks of 4 MiB (1 GB), runs
 //! over an hour: `gather_var` 33-44 ns a line bucketed, 31-37 sorted, 78-108 as read; `plain`
 //! 35-59 bucketed, 85-108 as read; `memcpy` 6.3-9.0 ns. Also tried there and no faster than
-//! `gather_var` (within the runs' spread): one flat loop with the offsets two distances ahead (distances 4-24), an inline
-//! copy by 32-byte blocks instead of `copy_from_slice`, prefetching each chunk's stream
-//! 256-2048 bytes past the record copied, a second, far prefetch into L2 (24-192 records
-//! ahead), and blocks of 2048-16384 entries whose records' span in each chunk is prefetched
-//! front to back before the block is gathered (48.7-54.7 ns a line bucketed: the spans hold
-//! about twice the bytes the block takes). The gather waits on memory: the lines' random order, not the copy, sets its pace.
+//! `gather_var` (within the runs' spread): one flat loop with the offsets two distances ahead
+//! (distances 4-24), an inline copy by 32-byte blocks instead of `copy_from_slice`, prefetching
+//! each chunk's stream 256-2048 bytes past the record copied, a second, far prefetch into L2
+//! (24-192 records ahead), and blocks of 2048-16384 entries whose records' span in each chunk
+//! is prefetched front to back before the block is gathered (48.7-54.7 ns a line bucketed: the
+//! spans hold about twice the bytes the block takes). The gather waits on memory: the lines'
+//! random order, not the copy, sets its pace.
 #![allow(missing_docs)]
 
 use oxsort_kernels::{entry_index, gather_var, make_entry, prefetch_read, Entry};

@@ -34,6 +34,13 @@ const BUCKET_PIECE_BYTES: usize = 1 << 20;
 /// Pieces of the open bucket file in flight at once.
 const BUCKET_WRITE_DEPTH: usize = 4;
 
+/// Bytes of records whose CRCs the cutter sums at once, right after their keys were read: a
+/// stretch still in the core's cache. The sum is the interleaved kernel's
+/// (`oxsort_kernels::crc32_sum`), where `crc32fast` record by record was 4.6% of all samples
+/// over `bench/ray_cluster.py` (2026-12-03c); summing a whole piece afterwards would read the
+/// engine's write (megabytes) from memory a second time.
+const CRC_STRETCH_BYTES: usize = 64 << 10;
+
 /// The bucket being written: its file (kept to sync it once written) and the writer behind.
 struct OpenBucket {
     file: Arc<DirectFile>,
@@ -231,30 +238,47 @@ impl State {
         let layout = self.key.layout();
         let mut from = 0; // start of the piece not yet written to the open bucket
         let mut at = 0;
-        let mut records = 0u64;
+        let mut summed = 0; // end of the records whose CRCs are in `checksum`
+        let (mut records, mut checksum) = (0u64, 0u128);
         for rec in self.key.records(data) {
             key_of(&self.key, rec, &mut self.k, &mut self.scratch).map_err(|e| {
                 ClusterError::Internal(format!("a sorted record's key cannot be built: {e}"))
             })?;
             let b = self.place();
             while self.done.len() - 1 < b {
-                self.write_piece(&data[from..at], records)?;
-                (from, records) = (at, 0);
+                checksum += self.crc_sum(&data[summed..at]);
+                self.write_piece(&data[from..at], records, checksum)?;
+                (from, summed, records, checksum) = (at, at, 0, 0);
                 self.close_open()?;
                 self.open_next()?;
             }
             records += 1;
             at += rec.len();
+            if at - summed >= CRC_STRETCH_BYTES {
+                checksum += self.crc_sum(&data[summed..at]);
+                summed = at;
+            }
         }
         debug_assert!(at == data.len() || matches!(layout, RecordLayout::Delimited(_)));
-        self.write_piece(&data[from..at], records)
+        checksum += self.crc_sum(&data[summed..at]);
+        self.write_piece(&data[from..at], records, checksum)
     }
 
-    /// Appends a piece of `records` records to the open bucket, their CRCs added to its
-    /// checksum: summed a piece at a time by the interleaved kernel, where `crc32fast` record
-    /// by record was 4.6% of all samples over `bench/ray_cluster.py` (2026-12-03c).
-    fn write_piece(&mut self, piece: &[u8], records: u64) -> Result<(), ClusterError> {
-        let checksum = oxsort_kernels::crc32_sum(self.key.records(piece));
+    /// The sum of the CRCs of the whole records of `stretch`.
+    fn crc_sum(&self, stretch: &[u8]) -> u128 {
+        match self.key.layout() {
+            RecordLayout::Fixed(r) => oxsort_kernels::crc32_sum_fixed(stretch, r),
+            _ => oxsort_kernels::crc32_sum(self.key.records(stretch)),
+        }
+    }
+
+    /// Appends a piece of `records` records, whose CRCs sum to `checksum`, to the open bucket.
+    fn write_piece(
+        &mut self,
+        piece: &[u8],
+        records: u64,
+        checksum: u128,
+    ) -> Result<(), ClusterError> {
         let last = self.done.last_mut().expect("a bucket is open");
         last.records += records;
         last.checksum += checksum;
@@ -412,6 +436,39 @@ mod tests {
             };
             assert!(text.contains(os), "{text}");
         }
+    }
+
+    #[test]
+    fn each_bucket_sums_the_crcs_of_its_own_records_across_stretches_and_writes() {
+        // 40000 lines (320 KB), cut twice, written in pieces past a CRC stretch and cut short.
+        let data: Vec<u8> = (0..40_000).flat_map(|i| format!("k{i:06}\n").into_bytes()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let splitters = vec![(b"k005000".to_vec(), 0, 0), (b"k012345".to_vec(), 0, 0)];
+        let c = Cutter::new(
+            lines_key(),
+            splitters,
+            vec![Tie::Above, Tie::Above],
+            dir.path(),
+            IoOptions::default(),
+        );
+        let mut h = c.handle();
+        for w in data.chunks(70_001) {
+            h.write_all(w).unwrap();
+        }
+        drop(h);
+        let (buckets, _) = c.finish().unwrap();
+        let mut lines = 0;
+        for b in &buckets {
+            let bytes = std::fs::read(&b.path).unwrap();
+            let own: Vec<&[u8]> = bytes.split_inclusive(|&x| x == b'\n').collect();
+            let want: u128 = own.iter().map(|l| u128::from(crc32fast::hash(l))).sum();
+            assert_eq!((b.records, b.checksum), (own.len() as u64, want), "{}", b.path.display());
+            lines += own.len();
+        }
+        assert_eq!(
+            (buckets.len(), buckets[0].records, buckets[1].records, lines),
+            (3, 5000, 7345, 40_000)
+        );
     }
 
     #[test]

@@ -905,7 +905,7 @@ impl ChunkSource {
     fn delimited_chunk(&mut self, buf: AlignedBuf, start: usize, end: usize, t: u8) -> Chunk {
         let mut offsets = Vec::with_capacity(offsets_room(end - start, self.record_bytes));
         offsets.push(start as u32);
-        offsets.extend(memchr::memchr_iter(t, &buf[start..end]).map(|i| (start + i + 1) as u32));
+        oxsort_kernels::line_ends(&buf[start..end], t, start as u32, &mut offsets);
         let records = offsets.len() - 1;
         if let Some(mean) = (end - start).checked_div(records) {
             self.record_bytes = mean.max(1);

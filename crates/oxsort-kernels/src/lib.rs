@@ -7,6 +7,7 @@
 //!
 //! | step | function |
 //! |------|----------|
+//! | find where delimited records end (the offset after each terminator) | [`line_ends`] |
 //! | build entries from a buffer of fixed-size records | [`extract_entries`] |
 //! | sort entries (MSD radix, one thread / `threads` threads) | [`sort_entries`], [`par_sort_entries`] |
 //! | general keys: prefix ties broken by a comparator | [`sort_entries_with_ties`] |
@@ -53,6 +54,7 @@ mod bucket;
 mod crc;
 mod entry;
 mod gather;
+mod lines;
 mod loser_tree;
 mod merge;
 mod pool;
@@ -69,6 +71,7 @@ pub use entry::{
 pub use gather::{
     gather, gather_blocks, gather_var, gather_var_with, par_gather, prefetch_read, prefetch_record,
 };
+pub use lines::line_ends;
 pub use loser_tree::{EntryTree, LoserTree};
 pub use merge::{merge_entries, par_merge_entries, par_split_sorted, split_sorted};
 pub use ties::{

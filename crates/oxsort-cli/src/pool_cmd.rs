@@ -1,7 +1,8 @@
 //! `oxsort pool [SIZE|off]`: the hugetlb pool big buffers come from (see `oxsort_io::pool`).
 //! Without an argument it prints the pool; with a size it reserves a pool of that size and
 //! touches every page of it on all cores, so that the first sort does not pay for populating
-//! it; `off` gives the pool back.
+//! it, and keeps the pages in a file on a hugetlbfs mount so that no sort pays for clearing
+//! them; `off` removes the file and gives the pool back.
 
 use anyhow::{Context, Result};
 use oxsort_engine::human_bytes;
@@ -33,13 +34,21 @@ pub fn run(args: PoolArgs) -> Result<i32> {
             let bytes = oxsort_lang::parse_bytes(size)
                 .with_context(|| format!("pool size {size:?} (e.g. 5G, or off)"))?;
             let t = std::time::Instant::now();
-            let (s, warmed) = pool::reserve(bytes, threads)?;
-            print(s);
+            let r = pool::reserve(bytes, threads)?;
+            print(r.state);
             println!(
                 "touched {} on {threads} threads in {:.2} s",
-                human_bytes(warmed),
+                human_bytes(r.warmed),
                 t.elapsed().as_secs_f64()
             );
+            if let Some(e) = r.not_kept {
+                eprintln!(
+                    "oxsort: the pool is not kept warm in {}: {} (each sort clears the pages \
+                     it maps)",
+                    oxsort_io::warm::KEPT_FILE,
+                    oxsort_io::os_message(&e)
+                );
+            }
         }
     }
     Ok(0)
@@ -52,4 +61,7 @@ fn print(s: pool::PoolState) {
         human_bytes(s.bytes()),
         s.free
     );
+    if s.kept > 0 {
+        println!("kept warm: {} pages in {}", s.kept, oxsort_io::warm::KEPT_FILE);
+    }
 }

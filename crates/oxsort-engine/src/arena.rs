@@ -66,10 +66,11 @@ pub(crate) struct EntryArena {
 }
 
 impl EntryArena {
-    /// An arena of `slots` slots of `slot_len` entries (memory is touched only where written).
+    /// An arena of `slots` slots of `slot_len` entries (memory is touched only where written;
+    /// it is never read before, as a recycled arena's is not).
     pub(crate) fn new(slots: usize, slot_len: usize) -> Self {
         let bytes = slots * slot_len * std::mem::size_of::<Entry>();
-        EntryArena { buf: AlignedBuf::new(bytes), slot_len, slots }
+        EntryArena { buf: AlignedBuf::unzeroed(bytes), slot_len, slots }
     }
 
     /// Whether it has `slots` slots of `slot_len` entries (what a load of that shape asks for).
@@ -147,7 +148,7 @@ fn take_buffer(entries: usize, spares: &Mutex<Vec<AlignedBuf>>) -> AlignedBuf {
         let mut spares = spares.lock().unwrap_or_else(|e| e.into_inner());
         spares.iter().position(|b| b.len() >= want).map(|i| spares.swap_remove(i))
     };
-    spare.unwrap_or_else(|| AlignedBuf::new(want))
+    spare.unwrap_or_else(|| AlignedBuf::unzeroed(want))
 }
 
 #[cfg(test)]

@@ -94,7 +94,7 @@ impl Rewrite {
     fn spare(&mut self, len: usize) -> AlignedBuf {
         match self.buf.take() {
             Some(b) if b.len() >= len => b,
-            _ => AlignedBuf::new(len),
+            _ => AlignedBuf::unzeroed(len),
         }
     }
 

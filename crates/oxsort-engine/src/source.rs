@@ -281,7 +281,7 @@ impl ChunkSource {
                 std::thread::spawn(move || {
                     let _meter = meters.meter("prefault");
                     while left.fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1)).is_ok() {
-                        let mut b = AlignedBuf::new(size);
+                        let mut b = AlignedBuf::unzeroed(size);
                         b.prefault(1);
                         if tx.send(b).is_err() {
                             return;
@@ -658,7 +658,7 @@ impl ChunkSource {
                 return Ok(Some(self.chunk(buf, len, r)));
             }
             let (out, filled) = assembling.get_or_insert_with(|| {
-                (self.spare.pop().unwrap_or_else(|| AlignedBuf::new(self.chunk_bytes)), 0)
+                (self.spare.pop().unwrap_or_else(|| AlignedBuf::unzeroed(self.chunk_bytes)), 0)
             });
             let take = (*len - *pos).min(self.chunk_bytes - *filled);
             out[*filled..*filled + take].copy_from_slice(&buf[*pos..*pos + take]);
@@ -786,7 +786,7 @@ impl ChunkSource {
         if cap == self.chunk_bytes {
             return self.take_buffer();
         }
-        AlignedBuf::new((cap + 1).div_ceil(oxsort_io::DIRECT_ALIGN) * oxsort_io::DIRECT_ALIGN)
+        AlignedBuf::unzeroed((cap + 1).div_ceil(oxsort_io::DIRECT_ALIGN) * oxsort_io::DIRECT_ALIGN)
     }
 
     /// Lets delimited records grow past a chunk up to `bytes` (the memory a load holds), and
@@ -893,12 +893,14 @@ impl ChunkSource {
     }
 
     /// A buffer for a chunk: a recycled one, else a populated one, else a new one. One byte
-    /// more than a chunk, for a terminator added at an input's end.
+    /// more than a chunk, for a terminator added at an input's end. Its bytes are whatever an
+    /// earlier use left (a recycled chunk's, the kept pool's: see `AlignedBuf::unzeroed`):
+    /// only the bytes read into it are ever looked at.
     fn take_buffer(&mut self) -> AlignedBuf {
         self.spare
             .pop()
             .or_else(|| self.provision.as_ref().and_then(|(rx, _)| rx.try_recv().ok()))
-            .unwrap_or_else(|| AlignedBuf::new(self.buf_len()))
+            .unwrap_or_else(|| AlignedBuf::unzeroed(self.buf_len()))
     }
 
     /// A chunk of the records in `buf[start..end]` (which ends with a terminator).

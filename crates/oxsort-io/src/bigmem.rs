@@ -43,6 +43,11 @@ const HEADER: usize = DIRECT_ALIGN;
 /// Header values: what backs the head of the mapping.
 const KIND_ORDINARY: u8 = 1;
 const KIND_POOL: u8 = 2;
+/// Pages of the kept pool ([`crate::warm`]); the header's second word is the first page's
+/// index in the kept file.
+const KIND_KEPT: u8 = 3;
+/// Where in the header page a kept mapping's first page index is.
+const KEPT_INDEX_AT: usize = 8;
 
 /// Policy: 0 = not read yet, 1 = use the pool when it has pages, 2 = never.
 static POLICY: AtomicU8 = AtomicU8::new(0);
@@ -82,16 +87,18 @@ fn hugetlb_enabled() -> bool {
 /// Where the kernel counts the free 2 MiB pool pages.
 const POOL_FREE_PAGES: &str = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages";
 
-/// Bytes of hugetlb pool this process could map now: the pool's free 2 MiB pages, or 0 when use
-/// of the pool is off (`OXSORT_HUGETLB=off`) or there is no pool.
+/// Bytes of hugetlb pool this process could map now: the pool's free 2 MiB pages and the kept
+/// pool's pages it has not mapped ([`crate::warm`]), or 0 when use of the pool is off
+/// (`OXSORT_HUGETLB=off`) or there is no pool.
 pub fn pool_free() -> u64 {
     if !hugetlb_enabled() {
         return 0;
     }
-    std::fs::read_to_string(POOL_FREE_PAGES)
+    let free = std::fs::read_to_string(POOL_FREE_PAGES)
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
-        .map_or(0, |pages| pages * HUGETLB_PAGE as u64)
+        .map_or(0, |pages| pages * HUGETLB_PAGE as u64);
+    free + crate::warm::unclaimed()
 }
 
 /// Bytes of hugetlb-pool memory this process has mapped right now.
@@ -212,17 +219,34 @@ fn read_proc(path: &std::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
 /// `MAP_FIXED_NOREPLACE`, which fails rather than replace; any failure falls back to ordinary
 /// pages.
 pub fn map(len: usize) -> *mut u8 {
+    map_with(len, false)
+}
+
+/// [`map`] for memory whose first bytes nobody reads before writing them: it may come from the
+/// kept pool ([`crate::warm`]), whose pages hold what their last user left (and cost no
+/// clearing), else it is zeroed as [`map`]'s. The bytes are always initialized memory.
+pub fn map_any(len: usize) -> *mut u8 {
+    map_with(len, true)
+}
+
+fn map_with(len: usize, any: bool) -> *mut u8 {
     debug_assert!(len > 0);
     let len = len.next_multiple_of(DIRECT_ALIGN);
     let head = len / HUGETLB_PAGE * HUGETLB_PAGE;
-    if head > 0 && hugetlb_enabled() && !POOL_REFUSED.load(Ordering::Relaxed) {
-        if let Some(a) = map_pool(len, head) {
+    if head > 0 && hugetlb_enabled() {
+        let kept = if any { map_kept(len, head) } else { None };
+        let from_pool = kept.or_else(|| {
+            (!POOL_REFUSED.load(Ordering::Relaxed)).then(|| map_pool(len, head)).flatten()
+        });
+        if let Some(a) = from_pool {
             let _change = POOL_CHANGE.lock().unwrap_or_else(|e| e.into_inner());
             close_interval();
             let now = POOL_NOW.fetch_add(head as u64, Ordering::Relaxed) + head as u64;
             POOL_PEAK.fetch_max(now, Ordering::Relaxed);
-            // SAFETY: the header page [a - HEADER, a) is mapped read-write and owned here.
-            unsafe { a.sub(HEADER).write(KIND_POOL) };
+            if kept.is_none() {
+                // SAFETY: the header page [a - HEADER, a) is mapped read-write and owned here.
+                unsafe { a.sub(HEADER).write(KIND_POOL) };
+            }
             return a;
         }
     }
@@ -281,6 +305,33 @@ fn map_pool(len: usize, head: usize) -> Option<*mut u8> {
     Some(a as *mut u8)
 }
 
+/// The head from the kept pool ([`crate::warm`]), with the header page (kind and first page
+/// index written) before it and the tail after it on ordinary pages. `None` (nothing left
+/// mapped or claimed) without a kept pool, or if it or the neighbouring addresses refuse.
+fn map_kept(len: usize, head: usize) -> Option<*mut u8> {
+    let pages = head / HUGETLB_PAGE;
+    let (a, first) = crate::warm::map(pages)?;
+    let header = a.checked_sub(HEADER).and_then(|h| anon(h, HEADER, libc::MAP_FIXED_NOREPLACE));
+    let tail_ok = header.is_some()
+        && (len == head || anon(a + head, len - head, libc::MAP_FIXED_NOREPLACE).is_some());
+    // SAFETY: the kept pages and (if made) the header page were mapped just above and are not
+    // handed out; the header page is read-write and owned here.
+    unsafe {
+        if !tail_ok {
+            libc::munmap(a as *mut libc::c_void, head);
+            if let Some(h) = header {
+                libc::munmap(h as *mut libc::c_void, HEADER);
+            }
+            crate::warm::unclaim(first, pages);
+            return None;
+        }
+        let h = (a - HEADER) as *mut u8;
+        h.write(KIND_KEPT);
+        h.add(KEPT_INDEX_AT).cast::<u64>().write(first as u64);
+    }
+    Some(a as *mut u8)
+}
+
 /// `len` bytes of ordinary pages, 2 MiB aligned, advised for transparent huge pages, with the
 /// header page in front: one read-write mapping, trimmed to the alignment.
 fn map_ordinary(len: usize) -> *mut u8 {
@@ -317,17 +368,26 @@ pub unsafe fn unmap(p: *mut u8, len: usize) {
     let len = len.next_multiple_of(DIRECT_ALIGN);
     // SAFETY: by the contract, the header page in front of `p` is mapped and holds the kind, and
     // [p - HEADER, p + len) is one live mapping made by `map`: one munmap removes every piece of
-    // it (the pool part starts and ends on 2 MiB boundaries, as munmap requires).
-    let kind = unsafe {
-        let kind = p.sub(HEADER).read();
-        libc::munmap(p.sub(HEADER).cast(), HEADER + len);
-        kind
+    // it (the pool part starts and ends on 2 MiB boundaries, as munmap requires); a kept
+    // mapping's header also holds its first page's index.
+    let (kind, first) = unsafe {
+        let h = p.sub(HEADER);
+        let kind = h.read();
+        let first = if kind == KIND_KEPT { h.add(KEPT_INDEX_AT).cast::<u64>().read() } else { 0 };
+        libc::munmap(h.cast(), HEADER + len);
+        (kind, first)
     };
-    if kind == KIND_POOL {
+    let head = len / HUGETLB_PAGE * HUGETLB_PAGE;
+    if kind == KIND_KEPT {
+        crate::warm::unclaim(first as usize, head / HUGETLB_PAGE);
+    }
+    if kind == KIND_POOL || kind == KIND_KEPT {
         let _change = POOL_CHANGE.lock().unwrap_or_else(|e| e.into_inner());
         close_interval();
-        POOL_NOW.fetch_sub((len / HUGETLB_PAGE * HUGETLB_PAGE) as u64, Ordering::Relaxed);
-        POOL_REFUSED.store(false, Ordering::Relaxed);
+        POOL_NOW.fetch_sub(head as u64, Ordering::Relaxed);
+        if kind == KIND_POOL {
+            POOL_REFUSED.store(false, Ordering::Relaxed);
+        }
     }
 }
 
@@ -419,7 +479,8 @@ fn is_big(l: &Layout) -> bool {
 unsafe impl GlobalAlloc for BigAlloc {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         if is_big(&l) {
-            map(l.size())
+            // Uninitialized is all `alloc` promises: the kept pool's pages serve.
+            map_any(l.size())
         } else {
             // SAFETY: forwarded with the caller's (non-zero size) layout.
             unsafe { System.alloc(l) }

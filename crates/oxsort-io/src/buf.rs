@@ -87,6 +87,25 @@ impl AlignedBuf {
         }
     }
 
+    /// A buffer of `len` bytes rounded up to a multiple of [`DIRECT_ALIGN`], whose bytes are
+    /// unspecified: for memory written before it is read (a chunk read into, a rewrite's
+    /// target). Big ones may come from the kept pool ([`bigmem::map_any`]), whose pages hold
+    /// what an earlier use left there and cost no clearing; the rest are zeroed as
+    /// [`AlignedBuf::new`]'s.
+    ///
+    /// # Panics
+    /// If the memory cannot be obtained (like `Vec` on allocation failure).
+    pub fn unzeroed(len: usize) -> Self {
+        let len = align_up(len);
+        if len >= MMAP_THRESHOLD {
+            return match NonNull::new(bigmem::map_any(len)) {
+                Some(ptr) => AlignedBuf { ptr, len, origin: Origin::Big },
+                None => alloc::handle_alloc_error(Self::layout(len)),
+            };
+        }
+        Self::new(len)
+    }
+
     /// `len` bytes of the file open as `fd` from `offset` (a multiple of [`PAGE_SIZE`]), mapped
     /// privately: no memory is taken until a page is written (a write copies that page and
     /// never reaches the file). The buffer's length is `len` rounded up to [`DIRECT_ALIGN`];

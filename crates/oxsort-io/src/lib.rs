@@ -77,6 +77,7 @@ mod stream;
 mod temp;
 pub mod tuning;
 mod uring;
+pub mod warm;
 mod writer;
 
 pub use bigmem::{trim_heap, BigAlloc};

@@ -9,8 +9,10 @@
 //! every free page of the pool right after reserving it, on all cores at once, and unmaps them:
 //! the pages go back to the pool backed, and the first sort finds them as warm as the tenth.
 //!
-//! Nothing stays mapped and no file is left behind: a reserved pool is kernel state that
-//! [`release`] (`nr_hugepages` 0) gives back; pages a running process holds are freed when it
+//! The warmed pages are then kept in a file on a hugetlbfs mount ([`crate::warm`]): the kernel
+//! clears a pool page each time a process maps it anew, but a file's pages keep their bytes, so
+//! sorts map them without paying for the clearing. [`release`] removes the file and the mount
+//! and gives the pool back (`nr_hugepages` 0); pages a running process holds are freed when it
 //! unmaps them.
 
 use std::io;
@@ -32,6 +34,21 @@ pub struct PoolState {
     /// Of the free pages, those promised to mappings that have not touched them yet: free,
     /// but not to be mapped again.
     pub promised: u64,
+    /// Pages kept warm in the kept pool's file ([`crate::warm::KEPT_FILE`]), counted among
+    /// `pages` but not `free`.
+    pub kept: u64,
+}
+
+/// What [`reserve`] did.
+#[derive(Debug)]
+pub struct Reserved {
+    /// The pool afterwards.
+    pub state: PoolState,
+    /// Bytes touched to warm it.
+    pub warmed: u64,
+    /// Why the pool could not be kept in a file (no hugetlbfs, mounting refused): it is then
+    /// reserved and warm, and each sort's kernel clears the pages it maps.
+    pub not_kept: Option<io::Error>,
 }
 
 impl PoolState {
@@ -122,6 +139,7 @@ pub fn state() -> Result<PoolState, PoolError> {
         pages: read_count("nr_hugepages")?,
         free: read_count("free_hugepages")?,
         promised: read_count("resv_hugepages")?,
+        kept: crate::warm::kept_pages(),
     })
 }
 
@@ -130,25 +148,41 @@ pub fn pages_for(bytes: u64) -> u64 {
     bytes.div_ceil(HUGETLB_PAGE as u64)
 }
 
-/// Sets the pool to the pages that hold `bytes` and touches every free page of it on `threads`
-/// threads, so that the first process to use it does not pay for populating it. Returns the
-/// pool and the bytes touched. Needs root (the kernel's file is root's). A pool the kernel
-/// cannot make whole is given back, not kept short.
-pub fn reserve(bytes: u64, threads: usize) -> Result<(PoolState, u64), PoolError> {
+/// Sets the pool to the pages that hold `bytes`, touches every free page of it on `threads`
+/// threads, so that the first process to use it does not pay for populating it, and keeps the
+/// pages in the kept pool's file ([`crate::warm::keep`]). Needs root (the kernel's file is
+/// root's). A pool the kernel cannot make whole is given back, not kept short.
+pub fn reserve(bytes: u64, threads: usize) -> Result<Reserved, PoolError> {
     let want = pages_for(bytes);
+    if crate::warm::kept_pages() != want {
+        // A kept file of another size holds pages the new count must see free.
+        discard_kept()?;
+    }
     write_count("nr_hugepages", want)?;
     let got = state()?;
     if got.pages < want {
+        discard_kept()?;
         write_count("nr_hugepages", 0)?;
         return Err(PoolError::Short { want, got: got.pages });
     }
     let warmed = warm(threads)?;
-    Ok((state()?, warmed))
+    let not_kept = crate::warm::keep(want).err();
+    Ok(Reserved { state: state()?, warmed, not_kept })
 }
 
-/// Gives the whole pool back to the kernel's free memory (`nr_hugepages` 0). Pages a running
-/// process maps stay its own until it unmaps them.
+/// Removes the kept pool's file and mount ([`crate::warm::discard`]).
+fn discard_kept() -> Result<(), PoolError> {
+    crate::warm::discard().map_err(|source| PoolError::File {
+        what: "removing",
+        path: PathBuf::from(crate::warm::KEPT_FILE),
+        source,
+    })
+}
+
+/// Gives the whole pool back to the kernel's free memory: the kept file goes, then
+/// `nr_hugepages` 0. Pages a running process maps stay its own until it unmaps them.
 pub fn release() -> Result<PoolState, PoolError> {
+    discard_kept()?;
     write_count("nr_hugepages", 0)?;
     state()
 }
@@ -253,18 +287,28 @@ mod tests {
             return;
         }
         let reserved = reserve(4 << 20, 2);
+        let kept_file = std::fs::metadata(crate::warm::KEPT_FILE).map(|m| m.len());
         let released = release();
         match reserved {
-            Ok((s, warmed)) => {
+            Ok(Reserved { state: s, warmed, not_kept }) => {
                 // Other tests of this process may map pool pages meanwhile.
                 assert_eq!(s.pages, 2);
                 assert!(warmed <= 4 << 20 && warmed % HUGETLB_PAGE as u64 == 0);
+                if let Some(e) = not_kept {
+                    eprintln!("the pool was not kept in a file: {e}");
+                } else {
+                    assert_eq!(s.kept, 2);
+                    assert_eq!(kept_file.expect("the kept file"), 4 << 20);
+                }
             }
             // A machine too fragmented for two pages gives them back.
             Err(PoolError::Short { want: 2, .. }) => {}
             Err(e) => panic!("{e}"),
         }
         // Pages other tests map stay reserved (as surplus) until they unmap them.
-        assert!(released.expect("released").pages <= 2);
+        let released = released.expect("released");
+        assert!(released.pages <= 2);
+        assert_eq!(released.kept, 0);
+        assert!(!std::path::Path::new(crate::warm::KEPT_FILE).exists());
     }
 }

@@ -197,7 +197,7 @@ impl Reader {
             let base = self.next_offset - self.next_offset % DIRECT_ALIGN as u64;
             let piece_end = base.saturating_add(self.transfer as u64).min(self.end);
             let len = (piece_end - self.next_offset) as usize;
-            let buf = self.free.pop().unwrap_or_else(|| AlignedBuf::new(self.buf_len));
+            let buf = self.free.pop().unwrap_or_else(|| AlignedBuf::unzeroed(self.buf_len));
             let op =
                 Op { seq: self.next_submit, dir: Dir::Read, offset: self.next_offset, len, buf };
             self.next_submit += 1;

@@ -1,0 +1,355 @@
+//! The hugetlb pool kept warm in a file, so that a sort maps pages that are already there
+//! instead of pages the kernel must clear first.
+//!
+//! Why: a page of the hugetlb pool that a process maps anonymously is cleared by the kernel at
+//! its first touch, every run (2 MiB at a time, `clear_page_erms`): 9.6% of all CPU samples of
+//! a one-pass sort of 4 GB of lines from a warm pool, most of it on the thread that populates
+//! chunk buffers ahead of the reader. Pages of a file on a hugetlbfs mount stay allocated, and
+//! keep their bytes, from one process to the next: mapping them costs a page-table entry per
+//! 2 MiB. `oxsort pool SIZE` ([`crate::pool::reserve`]) therefore moves the pool's pages into
+//! one file, [`KEPT_FILE`], on a hugetlbfs mount it makes; `oxsort pool off` removes both.
+//!
+//! ```text
+//!  KEPT_FILE   | page 0 | page 1 | page 2 | ... | page N-1 |     2 MiB each, allocated once
+//!  process A     [ claimed: locked 0..2 ]                         an OFD lock on bytes 0..2
+//!  process B                       [ claimed 2..5 ]               of the lock space: page indices
+//! ```
+//!
+//! Every process opens the file and claims runs of pages with open-file-description locks
+//! (`F_OFD_SETLK`) on the byte range of their page indices: a claim another process holds is
+//! refused, and a process's claims vanish with it however it ends (a kill included). A claimed
+//! run is mapped shared; its bytes are whatever the last user left there, so only allocations
+//! that do not promise zeros take them ([`crate::bigmem::map_any`]). The file is root's, mode
+//! 0600: what one sort left in it is never another user's to read.
+//!
+//! Everything here is called from inside the global allocator ([`crate::BigAlloc`]): no big
+//! allocation, no allocation while holding the claims' lock.
+
+use std::ffi::CStr;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use crate::tuning::HUGETLB_PAGE;
+
+/// Where `oxsort pool` mounts hugetlbfs (2 MiB pages, root only).
+pub const KEPT_DIR: &str = "/run/oxsort/hugepages";
+/// The file that holds the kept pool's pages.
+pub const KEPT_FILE: &str = "/run/oxsort/hugepages/pool";
+const KEPT_FILE_C: &CStr = c"/run/oxsort/hugepages/pool";
+
+/// `statfs` type of a hugetlbfs mount.
+const HUGETLBFS_MAGIC: i64 = 0x9584_58f6;
+
+/// The kept pool as this process sees it: the file, its pages, and which of them this process
+/// has claimed.
+struct Kept {
+    fd: libc::c_int,
+    pages: usize,
+    /// One bit per page: claimed by a mapping of this process.
+    claimed: Mutex<Vec<u64>>,
+    /// Bytes no mapping of this process holds (others' claims are not seen).
+    unclaimed: AtomicU64,
+}
+
+static KEPT: OnceLock<Option<Kept>> = OnceLock::new();
+
+/// The kept pool, opened on first use; `None` without one (or when this user may not open it).
+fn kept() -> Option<&'static Kept> {
+    KEPT.get_or_init(|| Kept::open(KEPT_FILE_C)).as_ref()
+}
+
+/// Bytes of the kept pool this process could still claim (0 without a kept pool).
+pub(crate) fn unclaimed() -> u64 {
+    kept().map_or(0, |k| k.unclaimed.load(Ordering::Relaxed))
+}
+
+/// Claims `n` consecutive pages of the kept pool and maps them shared: the address (2 MiB
+/// aligned) and the first page's index, or `None` when there is no kept pool or no free run of
+/// `n` pages in it. The bytes are whatever the pages held.
+pub(crate) fn map(n: usize) -> Option<(usize, usize)> {
+    kept()?.map(n)
+}
+
+/// Gives back pages `first..first + n`, which [`map`] claimed and the caller has unmapped.
+pub(crate) fn unclaim(first: usize, n: usize) {
+    if let Some(k) = kept() {
+        k.unclaim(first, n);
+    }
+}
+
+/// An open-file-description lock command on pages `first..first + n` of the lock space; for
+/// `F_OFD_GETLK`, the flock as the kernel filled it.
+fn lock(
+    fd: libc::c_int,
+    cmd: libc::c_int,
+    kind: libc::c_int,
+    first: usize,
+    n: usize,
+) -> Option<libc::flock> {
+    // SAFETY: a zeroed flock is a valid argument once its fields are set below.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = kind as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = first as libc::off_t;
+    fl.l_len = n as libc::off_t;
+    // SAFETY: fcntl with a lock command and a pointer to the flock above; l_pid is 0, as OFD
+    // locks require.
+    (unsafe { libc::fcntl(fd, cmd, &mut fl) } == 0).then_some(fl)
+}
+
+fn is_set(bits: &[u64], i: usize) -> bool {
+    bits[i / 64] >> (i % 64) & 1 == 1
+}
+
+fn set_run(bits: &mut [u64], first: usize, n: usize, on: bool) {
+    for i in first..first + n {
+        if on {
+            bits[i / 64] |= 1 << (i % 64);
+        } else {
+            bits[i / 64] &= !(1 << (i % 64));
+        }
+    }
+}
+
+impl Kept {
+    /// Opens the kept file at `path`; `None` if it is missing, holds no page, or may not be
+    /// opened by this user.
+    fn open(path: &CStr) -> Option<Kept> {
+        // SAFETY: open of a C string path; the descriptor is owned by the Kept returned.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a zeroed stat is a valid value for fstat to fill.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat into the stat owned here, on the descriptor just opened.
+        let pages = if unsafe { libc::fstat(fd, &mut st) } == 0 {
+            st.st_size as usize / HUGETLB_PAGE
+        } else {
+            0
+        };
+        if pages == 0 {
+            // SAFETY: the descriptor opened above, closed once.
+            unsafe { libc::close(fd) };
+            return None;
+        }
+        Some(Kept {
+            fd,
+            pages,
+            claimed: Mutex::new(vec![0; pages.div_ceil(64)]),
+            unclaimed: AtomicU64::new((pages * HUGETLB_PAGE) as u64),
+        })
+    }
+
+    fn map(&self, n: usize) -> Option<(usize, usize)> {
+        if n == 0 || n > self.pages {
+            return None;
+        }
+        let mut bits = self.claimed.lock().unwrap_or_else(|e| e.into_inner());
+        let mut first = 0;
+        while first + n <= self.pages {
+            // The first run free in this process from `first` on.
+            if let Some(busy) = (first..first + n).rev().find(|&i| is_set(&bits, i)) {
+                first = busy + 1;
+                continue;
+            }
+            if lock(self.fd, libc::F_OFD_SETLK, libc::F_WRLCK, first, n).is_some() {
+                let len = n * HUGETLB_PAGE;
+                // SAFETY: a new shared mapping of pages first..first+n of the kept file, on
+                // which this process now holds the lock; the kernel picks the (2 MiB aligned)
+                // place.
+                let p = unsafe {
+                    libc::mmap(
+                        std::ptr::null_mut(),
+                        len,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_SHARED,
+                        self.fd,
+                        (first * HUGETLB_PAGE) as libc::off_t,
+                    )
+                };
+                if p == libc::MAP_FAILED {
+                    lock(self.fd, libc::F_OFD_SETLK, libc::F_UNLCK, first, n);
+                    return None;
+                }
+                set_run(&mut bits, first, n, true);
+                self.unclaimed.fetch_sub(len as u64, Ordering::Relaxed);
+                return Some((p as usize, first));
+            }
+            // Another process holds some of these pages: skip past its claim.
+            first = match lock(self.fd, libc::F_OFD_GETLK, libc::F_WRLCK, first, n) {
+                Some(fl) if fl.l_type != libc::F_UNLCK as libc::c_short => {
+                    (fl.l_start as usize + (fl.l_len as usize).max(1)).max(first + 1)
+                }
+                _ => first + 1,
+            };
+        }
+        None
+    }
+
+    fn unclaim(&self, first: usize, n: usize) {
+        let mut bits = self.claimed.lock().unwrap_or_else(|e| e.into_inner());
+        lock(self.fd, libc::F_OFD_SETLK, libc::F_UNLCK, first, n);
+        set_run(&mut bits, first, n, false);
+        self.unclaimed.fetch_add((n * HUGETLB_PAGE) as u64, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor this Kept owns, closed once (its locks go with it).
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+/// Pages of 2 MiB in the kept file, 0 without one.
+pub fn kept_pages() -> u64 {
+    std::fs::metadata(KEPT_FILE).map_or(0, |m| m.len() / HUGETLB_PAGE as u64)
+}
+
+/// Whether `dir` is a hugetlbfs mount.
+fn is_hugetlbfs(dir: &CStr) -> bool {
+    // SAFETY: a zeroed statfs is a valid value for statfs to fill.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statfs into the struct owned here, of a C string path.
+    (unsafe { libc::statfs(dir.as_ptr(), &mut s) } == 0) && s.f_type as i64 == HUGETLBFS_MAGIC
+}
+
+const KEPT_DIR_C: &CStr = c"/run/oxsort/hugepages";
+
+/// Moves `pages` pages of the (reserved) pool into [`KEPT_FILE`], mounting hugetlbfs at
+/// [`KEPT_DIR`] first if it is not there; a kept file of another size is made anew. Needs
+/// root. The file's pages are cleared once, here.
+pub fn keep(pages: u64) -> io::Result<()> {
+    std::fs::create_dir_all(KEPT_DIR)?;
+    if !is_hugetlbfs(KEPT_DIR_C) {
+        // SAFETY: mount of a new hugetlbfs instance on a directory made above; all arguments
+        // are C strings that outlive the call.
+        let r = unsafe {
+            libc::mount(
+                c"oxsort-pool".as_ptr(),
+                KEPT_DIR_C.as_ptr(),
+                c"hugetlbfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                c"pagesize=2M,mode=0700".as_ptr().cast(),
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    if kept_pages() == pages {
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(KEPT_FILE);
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(KEPT_FILE)?;
+    use std::os::fd::AsRawFd;
+    let len = pages as libc::off_t * HUGETLB_PAGE as libc::off_t;
+    // SAFETY: fallocate on the file just created, owned by `f`.
+    if unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len) } != 0 {
+        let e = io::Error::last_os_error();
+        let _ = std::fs::remove_file(KEPT_FILE);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Removes [`KEPT_FILE`] and the mount at [`KEPT_DIR`]: the pages go back to the pool (those a
+/// running sort maps, when it unmaps them). A mount still in use is detached: it goes when
+/// its last mapping does.
+pub fn discard() -> io::Result<()> {
+    match std::fs::remove_file(KEPT_FILE) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    if is_hugetlbfs(KEPT_DIR_C) {
+        // SAFETY: unmount of the directory's hugetlbfs; a busy one fails harmlessly (EBUSY).
+        unsafe { libc::umount2(KEPT_DIR_C.as_ptr(), libc::MNT_DETACH) };
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+
+    use super::*;
+
+    /// A kept file of `pages` pages on an ordinary file system: the claims, their locks and
+    /// the shared mappings work the same on any file (only the clearing they save is
+    /// hugetlbfs's).
+    fn kept_file(pages: usize) -> (tempfile::TempDir, CString) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("pool");
+        std::fs::File::create(&path)
+            .and_then(|f| f.set_len((pages * HUGETLB_PAGE) as u64))
+            .expect("the kept file");
+        let c = CString::new(path.as_os_str().as_bytes()).expect("a path without NUL");
+        (dir, c)
+    }
+
+    fn bytes(a: usize, n: usize) -> &'static mut [u8] {
+        // SAFETY: the tests pass a live mapping of n pages of their own.
+        unsafe { std::slice::from_raw_parts_mut(a as *mut u8, n * HUGETLB_PAGE) }
+    }
+
+    fn unmap(a: usize, n: usize) {
+        // SAFETY: a mapping `Kept::map` made of n pages, unmapped once by the test.
+        unsafe { libc::munmap(a as *mut libc::c_void, n * HUGETLB_PAGE) };
+    }
+
+    #[test]
+    fn runs_are_claimed_once_in_a_process_and_across_open_files() {
+        let (_dir, path) = kept_file(6);
+        let one = Kept::open(&path).expect("opened");
+        let other = Kept::open(&path).expect("opened again: another process's claims");
+        let (a, first) = one.map(2).expect("two pages");
+        assert_eq!((a % HUGETLB_PAGE, first), (0, 0));
+        let (_, next) = one.map(3).expect("three more");
+        assert_eq!(next, 2, "not the pages this process holds");
+        assert_eq!(one.unclaimed.load(Ordering::Relaxed), HUGETLB_PAGE as u64);
+        // The other open file sees the locks: only page 5 is left to it.
+        assert!(other.map(2).is_none());
+        let (b, last) = other.map(1).expect("the last page");
+        assert_eq!(last, 5);
+        // Given back, the first run can be claimed by the other.
+        unmap(a, 2);
+        one.unclaim(first, 2);
+        assert_eq!(other.map(2).map(|(_, f)| f), Some(0));
+        unmap(b, 1);
+        other.unclaim(last, 1);
+        assert!(one.map(7).is_none(), "more pages than the file has");
+    }
+
+    #[test]
+    fn a_page_keeps_its_bytes_from_one_mapping_to_the_next() {
+        let (_dir, path) = kept_file(2);
+        let k = Kept::open(&path).expect("opened");
+        let (a, first) = k.map(2).expect("both pages");
+        bytes(a, 2).fill(0xA5);
+        unmap(a, 2);
+        k.unclaim(first, 2);
+        // A process opening the file later (a new Kept) maps the same bytes, uncleared.
+        drop(k);
+        let k = Kept::open(&path).expect("opened again");
+        let (a, _) = k.map(2).expect("both pages again");
+        assert!(bytes(a, 2).iter().all(|&b| b == 0xA5));
+        unmap(a, 2);
+    }
+
+    #[test]
+    fn a_missing_or_empty_file_is_no_kept_pool() {
+        assert!(Kept::open(c"/nonexistent/oxsort/pool").is_none());
+        let (_dir, path) = kept_file(0);
+        assert!(Kept::open(&path).is_none());
+    }
+}

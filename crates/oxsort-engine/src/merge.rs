@@ -272,7 +272,8 @@ pub(crate) fn merge_cursors<S: RunSource>(
     let (checked_tx, checked_rx) = bounded::<(AlignedBuf, usize, u64)>(1);
     let (free_tx, free_rx) = bounded::<AlignedBuf>(MERGE_OUT_BUFFERS);
     for _ in 0..MERGE_OUT_BUFFERS {
-        let _ = free_tx.send(AlignedBuf::new(block));
+        // Only the bytes merged into a block are written (blocks go round, old bytes and all).
+        let _ = free_tx.send(AlignedBuf::unzeroed(block));
     }
 
     let outcome = std::thread::scope(|s| -> Result<OrderCheck> {

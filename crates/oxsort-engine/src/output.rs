@@ -518,11 +518,12 @@ impl Worker<'_, '_> {
         }
     }
 
-    /// A written piece's buffer if it is big enough, else a new one.
+    /// A written piece's buffer if it is big enough, else a new one (its bytes unspecified,
+    /// as a written piece's are: only what the gather writes is sent).
     fn buffer(&self, want: usize) -> AlignedBuf {
         match self.free.try_recv() {
             Ok(b) if b.len() >= want => b,
-            _ => AlignedBuf::new(want),
+            _ => AlignedBuf::unzeroed(want),
         }
     }
 
@@ -703,7 +704,7 @@ impl Worker<'_, '_> {
             if done == ents.len() {
                 return (buf, pos - pad);
             }
-            let mut bigger = AlignedBuf::new(buf.len() * PIECE_GROWTH_HALVES / 2 + (1 << 20));
+            let mut bigger = AlignedBuf::unzeroed(buf.len() * PIECE_GROWTH_HALVES / 2 + (1 << 20));
             bigger[..pos].copy_from_slice(&buf[..pos]);
             buf = bigger;
         }

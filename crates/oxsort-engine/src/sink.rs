@@ -173,9 +173,10 @@ pub(crate) struct Staging {
 }
 
 impl Staging {
-    /// A staging buffer of `size` bytes (a multiple of the direct-I/O alignment).
+    /// A staging buffer of `size` bytes (a multiple of the direct-I/O alignment); only the
+    /// bytes pushed into it are written.
     pub(crate) fn new(size: usize) -> Self {
-        Staging { buf: AlignedBuf::new(size), filled: 0, offset: 0 }
+        Staging { buf: AlignedBuf::unzeroed(size), filled: 0, offset: 0 }
     }
 
     /// Appends `data`, writing every full block.

@@ -456,7 +456,7 @@ impl StreamBlocks {
 
     /// The next block (its buffer and the bytes in it); `None` at the end of the stream.
     fn next(&mut self, path: &std::path::Path) -> Result<Option<(AlignedBuf, usize)>> {
-        let mut buf = self.spare.take().unwrap_or_else(|| AlignedBuf::new(self.block));
+        let mut buf = self.spare.take().unwrap_or_else(|| AlignedBuf::unzeroed(self.block));
         let t = std::time::Instant::now();
         let n = oxsort_io::read_full(&mut self.read, &mut buf[..self.block])
             .map_err(|e| oxsort_io::IoError::read(path, self.stats.bytes, e))?;

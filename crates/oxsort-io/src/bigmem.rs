@@ -234,19 +234,28 @@ fn map_with(len: usize, any: bool) -> *mut u8 {
     let len = len.next_multiple_of(DIRECT_ALIGN);
     let head = len / HUGETLB_PAGE * HUGETLB_PAGE;
     if head > 0 && hugetlb_enabled() {
-        let kept = if any { map_kept(len, head) } else { None };
-        let from_pool = kept.or_else(|| {
-            (!POOL_REFUSED.load(Ordering::Relaxed)).then(|| map_pool(len, head)).flatten()
-        });
-        if let Some(a) = from_pool {
+        // Memory that need not start zeroed takes the kept pool first (no clearing at all);
+        // memory that must takes the pool's free pages (cleared by the kernel), then the kept
+        // pool's, cleared here. Both beat ordinary pages, which the host may have taken back.
+        let kept = || map_kept(len, head);
+        let pool = || {
+            if POOL_REFUSED.load(Ordering::Relaxed) {
+                return None;
+            }
+            // SAFETY: the header page [a - HEADER, a) is mapped read-write and owned here.
+            map_pool(len, head).inspect(|&a| unsafe { a.sub(HEADER).write(KIND_POOL) })
+        };
+        let cleared = || {
+            // SAFETY: the kept pages [a, a + head) were just mapped and are owned here (the
+            // tail past them is fresh ordinary memory, zeroed).
+            kept().inspect(|&a| unsafe { ptr::write_bytes(a, 0, head) })
+        };
+        let got = if any { kept().or_else(pool) } else { pool().or_else(cleared) };
+        if let Some(a) = got {
             let _change = POOL_CHANGE.lock().unwrap_or_else(|e| e.into_inner());
             close_interval();
             let now = POOL_NOW.fetch_add(head as u64, Ordering::Relaxed) + head as u64;
             POOL_PEAK.fetch_max(now, Ordering::Relaxed);
-            if kept.is_none() {
-                // SAFETY: the header page [a - HEADER, a) is mapped read-write and owned here.
-                unsafe { a.sub(HEADER).write(KIND_POOL) };
-            }
             return a;
         }
     }

@@ -22,12 +22,18 @@
 //! that do not promise zeros take them ([`crate::bigmem::map_any`]). The file is root's, mode
 //! 0600: what one sort left in it is never another user's to read.
 //!
+//! A process takes kept pages only once it says so ([`use_kept_pool`]; the `oxsort` binaries
+//! do): a kept mapping is shared, so a process forked without an `exec` would share its
+//! parent's buffers rather than get copies, and memory the parent freed and reused would change
+//! under it. Kept mappings are therefore also left out of forked children (`MADV_DONTFORK`),
+//! and a library in a process that may fork (the Python package) never opts in.
+//!
 //! Everything here is called from inside the global allocator ([`crate::BigAlloc`]): no big
 //! allocation, no allocation while holding the claims' lock.
 
 use std::ffi::CStr;
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::tuning::HUGETLB_PAGE;
@@ -54,8 +60,21 @@ struct Kept {
 
 static KEPT: OnceLock<Option<Kept>> = OnceLock::new();
 
-/// The kept pool, opened on first use; `None` without one (or when this user may not open it).
+/// Whether this process takes kept pages (see [`use_kept_pool`]).
+static OPTED_IN: AtomicBool = AtomicBool::new(false);
+
+/// Lets this process's big allocations take the kept pool's pages (when there is one): for a
+/// process that does not fork without an `exec` (see the module's text).
+pub fn use_kept_pool() {
+    OPTED_IN.store(true, Ordering::Relaxed);
+}
+
+/// The kept pool, opened on first use; `None` without one, when this user may not open it, or
+/// before the process opted in.
 fn kept() -> Option<&'static Kept> {
+    if !OPTED_IN.load(Ordering::Relaxed) {
+        return None;
+    }
     KEPT.get_or_init(|| Kept::open(KEPT_FILE_C)).as_ref()
 }
 
@@ -173,6 +192,10 @@ impl Kept {
                     lock(self.fd, libc::F_OFD_SETLK, libc::F_UNLCK, first, n);
                     return None;
                 }
+                // A child forked without an exec must not share these pages (see the module's
+                // text); the advice cannot fail on a mapping just made.
+                // SAFETY: the range is the mapping just made.
+                unsafe { libc::madvise(p, len, libc::MADV_DONTFORK) };
                 set_run(&mut bits, first, n, true);
                 self.unclaimed.fetch_sub(len as u64, Ordering::Relaxed);
                 return Some((p as usize, first));

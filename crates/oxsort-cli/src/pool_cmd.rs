@@ -11,8 +11,9 @@ use oxsort_io::pool;
 /// Arguments of `oxsort pool`.
 #[derive(clap::Args, Debug)]
 pub struct PoolArgs {
-    /// Size to reserve (e.g. 5G: the `--memory` of the sorts to come), or `off` to release
-    /// the pool; without it, print the pool.
+    /// Size to reserve (e.g. 5G: the `--memory` of the sorts to come), kept warm in
+    /// /run/oxsort/hugepages/pool; or `off` to remove that file and release the pool; without
+    /// it, print the pool.
     #[arg(value_name = "SIZE|off")]
     pub size: Option<String>,
 }

@@ -74,25 +74,32 @@ pool_reserve() {
 }
 pool_release() { "$bin/oxsort" pool off >/dev/null; }
 
-# timed_pool CMD...: like timed, and adds to the peak RSS the most hugetlb-pool memory in use
-# during the run (pool pages are not part of a process's resident set). Samples every 20 ms.
+# timed_pool CMD...: like timed, and adds to the peak RSS the most hugetlb memory the sort maps
+# at once (pool pages are not part of a process's resident set): the HugetlbPages of the newest
+# process named oxsort, which counts the pool's pages it maps and the kept pool's (`oxsort pool`
+# keeps the pool in a file, so the machine's count of free pages does not move when a sort maps
+# them). Samples every 20 ms.
 timed_pool() {
-  local flag=$scratch/pool.$$ hp=$scratch/poolmin.$$ total
-  total=$(awk '/HugePages_Total/{print $2}' /proc/meminfo)
+  local flag=$scratch/pool.$$ hp=$scratch/poolmax.$$
   : > "$flag"
   (
     exec {fd}<> <(:)
-    min=$total
+    max=0 pid=
     while [ -f "$flag" ]; do
-      while read -r k v _; do [ "$k" = HugePages_Free: ] && { [ "$v" -lt "$min" ] && min=$v; break; }; done < /proc/meminfo
+      [ -n "$pid" ] && [ -r "/proc/$pid/status" ] || pid=$(pgrep -n -x oxsort || true)
+      if [ -n "$pid" ]; then
+        while read -r k v _; do
+          [ "$k" = HugetlbPages: ] && { [ "$v" -gt "$max" ] && max=$v; break; }
+        done < "/proc/$pid/status" 2>/dev/null || true
+      fi
       read -r -t 0.02 -u "$fd" || true
     done
-    echo "$min" > "$hp"
+    echo "$max" > "$hp"
   ) &
   local watcher=$! s m c
   read -r s m c < <(timed "$@")
   rm -f "$flag"; wait "$watcher"
-  echo "$s $((m + (total - $(cat "$hp")) * 2048)) $c"
+  echo "$s $((m + $(cat "$hp"))) $c"
   rm -f "$hp"
 }
 

@@ -16,6 +16,11 @@ pub struct PoolArgs {
     /// it, print the pool.
     #[arg(value_name = "SIZE|off")]
     pub size: Option<String>,
+    /// Reserve and warm the pool without keeping it in a file: every process may then map
+    /// its free pages (the Python package, other users), and the kernel clears each page a
+    /// process maps.
+    #[arg(long)]
+    pub no_keep: bool,
 }
 
 /// Runs `oxsort pool`.
@@ -24,6 +29,9 @@ pub fn run(args: PoolArgs) -> Result<i32> {
     match args.size.as_deref() {
         None => print(pool::state()?),
         Some("off") => {
+            if args.no_keep {
+                anyhow::bail!("--no-keep goes with a size to reserve, not with off");
+            }
             let s = pool::release()?;
             print(s);
             if s.pages > 0 {
@@ -35,7 +43,7 @@ pub fn run(args: PoolArgs) -> Result<i32> {
             let bytes = oxsort_lang::parse_bytes(size)
                 .with_context(|| format!("pool size {size:?} (e.g. 5G, or off)"))?;
             let t = std::time::Instant::now();
-            let r = pool::reserve(bytes, threads)?;
+            let r = pool::reserve(bytes, threads, !args.no_keep)?;
             print(r.state);
             println!(
                 "touched {} on {threads} threads in {:.2} s",

@@ -1,7 +1,7 @@
 //! `oxsort pool SIZE` keeps the reserved pool's pages in a file on a hugetlbfs mount, and sorts
 //! map them with whatever bytes the last user left there: the sorts' outputs are right whatever
 //! the pages hold, two sorts at once share the pool, and `oxsort pool off` takes the file, the
-//! mount and the pool away. Root only, and only where no pool is reserved (the test must not
+//! mount and the pool away; `--no-keep` reserves without the file. Root only, and only where no pool is reserved (the test must not
 //! take a pool that is in use away); it says so when it skips.
 
 mod common;
@@ -131,4 +131,13 @@ fn a_kept_pool_serves_sorts_whatever_its_pages_hold_and_goes_when_released() {
     assert!(!Path::new(KEPT_FILE).exists());
     let now = std::fs::read_to_string(NR_HUGEPAGES).expect("nr_hugepages");
     assert_eq!(now.trim(), "0");
+
+    // Warmed but not kept: the pages stay free for any process to map.
+    let o = run(oxsort().args(["pool", "8M", "--no-keep"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.starts_with("hugetlb pool: 4 pages of 2 MiB (8.00 MiB), 4 free"), "{out}");
+    assert!(!out.contains("kept") && !Path::new(KEPT_FILE).exists(), "{out}");
+    let o = run(oxsort().args(["pool", "off", "--no-keep"]));
+    assert!(!o.status.success() && stderr(&o).contains("--no-keep goes with a size"));
 }

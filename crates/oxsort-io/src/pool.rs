@@ -46,7 +46,7 @@ pub struct Reserved {
     pub state: PoolState,
     /// Bytes touched to warm it.
     pub warmed: u64,
-    /// Why the pool could not be kept in a file (no hugetlbfs, mounting refused): it is then
+    /// Why the pool could not be kept in a file when asked to be (no hugetlbfs, mounting refused): it is then
     /// reserved and warm, and each sort's kernel clears the pages it maps.
     pub not_kept: Option<io::Error>,
 }
@@ -149,12 +149,13 @@ pub fn pages_for(bytes: u64) -> u64 {
 }
 
 /// Sets the pool to the pages that hold `bytes`, touches every free page of it on `threads`
-/// threads, so that the first process to use it does not pay for populating it, and keeps the
-/// pages in the kept pool's file ([`crate::warm::keep`]). Needs root (the kernel's file is
-/// root's). A pool the kernel cannot make whole is given back, not kept short.
-pub fn reserve(bytes: u64, threads: usize) -> Result<Reserved, PoolError> {
+/// threads, so that the first process to use it does not pay for populating it, and with `keep`
+/// keeps the pages in the kept pool's file ([`crate::warm::keep`]; without, any kept file
+/// goes). Needs root (the kernel's file is root's). A pool the kernel cannot make whole is
+/// given back, not kept short.
+pub fn reserve(bytes: u64, threads: usize, keep: bool) -> Result<Reserved, PoolError> {
     let want = pages_for(bytes);
-    if crate::warm::kept_pages() != want {
+    if !keep || crate::warm::kept_pages() != want {
         // A kept file of another size holds pages the new count must see free.
         discard_kept()?;
     }
@@ -166,7 +167,7 @@ pub fn reserve(bytes: u64, threads: usize) -> Result<Reserved, PoolError> {
         return Err(PoolError::Short { want, got: got.pages });
     }
     let warmed = warm(threads)?;
-    let not_kept = crate::warm::keep(want).err();
+    let not_kept = if keep { crate::warm::keep(want).err() } else { None };
     Ok(Reserved { state: state()?, warmed, not_kept })
 }
 
@@ -286,7 +287,7 @@ mod tests {
             eprintln!("skipped: needs root and no hugetlb pool reserved");
             return;
         }
-        let reserved = reserve(4 << 20, 2);
+        let reserved = reserve(4 << 20, 2, true);
         let kept_file = std::fs::metadata(crate::warm::KEPT_FILE).map(|m| m.len());
         let released = release();
         match reserved {

@@ -85,8 +85,7 @@ pub(crate) enum Command {
 static ALLOC: oxsort_io::BigAlloc = oxsort_io::BigAlloc;
 
 fn main() {
-    // Big buffers may take the hugetlb pool kept warm by `oxsort pool` (this process forks
-    // only to exec: see `oxsort_io::warm`).
+    // Big buffers may take the pool `oxsort pool` keeps warm (this process forks only to exec).
     oxsort_io::warm::use_kept_pool();
     // GNU sort's command line: through a link named `sort`, or `oxsort gnu ARGS...`.
     let mut argv = std::env::args_os();

@@ -1,24 +1,19 @@
-//! `oxsort pool [SIZE|off]`: the hugetlb pool big buffers come from (see `oxsort_io::pool`).
-//! Without an argument it prints the pool; with a size it reserves a pool of that size and
-//! touches every page of it on all cores, so that the first sort does not pay for populating
-//! it, and keeps the pages in a file on a hugetlbfs mount so that no sort pays for clearing
-//! them; `off` removes the file and gives the pool back.
+//! `oxsort pool [SIZE|off]`: the hugetlb pool big buffers come from (see `oxsort_io::pool`):
+//! printed, reserved, warmed on all cores and kept in a file so that no sort pays for
+//! populating or clearing it, or given back.
 
 use anyhow::{Context, Result};
-use oxsort_engine::human_bytes;
-use oxsort_io::pool;
+use oxsort_io::{human_bytes, pool};
 
 /// Arguments of `oxsort pool`.
 #[derive(clap::Args, Debug)]
 pub struct PoolArgs {
     /// Size to reserve (e.g. 5G: the `--memory` of the sorts to come), kept warm in
-    /// /run/oxsort/hugepages/pool; or `off` to remove that file and release the pool; without
-    /// it, print the pool.
+    /// /run/oxsort/hugepages/pool; or `off` to give it back; without it, print the pool.
     #[arg(value_name = "SIZE|off")]
     pub size: Option<String>,
-    /// Reserve and warm the pool without keeping it in a file: every process may then map
-    /// its free pages (the Python package, other users), and the kernel clears each page a
-    /// process maps.
+    /// Reserve and warm without the file: other users and the Python package may then map the
+    /// free pages, which their kernel clears.
     #[arg(long)]
     pub no_keep: bool,
 }
@@ -27,13 +22,11 @@ pub struct PoolArgs {
 pub fn run(args: PoolArgs) -> Result<i32> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     match args.size.as_deref() {
-        None => print(pool::state()?),
+        None => println!("{}", pool::state()?),
         Some("off") => {
-            if args.no_keep {
-                anyhow::bail!("--no-keep goes with a size to reserve, not with off");
-            }
+            anyhow::ensure!(!args.no_keep, "--no-keep goes with a size to reserve, not with off");
             let s = pool::release()?;
-            print(s);
+            println!("{s}");
             if s.pages > 0 {
                 // Pages in use stay reserved (as surplus) until their process unmaps them.
                 eprintln!("oxsort: {} pages of the pool are still in use", s.pages);
@@ -44,33 +37,16 @@ pub fn run(args: PoolArgs) -> Result<i32> {
                 .with_context(|| format!("pool size {size:?} (e.g. 5G, or off)"))?;
             let t = std::time::Instant::now();
             let r = pool::reserve(bytes, threads, !args.no_keep)?;
-            print(r.state);
+            let secs = t.elapsed().as_secs_f64();
             println!(
-                "touched {} on {threads} threads in {:.2} s",
-                human_bytes(r.warmed),
-                t.elapsed().as_secs_f64()
+                "{}\ntouched {} on {threads} threads in {secs:.2} s",
+                r.state,
+                human_bytes(r.warmed)
             );
             if let Some(e) = r.not_kept {
-                eprintln!(
-                    "oxsort: the pool is not kept warm in {}: {} (each sort clears the pages \
-                     it maps)",
-                    oxsort_io::warm::KEPT_FILE,
-                    oxsort_io::os_message(&e)
-                );
+                eprintln!("oxsort: {e}");
             }
         }
     }
     Ok(0)
-}
-
-fn print(s: pool::PoolState) {
-    println!(
-        "hugetlb pool: {} pages of 2 MiB ({}), {} free",
-        s.pages,
-        human_bytes(s.bytes()),
-        s.free
-    );
-    if s.kept > 0 {
-        println!("kept warm: {} pages in {}", s.kept, oxsort_io::warm::KEPT_FILE);
-    }
 }

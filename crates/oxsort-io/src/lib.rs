@@ -76,6 +76,7 @@ mod size;
 mod stream;
 mod temp;
 pub mod tuning;
+mod units;
 mod uring;
 pub mod warm;
 mod writer;
@@ -98,5 +99,6 @@ pub use temp::{
     AtomicOutput, OutputTarget, TempDir, TEMP_DIR_CHECK,
 };
 pub use tuning::DIRECT_ALIGN;
+pub use units::human_bytes;
 pub use uring::probe as uring_probe;
 pub use writer::{WriteBehind, Writer};

@@ -39,6 +39,18 @@ pub struct PoolState {
     pub kept: u64,
 }
 
+/// `hugetlb pool: N pages of 2 MiB (SIZE), F free`, and where the kept pages are.
+impl std::fmt::Display for PoolState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let size = crate::human_bytes(self.bytes());
+        write!(f, "hugetlb pool: {} pages of 2 MiB ({size}), {} free", self.pages, self.free)?;
+        if self.kept > 0 {
+            write!(f, "\nkept warm: {} pages in {}", self.kept, crate::warm::KEPT_FILE)?;
+        }
+        Ok(())
+    }
+}
+
 /// What [`reserve`] did.
 #[derive(Debug)]
 pub struct Reserved {
@@ -46,9 +58,9 @@ pub struct Reserved {
     pub state: PoolState,
     /// Bytes touched to warm it.
     pub warmed: u64,
-    /// Why the pool could not be kept in a file when asked to be (no hugetlbfs, mounting refused): it is then
-    /// reserved and warm, and each sort's kernel clears the pages it maps.
-    pub not_kept: Option<io::Error>,
+    /// Why the pool could not be kept in a file when asked to be (no hugetlbfs, mounting
+    /// refused): it is then reserved and warm, and each sort's kernel clears the pages it maps.
+    pub not_kept: Option<PoolError>,
 }
 
 impl PoolState {
@@ -84,6 +96,18 @@ pub enum PoolError {
         want: u64,
         /// Pages the kernel reserved.
         got: u64,
+    },
+    /// The pool is reserved and warm but could not be kept in a file ([`crate::warm::keep`]):
+    /// each sort's kernel then clears the pages it maps.
+    #[error(
+        "the pool is not kept warm in {}: {} (each sort clears the pages it maps)",
+        crate::warm::KEPT_FILE,
+        crate::error::os_message(source)
+    )]
+    NotKept {
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
     },
     /// Mapping the pool's free pages to touch them failed.
     #[error(
@@ -167,7 +191,11 @@ pub fn reserve(bytes: u64, threads: usize, keep: bool) -> Result<Reserved, PoolE
         return Err(PoolError::Short { want, got: got.pages });
     }
     let warmed = warm(threads)?;
-    let not_kept = if keep { crate::warm::keep(want).err() } else { None };
+    let not_kept = if keep {
+        crate::warm::keep(want).err().map(|source| PoolError::NotKept { source })
+    } else {
+        None
+    };
     Ok(Reserved { state: state()?, warmed, not_kept })
 }
 

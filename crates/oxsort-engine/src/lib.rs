@@ -85,6 +85,7 @@ pub use config::{memory_budget, Input, Output, PassChoice, SortConfig, SortConfi
 pub use error::{error_message, resume_temp_dir, EngineError, Result};
 pub use journal::{remove_resume_dir, resume_dirs, ResumeDir};
 pub use oxsort_format::{Mode, SortKey, SortSpec};
+pub use oxsort_io::human_bytes;
 pub use oxsort_io::IoOptions;
 pub use plan::{
     plan, plan_to_show, Geometry, InputPlan, MergeLevel, MergeSchedule, MergeSizing, Passes, Plan,
@@ -94,8 +95,7 @@ pub use progress::{Phase, Progress, ProgressFn};
 pub use small::small_input_limit;
 pub use sorted::{merge_sources, MergeSourcesOptions, SortedSource, SourcesMerged};
 pub use stats::{
-    human_bytes, FileStats, OutfilRecords, PhaseStats, Reclaimed, SortStats, TextAsRecords,
-    ThreadStats,
+    FileStats, OutfilRecords, PhaseStats, Reclaimed, SortStats, TextAsRecords, ThreadStats,
 };
 pub use sysinfo::{available_memory, cores, cpu_times, peak_rss, reset_peak_rss};
 pub use verify::{checksum_hex, checksum_records, OrderCheck};

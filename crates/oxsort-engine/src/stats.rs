@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use oxsort_io::human_bytes;
 use serde::Serialize;
 
 use crate::sysinfo;
@@ -392,5 +393,3 @@ impl SortStats {
         s
     }
 }
-
-pub use oxsort_io::human_bytes;

@@ -297,21 +297,25 @@ fn map_pool(len: usize, head: usize) -> Option<*mut u8> {
         POOL_REFUSED.store(true, Ordering::Relaxed);
         return None;
     };
-    let header = a.checked_sub(HEADER).and_then(|h| anon(h, HEADER, libc::MAP_FIXED_NOREPLACE));
-    let tail_ok = header.is_some()
-        && (len == head || anon(a + head, len - head, libc::MAP_FIXED_NOREPLACE).is_some());
-    if !tail_ok {
-        // SAFETY: the pool pages and (if made) the header page were mapped just above and are
-        // not handed out.
-        unsafe {
-            libc::munmap(a as *mut libc::c_void, head);
-            if let Some(h) = header {
-                libc::munmap(h as *mut libc::c_void, HEADER);
-            }
-        }
+    if !frame(a, len, head) {
+        // SAFETY: the pool pages were mapped just above and are not handed out.
+        unsafe { libc::munmap(a as *mut libc::c_void, head) };
         return None;
     }
     Some(a as *mut u8)
+}
+
+/// Maps the header page before the `head` bytes at `a` and the tail of `len - head` bytes after
+/// them, each exactly there; false (neither left mapped) if either place is taken.
+fn frame(a: usize, len: usize, head: usize) -> bool {
+    let header = a.checked_sub(HEADER).and_then(|h| anon(h, HEADER, libc::MAP_FIXED_NOREPLACE));
+    let tail_ok = header.is_some()
+        && (len == head || anon(a + head, len - head, libc::MAP_FIXED_NOREPLACE).is_some());
+    if let (false, Some(h)) = (tail_ok, header) {
+        // SAFETY: the header page was mapped just above and is not handed out.
+        unsafe { libc::munmap(h as *mut libc::c_void, HEADER) };
+    }
+    tail_ok
 }
 
 /// The head from the kept pool ([`crate::warm`]), with the header page (kind and first page
@@ -320,20 +324,14 @@ fn map_pool(len: usize, head: usize) -> Option<*mut u8> {
 fn map_kept(len: usize, head: usize) -> Option<*mut u8> {
     let pages = head / HUGETLB_PAGE;
     let (a, first) = crate::warm::map(pages)?;
-    let header = a.checked_sub(HEADER).and_then(|h| anon(h, HEADER, libc::MAP_FIXED_NOREPLACE));
-    let tail_ok = header.is_some()
-        && (len == head || anon(a + head, len - head, libc::MAP_FIXED_NOREPLACE).is_some());
-    // SAFETY: the kept pages and (if made) the header page were mapped just above and are not
-    // handed out; the header page is read-write and owned here.
+    if !frame(a, len, head) {
+        // SAFETY: the kept pages were mapped just above and are not handed out.
+        unsafe { libc::munmap(a as *mut libc::c_void, head) };
+        crate::warm::unclaim(first, pages);
+        return None;
+    }
+    // SAFETY: the header page [a - HEADER, a) was just mapped read-write and is owned here.
     unsafe {
-        if !tail_ok {
-            libc::munmap(a as *mut libc::c_void, head);
-            if let Some(h) = header {
-                libc::munmap(h as *mut libc::c_void, HEADER);
-            }
-            crate::warm::unclaim(first, pages);
-            return None;
-        }
         let h = (a - HEADER) as *mut u8;
         h.write(KIND_KEPT);
         h.add(KEPT_INDEX_AT).cast::<u64>().write(first as u64);

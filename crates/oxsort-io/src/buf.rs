@@ -68,23 +68,7 @@ impl AlignedBuf {
     /// # Panics
     /// If the memory cannot be obtained (like `Vec` on allocation failure).
     pub fn new(len: usize) -> Self {
-        let len = align_up(len);
-        if len == 0 {
-            return AlignedBuf { ptr: Self::dangling(), len: 0, origin: Origin::Empty };
-        }
-        if len >= MMAP_THRESHOLD {
-            return match NonNull::new(bigmem::map(len)) {
-                Some(ptr) => AlignedBuf { ptr, len, origin: Origin::Big },
-                None => alloc::handle_alloc_error(Self::layout(len)),
-            };
-        }
-        let layout = Self::layout(len);
-        // SAFETY: the layout has a non-zero size (len > 0 checked above).
-        let p = unsafe { alloc::alloc_zeroed(layout) };
-        match NonNull::new(p) {
-            Some(ptr) => AlignedBuf { ptr, len, origin: Origin::Heap },
-            None => alloc::handle_alloc_error(layout),
-        }
+        Self::with_memory(len, bigmem::map)
     }
 
     /// A buffer of `len` bytes rounded up to a multiple of [`DIRECT_ALIGN`], whose bytes are
@@ -96,14 +80,29 @@ impl AlignedBuf {
     /// # Panics
     /// If the memory cannot be obtained (like `Vec` on allocation failure).
     pub fn unzeroed(len: usize) -> Self {
+        Self::with_memory(len, bigmem::map_any)
+    }
+
+    /// A buffer of `len` bytes rounded up: big ones from `big` (a [`bigmem`] mapping), the
+    /// rest zeroed from the heap.
+    fn with_memory(len: usize, big: fn(usize) -> *mut u8) -> Self {
         let len = align_up(len);
+        if len == 0 {
+            return AlignedBuf { ptr: Self::dangling(), len: 0, origin: Origin::Empty };
+        }
         if len >= MMAP_THRESHOLD {
-            return match NonNull::new(bigmem::map_any(len)) {
+            return match NonNull::new(big(len)) {
                 Some(ptr) => AlignedBuf { ptr, len, origin: Origin::Big },
                 None => alloc::handle_alloc_error(Self::layout(len)),
             };
         }
-        Self::new(len)
+        let layout = Self::layout(len);
+        // SAFETY: the layout has a non-zero size (len > 0 checked above).
+        let p = unsafe { alloc::alloc_zeroed(layout) };
+        match NonNull::new(p) {
+            Some(ptr) => AlignedBuf { ptr, len, origin: Origin::Heap },
+            None => alloc::handle_alloc_error(layout),
+        }
     }
 
     /// `len` bytes of the file open as `fd` from `offset` (a multiple of [`PAGE_SIZE`]), mapped

@@ -186,7 +186,6 @@ pub fn reserve(bytes: u64, threads: usize, keep: bool) -> Result<Reserved, PoolE
     write_count("nr_hugepages", want)?;
     let got = state()?;
     if got.pages < want {
-        discard_kept()?;
         write_count("nr_hugepages", 0)?;
         return Err(PoolError::Short { want, got: got.pages });
     }

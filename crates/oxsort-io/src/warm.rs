@@ -33,16 +33,25 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::tuning::HUGETLB_PAGE;
 
 /// Where `oxsort pool` mounts hugetlbfs (2 MiB pages, root only).
-pub const KEPT_DIR: &str = "/run/oxsort/hugepages";
+pub const KEPT_DIR: &str = text(KEPT_DIR_C);
 /// The file that holds the kept pool's pages.
-pub const KEPT_FILE: &str = "/run/oxsort/hugepages/pool";
+pub const KEPT_FILE: &str = text(KEPT_FILE_C);
+const KEPT_DIR_C: &CStr = c"/run/oxsort/hugepages";
 const KEPT_FILE_C: &CStr = c"/run/oxsort/hugepages/pool";
+
+/// A constant path as text (the C strings above are the one spelling).
+const fn text(c: &'static CStr) -> &'static str {
+    match c.to_str() {
+        Ok(s) => s,
+        Err(_) => panic!("the kept pool's paths are ASCII"),
+    }
+}
 
 /// `statfs` type of a hugetlbfs mount.
 const HUGETLBFS_MAGIC: i64 = 0x9584_58f6;
@@ -54,8 +63,6 @@ struct Kept {
     pages: usize,
     /// One bit per page: claimed by a mapping of this process.
     claimed: Mutex<Vec<u64>>,
-    /// Bytes no mapping of this process holds (others' claims are not seen).
-    unclaimed: AtomicU64,
 }
 
 static KEPT: OnceLock<Option<Kept>> = OnceLock::new();
@@ -78,9 +85,10 @@ fn kept() -> Option<&'static Kept> {
     KEPT.get_or_init(|| Kept::open(KEPT_FILE_C)).as_ref()
 }
 
-/// Bytes of the kept pool this process could still claim (0 without a kept pool).
+/// Bytes of the kept pool this process could still claim (0 without a kept pool); other
+/// processes' claims are not seen.
 pub(crate) fn unclaimed() -> u64 {
-    kept().map_or(0, |k| k.unclaimed.load(Ordering::Relaxed))
+    kept().map_or(0, Kept::unclaimed)
 }
 
 /// Claims `n` consecutive pages of the kept pool and maps them shared: the address (2 MiB
@@ -153,12 +161,14 @@ impl Kept {
             unsafe { libc::close(fd) };
             return None;
         }
-        Some(Kept {
-            fd,
-            pages,
-            claimed: Mutex::new(vec![0; pages.div_ceil(64)]),
-            unclaimed: AtomicU64::new((pages * HUGETLB_PAGE) as u64),
-        })
+        Some(Kept { fd, pages, claimed: Mutex::new(vec![0; pages.div_ceil(64)]) })
+    }
+
+    /// Bytes of pages no mapping of this process holds.
+    fn unclaimed(&self) -> u64 {
+        let bits = self.claimed.lock().unwrap_or_else(|e| e.into_inner());
+        let claimed: u32 = bits.iter().map(|w| w.count_ones()).sum();
+        ((self.pages - claimed as usize) * HUGETLB_PAGE) as u64
     }
 
     fn map(&self, n: usize) -> Option<(usize, usize)> {
@@ -197,7 +207,6 @@ impl Kept {
                 // SAFETY: the range is the mapping just made.
                 unsafe { libc::madvise(p, len, libc::MADV_DONTFORK) };
                 set_run(&mut bits, first, n, true);
-                self.unclaimed.fetch_sub(len as u64, Ordering::Relaxed);
                 return Some((p as usize, first));
             }
             // Another process holds some of these pages: skip past its claim.
@@ -215,7 +224,6 @@ impl Kept {
         let mut bits = self.claimed.lock().unwrap_or_else(|e| e.into_inner());
         lock(self.fd, libc::F_OFD_SETLK, libc::F_UNLCK, first, n);
         set_run(&mut bits, first, n, false);
-        self.unclaimed.fetch_add((n * HUGETLB_PAGE) as u64, Ordering::Relaxed);
     }
 }
 
@@ -238,8 +246,6 @@ fn is_hugetlbfs(dir: &CStr) -> bool {
     // SAFETY: statfs into the struct owned here, of a C string path.
     (unsafe { libc::statfs(dir.as_ptr(), &mut s) } == 0) && s.f_type as i64 == HUGETLBFS_MAGIC
 }
-
-const KEPT_DIR_C: &CStr = c"/run/oxsort/hugepages";
 
 /// Moves `pages` pages of the (reserved) pool into [`KEPT_FILE`], mounting hugetlbfs at
 /// [`KEPT_DIR`] first if it is not there; a kept file of another size is made anew. Needs
@@ -339,7 +345,7 @@ mod tests {
         assert_eq!((a % HUGETLB_PAGE, first), (0, 0));
         let (_, next) = one.map(3).expect("three more");
         assert_eq!(next, 2, "not the pages this process holds");
-        assert_eq!(one.unclaimed.load(Ordering::Relaxed), HUGETLB_PAGE as u64);
+        assert_eq!(one.unclaimed(), HUGETLB_PAGE as u64);
         // The other open file sees the locks: only page 5 is left to it.
         assert!(other.map(2).is_none());
         let (b, last) = other.map(1).expect("the last page");

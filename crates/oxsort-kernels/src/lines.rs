@@ -79,17 +79,14 @@ fn word_mask(w: u64, t: u64) -> u64 {
     (high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
 }
 
-fn portable(bytes: &[u8], t: u8, base: u32, out: &mut Vec<u32>) {
-    let tw = u64::from(t) * LOW_BITS;
+/// The walk both ways share: `mask_of` gives each 64-byte block's mask of terminators, the
+/// tail past the last whole block is looked at byte by byte.
+#[inline(always)]
+fn scan(bytes: &[u8], t: u8, base: u32, out: &mut Vec<u32>, mask_of: impl Fn(&[u8]) -> u64) {
     let mut blocks = bytes.chunks_exact(64);
     let mut at = base;
     for block in &mut blocks {
-        let mut mask = 0u64;
-        for (k, word) in block.chunks_exact(8).enumerate() {
-            let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-            mask |= word_mask(w, tw) << (8 * k);
-        }
-        push_bits(mask, at, out);
+        push_bits(mask_of(block), at, out);
         at += 64;
     }
     for (i, &b) in blocks.remainder().iter().enumerate() {
@@ -99,25 +96,28 @@ fn portable(bytes: &[u8], t: u8, base: u32, out: &mut Vec<u32>) {
     }
 }
 
+fn portable(bytes: &[u8], t: u8, base: u32, out: &mut Vec<u32>) {
+    let tw = u64::from(t) * LOW_BITS;
+    scan(bytes, t, base, out, |block| {
+        let mut mask = 0u64;
+        for (k, word) in block.chunks_exact(8).enumerate() {
+            let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            mask |= word_mask(w, tw) << (8 * k);
+        }
+        mask
+    })
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::{
         __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_set1_epi8,
     };
-    use std::sync::atomic::{AtomicU8, Ordering};
 
-    /// 0 = not looked yet, 1 = no AVX2, 2 = AVX2.
-    static FOUND: AtomicU8 = AtomicU8::new(0);
-
+    /// Whether this CPU has AVX2 (the standard library caches the test).
+    #[inline]
     pub(super) fn available() -> bool {
-        match FOUND.load(Ordering::Relaxed) {
-            0 => {
-                let yes = is_x86_feature_detected!("avx2");
-                FOUND.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
-            f => f == 2,
-        }
+        is_x86_feature_detected!("avx2")
     }
 
     /// [`super::line_ends`] with two 32-byte compares per 64-byte block.
@@ -127,9 +127,7 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn line_ends(bytes: &[u8], t: u8, base: u32, out: &mut Vec<u32>) {
         let needle = _mm256_set1_epi8(t as i8);
-        let mut blocks = bytes.chunks_exact(64);
-        let mut at = base;
-        for block in &mut blocks {
+        super::scan(bytes, t, base, out, |block| {
             // SAFETY: `block` is 64 readable bytes; unaligned loads of 32 bytes at 0 and 32.
             let (lo, hi) = unsafe {
                 let p = block.as_ptr().cast::<__m256i>();
@@ -137,14 +135,8 @@ mod avx2 {
             };
             let lo = _mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, needle)) as u32;
             let hi = _mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, needle)) as u32;
-            super::push_bits(u64::from(lo) | u64::from(hi) << 32, at, out);
-            at += 64;
-        }
-        for (i, &b) in blocks.remainder().iter().enumerate() {
-            if b == t {
-                out.push(at + i as u32 + 1);
-            }
-        }
+            u64::from(lo) | u64::from(hi) << 32
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::{MergeSchedule, Passes, Plan};
-use crate::stats::human_bytes;
+use oxsort_io::human_bytes;
 
 impl Plan {
     /// The plan as a person reads it (`oxsort explain`).

@@ -32,7 +32,7 @@ use oxsort_format::Mode;
 use oxsort_io::OutputTarget;
 
 use crate::error::{EngineError, Result};
-use crate::stats::human_bytes;
+use oxsort_io::human_bytes;
 
 pub use sizing::{Geometry, MergeLevel, MergeSchedule, MergeSizing};
 

@@ -85,6 +85,9 @@ struct State {
     partial: Vec<u8>,
     k: Vec<u8>,
     scratch: Vec<u8>,
+    /// Where each record of the stretch not yet summed ends (records of varying length: the
+    /// cut found them once, the CRC kernel takes them from here).
+    ends: Vec<usize>,
     /// The first error: the stream fails with a plain message, the map returns this one.
     failed: Option<ClusterError>,
 }
@@ -95,6 +98,29 @@ pub(crate) struct Cutter(Arc<Mutex<State>>);
 /// What a finished cut returns: the buckets in order, and per splitter whether a record of
 /// its key went below it.
 pub(crate) type Cut = (Vec<Bucket>, Vec<bool>);
+
+/// The sum of the CRCs of the whole records of `data[from..to]`: records of `fixed` bytes, else
+/// those ending at `ends` (taken, and cleared).
+fn crc_sum(
+    data: &[u8],
+    from: usize,
+    to: usize,
+    fixed: Option<usize>,
+    ends: &mut Vec<usize>,
+) -> u128 {
+    if let Some(r) = fixed {
+        return oxsort_kernels::crc32_sum_fixed(&data[from..to], r);
+    }
+    let mut start = from;
+    let sum = oxsort_kernels::crc32_sum(ends.iter().map(|&end| {
+        let rec = &data[start..end];
+        start = end;
+        rec
+    }));
+    debug_assert_eq!(start, to);
+    ends.clear();
+    sum
+}
 
 /// The path of bucket `r` in `dir`.
 pub(crate) fn bucket_path(dir: &Path, r: usize) -> PathBuf {
@@ -124,6 +150,7 @@ impl Cutter {
             partial: Vec::new(),
             k: Vec::new(),
             scratch: Vec::new(),
+            ends: Vec::new(),
             failed: None,
         })))
     }
@@ -236,17 +263,22 @@ impl State {
             self.open_next()?;
         }
         let layout = self.key.layout();
+        let fixed = match layout {
+            RecordLayout::Fixed(r) => Some(r),
+            _ => None,
+        };
         let mut from = 0; // start of the piece not yet written to the open bucket
         let mut at = 0;
         let mut summed = 0; // end of the records whose CRCs are in `checksum`
         let (mut records, mut checksum) = (0u64, 0u128);
+        self.ends.clear();
         for rec in self.key.records(data) {
             key_of(&self.key, rec, &mut self.k, &mut self.scratch).map_err(|e| {
                 ClusterError::Internal(format!("a sorted record's key cannot be built: {e}"))
             })?;
             let b = self.place();
             while self.done.len() - 1 < b {
-                checksum += self.crc_sum(&data[summed..at]);
+                checksum += crc_sum(data, summed, at, fixed, &mut self.ends);
                 self.write_piece(&data[from..at], records, checksum)?;
                 (from, summed, records, checksum) = (at, at, 0, 0);
                 self.close_open()?;
@@ -254,22 +286,17 @@ impl State {
             }
             records += 1;
             at += rec.len();
+            if fixed.is_none() {
+                self.ends.push(at);
+            }
             if at - summed >= CRC_STRETCH_BYTES {
-                checksum += self.crc_sum(&data[summed..at]);
+                checksum += crc_sum(data, summed, at, fixed, &mut self.ends);
                 summed = at;
             }
         }
         debug_assert!(at == data.len() || matches!(layout, RecordLayout::Delimited(_)));
-        checksum += self.crc_sum(&data[summed..at]);
+        checksum += crc_sum(data, summed, at, fixed, &mut self.ends);
         self.write_piece(&data[from..at], records, checksum)
-    }
-
-    /// The sum of the CRCs of the whole records of `stretch`.
-    fn crc_sum(&self, stretch: &[u8]) -> u128 {
-        match self.key.layout() {
-            RecordLayout::Fixed(r) => oxsort_kernels::crc32_sum_fixed(stretch, r),
-            _ => oxsort_kernels::crc32_sum(self.key.records(stretch)),
-        }
     }
 
     /// Appends a piece of `records` records, whose CRCs sum to `checksum`, to the open bucket.

@@ -237,34 +237,122 @@ fn map_with(len: usize, any: bool) -> *mut u8 {
         // Memory that need not start zeroed takes the kept pool first (no clearing at all);
         // memory that must takes the pool's free pages (cleared by the kernel), then the kept
         // pool's, cleared here. Both beat ordinary pages, which the host may have taken back.
-        let kept = || map_kept(len, head);
-        let pool = || {
-            if POOL_REFUSED.load(Ordering::Relaxed) {
-                return None;
+        let order =
+            if any { [Pages::Kept, Pages::Pool] } else { [Pages::Pool, Pages::KeptCleared] };
+        // One thread at a time finds a place and maps there: two would find the same one.
+        let _placing = placing();
+        'places: for _ in 0..PLACE_ATTEMPTS {
+            let Some(at) = place(len) else { break };
+            for pages in order {
+                match map_at(pages, len, head, at) {
+                    Ok(a) => {
+                        let _change = POOL_CHANGE.lock().unwrap_or_else(|e| e.into_inner());
+                        close_interval();
+                        let now = POOL_NOW.fetch_add(head as u64, Ordering::Relaxed) + head as u64;
+                        POOL_PEAK.fetch_max(now, Ordering::Relaxed);
+                        return a;
+                    }
+                    Err(Miss::Taken) => continue 'places,
+                    Err(Miss::Refused) => {}
+                }
             }
-            // SAFETY: the header page [a - HEADER, a) is mapped read-write and owned here.
-            map_pool(len, head).inspect(|&a| unsafe { a.sub(HEADER).write(KIND_POOL) })
-        };
-        let cleared = || {
-            // SAFETY: the kept pages [a, a + head) were just mapped and are owned here (the
-            // tail past them is fresh ordinary memory, zeroed).
-            kept().inspect(|&a| unsafe { ptr::write_bytes(a, 0, head) })
-        };
-        let got = if any { kept().or_else(pool) } else { pool().or_else(cleared) };
-        if let Some(a) = got {
-            let _change = POOL_CHANGE.lock().unwrap_or_else(|e| e.into_inner());
-            close_interval();
-            let now = POOL_NOW.fetch_add(head as u64, Ordering::Relaxed) + head as u64;
-            POOL_PEAK.fetch_max(now, Ordering::Relaxed);
-            return a;
+            break;
         }
     }
     map_ordinary(len)
 }
 
+/// Held from finding a place for a pool mapping ([`place`]) to mapping there: the place is
+/// free address space again once found, and another thread's `place` would find it too.
+static PLACING: Mutex<()> = Mutex::new(());
+
+/// [`PLACING`], held: also by whatever else reserves address space at a place the kernel picks
+/// and maps into it many times a second (a mapped input's pieces), which would otherwise take
+/// the place found.
+pub(crate) fn placing() -> std::sync::MutexGuard<'static, ()> {
+    PLACING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Places tried for one pool mapping before it falls back to ordinary pages: a place found
+/// free ([`place`]) can be taken by another thread's mapping before this one is made there.
+const PLACE_ATTEMPTS: usize = 4;
+
+/// Where the head of a mapping comes from.
+#[derive(Clone, Copy)]
+enum Pages {
+    /// The kept pool's pages as they are.
+    Kept,
+    /// The kept pool's pages, cleared here.
+    KeptCleared,
+    /// The pool's free pages (cleared by the kernel).
+    Pool,
+}
+
+/// Why pool pages were not mapped at a place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Miss {
+    /// Something else was mapped at (or around) the place first: another place may do.
+    Taken,
+    /// No pages (of that kind) to map.
+    Refused,
+}
+
+/// A place for a mapping of `len` bytes with its header page: an address, 2 MiB aligned, with
+/// `[a - HEADER, a + len)` unmapped. Found by reserving a span of address space that holds it
+/// (no memory: `PROT_NONE`, not committed) and giving the span back at once, so that the
+/// header, the head and the tail can each be mapped there with `MAP_FIXED_NOREPLACE`. Without
+/// it the kernel packs a new mapping against the last one, where the tail or the header then
+/// does not fit (one pool mapping in eight fell back to ordinary pages so in a one-pass sort).
+/// Another thread may map into the place before the caller does: its mappings are refused then
+/// ([`Miss::Taken`]), and another place is found.
+pub(crate) fn place(len: usize) -> Option<usize> {
+    let span = len.checked_add(HEADER + HUGETLB_PAGE)?;
+    // SAFETY: a new inaccessible private mapping, unmapped again at once; nothing refers to it.
+    unsafe {
+        let p = libc::mmap(
+            ptr::null_mut(),
+            span,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        libc::munmap(p, span);
+        Some((p as usize + HEADER).next_multiple_of(HUGETLB_PAGE))
+    }
+}
+
+/// The head of `len` bytes from `pages`, at `at` (see [`place`]), with the header page (its
+/// kind written) before it and the tail after it on ordinary pages.
+fn map_at(pages: Pages, len: usize, head: usize, at: usize) -> Result<*mut u8, Miss> {
+    let (a, kind) = match pages {
+        Pages::Kept => (map_kept(len, head, at)?, KIND_KEPT),
+        Pages::KeptCleared => {
+            let a = map_kept(len, head, at)?;
+            // SAFETY: the kept pages [a, a + head) were just mapped and are owned here (the
+            // tail past them is fresh ordinary memory, zeroed).
+            unsafe { ptr::write_bytes(a, 0, head) };
+            (a, KIND_KEPT)
+        }
+        Pages::Pool => (map_pool(len, head, at)?, KIND_POOL),
+    };
+    // SAFETY: the header page [a - HEADER, a) was mapped read-write by `frame` and is owned
+    // here (a kept mapping's page index is written after the kind).
+    unsafe { a.sub(HEADER).write(kind) };
+    Ok(a)
+}
+
 /// An anonymous read-write mapping of `n` bytes at `at` exactly, or at a place the kernel picks
 /// when `at` is 0; `extra` flags are added. `None` if it could not be made (there).
 fn anon(at: usize, n: usize, extra: libc::c_int) -> Option<usize> {
+    anon_or(at, n, extra).ok()
+}
+
+/// [`anon`], with why it could not be made: [`Miss::Taken`] if something was mapped there.
+fn anon_or(at: usize, n: usize, extra: libc::c_int) -> Result<usize, Miss> {
     // SAFETY: a new private anonymous mapping; with MAP_FIXED_NOREPLACE the kernel refuses to
     // replace anything already mapped, so no other memory is affected.
     let p = unsafe {
@@ -278,36 +366,40 @@ fn anon(at: usize, n: usize, extra: libc::c_int) -> Option<usize> {
         )
     };
     if p == libc::MAP_FAILED {
-        return None;
+        let taken = std::io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST);
+        return Err(if taken { Miss::Taken } else { Miss::Refused });
     }
     if at != 0 && p as usize != at {
         // A kernel older than MAP_FIXED_NOREPLACE (4.17) took the address as a hint.
         // SAFETY: the mapping was just made by this call and nothing refers to it.
         unsafe { libc::munmap(p, n) };
-        return None;
+        return Err(Miss::Taken);
     }
-    Some(p as usize)
+    Ok(p as usize)
 }
 
-/// The head from the hugetlb pool, with the header page before it and the tail after it on
-/// ordinary pages. `None` (nothing left mapped) if the pool or the neighbouring addresses
-/// refuse.
-fn map_pool(len: usize, head: usize) -> Option<*mut u8> {
-    let Some(a) = anon(0, head, libc::MAP_HUGETLB | libc::MAP_HUGE_2MB) else {
-        POOL_REFUSED.store(true, Ordering::Relaxed);
-        return None;
-    };
-    if !frame(a, len, head) {
+/// The head from the hugetlb pool at `at`, with the header page before it and the tail after
+/// it on ordinary pages. Nothing is left mapped if the pool or the place refuses.
+fn map_pool(len: usize, head: usize, at: usize) -> Result<*mut u8, Miss> {
+    if POOL_REFUSED.load(Ordering::Relaxed) {
+        return Err(Miss::Refused);
+    }
+    let flags = libc::MAP_HUGETLB | libc::MAP_HUGE_2MB | libc::MAP_FIXED_NOREPLACE;
+    let a = anon_or(at, head, flags).inspect_err(|&m| {
+        if m == Miss::Refused {
+            POOL_REFUSED.store(true, Ordering::Relaxed);
+        }
+    })?;
+    frame(a, len, head).inspect_err(|_| {
         // SAFETY: the pool pages were mapped just above and are not handed out.
         unsafe { libc::munmap(a as *mut libc::c_void, head) };
-        return None;
-    }
-    Some(a as *mut u8)
+    })?;
+    Ok(a as *mut u8)
 }
 
 /// Maps the header page before the `head` bytes at `a` and the tail of `len - head` bytes after
-/// them, each exactly there; false (neither left mapped) if either place is taken.
-fn frame(a: usize, len: usize, head: usize) -> bool {
+/// them, each exactly there; [`Miss::Taken`] (neither left mapped) if either place is taken.
+fn frame(a: usize, len: usize, head: usize) -> Result<(), Miss> {
     let header = a.checked_sub(HEADER).and_then(|h| anon(h, HEADER, libc::MAP_FIXED_NOREPLACE));
     let tail_ok = header.is_some()
         && (len == head || anon(a + head, len - head, libc::MAP_FIXED_NOREPLACE).is_some());
@@ -315,28 +407,28 @@ fn frame(a: usize, len: usize, head: usize) -> bool {
         // SAFETY: the header page was mapped just above and is not handed out.
         unsafe { libc::munmap(h as *mut libc::c_void, HEADER) };
     }
-    tail_ok
+    if tail_ok {
+        Ok(())
+    } else {
+        Err(Miss::Taken)
+    }
 }
 
-/// The head from the kept pool ([`crate::warm`]), with the header page (kind and first page
-/// index written) before it and the tail after it on ordinary pages. `None` (nothing left
-/// mapped or claimed) without a kept pool, or if it or the neighbouring addresses refuse.
-fn map_kept(len: usize, head: usize) -> Option<*mut u8> {
+/// The head from the kept pool ([`crate::warm`]) at `at`, with the header page (its first page
+/// index written) before it and the tail after it on ordinary pages. Nothing is left mapped or
+/// claimed without a kept pool, or if it or the place refuses.
+fn map_kept(len: usize, head: usize, at: usize) -> Result<*mut u8, Miss> {
     let pages = head / HUGETLB_PAGE;
-    let (a, first) = crate::warm::map(pages)?;
-    if !frame(a, len, head) {
+    let first = crate::warm::map(pages, at)?;
+    if let Err(m) = frame(at, len, head) {
         // SAFETY: the kept pages were mapped just above and are not handed out.
-        unsafe { libc::munmap(a as *mut libc::c_void, head) };
+        unsafe { libc::munmap(at as *mut libc::c_void, head) };
         crate::warm::unclaim(first, pages);
-        return None;
+        return Err(m);
     }
-    // SAFETY: the header page [a - HEADER, a) was just mapped read-write and is owned here.
-    unsafe {
-        let h = (a - HEADER) as *mut u8;
-        h.write(KIND_KEPT);
-        h.add(KEPT_INDEX_AT).cast::<u64>().write(first as u64);
-    }
-    Some(a as *mut u8)
+    // SAFETY: the header page [at - HEADER, at) was just mapped read-write and is owned here.
+    unsafe { ((at - HEADER) as *mut u8).add(KEPT_INDEX_AT).cast::<u64>().write(first as u64) };
+    Ok(at as *mut u8)
 }
 
 /// `len` bytes of ordinary pages, 2 MiB aligned, advised for transparent huge pages, with the
@@ -645,6 +737,18 @@ mod tests {
                 assert!((0..size.min(grown)).all(|i| *q.add(i) == (i % 251) as u8));
                 a.dealloc(q, Layout::from_size_align(grown, 16).unwrap());
             }
+        }
+    }
+
+    #[test]
+    fn a_place_has_room_for_the_header_and_the_whole_buffer() {
+        for len in [HUGETLB_PAGE, 3 * HUGETLB_PAGE + DIRECT_ALIGN] {
+            let at = place(len).expect("address space");
+            assert_eq!(at % HUGETLB_PAGE, 0);
+            let whole = anon(at - HEADER, HEADER + len, libc::MAP_FIXED_NOREPLACE);
+            assert_eq!(whole, Some(at - HEADER), "the span was free");
+            // SAFETY: the mapping just made, unmapped once.
+            unsafe { libc::munmap((at - HEADER) as *mut libc::c_void, HEADER + len) };
         }
     }
 

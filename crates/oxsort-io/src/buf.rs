@@ -131,6 +131,8 @@ impl AlignedBuf {
         //
         // The head and tail of the reservation are given back at once.
         let huge = crate::tuning::HUGETLB_PAGE;
+        // Not while a pool mapping is being placed: the reservation would take its place.
+        let _placing = crate::bigmem::placing();
         // SAFETY: a new inaccessible anonymous reservation; nothing else refers to it.
         let r = unsafe {
             libc::mmap(

@@ -36,6 +36,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use crate::bigmem::Miss;
 use crate::tuning::HUGETLB_PAGE;
 
 /// Where `oxsort pool` mounts hugetlbfs (2 MiB pages, root only).
@@ -91,11 +92,12 @@ pub(crate) fn unclaimed() -> u64 {
     kept().map_or(0, Kept::unclaimed)
 }
 
-/// Claims `n` consecutive pages of the kept pool and maps them shared: the address (2 MiB
-/// aligned) and the first page's index, or `None` when there is no kept pool or no free run of
-/// `n` pages in it. The bytes are whatever the pages held.
-pub(crate) fn map(n: usize) -> Option<(usize, usize)> {
-    kept()?.map(n)
+/// Claims `n` consecutive pages of the kept pool and maps them shared at `at` (2 MiB aligned;
+/// nothing mapped there is replaced): the first page's index; [`Miss::Refused`] when there is
+/// no kept pool or no free run of `n` pages in it, [`Miss::Taken`] when something is mapped at
+/// `at`. The bytes are whatever the pages held.
+pub(crate) fn map(n: usize, at: usize) -> Result<usize, Miss> {
+    kept().ok_or(Miss::Refused)?.map(n, at)
 }
 
 /// Gives back pages `first..first + n`, which [`map`] claimed and the caller has unmapped.
@@ -171,9 +173,9 @@ impl Kept {
         ((self.pages - claimed as usize) * HUGETLB_PAGE) as u64
     }
 
-    fn map(&self, n: usize) -> Option<(usize, usize)> {
+    fn map(&self, n: usize, at: usize) -> Result<usize, Miss> {
         if n == 0 || n > self.pages {
-            return None;
+            return Err(Miss::Refused);
         }
         let mut bits = self.claimed.lock().unwrap_or_else(|e| e.into_inner());
         let mut first = 0;
@@ -186,28 +188,38 @@ impl Kept {
             if lock(self.fd, libc::F_OFD_SETLK, libc::F_WRLCK, first, n).is_some() {
                 let len = n * HUGETLB_PAGE;
                 // SAFETY: a new shared mapping of pages first..first+n of the kept file, on
-                // which this process now holds the lock; the kernel picks the (2 MiB aligned)
-                // place.
+                // which this process now holds the lock, at `at`; MAP_FIXED_NOREPLACE refuses
+                // to replace anything mapped there.
                 let p = unsafe {
                     libc::mmap(
-                        std::ptr::null_mut(),
+                        at as *mut libc::c_void,
                         len,
                         libc::PROT_READ | libc::PROT_WRITE,
-                        libc::MAP_SHARED,
+                        libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE,
                         self.fd,
                         (first * HUGETLB_PAGE) as libc::off_t,
                     )
                 };
-                if p == libc::MAP_FAILED {
+                if p == libc::MAP_FAILED || p as usize != at {
+                    let miss = if p != libc::MAP_FAILED {
+                        // A kernel older than MAP_FIXED_NOREPLACE (4.17) took `at` as a hint.
+                        // SAFETY: the mapping was just made and nothing refers to it.
+                        unsafe { libc::munmap(p, len) };
+                        Miss::Taken
+                    } else if io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST) {
+                        Miss::Taken
+                    } else {
+                        Miss::Refused
+                    };
                     lock(self.fd, libc::F_OFD_SETLK, libc::F_UNLCK, first, n);
-                    return None;
+                    return Err(miss);
                 }
                 // A child forked without an exec must not share these pages (see the module's
                 // text); the advice cannot fail on a mapping just made.
                 // SAFETY: the range is the mapping just made.
                 unsafe { libc::madvise(p, len, libc::MADV_DONTFORK) };
                 set_run(&mut bits, first, n, true);
-                return Some((p as usize, first));
+                return Ok(first);
             }
             // Another process holds some of these pages: skip past its claim.
             first = match lock(self.fd, libc::F_OFD_GETLK, libc::F_WRLCK, first, n) {
@@ -217,7 +229,7 @@ impl Kept {
                 _ => first + 1,
             };
         }
-        None
+        Err(Miss::Refused)
     }
 
     fn unclaim(&self, first: usize, n: usize) {
@@ -331,6 +343,12 @@ mod tests {
         unsafe { std::slice::from_raw_parts_mut(a as *mut u8, n * HUGETLB_PAGE) }
     }
 
+    /// Claims `n` pages with `k` at a free place: the address and the first page's index.
+    fn claim(k: &Kept, n: usize) -> Result<(usize, usize), Miss> {
+        let at = crate::bigmem::place(n * HUGETLB_PAGE).expect("address space");
+        k.map(n, at).map(|first| (at, first))
+    }
+
     fn unmap(a: usize, n: usize) {
         // SAFETY: a mapping `Kept::map` made of n pages, unmapped once by the test.
         unsafe { libc::munmap(a as *mut libc::c_void, n * HUGETLB_PAGE) };
@@ -341,36 +359,36 @@ mod tests {
         let (_dir, path) = kept_file(6);
         let one = Kept::open(&path).expect("opened");
         let other = Kept::open(&path).expect("opened again: another process's claims");
-        let (a, first) = one.map(2).expect("two pages");
+        let (a, first) = claim(&one, 2).expect("two pages");
         assert_eq!((a % HUGETLB_PAGE, first), (0, 0));
-        let (_, next) = one.map(3).expect("three more");
+        let (_, next) = claim(&one, 3).expect("three more");
         assert_eq!(next, 2, "not the pages this process holds");
         assert_eq!(one.unclaimed(), HUGETLB_PAGE as u64);
         // The other open file sees the locks: only page 5 is left to it.
-        assert!(other.map(2).is_none());
-        let (b, last) = other.map(1).expect("the last page");
+        assert!(claim(&other, 2).is_err());
+        let (b, last) = claim(&other, 1).expect("the last page");
         assert_eq!(last, 5);
         // Given back, the first run can be claimed by the other.
         unmap(a, 2);
         one.unclaim(first, 2);
-        assert_eq!(other.map(2).map(|(_, f)| f), Some(0));
+        assert_eq!(claim(&other, 2).map(|(_, f)| f), Ok(0));
         unmap(b, 1);
         other.unclaim(last, 1);
-        assert!(one.map(7).is_none(), "more pages than the file has");
+        assert!(claim(&one, 7).is_err(), "more pages than the file has");
     }
 
     #[test]
     fn a_page_keeps_its_bytes_from_one_mapping_to_the_next() {
         let (_dir, path) = kept_file(2);
         let k = Kept::open(&path).expect("opened");
-        let (a, first) = k.map(2).expect("both pages");
+        let (a, first) = claim(&k, 2).expect("both pages");
         bytes(a, 2).fill(0xA5);
         unmap(a, 2);
         k.unclaim(first, 2);
         // A process opening the file later (a new Kept) maps the same bytes, uncleared.
         drop(k);
         let k = Kept::open(&path).expect("opened again");
-        let (a, _) = k.map(2).expect("both pages again");
+        let (a, _) = claim(&k, 2).expect("both pages again");
         assert!(bytes(a, 2).iter().all(|&b| b == 0xA5));
         unmap(a, 2);
     }

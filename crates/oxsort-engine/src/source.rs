@@ -301,8 +301,8 @@ impl ChunkSource {
             && self.pending.iter().all(|(i, l)| match (i, l) {
                 // A planned length is a regular file's (`oxsort_io::trusted_size`).
                 (Input::Path(p), Length::Bytes(n)) => {
-                    (self.map_disk || oxsort_io::mapped::on_tmpfs(p))
-                        && oxsort_io::mapped::worth_mapping(*n)
+                    oxsort_io::mapped::on_tmpfs(p)
+                        || (self.map_disk && oxsort_io::mapped::worth_mapping(*n))
                 }
                 _ => false,
             })

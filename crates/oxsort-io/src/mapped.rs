@@ -14,8 +14,8 @@
 //!
 //! Mapping is used only where it is cheap and safe: a regular file on tmpfs, or any regular
 //! file when the caller says the sort holds all of it at once anyway (one pass: the pages it
-//! maps are the memory it would have read into, and no page is read twice), read from a
-//! page-aligned offset, without test fault injection (whose failures count reads).
+//! maps are the memory it would have read into, and no page is read twice) and the hugetlb
+//! pool has no room for it ([`worth_mapping`]), read from a page-aligned offset, without test fault injection (whose failures count reads).
 //! `OXSORT_MAP_INPUT=off` in the environment reads every input.
 //!
 //! A file on disk is mapped and populated ahead of the caller by [`MAP_POPULATE_THREADS`]
@@ -118,27 +118,34 @@ fn backing(fd: i32) -> Option<Backing> {
     })
 }
 
-/// Whether mapping `bytes` of input saves more than it costs: unless the hugetlb pool has room
-/// for them. Reading into pool pages that stay backed costs only the copy, and the output's
+/// Whether mapping `bytes` of a file on disk saves more than it costs: unless the hugetlb pool
+/// has room for them. Reading into pool pages that stay backed costs only the copy, with 16
+/// direct reads in flight where a mapping's faults keep a readahead window or two; the output's
 /// gather of records at random then misses the TLB once per 2 MiB, not once per 4 KiB of a
 /// mapped file (measured: 5% more CPU mapped than read from a warm pool, 40% less with fresh
-/// memory).
+/// memory). A file on tmpfs is always mapped ([`mappable`]): its pages are in memory already,
+/// and a sort that has pool pages to spare copies its records out of the mapping into them
+/// as it sorts them (the rewrite), which is the copy a read would have made, without the
+/// kernel's.
 pub fn worth_mapping(bytes: u64) -> bool {
     crate::bigmem::pool_free() < bytes
 }
 
 /// Whether `file`'s range `range` can be mapped rather than read (see the module's text): a
-/// tmpfs file, or with `disk` a regular file anywhere.
+/// tmpfs file, or with `disk` a regular file anywhere that is [`worth_mapping`].
 pub fn mappable(file: &DirectFile, range: Range<u64>, opts: &IoOptions, disk: bool) -> bool {
     enabled(opts)
         && file.is_seekable()
         && range.start % PAGE_SIZE as u64 == 0
         && match backing(file.raw_fd()) {
             Some(Backing::Memory) => true,
-            Some(Backing::Disk) => disk,
+            Some(Backing::Disk) => {
+                disk && worth_mapping(
+                    file.len().map_or(0, |n| n.min(range.end)).saturating_sub(range.start),
+                )
+            }
             None => false,
         }
-        && worth_mapping(file.len().map_or(0, |n| n.min(range.end)).saturating_sub(range.start))
 }
 
 /// Hands out `[start, end)` of a file (or up to its end, if it is shorter) as pieces of

@@ -214,10 +214,10 @@ fn read_proc(path: &std::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
 /// aligned. Returns null if the address space or memory is not available.
 ///
 /// Never uses `MAP_FIXED` (which replaces whatever is mapped there, and when it fails may leave
-/// a hole another thread's mapping can fall into): the pool's pages are mapped where the kernel
-/// puts them (2 MiB aligned for hugetlb), and the header and tail beside them with
-/// `MAP_FIXED_NOREPLACE`, which fails rather than replace; any failure falls back to ordinary
-/// pages.
+/// a hole another thread's mapping can fall into): the pool's pages, the header before them and
+/// the tail after them are mapped at a free place ([`place`]) with `MAP_FIXED_NOREPLACE`, which
+/// fails rather than replace; a place taken meanwhile is given up for another, and a pool
+/// without pages falls back to ordinary pages.
 pub fn map(len: usize) -> *mut u8 {
     map_with(len, false)
 }

@@ -32,6 +32,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use crate::tuning::{DIRECT_ALIGN, HUGETLB_PAGE};
+use crate::warm::Miss;
 
 /// Allocations of at least this many bytes go through [`map`] in [`BigAlloc`]: one huge page,
 /// the smallest allocation the pool can serve without waste.
@@ -294,15 +295,6 @@ enum Pages {
     Pool,
 }
 
-/// Why pool pages were not mapped at a place.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Miss {
-    /// Something else was mapped at (or around) the place first: another place may do.
-    Taken,
-    /// No pages (of that kind) to map.
-    Refused,
-}
-
 /// A place for a mapping of `len` bytes with its header page: an address, 2 MiB aligned, with
 /// `[a - HEADER, a + len)` unmapped. Found by reserving a span of address space that holds it
 /// (no memory: `PROT_NONE`, not committed) and giving the span back at once, so that the
@@ -311,7 +303,7 @@ pub(crate) enum Miss {
 /// does not fit (one pool mapping in eight fell back to ordinary pages so in a one-pass sort).
 /// Another thread may map into the place before the caller does: its mappings are refused then
 /// ([`Miss::Taken`]), and another place is found.
-pub(crate) fn place(len: usize) -> Option<usize> {
+fn place(len: usize) -> Option<usize> {
     let span = len.checked_add(HEADER + HUGETLB_PAGE)?;
     // SAFETY: a new inaccessible private mapping, unmapped again at once; nothing refers to it.
     unsafe {

@@ -36,7 +36,6 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use crate::bigmem::Miss;
 use crate::tuning::HUGETLB_PAGE;
 
 /// Where `oxsort pool` mounts hugetlbfs (2 MiB pages, root only).
@@ -90,6 +89,16 @@ fn kept() -> Option<&'static Kept> {
 /// processes' claims are not seen.
 pub(crate) fn unclaimed() -> u64 {
     kept().map_or(0, Kept::unclaimed)
+}
+
+/// Why pool pages were not mapped at a place ([`map`], and the pool's own pages in
+/// [`crate::bigmem`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Miss {
+    /// Something else was mapped at (or around) the place first: another place may do.
+    Taken,
+    /// No pages (of that kind) to map.
+    Refused,
 }
 
 /// Claims `n` consecutive pages of the kept pool and maps them shared at `at` (2 MiB aligned;
@@ -345,7 +354,22 @@ mod tests {
 
     /// Claims `n` pages with `k` at a free place: the address and the first page's index.
     fn claim(k: &Kept, n: usize) -> Result<(usize, usize), Miss> {
-        let at = crate::bigmem::place(n * HUGETLB_PAGE).expect("address space");
+        // A free place: a span of address space reserved and given back.
+        let span = (n + 1) * HUGETLB_PAGE;
+        // SAFETY: a new inaccessible private mapping, unmapped again at once.
+        let at = unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                span,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED, "address space");
+            libc::munmap(p, span);
+            (p as usize).next_multiple_of(HUGETLB_PAGE)
+        };
         k.map(n, at).map(|first| (at, first))
     }
 

@@ -216,9 +216,9 @@ fn read_proc(path: &std::ffi::CStr, buf: &mut [u8]) -> Option<usize> {
 ///
 /// Never uses `MAP_FIXED` (which replaces whatever is mapped there, and when it fails may leave
 /// a hole another thread's mapping can fall into): the pool's pages, the header before them and
-/// the tail after them are mapped at a free place ([`place`]) with `MAP_FIXED_NOREPLACE`, which
-/// fails rather than replace; a place taken meanwhile is given up for another, and a pool
-/// without pages falls back to ordinary pages.
+/// the tail after them are mapped at a free place (a span of address space reserved and given
+/// back) with `MAP_FIXED_NOREPLACE`, which fails rather than replace; a place taken meanwhile is
+/// given up for another, and a pool without pages falls back to ordinary pages.
 pub fn map(len: usize) -> *mut u8 {
     map_with(len, false)
 }
